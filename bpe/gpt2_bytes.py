@@ -1,0 +1,42 @@
+"""GPT-2's byte-to-unicode table: every byte as a printable character.
+
+vocab.json and merges.txt files (GPT-2, CS336, HuggingFace byte-level BPE)
+write token bytes through this table, so that b' the' reads 'Ġthe'.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+
+
+@cache
+def byte_to_char() -> dict[int, str]:
+    """Printable bytes map to themselves; the other 68 are shifted to chr(256 + n)."""
+    printable = list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) + list(range(ord("®"), ord("ÿ") + 1))
+    table = {b: chr(b) for b in printable}
+    n = 0
+    for b in range(256):
+        if b not in table:
+            table[b] = chr(256 + n)
+            n += 1
+    return table
+
+
+@cache
+def char_to_byte() -> dict[str, int]:
+    return {c: b for b, c in byte_to_char().items()}
+
+
+def to_unicode(token: bytes) -> str:
+    """b' the' -> 'Ġthe'."""
+    table = byte_to_char()
+    return "".join(table[b] for b in token)
+
+
+def from_unicode(text: str) -> bytes:
+    """'Ġthe' -> b' the'. Raises ValueError on a character outside the table."""
+    table = char_to_byte()
+    try:
+        return bytes(table[c] for c in text)
+    except KeyError as e:
+        raise ValueError(f"{e.args[0]!r} is not a GPT-2 byte character.") from None

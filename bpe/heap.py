@@ -1,0 +1,131 @@
+"""Inverted index + lazy max-heap: the fast trainer.
+
+Phases: (1) count pairs and index which words hold each pair, (2) heapify one
+entry per pair, (3) merge loop: pop the best entry, rewrite only the words the
+index lists, push entries for the new pairs.
+
+subtle: lazy deletion. When a merge lowers a pair's count the old heap entry is
+left in place. Counts of old pairs only ever go down (every new pair contains
+the new token), so a stored count is never below the true one: when a stale
+entry reaches the top it is pushed back with its true count (or dropped at
+zero), and the first entry popped whose count is current is the true best.
+
+subtle: the index is lazy too. A word stays listed under a pair it no longer
+holds; merging it then changes nothing and it is skipped.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from heapq import heapify, heappop, heappush
+
+from .events import DETAIL_CAP, HeapEntry, HeapView
+from .rule import Pair, descending, entry_pair, heap_entry, merge_word
+from .trainer import Delta, Trainer, count_pairs, word_delta, word_lists
+
+# levels of the heap tree kept in a snapshot: 2**5 - 1 = 31 entries
+SNAPSHOT_ENTRIES = 31
+
+
+class Heap(Trainer):
+    name = "heap"
+    summary = "inverted index pair -> words, and a max-heap with lazy deletion"
+
+    def __init__(self, words: Mapping[bytes, int], sequence: Sequence[bytes] | None = None) -> None:
+        super().__init__(words)
+        self.words, self.counts = word_lists(words)
+        self.keys = [descending(t) for t in self.vocab]  # heap order of each token's bytes
+        # phase 1: pair counts and the inverted index
+        self.pair_counts = count_pairs(self.words, self.counts)
+        self.where: dict[Pair, set[int]] = defaultdict(set)
+        for i, word in enumerate(self.words):
+            for pair in zip(word, word[1:]):
+                self.where[pair].add(i)
+        # phase 2: one heap entry per pair
+        self.heap = [heap_entry(p, c, self.keys) for p, c in self.pair_counts.items()]
+        heapify(self.heap)
+        self._stale: list[HeapEntry] = []
+
+    def mint(self, pair: Pair) -> int:
+        new_id = super().mint(pair)
+        self.keys.append(descending(self.vocab[new_id]))
+        return new_id
+
+    def _clean_top(self, detail: bool) -> None:
+        """Pop stale entries until the top one is current: refresh them, or drop them at zero."""
+        heap, counts = self.heap, self.pair_counts
+        while heap:
+            entry = heap[0]
+            current = counts.get(entry_pair(entry), 0)
+            if current == -entry[0]:
+                return
+            heappop(heap)
+            self.work["stale_pops"] += 1
+            if detail:
+                pair = entry_pair(entry)
+                self._stale.append(HeapEntry(-entry[0], self.vocab[pair[0]], self.vocab[pair[1]], current))
+            if current:
+                heappush(heap, (-current,) + entry[1:])
+                self.work["heap_pushes"] += 1
+
+    def choose(self, detail: bool) -> tuple[Pair, Pair | None] | None:
+        self._clean_top(detail)
+        if not self.heap:
+            return None
+        best = entry_pair(heappop(self.heap))
+        self.work["heap_pops"] += 1
+        # the runner-up is the next current entry
+        self._clean_top(detail)
+        return best, (entry_pair(self.heap[0]) if self.heap else None)
+
+    def unchoose(self, pair: Pair) -> None:
+        heappush(self.heap, heap_entry(pair, self.pair_counts[pair], self.keys))
+
+    def merge(self, pair: Pair, new_id: int, detail: bool) -> tuple[Delta, int]:
+        delta: Delta = defaultdict(int)
+        words, counts, where = self.words, self.counts, self.where
+        touched = 0
+        candidates = where.pop(pair)
+        for i in candidates:
+            word = words[i]
+            new = merge_word(word, pair, new_id)
+            if len(new) == len(word):
+                continue  # listed lazily: the word no longer holds the pair
+            touched += 1
+            word_delta(word, new, counts[i], delta)
+            for p in zip(new, new[1:]):
+                if new_id in p:
+                    where[p].add(i)
+            if detail:
+                self.record_word(word, new, counts[i])
+            words[i] = new
+        # pairs with the new token start with a fresh entry; older pairs only went down
+        for p, d in delta.items():
+            if d > 0:
+                heappush(self.heap, heap_entry(p, self.pair_counts.get(p, 0) + d, self.keys))
+        self.work["words_checked"] += len(candidates)
+        self.work["words_touched"] += touched
+        self.work["heap_pushes"] += sum(1 for d in delta.values() if d > 0)
+        return delta, touched
+
+    def heap_view(self, detail: bool) -> HeapView | None:
+        """The heap as stored, before this merge is chosen: stale entries included."""
+        if not detail:
+            return None
+        view = self._snapshot(self.heap[:SNAPSHOT_ENTRIES])
+        self._view_size = len(self.heap)
+        return view
+
+    def _snapshot(self, entries) -> tuple[HeapEntry, ...]:
+        return tuple(
+            HeapEntry(-e[0], self.vocab[entry_pair(e)[0]], self.vocab[entry_pair(e)[1]], self.pair_counts.get(entry_pair(e), 0))
+            for e in entries
+        )
+
+    def _detail(self, top, distinct, delta, heap):
+        if heap is not None:
+            stale = tuple(self._stale[:DETAIL_CAP])
+            heap = HeapView(entries=heap, size=self._view_size, stale_popped=stale, stale_popped_total=len(self._stale))
+            self._stale = []
+        return super()._detail(top, distinct, delta, heap)

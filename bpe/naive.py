@@ -1,0 +1,49 @@
+"""Naive recount: before every merge, count every pair of every unique word again.
+
+The simplest correct trainer and the baseline for the race: each merge costs a
+full pass over the corpus's pairs, however few words the merge changes. It stops
+early when no pair is left (or none reaches min_pair_frequency).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+
+from .rule import Pair, best_two, merge_word
+from .trainer import Delta, Trainer, count_pairs, word_delta, word_lists
+
+
+class Naive(Trainer):
+    name = "naive"
+    summary = "recount every pair of every word before each merge"
+
+    def __init__(self, words: Mapping[bytes, int], sequence: Sequence[bytes] | None = None) -> None:
+        super().__init__(words)
+        self.words, self.counts = word_lists(words)
+        self.pair_counts = count_pairs(self.words, self.counts)
+
+    def choose(self, detail: bool) -> tuple[Pair, Pair | None] | None:
+        # count every pair again: this pass is the whole cost of the algorithm
+        self.pair_counts = count_pairs(self.words, self.counts)
+        self.work["pairs_counted"] += sum(len(w) - 1 for w in self.words)
+        self.work["pairs_scanned"] += len(self.pair_counts)
+        if not self.pair_counts:
+            return None
+        return best_two(self.pair_counts, self.vocab)
+
+    def merge(self, pair: Pair, new_id: int, detail: bool) -> tuple[Delta, int]:
+        delta: Delta = defaultdict(int)
+        touched = 0
+        for i, word in enumerate(self.words):
+            self.work["words_checked"] += 1
+            new = merge_word(word, pair, new_id)
+            if len(new) == len(word):
+                continue
+            touched += 1
+            word_delta(word, new, self.counts[i], delta)
+            if detail:
+                self.record_word(word, new, self.counts[i])
+            self.words[i] = new
+        self.work["words_touched"] += touched
+        return delta, touched

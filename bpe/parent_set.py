@@ -1,0 +1,63 @@
+"""Parent sets: every word knows its pair counts, every pair knows the words it occurs in.
+
+A merge visits only the parents of the winning pair. For each one it compares
+the word's pair counts before and after (set differences: pairs removed, added
+and changed) and passes the changes on. The best pair is still found by a scan
+over all pairs -- the cost the heap trainer removes.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Mapping, Sequence
+
+from .rule import Pair, best_two, merge_word
+from .trainer import Delta, Trainer, word_lists
+
+
+class ParentSet(Trainer):
+    name = "parent_set"
+    summary = "pairs know their parent words; a merge visits only those; best pair by a scan"
+
+    def __init__(self, words: Mapping[bytes, int], sequence: Sequence[bytes] | None = None) -> None:
+        super().__init__(words)
+        self.words, self.counts = word_lists(words)
+        self.word_pairs: list[Counter[Pair]] = [Counter(zip(w, w[1:])) for w in self.words]
+        self.parents: dict[Pair, set[int]] = defaultdict(set)
+        pair_counts: dict[Pair, int] = defaultdict(int)
+        for i, (pairs, c) in enumerate(zip(self.word_pairs, self.counts)):
+            for pair, n in pairs.items():
+                pair_counts[pair] += n * c
+                self.parents[pair].add(i)
+        self.pair_counts = dict(pair_counts)
+
+    def choose(self, detail: bool) -> tuple[Pair, Pair | None] | None:
+        if not self.pair_counts:
+            return None
+        self.work["pairs_scanned"] += len(self.pair_counts)
+        return best_two(self.pair_counts, self.vocab)
+
+    def merge(self, pair: Pair, new_id: int, detail: bool) -> tuple[Delta, int]:
+        delta: Delta = defaultdict(int)
+        parents = self.parents.pop(pair)
+        for i in parents:
+            word, c = self.words[i], self.counts[i]
+            new = merge_word(word, pair, new_id)
+            old_pairs, new_pairs = self.word_pairs[i], Counter(zip(new, new[1:]))
+            # the three set differences: removed, added, changed
+            for p in old_pairs.keys() - new_pairs.keys():
+                delta[p] -= old_pairs[p] * c
+                if p != pair:
+                    self.parents[p].discard(i)
+            for p in new_pairs.keys() - old_pairs.keys():
+                delta[p] += new_pairs[p] * c
+                self.parents[p].add(i)
+            for p in old_pairs.keys() & new_pairs.keys():
+                if old_pairs[p] != new_pairs[p]:
+                    delta[p] += (new_pairs[p] - old_pairs[p]) * c
+            if detail:
+                self.record_word(word, new, c)
+                self.record_site(i)
+            self.words[i], self.word_pairs[i] = new, new_pairs
+        self.work["words_touched"] += len(parents)
+        return delta, len(parents)

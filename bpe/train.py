@@ -1,0 +1,164 @@
+"""Training end to end: check the settings, pre-tokenize, run a trainer, build the vocab.
+
+`train_bpe` is the CS336-compatible entry point; `train` returns the whole run
+(events, timings, why it stopped) for the CLI, the app and the benchmarks.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+
+from .events import MergeEvent
+from .heap import Heap
+from .naive import Naive
+from .parent_set import ParentSet
+from .positions import Positions
+from .pretokenize import (
+    PreTokens,
+    Progress,
+    check_pattern,
+    check_special_tokens,
+    pretokenize,
+    pretokenize_file,
+)
+from .trainer import Trainer
+
+ALGORITHMS: dict[str, type[Trainer]] = {t.name: t for t in (Naive, Positions, ParentSet, Heap)}
+
+Vocab = dict[int, bytes]
+Merges = list[tuple[bytes, bytes]]
+
+
+@dataclass(frozen=True)
+class Training:
+    """A finished run: what was learned, and what it cost."""
+
+    events: tuple[MergeEvent, ...]
+    special_tokens: tuple[str, ...]
+    algorithm: str
+    stop_reason: str
+    seconds: dict[str, float] = field(default_factory=dict)  # per phase
+    work: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def merges(self) -> Merges:
+        return [(e.left, e.right) for e in self.events]
+
+    @property
+    def vocab(self) -> Vocab:
+        return build_vocab(self.merges, self.special_tokens)
+
+
+def build_vocab(merges: Merges, special_tokens: Sequence[str] = ()) -> Vocab:
+    """Ids 0-255 are the bytes, merges follow in order, special tokens come last.
+
+    The vocab is derived from the merges, never kept separately.
+    """
+    vocab = {i: bytes([i]) for i in range(256)}
+    for left, right in merges:
+        vocab[len(vocab)] = left + right
+    for token in special_tokens:
+        vocab[len(vocab)] = token.encode("utf-8")
+    return vocab
+
+
+def check_settings(vocab_size: int, special_tokens: Sequence[str], algorithm: str, min_pair_frequency: int) -> int:
+    """Raise ValueError with a sentence a person can act on; return the number of merges."""
+    check_special_tokens(special_tokens)
+    if algorithm not in ALGORITHMS:
+        raise ValueError(f"Unknown algorithm {algorithm!r}; choose one of {', '.join(ALGORITHMS)}.")
+    if isinstance(vocab_size, bool) or not isinstance(vocab_size, int):
+        raise ValueError(f"vocab_size must be a whole number, not {vocab_size!r}.")
+    minimum = 256 + len(special_tokens)
+    if vocab_size < minimum:
+        raise ValueError(
+            f"vocab_size {vocab_size} is too small: the 256 bytes and {len(special_tokens)} "
+            f"special token(s) already need {minimum}."
+        )
+    if isinstance(min_pair_frequency, bool) or not isinstance(min_pair_frequency, int) or min_pair_frequency < 0:
+        raise ValueError(f"min_pair_frequency must be a whole number of at least 0, not {min_pair_frequency!r}.")
+    return vocab_size - minimum
+
+
+def train(
+    corpus: PreTokens,
+    num_merges: int,
+    *,
+    algorithm: str = "heap",
+    special_tokens: Sequence[str] = (),
+    min_pair_frequency: int = 1,
+    detail: bool = False,
+    on_merge: Callable[[MergeEvent], None] | None = None,
+) -> Training:
+    """Run one trainer over pre-tokenized input; the input is not changed."""
+    if algorithm not in ALGORITHMS:
+        raise ValueError(f"Unknown algorithm {algorithm!r}; choose one of {', '.join(ALGORITHMS)}.")
+    t0 = time.perf_counter()
+    trainer = ALGORITHMS[algorithm](corpus.counts, corpus.sequence)
+    t1 = time.perf_counter()
+    events = []
+    for event in trainer.merges(num_merges, min_pair_frequency, detail):
+        events.append(event)
+        if on_merge:
+            on_merge(event)
+    t2 = time.perf_counter()
+    return Training(
+        events=tuple(events),
+        special_tokens=tuple(special_tokens),
+        algorithm=algorithm,
+        stop_reason=trainer.stop_reason,
+        seconds={"initial count": t1 - t0, "merge loop": t2 - t1},
+        work=dict(trainer.work),
+    )
+
+
+def steps(corpus: PreTokens, num_merges: int, *, algorithm: str = "heap", min_pair_frequency: int = 1, detail: bool = False) -> tuple[Trainer, Iterator[MergeEvent]]:
+    """A trainer and its merge generator, for callers that stop it midway (time budgets, live charts)."""
+    trainer = ALGORITHMS[algorithm](corpus.counts, corpus.sequence)
+    return trainer, trainer.merges(num_merges, min_pair_frequency, detail)
+
+
+def train_bpe(
+    input_path: str | os.PathLike,
+    vocab_size: int,
+    special_tokens: Sequence[str],
+    *,
+    algorithm: str = "heap",
+    min_pair_frequency: int = 1,
+    pretokenizer: str = "gpt2",
+    workers: int | None = None,
+    progress: Progress | None = None,
+) -> tuple[Vocab, Merges]:
+    """CS336's train_bpe: (vocab id -> bytes, merges in order)."""
+    num_merges = check_settings(vocab_size, special_tokens, algorithm, min_pair_frequency)
+    check_pattern(pretokenizer)
+    corpus = pretokenize_file(
+        input_path,
+        pattern=pretokenizer,
+        special_tokens=special_tokens,
+        workers=workers,
+        keep_sequence=algorithm == "positions",
+        progress=progress,
+    )
+    result = train(corpus, num_merges, algorithm=algorithm, special_tokens=special_tokens, min_pair_frequency=min_pair_frequency)
+    return result.vocab, result.merges
+
+
+def train_bpe_text(
+    text: str | bytes,
+    vocab_size: int,
+    special_tokens: Sequence[str],
+    *,
+    algorithm: str = "heap",
+    min_pair_frequency: int = 1,
+    pretokenizer: str = "gpt2",
+) -> tuple[Vocab, Merges]:
+    """train_bpe for text held in memory."""
+    num_merges = check_settings(vocab_size, special_tokens, algorithm, min_pair_frequency)
+    check_pattern(pretokenizer)
+    corpus = pretokenize(text, pattern=pretokenizer, special_tokens=special_tokens, keep_sequence=algorithm == "positions")
+    result = train(corpus, num_merges, algorithm=algorithm, special_tokens=special_tokens, min_pair_frequency=min_pair_frequency)
+    return result.vocab, result.merges

@@ -1,0 +1,173 @@
+"""What the four trainers share: the vocabulary, the merge loop, events and detail.
+
+A trainer is built from pre-token counts (its constructor does the initial pair
+count) and then yields one MergeEvent per merge from `merges()`. Subclasses
+supply two steps -- `choose` (find the best pair and the runner-up) and `merge`
+(rewrite the words that contain it and return the pair-count changes as data)
+-- and the loop here applies the changes, so every trainer updates its counts
+the same way and the changes can be shown.
+
+Not here: reading or pre-tokenizing text (see pretokenize.py), or choosing
+between equal counts (see rule.py).
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Iterator, Mapping, Sequence
+from typing import ClassVar
+
+from .events import DETAIL_CAP, MergeDetail, MergeEvent, WordChange
+from .rule import Pair, top_pairs
+
+Delta = dict[Pair, int]
+
+
+class Trainer:
+    name: ClassVar[str]
+    summary: ClassVar[str]
+
+    def __init__(self, words: Mapping[bytes, int], sequence: Sequence[bytes] | None = None) -> None:
+        self.vocab: list[bytes] = [bytes([i]) for i in range(256)]
+        self.pair_counts: dict[Pair, int] = {}
+        self.work: Counter[str] = Counter()  # counters that explain the cost
+        self.stop_reason = ""
+        # detail of the merge in progress, filled by subclasses only when asked
+        self._rewritten: list[WordChange] = []
+        self._rewritten_total = 0
+        self._sites: list[int] = []
+        self._sites_total = 0
+
+    # -- the two steps a subclass supplies ------------------------------------
+    def choose(self, detail: bool) -> tuple[Pair, Pair | None] | None:
+        """The best pair and the runner-up, or None when no pair is left."""
+        raise NotImplementedError
+
+    def merge(self, pair: Pair, new_id: int, detail: bool) -> tuple[Delta, int]:
+        """Rewrite every occurrence of pair as new_id; return (pair-count changes, words touched)."""
+        raise NotImplementedError
+
+    def unchoose(self, pair: Pair) -> None:
+        """Undo what choose() did to the trainer's structures (the heap pops its winner)."""
+
+    def heap_view(self, detail: bool):
+        return None
+
+    # -- the loop -------------------------------------------------------------
+    def merges(self, max_merges: int, min_pair_frequency: int = 1, detail: bool = False) -> Iterator[MergeEvent]:
+        """Yield up to max_merges merge events; stop early when no pair reaches min_pair_frequency."""
+        self.stop_reason = "vocab_size"
+        for rank in range(max_merges):
+            heap = self.heap_view(detail)
+            top = self._top_pairs() if detail else None
+            chosen = self.choose(detail)
+            if chosen is None:
+                self.stop_reason = "no pairs left"
+                return
+            pair, runner_up = chosen
+            count = self.pair_counts[pair]
+            if count < min_pair_frequency:
+                self.unchoose(pair)
+                self.stop_reason = "min_pair_frequency"
+                return
+            runner_count = self.pair_counts.get(runner_up, 0) if runner_up else 0
+            distinct = len(self.pair_counts)
+            new_id = self.mint(pair)
+            delta, touched = self.merge(pair, new_id, detail)
+            self.apply(delta)
+            self.work["merges"] += 1
+            yield MergeEvent(
+                rank=rank,
+                pair=pair,
+                left=self.vocab[pair[0]],
+                right=self.vocab[pair[1]],
+                new_id=new_id,
+                count=count,
+                runner_up=(self.vocab[runner_up[0]], self.vocab[runner_up[1]]) if runner_up else None,
+                runner_up_count=runner_count,
+                words=touched,
+                detail=self._detail(top, distinct, delta, heap) if detail else None,
+            )
+
+    def mint(self, pair: Pair) -> int:
+        """A new token for pair: its id is the next free one, its bytes the two halves joined."""
+        self.vocab.append(self.vocab[pair[0]] + self.vocab[pair[1]])
+        return len(self.vocab) - 1
+
+    def apply(self, delta: Delta) -> None:
+        """Add the changes a merge caused to the pair counts; drop pairs that reach zero."""
+        counts = self.pair_counts
+        for pair, change in delta.items():
+            if change:
+                n = counts.get(pair, 0) + change
+                if n:
+                    counts[pair] = n
+                else:
+                    del counts[pair]
+
+    # -- detail (only when asked) --------------------------------------------
+    def _top_pairs(self) -> list[tuple[Pair, int]]:
+        return top_pairs(self.pair_counts, self.vocab, DETAIL_CAP) if self.pair_counts else []
+
+    def record_word(self, before: Sequence[int], after: Sequence[int], count: int) -> None:
+        self._rewritten_total += 1
+        if len(self._rewritten) < DETAIL_CAP:
+            v = self.vocab
+            self._rewritten.append(WordChange(tuple(v[t] for t in before), tuple(v[t] for t in after), count))
+
+    def record_site(self, site: int) -> None:
+        self._sites_total += 1
+        if len(self._sites) < DETAIL_CAP:
+            self._sites.append(site)
+
+    def _detail(self, top, distinct: int, delta: Delta, heap) -> MergeDetail:
+        v = self.vocab
+        changes = sorted(((p, d) for p, d in delta.items() if d), key=lambda item: (-abs(item[1]), v[item[0][0]], v[item[0][1]]))
+        words = sorted(self._rewritten, key=lambda w: -w.count)
+        detail = MergeDetail(
+            top_pairs=tuple((v[p[0]], v[p[1]], c) for p, c in top),
+            distinct_pairs=distinct,
+            words=tuple(words),
+            words_total=self._rewritten_total,
+            changes=tuple((v[p[0]], v[p[1]], d) for p, d in changes[:DETAIL_CAP]),
+            changes_total=len(changes),
+            heap=heap,
+            sites=tuple(self._sites),
+            sites_total=self._sites_total,
+        )
+        self._rewritten, self._rewritten_total, self._sites, self._sites_total = [], 0, [], 0
+        return detail
+
+
+# ---------------------------------------------------------------------------
+# helpers the word-based trainers share
+
+
+def word_lists(words: Mapping[bytes, int]) -> tuple[list[list[int]], list[int]]:
+    """Pre-token bytes -> lists of byte ids, and their counts. Words of one byte never merge."""
+    kept = [(w, c) for w, c in words.items() if len(w) > 1]
+    return [list(w) for w, _ in kept], [c for _, c in kept]
+
+
+def count_pairs(words: Sequence[Sequence[int]], counts: Sequence[int]) -> dict[Pair, int]:
+    """Every adjacent pair, overlapping ones too, weighted by the word's count.
+
+    [[97, 97, 97]], [2] -> {(97, 97): 4}
+    """
+    pair_counts: dict[Pair, int] = defaultdict(int)
+    for word, c in zip(words, counts):
+        for pair in zip(word, word[1:]):
+            pair_counts[pair] += c
+    return dict(pair_counts)
+
+
+def word_delta(before: Sequence[int], after: Sequence[int], count: int, delta: dict[Pair, int]) -> None:
+    """Add to delta what rewriting one word (occurring count times) did to the pair counts.
+
+    Pairs that did not change cancel out: [1, 2, 3] -> [256, 3] for (1, 2)
+    gives {(1, 2): -c, (2, 3): -c, (256, 3): +c}.
+    """
+    for pair in zip(before, before[1:]):
+        delta[pair] -= count
+    for pair in zip(after, after[1:]):
+        delta[pair] += count
