@@ -21,8 +21,8 @@ from collections.abc import Mapping, Sequence
 from heapq import heapify, heappop, heappush
 
 from .events import DETAIL_CAP, HeapEntry, HeapView
-from .rule import Pair, descending, entry_pair, heap_entry, merge_word
-from .trainer import Delta, Trainer, count_pairs, word_delta, word_lists
+from .rule import Pair, descending, entry_pair, heap_entry
+from .trainer import Delta, Trainer, count_pairs, word_lists
 
 # levels of the heap tree kept in a snapshot: 2**5 - 1 = 31 entries
 SNAPSHOT_ENTRIES = 31
@@ -89,14 +89,10 @@ class Heap(Trainer):
         candidates = where.pop(pair)
         for i in candidates:
             word = words[i]
-            new = merge_word(word, pair, new_id)
-            if len(new) == len(word):
+            new = merge_counting(word, pair, new_id, counts[i], delta, where, i)
+            if new is None:
                 continue  # listed lazily: the word no longer holds the pair
             touched += 1
-            word_delta(word, new, counts[i], delta)
-            for p in zip(new, new[1:]):
-                if new_id in p:
-                    where[p].add(i)
             if detail:
                 self.record_word(word, new, counts[i])
             words[i] = new
@@ -129,3 +125,62 @@ class Heap(Trainer):
             heap = HeapView(entries=heap, size=self._view_size, stale_popped=stale, stale_popped_total=len(self._stale))
             self._stale = []
         return super()._detail(top, distinct, delta, heap)
+
+
+def merge_counting(
+    word: list[int], pair: Pair, new_id: int, count: int, delta: Delta, where: dict[Pair, set[int]], index: int
+) -> list[int] | None:
+    """merge_word and word_delta in one pass that looks only at the merge sites.
+
+    Returns the new word (None if pair does not occur), subtracts count from every
+    old pair touching a site, adds it to every new pair touching the new token,
+    and lists word `index` under those new pairs. Same result as
+    merge_word + word_delta (a property test holds it to that), several times
+    faster on long words: list.index finds the sites in C.
+
+    [1, 2, 3, 1, 2], (1, 2) -> 9: sites [0, 3]; gone (1,2) x2, (2,3), (3,1);
+    born (9,3), (3,9); returns [9, 3, 9].
+    """
+    a, b = pair
+    n = len(word)
+    sites = []
+    i = 0
+    find = word.index
+    while True:
+        try:
+            i = find(a, i, n - 1)
+        except ValueError:
+            break
+        if word[i + 1] == b:
+            sites.append(i)
+            i += 2
+        else:
+            i += 1
+    if not sites:
+        return None
+    new = word[:]
+    for i in reversed(sites):
+        new[i : i + 2] = [new_id]
+    m = len(new)
+    previous = -3
+    for k, i in enumerate(sites):
+        # old pairs that touch the site: (x, a), the pair itself, (b, y).
+        # subtle: when two sites are adjacent ('a b a b') the pair between them is
+        # shared; the left site removes it and the right one must not.
+        if i > 0 and i - previous != 2:
+            delta[(word[i - 1], a)] -= count
+        delta[pair] -= count
+        if i + 2 < n:
+            delta[(b, word[i + 2])] -= count
+        # new pairs that touch the new token, which now sits at i - k
+        j = i - k
+        if j > 0 and i - previous != 2:
+            p = (new[j - 1], new_id)
+            delta[p] += count
+            where[p].add(index)
+        if j + 1 < m:
+            p = (new_id, new[j + 1])
+            delta[p] += count
+            where[p].add(index)
+        previous = i
+    return new

@@ -93,7 +93,7 @@ def split_on_special(text: str, special_tokens: Sequence[str]) -> list[str]:
 # so we may split in fewer places than allowed, never in more.
 _GPT2_SAFE_SPACE = re.compile(r"(?<=\S) (?=\S)")
 
-_compiled: dict[str, regex.Pattern] = {}
+_compiled: dict[str, regex.Pattern] = {"gpt2": regex.compile(PATTERNS["gpt2"])}  # the default, ready at import
 
 
 def _pattern(name: str) -> regex.Pattern:
