@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
+from bisect import insort
 from heapq import heapify, heappop, heappush
 
 from .events import DETAIL_CAP, HeapEntry, HeapView
@@ -104,6 +105,28 @@ class Heap(Trainer):
         self.work["words_touched"] += touched
         self.work["heap_pushes"] += sum(1 for d in delta.values() if d > 0)
         return delta, touched
+
+    def _top_pairs(self) -> list[tuple[Pair, int]]:
+        """The best pairs, read off the heap itself without changing it.
+
+        Walk the heap tree best-first from the root. A stored count is never below
+        the true one, so once the next stored entry is worse than the DETAIL_CAP-th
+        best true entry found, nothing further down can make the list.
+        """
+        heap, counts, found = self.heap, self.pair_counts, []
+        frontier = [(heap[0], 0)] if heap else []
+        while frontier:
+            entry, i = heappop(frontier)
+            if len(found) >= DETAIL_CAP and entry > found[DETAIL_CAP - 1]:
+                break
+            pair = entry_pair(entry)
+            count = counts.get(pair, 0)
+            if count:
+                insort(found, heap_entry(pair, count, self.keys))
+            for child in (2 * i + 1, 2 * i + 2):
+                if child < len(heap):
+                    heappush(frontier, (heap[child], child))
+        return [(entry_pair(e), -e[0]) for e in found[:DETAIL_CAP]]
 
     def heap_view(self, detail: bool) -> HeapView | None:
         """The heap as stored, before this merge is chosen: stale entries included."""

@@ -10,6 +10,7 @@ both make ``abc``), so the ids break the last ties and the order is total.
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Mapping, Sequence
 
 Pair = tuple[int, int]
@@ -65,10 +66,17 @@ def best_two(pair_counts: Mapping[Pair, int], vocab: Sequence[bytes]) -> tuple[P
 
 
 def top_pairs(pair_counts: Mapping[Pair, int], vocab: Sequence[bytes], n: int) -> list[tuple[Pair, int]]:
-    """The n best pairs in rule order (for display; not on the hot path)."""
-    import heapq
+    """The n best pairs in rule order, for display.
 
-    return heapq.nlargest(n, pair_counts.items(), key=lambda item: pair_key(item[0], item[1], vocab))
+    The n-th highest count is found first (cheap comparisons of ints), so the
+    Python-level key only sorts the pairs that can make the list.
+    """
+    if not pair_counts or n <= 0:
+        return []
+    cutoff = heapq.nlargest(n, pair_counts.values())[-1]
+    candidates = [(p, c) for p, c in pair_counts.items() if c >= cutoff]
+    candidates.sort(key=lambda item: pair_key(item[0], item[1], vocab), reverse=True)
+    return candidates[:n]
 
 
 def merge_word(word: Sequence[int], pair: Pair, new_id: int) -> list[int]:

@@ -13,6 +13,7 @@ between equal counts (see rule.py).
 
 from __future__ import annotations
 
+import heapq
 from collections import Counter, defaultdict
 from collections.abc import Iterator, Mapping, Sequence
 from typing import ClassVar
@@ -33,8 +34,7 @@ class Trainer:
         self.work: Counter[str] = Counter()  # counters that explain the cost
         self.stop_reason = ""
         # detail of the merge in progress, filled by subclasses only when asked
-        self._rewritten: list[WordChange] = []
-        self._rewritten_total = 0
+        self._rewritten: list[tuple[Sequence[int], Sequence[int], int]] = []
         self._sites: list[int] = []
         self._sites_total = 0
 
@@ -107,13 +107,10 @@ class Trainer:
 
     # -- detail (only when asked) --------------------------------------------
     def _top_pairs(self) -> list[tuple[Pair, int]]:
-        return top_pairs(self.pair_counts, self.vocab, DETAIL_CAP) if self.pair_counts else []
+        return top_pairs(self.pair_counts, self.vocab, DETAIL_CAP)
 
     def record_word(self, before: Sequence[int], after: Sequence[int], count: int) -> None:
-        self._rewritten_total += 1
-        if len(self._rewritten) < DETAIL_CAP:
-            v = self.vocab
-            self._rewritten.append(WordChange(tuple(v[t] for t in before), tuple(v[t] for t in after), count))
+        self._rewritten.append((before, after, count))  # capped to the most frequent in _detail
 
     def record_site(self, site: int) -> None:
         self._sites_total += 1
@@ -123,19 +120,22 @@ class Trainer:
     def _detail(self, top, distinct: int, delta: Delta, heap) -> MergeDetail:
         v = self.vocab
         changes = sorted(((p, d) for p, d in delta.items() if d), key=lambda item: (-abs(item[1]), v[item[0][0]], v[item[0][1]]))
-        words = sorted(self._rewritten, key=lambda w: -w.count)
+        words = [
+            WordChange(tuple(v[t] for t in before), tuple(v[t] for t in after), count)
+            for before, after, count in heapq.nlargest(DETAIL_CAP, self._rewritten, key=lambda w: w[2])
+        ]
         detail = MergeDetail(
             top_pairs=tuple((v[p[0]], v[p[1]], c) for p, c in top),
             distinct_pairs=distinct,
             words=tuple(words),
-            words_total=self._rewritten_total,
+            words_total=len(self._rewritten),
             changes=tuple((v[p[0]], v[p[1]], d) for p, d in changes[:DETAIL_CAP]),
             changes_total=len(changes),
             heap=heap,
             sites=tuple(self._sites),
             sites_total=self._sites_total,
         )
-        self._rewritten, self._rewritten_total, self._sites, self._sites_total = [], 0, [], 0
+        self._rewritten, self._sites, self._sites_total = [], [], 0
         return detail
 
 

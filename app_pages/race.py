@@ -1,0 +1,4 @@
+import streamlit as st
+
+st.title("race")
+st.info("Coming soon.")

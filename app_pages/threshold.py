@@ -1,0 +1,4 @@
+import streamlit as st
+
+st.title("threshold")
+st.info("Coming soon.")

@@ -1,0 +1,4 @@
+import streamlit as st
+
+st.title("tokenize")
+st.info("Coming soon.")

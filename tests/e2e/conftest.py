@@ -1,0 +1,105 @@
+"""Browser tests: start the app on a free port and drive it with Debian's chromium.
+
+Screenshots go to tests/screenshots/ (git-ignored) for a person to look at.
+Skips when /usr/bin/chromium or playwright is missing; scripts/test.sh installs both.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+CHROMIUM = "/usr/bin/chromium"
+SHOTS = ROOT / "tests" / "screenshots"
+ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+]
+
+pytestmark = pytest.mark.browser
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def app_url():
+    if not os.path.exists(CHROMIUM):
+        pytest.skip("Debian chromium is not installed (scripts/test.sh installs it)")
+    port = _free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), "--server.headless", "true",
+         "--server.port", str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false",
+         "--server.fileWatcherType", "none"],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+    )
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        try:
+            if urllib.request.urlopen(url + "/_stcore/health", timeout=2).read() == b"ok":
+                break
+        except OSError:
+            time.sleep(0.3)
+    else:
+        proc.terminate()
+        pytest.fail("the app did not start within 60 s")
+    yield url
+    proc.terminate()
+    proc.wait(timeout=10)
+
+
+@pytest.fixture(scope="session")
+def browser():
+    sync_api = pytest.importorskip("playwright.sync_api")
+    with sync_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def page(browser, app_url):
+    # tall enough that a screenshot shows the whole page: Streamlit scrolls inside its own container
+    context = browser.new_context(viewport={"width": 1400, "height": 2200})
+    pg = context.new_page()
+    pg.goto(app_url)
+    wait_idle(pg)
+    yield pg
+    context.close()
+
+
+def wait_idle(page, timeout: int = 60_000) -> None:
+    """Wait until Streamlit has finished the current script run."""
+    page.wait_for_timeout(300)
+    page.wait_for_selector('[data-testid="stApp"][data-test-script-state="notRunning"]', timeout=timeout)
+
+
+def shot(page, name: str) -> Path:
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    path = SHOTS / f"{name}.png"
+    page.screenshot(path=str(path))
+    return path
+
+
+def pick(page, label: str, option: str) -> None:
+    """Choose an option in the selectbox labelled label (sidebar or main)."""
+    page.locator('[data-testid="stSelectbox"]').filter(has_text=label).first.click()
+    page.get_by_role("option", name=option).first.click()
+    wait_idle(page)

@@ -1,0 +1,129 @@
+"""Corpora the class can pick, their checks, and the cached work built on them.
+
+Pre-tokenized corpora and traces are immutable and shared between sessions
+through st.cache_resource, keyed on small values (a content digest, settings),
+never on the text itself; what a session is looking at lives in its own state.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from dataclasses import dataclass
+
+import streamlit as st
+
+from bpe import PreTokens, pretokenize
+from bpe.corpora import stdlib_prose
+from bpe.events import MergeEvent
+from bpe.train import steps
+
+MAX_UPLOAD_BYTES = 5_000_000
+STDLIB_BYTES = 2_000_000
+TRACE_SECONDS = 30.0  # a trace with detail stops here rather than hold the server
+
+
+@dataclass(frozen=True)
+class Source:
+    label: str
+    text: str = ""
+    pattern: str = "gpt2"
+    merges: int = 20
+    specials: str = "<|endoftext|>"
+    note: str = ""
+
+
+SOURCES: dict[str, Source] = {
+    "textbook": Source(
+        "low / lower / widest / newest (textbook)",
+        "low low low low low lower lower widest widest widest newest newest newest newest newest newest",
+        pattern="whitespace",
+        merges=12,
+        note="The Sennrich et al. example: watch 's t' win a tie against 'e s'.",
+    ),
+    "wikipedia": Source(
+        "aaabdaaabac (Wikipedia)",
+        "aaabdaaabac",
+        pattern="none",
+        merges=5,
+        note="One sequence, no pre-tokenizer: 'aa' first, then 'ab', then the new tokens merge.",
+    ),
+    "ties": Source(
+        "aaaa abab baba (ties, overlaps)",
+        "aaaa aaa aa abab abab baba baba ab ba a b",
+        pattern="whitespace",
+        merges=8,
+        note="'aaaa' holds three overlapping 'a a' pairs but merges into two tokens; ties are everywhere.",
+    ),
+    "stdlib": Source(
+        "Python's own docs (stdlib docstrings, 2 MB)",
+        pattern="gpt2",
+        merges=1000,
+        note="Docstrings and comments of the Python standard library on this machine: real text, no download.",
+    ),
+    "paste": Source("Paste your own text", pattern="gpt2", merges=50),
+    "upload": Source("Upload a text file", pattern="gpt2", merges=200),
+}
+
+
+@dataclass(frozen=True)
+class Corpus:
+    name: str
+    data: bytes
+    digest: str
+
+
+def digest(data: bytes) -> str:
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+@st.cache_resource(show_spinner="Collecting the standard library's docstrings…")
+def stdlib_bytes() -> bytes:
+    return stdlib_prose(STDLIB_BYTES).encode("utf-8")
+
+
+def check_text(name: str, data: bytes) -> str | None:
+    """A sentence saying why data is not a usable corpus, or None."""
+    if not data.strip():
+        return f"{name} is empty: paste or upload some text to train on."
+    if len(data) > MAX_UPLOAD_BYTES:
+        return (
+            f"{name} is {len(data) / 1e6:.1f} MB; the app takes up to {MAX_UPLOAD_BYTES / 1e6:.0f} MB. "
+            "Train on bigger files with the CLI: python -m bpe train FILE …"
+        )
+    head = data[:1 << 16]
+    if b"\x00" in head or head.decode("utf-8", "replace").count("\ufffd") > len(head) // 10:
+        return f"{name} looks like a binary file, not text (it has NUL bytes or is mostly invalid UTF-8)."
+    return None
+
+
+# ---------------------------------------------------------------------------
+# cached work, shared between sessions (inputs are never mutated)
+
+
+@st.cache_resource(max_entries=16, show_spinner="Pre-tokenizing…")
+def pretokenized(key: str, pattern: str, specials: tuple[str, ...], keep_sequence: bool, _data: bytes) -> PreTokens:
+    return pretokenize(_data, pattern=pattern, special_tokens=specials, keep_sequence=keep_sequence)
+
+
+@dataclass(frozen=True)
+class Trace:
+    """Every merge of one run, with detail, as the step-through page replays it."""
+
+    events: tuple[MergeEvent, ...]
+    stop_reason: str
+    seconds: float
+    unique_words: int
+
+
+@st.cache_resource(max_entries=8, show_spinner="Training with the instrumented trainer…")
+def trace(key: str, pattern: str, specials: tuple[str, ...], num_merges: int, algorithm: str, _corpus: PreTokens) -> Trace:
+    start = time.perf_counter()
+    trainer, events = steps(_corpus, num_merges, algorithm=algorithm, detail=True)
+    kept = []
+    for event in events:
+        kept.append(event)
+        if time.perf_counter() - start > TRACE_SECONDS:
+            trainer.stop_reason = f"time budget ({TRACE_SECONDS:.0f} s)"
+            break
+    return Trace(tuple(kept), trainer.stop_reason, time.perf_counter() - start, len(_corpus.counts))
