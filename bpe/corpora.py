@@ -120,13 +120,12 @@ def collect_blocks(source: str) -> Iterator[str]:
         comment = match.group("comment")
         if comment is not None:
             text = tidy_comment(comment)
-            if text is None:
-                continue
-            if line != last_comment_line + 1 and comments:
-                yield "\n".join(comments)
-                comments = []
-            comments.append(text)
-            last_comment_line = line
+            if text is not None:
+                if line != last_comment_line + 1 and comments:
+                    yield "\n".join(comments)
+                    comments = []
+                comments.append(text)
+            last_comment_line = line  # a dropped line (a URL, a pragma) does not split a block
             continue
         prefix = match.group("prefix")
         if previous in ("", ":") and prefix.lower() in _DOCSTRING_PREFIXES and starts_line(source, start):

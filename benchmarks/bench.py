@@ -1,0 +1,111 @@
+"""Core benchmarks: figures printed, not asserted. Results go in BENCHMARKS.md.
+
+    python benchmarks/bench.py                     # everything
+    python benchmarks/bench.py --only cs336        # one section: cs336, pretokenize, big, hf
+
+cs336:       each algorithm, train_bpe(corpus.en, 500, ['<|endoftext|>']) end to end (best of 3)
+pretokenize: MB/s with 1..N workers on the big corpus
+big:         heap trainer end to end on the big corpus to vocab 10,000 with N workers
+hf:          HuggingFace tokenizers trained the same way on the same file (if installed)
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from bpe import ALGORITHMS, pretokenize_file, train, train_bpe  # noqa: E402
+
+CS336 = ROOT.parent / "shared" / "cs336" / "corpus.en"
+BIG = ROOT / "benchmarks" / "data" / "corpus50.txt"
+SPECIAL = ["<|endoftext|>"]
+
+
+def best_of(n: int, f) -> float:
+    times = []
+    for _ in range(n):
+        t = time.perf_counter()
+        f()
+        times.append(time.perf_counter() - t)
+    return min(times)
+
+
+def ensure_big(mb: int) -> Path:
+    if not BIG.exists():
+        subprocess.run([sys.executable, str(ROOT / "benchmarks" / "make_corpus.py"), "--mb", str(mb), "--out", str(BIG)], check=True)
+    return BIG
+
+
+def cs336() -> None:
+    if not CS336.exists():
+        print("cs336: ../shared/cs336/corpus.en not found; skipped")
+        return
+    print("## corpus.en, vocab 500, <|endoftext|> (end to end, best of 3)")
+    for name in ALGORITHMS:
+        runs = 1 if name == "naive" else 3
+        s = best_of(runs, lambda: train_bpe(CS336, 500, SPECIAL, algorithm=name))
+        print(f"{name:<11} {s:7.3f} s")
+
+
+def pretokenize_speed() -> None:
+    path = ensure_big(50)
+    mb = path.stat().st_size / 1e6
+    print(f"## pre-tokenization of {path.name} ({mb:.1f} MB), gpt2 pattern, special <|endoftext|>")
+    base = None
+    for w in range(1, (os.cpu_count() or 1) + 1):
+        s = best_of(2, lambda: pretokenize_file(path, special_tokens=SPECIAL, workers=w))
+        base = base or s
+        print(f"workers={w}: {s:6.2f} s  {mb / s:6.1f} MB/s  ({mb / s / w:.1f} MB/s per worker)  speed-up {base / s:.2f}x")
+
+
+def big(vocab_size: int = 10_000) -> None:
+    path = ensure_big(50)
+    workers = os.cpu_count() or 1
+    print(f"## heap trainer end to end: {path.name}, vocab {vocab_size:,}, {workers} workers")
+    t0 = time.perf_counter()
+    corpus = pretokenize_file(path, special_tokens=SPECIAL, workers=workers)
+    t1 = time.perf_counter()
+    result = train(corpus, vocab_size - 256 - len(SPECIAL), special_tokens=SPECIAL)
+    t2 = time.perf_counter()
+    print(
+        f"pre-tokenize {t1 - t0:.2f} s, initial count {result.seconds['initial count']:.2f} s, "
+        f"merge loop {result.seconds['merge loop']:.2f} s, total {t2 - t0:.2f} s; "
+        f"{len(corpus.counts):,} unique pre-tokens, {len(result.events):,} merges"
+    )
+
+
+def hf(vocab_size: int = 10_000) -> None:
+    try:
+        from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    except ImportError:
+        print("hf: tokenizers is not installed; skipped (pip install tokenizers)")
+        return
+    path = ensure_big(50)
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
+    tok.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(
+        vocab_size=vocab_size, special_tokens=SPECIAL, initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False
+    )
+    threads = os.environ.get("RAYON_NUM_THREADS", "all cores")
+    t = time.perf_counter()
+    tok.train([str(path)], trainer)
+    print(f"## HuggingFace tokenizers BpeTrainer (ByteLevel), {path.name}, vocab {vocab_size:,} ({threads}): {time.perf_counter() - t:.2f} s")
+
+
+SECTIONS = {"cs336": cs336, "pretokenize": pretokenize_speed, "big": big, "hf": hf}
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--only", choices=list(SECTIONS), action="append")
+    args = parser.parse_args()
+    print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs")
+    for name in args.only or list(SECTIONS):
+        SECTIONS[name]()
