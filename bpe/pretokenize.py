@@ -85,13 +85,16 @@ def split_on_special(text: str, special_tokens: Sequence[str]) -> list[str]:
 # ---------------------------------------------------------------------------
 # counting one piece of text
 
-# A space with non-space on both sides always starts a new GPT-2 pre-token, and
-# the regex never looks back past it, so the text between such spaces can be
-# tokenized on its own: count those pieces first (fast, in C), then run the
-# slow regex once per *unique* piece. Same result, about 3x faster.
-# subtle: `re`'s \S is a subset of `regex`'s \S (it calls \x1c-\x1f whitespace),
-# so we may split in fewer places than allowed, never in more.
-_GPT2_SAFE_SPACE = re.compile(r"(?<=\S) (?=\S)")
+# GPT-2's regex is slow; cutting the text first is fast. Every piece this simple
+# pattern finds -- one optional whitespace character and a run of non-space, or
+# a whitespace run minus its last character, or a whitespace run at the end --
+# is a union of whole GPT-2 pre-tokens, and GPT-2's regex never looks across
+# its edges. So: count the pieces (C speed), then run the slow regex once per
+# *unique* piece. Same counts, about 2x faster on real text.
+# subtle: `re` calls \x1c-\x1f whitespace, the `regex` module does not; text
+# holding them takes the slow path.
+_GPT2_PIECES = re.compile(r"\s?\S+|\s+(?=\s\S)|\s+")
+_WHITESPACE_DISAGREE = re.compile("[\x1c-\x1f]")
 
 _compiled: dict[str, regex.Pattern] = {"gpt2": regex.compile(PATTERNS["gpt2"])}  # the default, ready at import
 
@@ -107,12 +110,11 @@ def count_text(text: str, pattern: str = "gpt2") -> Counter[str]:
     if pattern == "none":
         return Counter([text] if text else [])
     compiled = _pattern(pattern)
-    if pattern != "gpt2":
+    if pattern != "gpt2" or _WHITESPACE_DISAGREE.search(text):
         return Counter(compiled.findall(text))
-    pieces = _GPT2_SAFE_SPACE.split(text)
-    counts = Counter(compiled.findall(pieces[0]))
-    for piece, n in Counter(pieces[1:]).items():
-        for token in compiled.findall(" " + piece):
+    counts: Counter[str] = Counter()
+    for piece, n in Counter(_GPT2_PIECES.findall(text)).items():
+        for token in compiled.findall(piece):
             counts[token] += n
     return counts
 
