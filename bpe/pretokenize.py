@@ -162,7 +162,13 @@ def pretokenize(
     if isinstance(text, bytes):
         n_bytes, text = len(text), decode(text)
     else:
-        n_bytes = len(text.encode(ENCODING, ERRORS))
+        try:
+            n_bytes = len(text.encode(ENCODING, ERRORS))
+        except UnicodeEncodeError as e:
+            raise ValueError(
+                f"The text holds a lone surrogate (U+{ord(text[e.start]):04X}) at character {e.start}: "
+                "it is not a character and stands for no byte, so it cannot be trained on."
+            ) from None
     counts = _count_decoded(text, pattern, special_tokens)
     sequence = tuple(_sequence_decoded(text, pattern, special_tokens)) if keep_sequence else None
     return PreTokens(dict(counts), sequence, n_bytes)
@@ -178,23 +184,40 @@ _WINDOW = 1 << 16
 
 
 def _find_boundary(f, start: int, stop: int, specials: list[bytes], pattern: str) -> int | None:
-    """First safe cut at or after `start` and before `stop`, or None."""
+    """First safe cut at or after `start` and before `stop`, or None.
+
+    A cut goes just before a special token, or else just after a safe newline.
+    subtle: a cut must not fall inside a special token, and a special token found
+    by a local search may itself sit inside another occurrence (tokens that
+    overlap themselves, like 'aa' in 'aaa', or contain one another). A cut that
+    no occurrence straddles is safe: the left-to-right split cannot jump over it.
+    """
     longest = max((len(s) for s in specials), default=1)
+    starts = re.compile(b"(?=" + b"|".join(re.escape(s) for s in specials) + b")") if specials else None
     pos = start
     while pos < stop:
-        f.seek(pos)
-        window = f.read(min(_WINDOW + longest, stop - pos + longest))
-        if not window:
+        base = max(0, pos - longest)
+        f.seek(base)
+        window = f.read(pos - base + _WINDOW + longest)
+        if len(window) <= pos - base:
             return None
-        hits = [i for i in (window.find(s) for s in specials) if i >= 0]
-        if hits:
-            return pos + min(hits)  # cut just before the special token
+        cuts = [m.start() for m in starts.finditer(window, pos - base)] if starts else []
         if pattern != "none":  # for 'none' only special tokens end a document
-            m = _SAFE_NEWLINE.search(window)
-            if m:
-                return pos + m.end()
+            cuts += [m.end() for m in _SAFE_NEWLINE.finditer(window, pos - base)]
+        for cut in sorted(cuts):
+            if not _straddled(window, cut, specials):
+                return base + cut
         pos += _WINDOW
     return None
+
+
+def _straddled(window: bytes, cut: int, specials: list[bytes]) -> bool:
+    """Does an occurrence of a special token start before `cut` and end after it?"""
+    for s in specials:
+        i = window.find(s, max(0, cut - len(s) + 1))
+        if 0 <= i < cut:
+            return True
+    return False
 
 
 def chunk_boundaries(path: Path, special_tokens: Sequence[str], pattern: str, chunk_bytes: int) -> list[int]:
