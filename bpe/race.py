@@ -1,0 +1,428 @@
+"""The algorithm race: the four trainers on one input, timed honestly and compared.
+
+What it does: pre-tokenize once (`prepare`) and give the same PreTokens to every
+trainer; run each with detail off on its own clock, keeping the time after every
+merge; stop a trainer that uses up its time budget and mark it cut off; find the
+first merge where the merge lists differ (`first_difference`); sweep corpus
+sizes (`scaling_sweep`); time parallel pre-tokenization (`pretokenize_speedup`);
+and, when HuggingFace `tokenizers` is installed, train its Rust BPE on the same
+text as a reference (`hf_reference`).
+
+What it does not do: draw, print or keep state between calls. The race page and
+benchmarks/race.py call these same functions, so they measure the same code.
+
+Honest timing: a trainer's clock runs only while that trainer works. Whatever
+the caller does between turns (redrawing a chart) is outside every clock, and
+the only bookkeeping inside it is one clock reading and three list appends per
+merge; `clock_overhead` measures what that costs. The clock is the processor
+time of the calling thread, so other sessions on a shared server (or other
+programs on the machine) do not inflate a trainer's time; and, as timeit does,
+the garbage collector is paused during a turn, so that its cost does not depend
+on how many objects the rest of the process (a web server, other trainers) holds.
+"""
+
+from __future__ import annotations
+
+import gc
+import importlib.util
+import json
+import math
+import os
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from time import perf_counter, thread_time
+
+from .gpt2_bytes import from_unicode
+from .pretokenize import PreTokens, pretokenize, pretokenize_file, split_on_special
+from .train import ALGORITHMS, steps
+
+Merge = tuple[bytes, bytes]
+
+SLICE_S = 0.05  # a turn in the race: each trainer works this long, then the next one
+CLOCK = thread_time  # processor seconds of this thread: waiting for other threads or programs is not counted
+WALL_FACTOR = 2  # on a busy machine a trainer is also cut off after this many budgets of wall-clock time
+
+
+# ---------------------------------------------------------------------------
+# results
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """The input every trainer starts from, and what it cost to make."""
+
+    corpus: PreTokens
+    seconds: dict[str, float]  # "read", "pre-tokenize"
+
+
+@dataclass(frozen=True)
+class RaceResult:
+    """One trainer's run: what it merged, when, and how much work it did."""
+
+    algorithm: str
+    merges: tuple[Merge, ...]
+    counts: tuple[int, ...]  # the count of each merged pair
+    times: tuple[float, ...]  # seconds since the trainer started (initial count included) after merge k + 1
+    seconds: dict[str, float] = field(default_factory=dict)  # "initial count", "merge loop"
+    work: dict[str, int] = field(default_factory=dict)  # the trainer's counters
+    cut_off: bool = False  # stopped by its time budget before the last merge
+    stop_reason: str = ""  # "vocab_size", "no pairs left", "time budget", or "" while running
+
+    @property
+    def total(self) -> float:
+        return sum(self.seconds.values())
+
+    @property
+    def done(self) -> bool:
+        return bool(self.stop_reason)
+
+
+# ---------------------------------------------------------------------------
+# preparing the shared input
+
+
+def prepare(source: bytes | str | os.PathLike, *, pattern: str = "gpt2", special_tokens: Sequence[str] = ()) -> Prepared:
+    """Read (if source is a path) and pre-tokenize once, keeping the sequence the positions trainer walks.
+
+    Bytes or text already in memory cost nothing to read; the other trainers ignore the sequence.
+    """
+    start = perf_counter()  # wall-clock: waiting for the disk is part of reading
+    data = Path(source).read_bytes() if isinstance(source, (str, os.PathLike)) else source
+    read = perf_counter()
+    with paused_gc():
+        start_cpu = CLOCK()
+        corpus = pretokenize(data, pattern=pattern, special_tokens=special_tokens, keep_sequence=True)
+        seconds = CLOCK() - start_cpu
+    return Prepared(corpus, {"read": read - start, "pre-tokenize": seconds})
+
+
+def prefix(data: bytes, size: int) -> bytes:
+    """The first size bytes of data, cut back to the last newline so no word or character is split."""
+    if size >= len(data):
+        return data
+    cut = data.rfind(b"\n", 0, size)
+    return data[: cut + 1] if cut > 0 else data[:size]
+
+
+def log_sizes(low: int, high: int, n: int) -> list[int]:
+    """n sizes evenly spaced on a log scale: log_sizes(50_000, 2_000_000, 3) -> [50000, 316228, 2000000]."""
+    if n < 2 or low >= high:
+        return [high]
+    step = (math.log(high) - math.log(low)) / (n - 1)
+    return [round(math.exp(math.log(low) + i * step)) for i in range(n)]
+
+
+# ---------------------------------------------------------------------------
+# one trainer on its own clock
+
+
+class Runner:
+    """One trainer, advanced a turn at a time on its own clock, so that several can take turns.
+
+    The trainer is built (its initial pair count) on the first turn, not here,
+    so a caller can show progress before the slowest constructor runs.
+    """
+
+    def __init__(self, corpus: PreTokens, algorithm: str, num_merges: int, budget_s: float) -> None:
+        if algorithm not in ALGORITHMS:
+            raise ValueError(f"Unknown algorithm {algorithm!r}; choose one of {', '.join(ALGORITHMS)}.")
+        if budget_s <= 0:
+            raise ValueError(f"The time budget must be above 0 seconds, not {budget_s!r}.")
+        self.corpus, self.algorithm, self.num_merges, self.budget_s = corpus, algorithm, num_merges, budget_s
+        self.trainer = self.events = None
+        self.init_s = self.loop_s = 0.0  # processor time
+        self.wall_s = 0.0  # wall-clock time of the turns, for the safety cut-off
+        self.merges: list[Merge] = []
+        self.counts: list[int] = []
+        self.times: list[float] = []
+        self.work: dict[str, int] = {}
+        self.stop_reason = ""
+
+    @property
+    def elapsed(self) -> float:
+        return self.init_s + self.loop_s
+
+    @property
+    def done(self) -> bool:
+        return bool(self.stop_reason)
+
+    def advance(self, slice_s: float) -> None:
+        """Work for about slice_s seconds: merge until the slice or the budget is used up, or training ends.
+
+        A merge is never interrupted, so a turn overruns by at most one merge.
+        """
+        if self.done:
+            return
+        wall = perf_counter()
+        with paused_gc():
+            if self.trainer is None:
+                start = CLOCK()
+                self.trainer, self.events = steps(self.corpus, self.num_merges, algorithm=self.algorithm)
+                self.init_s = CLOCK() - start
+                finished = False
+            else:
+                finished = self._merge_for(slice_s)
+        self.wall_s += perf_counter() - wall
+        if finished:
+            self._finish(self.trainer.stop_reason)
+        elif self.elapsed >= self.budget_s or self.wall_s >= WALL_FACTOR * self.budget_s:
+            self._finish("vocab_size" if len(self.merges) >= self.num_merges else "time budget")
+
+    def _merge_for(self, slice_s: float) -> bool:
+        """The timed loop: the trainer's own generator, plus one clock reading per merge. True when training ended."""
+        merges, counts, times, clock = self.merges, self.counts, self.times, CLOCK
+        base = self.elapsed
+        start = clock()
+        deadline = min(slice_s, self.budget_s - base) + start
+        finished = True
+        for event in self.events:
+            now = clock()
+            merges.append((event.left, event.right))
+            counts.append(event.count)
+            times.append(base + now - start)
+            if now >= deadline:
+                finished = False
+                break
+        self.loop_s += clock() - start
+        return finished
+
+    def _finish(self, reason: str) -> None:
+        self.stop_reason = reason
+        self.work = dict(self.trainer.work)
+        self.trainer = self.events = self.corpus = None  # let a big trainer's memory go now
+
+    def result(self) -> RaceResult:
+        """A snapshot of the run so far."""
+        work = self.work if self.done else dict(self.trainer.work) if self.trainer else {}
+        return RaceResult(
+            algorithm=self.algorithm,
+            merges=tuple(self.merges),
+            counts=tuple(self.counts),
+            times=tuple(self.times),
+            seconds={"initial count": self.init_s, "merge loop": self.loop_s},
+            work=work,
+            cut_off=self.stop_reason == "time budget" and len(self.merges) < self.num_merges,
+            stop_reason=self.stop_reason,
+        )
+
+
+def run_timed(
+    corpus: PreTokens,
+    algorithm: str,
+    num_merges: int,
+    budget_s: float,
+    on_progress: Callable[[RaceResult], None] | None = None,
+    every_s: float = 0.2,
+) -> RaceResult:
+    """Train one algorithm with detail off, stopping at budget_s seconds (initial count included).
+
+    on_progress gets a snapshot about every every_s seconds; the clock is stopped while it runs.
+    """
+    runner = Runner(corpus, algorithm, num_merges, budget_s)
+    while not runner.done:
+        runner.advance(every_s)
+        if on_progress:
+            on_progress(runner.result())
+    return runner.result()
+
+
+def race(
+    corpus: PreTokens, num_merges: int, budget_s: float, algorithms: Sequence[str] = tuple(ALGORITHMS), slice_s: float = SLICE_S
+) -> Iterator[tuple[RaceResult, ...]]:
+    """Take turns: each unfinished trainer works for slice_s of its own time, then everyone's results so far are yielded.
+
+    Every trainer gets the same share of the processor, so after t seconds each
+    line of the chart has reached t and the fast ones have gone further right.
+    The last tuple yielded is the final one.
+    """
+    runners = [Runner(corpus, a, num_merges, budget_s) for a in algorithms]
+    while True:
+        for runner in runners:
+            runner.advance(slice_s)
+            yield tuple(r.result() for r in runners)
+        if all(r.done for r in runners):
+            return
+
+
+@contextmanager
+def paused_gc() -> Iterator[None]:
+    """Pause the garbage collector (as timeit does) and restore it as it was."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def clock_overhead(n: int = 20_000) -> float:
+    """Seconds per merge that the timed loop adds: one clock reading and three appends."""
+    merges, counts, times, clock = [], [], [], CLOCK
+    event = (b"a", b"b", 1)
+    start = clock()
+    for _ in range(n):
+        now = clock()
+        merges.append((event[0], event[1]))
+        counts.append(event[2])
+        times.append(now - start)
+    return (clock() - start) / n
+
+
+# ---------------------------------------------------------------------------
+# comparing merge lists
+
+
+def compared(results: Sequence[RaceResult]) -> int:
+    """How many ranks first_difference compares: all of them, unless a run was cut off short."""
+    cut = [len(r.merges) for r in results if r.cut_off or not r.done]
+    return min(cut) if cut else max((len(r.merges) for r in results), default=0)
+
+
+def first_difference(results: Sequence[RaceResult]) -> tuple[int, dict[str, tuple[Merge, int | None] | None]] | None:
+    """The first rank where the merge lists differ, with each algorithm's merge and count there; None if they agree.
+
+    A run cut off by its budget is compared over the merges it made. A finished
+    run that stopped early (no pairs left) differs where it has no merge: None.
+    [ab, cd, ef] vs [ab, cd, xy] -> (2, {first: (ef, 3), second: (xy, 3)}).
+    """
+    for rank in range(compared(results)):
+        there = {r.algorithm: _merge_at(r, rank) for r in results}
+        if len({m[0] if m else None for m in there.values()}) > 1:
+            return rank, there
+    return None
+
+
+def _merge_at(result: RaceResult, rank: int) -> tuple[Merge, int | None] | None:
+    if rank >= len(result.merges):
+        return None
+    return result.merges[rank], result.counts[rank] if rank < len(result.counts) else None
+
+
+def pair_count_after(corpus: PreTokens, merges: Sequence[Merge], pair: Merge) -> int:
+    """The count of pair (as bytes) after making merges, replayed with the heap trainer.
+
+    Used to show that a reference trainer's different choice was a tie.
+    """
+    trainer, events = steps(corpus, len(merges), algorithm="heap")
+    for _ in events:
+        pass
+    ids = {token: i for i, token in reversed(list(enumerate(trainer.vocab)))}  # first id with those bytes
+    if pair[0] not in ids or pair[1] not in ids:
+        return 0
+    return trainer.pair_counts.get((ids[pair[0]], ids[pair[1]]), 0)
+
+
+# ---------------------------------------------------------------------------
+# scaling
+
+
+@dataclass(frozen=True)
+class ScalingPoint:
+    """One trainer on one prefix of the corpus."""
+
+    n_bytes: int
+    pretokenize_s: float  # shared by all trainers at this size
+    result: RaceResult
+
+
+def scaling_sweep(
+    data: bytes,
+    sizes: Sequence[int],
+    num_merges: int,
+    budget_s: float,
+    *,
+    pattern: str = "gpt2",
+    special_tokens: Sequence[str] = (),
+    algorithms: Sequence[str] = tuple(ALGORITHMS),
+    on_progress: Callable[[RaceResult], None] | None = None,
+) -> Iterator[ScalingPoint]:
+    """Run every algorithm on growing prefixes of data, one point per (size, algorithm).
+
+    A trainer that is cut off at one size is not run at the larger ones: it
+    could only be slower, and the sweep stays within len(sizes) x budget_s per trainer.
+    """
+    given_up: set[str] = set()
+    for size in sizes:
+        prepared = prepare(prefix(data, size), pattern=pattern, special_tokens=special_tokens)
+        for algorithm in algorithms:
+            if algorithm in given_up:
+                continue
+            result = run_timed(prepared.corpus, algorithm, num_merges, budget_s, on_progress)
+            if result.cut_off:
+                given_up.add(algorithm)
+            yield ScalingPoint(prepared.corpus.n_bytes, prepared.seconds["pre-tokenize"], result)
+
+
+# ---------------------------------------------------------------------------
+# parallel pre-tokenization
+
+
+@dataclass(frozen=True)
+class SpeedupPoint:
+    workers: int
+    seconds: float
+    unique: int  # unique pre-tokens found: the same for every worker count
+
+
+def pretokenize_speedup(
+    path: str | os.PathLike, workers_list: Sequence[int], *, pattern: str = "gpt2", special_tokens: Sequence[str] = ()
+) -> Iterator[SpeedupPoint]:
+    """Time pretokenize_file on one file with each number of worker processes.
+
+    Process start-up is included: it is part of what parallelism costs. The
+    file is read once first, so every run finds it in the page cache.
+    """
+    Path(path).read_bytes()
+    for workers in workers_list:
+        start = perf_counter()
+        corpus = pretokenize_file(path, pattern=pattern, special_tokens=special_tokens, workers=workers)
+        yield SpeedupPoint(workers, perf_counter() - start, len(corpus.counts))
+
+
+def write_repeated(path: str | os.PathLike, data: bytes, size: int) -> int:
+    """Write data over and over to path until it holds at least size bytes; return the size written."""
+    if not data:
+        raise ValueError("Cannot build a file from empty data.")
+    copies = -(-size // len(data))
+    Path(path).write_bytes(data * copies)
+    return len(data) * copies
+
+
+# ---------------------------------------------------------------------------
+# HuggingFace tokenizers, when it happens to be installed
+
+HF = "hf tokenizers"
+
+
+def hf_available() -> bool:
+    return importlib.util.find_spec("tokenizers") is not None
+
+
+def hf_reference(text: str, num_merges: int, special_tokens: Sequence[str] = ()) -> RaceResult:
+    """Train HuggingFace's Rust BPE (byte-level, GPT-2 regex) on the same text; its merges as bytes.
+
+    The text is cut at special tokens first, as our pre-tokenizer does. Its time
+    is wall-clock (it uses every core) and includes its own pre-tokenization;
+    it records no per-merge times or counts, and it breaks ties its own way.
+    """
+    from tokenizers import Tokenizer, models, pre_tokenizers, trainers
+
+    start = perf_counter()
+    tokenizer = Tokenizer(models.BPE())
+    tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
+    trainer = trainers.BpeTrainer(
+        vocab_size=256 + len(special_tokens) + num_merges,
+        special_tokens=list(special_tokens),
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        show_progress=False,
+    )
+    tokenizer.train_from_iterator(split_on_special(text, special_tokens), trainer=trainer)
+    seconds = perf_counter() - start
+    merges = []
+    for merge in json.loads(tokenizer.to_str())["model"]["merges"]:
+        left, right = merge.split(" ") if isinstance(merge, str) else merge
+        merges.append((from_unicode(left), from_unicode(right)))
+    return RaceResult(HF, tuple(merges), (), (), {"train (all phases)": seconds}, {}, False, "vocab_size")
