@@ -1,0 +1,194 @@
+"""Encoding and decoding with a trained tokenizer, held to what training did.
+
+Worked examples pin down the rules (merge by rank, special tokens whole, the
+first k merges); property tests check the round trip on any text or bytes and
+that encoding with k merges is the same as replaying the first k merges.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+
+from bpe import PATTERNS, pretokenize, train
+from bpe.pretokenize import sequence_of_text
+from bpe.rule import merge_word
+from bpe.tokenizer import Tokenizer
+
+SPECIAL = "<|endoftext|>"
+TEXT = (
+    "low low low low low lower lower widest widest widest newest newest newest newest newest newest\n"
+    "It's the newest; they'll lower it.  Numbers 12345 and 3.14 too.\n"
+    f"{SPECIAL}naïve café — 日本語 🙂 low\tlower\n\n"
+)
+LOSSLESS = [p for p in PATTERNS if p != "whitespace"]
+
+
+def trained(text: str = TEXT, pattern: str = "gpt2", num_merges: int = 60, specials=(SPECIAL,)) -> Tokenizer:
+    corpus = pretokenize(text, pattern=pattern, special_tokens=specials)
+    return Tokenizer.from_training(train(corpus, num_merges, special_tokens=specials), pattern)
+
+
+def replay(merges, word: bytes) -> list[bytes]:
+    """The definition: apply the merges one after another, each everywhere, left to right."""
+    ids = list(word)
+    vocab = [bytes([b]) for b in range(256)]
+    index = {v: i for i, v in enumerate(vocab)}
+    for left, right in merges:
+        vocab.append(left + right)
+        index.setdefault(left + right, len(vocab) - 1)
+        ids = merge_word(ids, (index[left], index[right]), len(vocab) - 1)
+    return [vocab[i] for i in ids]
+
+
+def has_twins(merges) -> bool:
+    """Two merges that make the same bytes (b'a'+b'bc' and b'ab'+b'c')."""
+    made = [a + b for a, b in merges]
+    return len(set(made)) != len(made)
+
+
+# ---------------------------------------------------------------------------
+# worked examples
+
+
+def test_merges_apply_by_rank_inside_a_pre_token():
+    tok = Tokenizer([(b"l", b"o"), (b"lo", b"w")], pattern="whitespace")
+    assert tok.bpe(b"lower") == (b"low", b"e", b"r")
+    assert tok.bpe(b"lower", 1) == (b"lo", b"w", b"e", b"r")
+    assert tok.bpe(b"lower", 0) == tuple(bytes([b]) for b in b"lower")
+
+
+def test_overlapping_pairs_merge_left_to_right():
+    tok = Tokenizer([(b"a", b"a")], pattern="none")
+    assert tok.pieces("aaa") == [b"aa", b"a"]
+    assert tok.pieces("aaaa") == [b"aa", b"aa"]
+
+
+def test_lowest_rank_wins_wherever_it_is_in_the_word():
+    # (b, c) has the lower rank, so 'abc' becomes a + bc although 'ab' comes first
+    tok = Tokenizer([(b"b", b"c"), (b"a", b"b")], pattern="none")
+    assert tok.pieces("abc") == [b"a", b"bc"]
+
+
+def test_special_tokens_are_kept_whole_and_never_merged_into():
+    tok = trained()
+    pieces = tok.pieces(f"low{SPECIAL}low")
+    assert SPECIAL.encode() in pieces
+    assert tok.encode(SPECIAL) == [tok.ids[SPECIAL.encode()]] == [len(tok.vocab) - 1]
+
+
+def test_longest_special_token_wins():
+    tok = Tokenizer([], ["<a>", "<a><a>"], pattern="none")
+    assert tok.pieces("<a><a><a>") == [b"<a><a>", b"<a>"]
+
+
+def test_token_counts_encode_pre_token_counts():
+    tok = Tokenizer([(b"l", b"o"), (b"lo", b"w")], pattern="whitespace")
+    assert tok.token_counts({b"low": 5, b"lower": 2}) == Counter({b"low": 7, b"e": 2, b"r": 2})
+
+
+def test_merge_steps_show_each_merge_applied():
+    tok = Tokenizer([(b"l", b"o"), (b"lo", b"w")], pattern="whitespace")
+    assert list(tok.merge_steps(b"lower")) == [(0, [b"lo", b"w", b"e", b"r"]), (1, [b"low", b"e", b"r"])]
+
+
+def test_training_counts_travel_with_the_tokenizer():
+    tok = trained()
+    assert len(tok.counts) == len(tok.merges) and all(c >= 1 for c in tok.counts)
+    assert list(tok.counts) == sorted(tok.counts, reverse=True)
+
+
+@pytest.mark.parametrize(
+    "merges, message",
+    [
+        ([(b"ab", b"c")], "uses 'ab'"),  # 'ab' was never made
+        ([(b"a", b"b"), (b"abc", b"d")], "uses 'abc'"),
+        ([("a", "b")], "not a pair of bytes"),
+    ],
+)
+def test_a_merge_of_unknown_tokens_is_refused(merges, message):
+    with pytest.raises(ValueError, match=message):
+        Tokenizer(merges)
+
+
+def test_unknown_id_is_a_clear_error():
+    tok = trained()
+    with pytest.raises(ValueError, match="not in the vocabulary"):
+        tok.decode([10**6])
+
+
+def test_negative_k_is_a_clear_error():
+    with pytest.raises(ValueError, match="at least 0"):
+        trained().encode("low", -1)
+
+
+def test_k_beyond_the_merges_means_all_of_them():
+    tok = trained()
+    assert tok.encode(TEXT, 10**6) == tok.encode(TEXT)
+
+
+def test_a_lone_surrogate_that_no_bytes_give_is_a_clear_error():
+    with pytest.raises(ValueError, match="lone surrogate U\\+D800"):
+        trained().encode("a\ud800b")
+
+
+def test_invalid_utf8_survives_as_bytes():
+    tok = trained()
+    data = b"low \xff\xfe lower \xc3"
+    assert tok.decode_bytes(tok.encode(data)) == data
+    text = data.decode("utf-8", "surrogateescape")
+    assert tok.decode(tok.encode(text)) == text
+
+
+# ---------------------------------------------------------------------------
+# properties
+
+TOKENIZERS = {pattern: trained(pattern=pattern) for pattern in PATTERNS}
+
+
+@pytest.mark.parametrize("pattern", LOSSLESS)
+@settings(max_examples=150, deadline=None)
+@given(text=st.text())
+def test_round_trip_of_any_text(pattern, text):
+    tok = TOKENIZERS[pattern]
+    assert tok.decode(tok.encode(text)) == text
+
+
+@pytest.mark.parametrize("pattern", LOSSLESS)
+@settings(max_examples=150, deadline=None)
+@given(data=st.binary())
+def test_round_trip_of_any_bytes(pattern, data):
+    tok = TOKENIZERS[pattern]
+    assert tok.decode_bytes(tok.encode(data)) == data
+    text = data.decode("utf-8", "surrogateescape")
+    assert tok.decode(tok.encode(text)) == text
+
+
+@settings(max_examples=100, deadline=None)
+@given(text=st.text(alphabet="ab ", max_size=40).map(lambda t: t + " "), pattern=st.sampled_from(LOSSLESS))
+def test_round_trip_with_special_tokens_between(text, pattern):
+    tok = TOKENIZERS[pattern]
+    joined = SPECIAL.join([text, text, ""])
+    assert tok.decode(tok.encode(joined)) == joined
+
+
+@st.composite
+def corpus_and_text(draw):
+    alphabet = draw(st.sampled_from(["ab ", "abc \n", "aé1 ", "ab'é\n "]))
+    corpus = draw(st.text(alphabet=alphabet, min_size=1, max_size=120))
+    text = draw(st.text(alphabet=alphabet, max_size=60))
+    return corpus, text
+
+
+@settings(max_examples=200, deadline=None)
+@given(case=corpus_and_text(), pattern=st.sampled_from(list(PATTERNS)), data=st.data())
+def test_encoding_with_k_merges_matches_replaying_the_first_k(case, pattern, data):
+    corpus, text = case
+    tok = trained(corpus, pattern, num_merges=30, specials=())
+    k = data.draw(st.integers(0, len(tok.merges)))
+    assume(not has_twins(tok.merges[:k]))  # see Tokenizer.bpe: twins are matched by bytes
+    expected = [piece for word in sequence_of_text(text, pattern) for piece in replay(tok.merges[:k], word.encode())]
+    assert tok.pieces(text, k) == expected
