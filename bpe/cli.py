@@ -1,7 +1,11 @@
-"""The command line: `python -m bpe train FILE --vocab-size N --out DIR`.
+"""The command line: train a tokenizer, then use it.
 
-Shows progress bars for pre-tokenization and merging, then a summary. Bad
-input prints one sentence and exits with code 2, never a traceback.
+    python -m bpe train FILE --vocab-size N --out DIR   # writes every format to DIR
+    python -m bpe encode DIR --text "Hello world"       # prints ids: 72 101 ...
+    python -m bpe decode DIR 72 101 ...                 # prints the text
+
+Training shows progress bars for pre-tokenization and merging, then a summary.
+Bad input prints one sentence and exits with code 2, never a traceback.
 """
 
 from __future__ import annotations
@@ -12,8 +16,11 @@ import time
 from pathlib import Path
 
 from . import export
-from .pretokenize import PATTERNS, check_pattern, pretokenize_file
+from .pretokenize import ENCODING, ERRORS, PATTERNS, check_pattern, pretokenize_file
+from .tokenizer import Tokenizer
 from .train import ALGORITHMS, build_vocab, check_settings, steps
+
+FILES = (export.VOCAB, export.MERGES, export.HF, export.PLAIN)  # what train writes
 
 
 class Bar:
@@ -63,7 +70,18 @@ def parser() -> argparse.ArgumentParser:
     t.add_argument("--min-pair-frequency", type=int, default=1, metavar="K", help="stop when the best pair occurs fewer than K times")
     t.add_argument("--pretokenizer", default="gpt2", help=f"one of {', '.join(PATTERNS)} (default gpt2)")
     t.add_argument("--workers", type=int, default=None, metavar="W", help="processes for pre-tokenization (default: CPU count)")
-    t.add_argument("--out", type=Path, required=True, metavar="DIR", help="writes DIR/vocab.json and DIR/merges.txt")
+    t.add_argument("--out", type=Path, required=True, metavar="DIR", help=f"writes {', '.join(FILES)} to DIR")
+
+    e = sub.add_parser("encode", help="print the token ids of a text, using a tokenizer saved by train")
+    e.add_argument("dir", type=Path, metavar="DIR", help="a directory written by train (or one tokenizer file)")
+    source = e.add_mutually_exclusive_group()
+    source.add_argument("--text", metavar="T", help="the text to encode")
+    source.add_argument("--file", type=Path, metavar="F", help="a file to encode (any bytes); default: standard input")
+    e.add_argument("--k", type=int, default=None, metavar="K", help="use only the first K merges")
+
+    d = sub.add_parser("decode", help="print the text of token ids, using a tokenizer saved by train")
+    d.add_argument("dir", type=Path, metavar="DIR", help="a directory written by train (or one tokenizer file)")
+    d.add_argument("ids", nargs="*", metavar="ID", help="token ids; default: read them from standard input")
     return p
 
 
@@ -87,15 +105,16 @@ def train_command(args: argparse.Namespace) -> None:
     trainer, events = steps(corpus, num_merges, algorithm=args.algorithm, min_pair_frequency=args.min_pair_frequency)
     t2 = time.perf_counter()
     bar = Bar("merge", num_merges, " merges")
-    merges = []
+    merges, counts = [], []
     for event in events:
         merges.append((event.left, event.right))
+        counts.append(event.count)
         bar.update(len(merges))
     bar.update(num_merges if trainer.stop_reason == "vocab_size" else len(merges))
     bar.close()
     t3 = time.perf_counter()
     vocab = build_vocab(merges, args.special_token)
-    paths = export.save_gpt2(args.out, vocab, merges, args.special_token)
+    paths = export.save_all(args.out, merges, args.special_token, args.pretokenizer, counts)
     t4 = time.perf_counter()
 
     why = {
@@ -111,11 +130,41 @@ def train_command(args: argparse.Namespace) -> None:
     print("wrote " + ", ".join(str(p) for p in paths))
 
 
+def encode_command(args: argparse.Namespace) -> None:
+    tokenizer = Tokenizer.load(args.dir)
+    if args.text is not None:
+        text = args.text
+    elif args.file is not None:
+        text = args.file.read_bytes().decode(ENCODING, ERRORS)
+    else:
+        text = sys.stdin.buffer.read().decode(ENCODING, ERRORS)
+    ids = tokenizer.encode(text, args.k)
+    print(" ".join(map(str, ids)))
+
+
+def decode_command(args: argparse.Namespace) -> None:
+    tokenizer = Tokenizer.load(args.dir)
+    words = args.ids if args.ids else sys.stdin.read().split()
+    ids = []
+    for word in words:
+        if not (word.isascii() and word.isdigit()):
+            raise ValueError(f"{word!r} is not a token id; ids are whole numbers such as 256.")
+        ids.append(int(word))
+    data = tokenizer.decode_bytes(ids)  # the exact bytes, invalid UTF-8 included
+    sys.stdout.flush()
+    sys.stdout.buffer.write(data)
+    if sys.stdout.isatty() and not data.endswith(b"\n"):
+        sys.stdout.buffer.write(b"\n")
+    sys.stdout.buffer.flush()
+
+
+COMMANDS = {"train": train_command, "encode": encode_command, "decode": decode_command}
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     try:
-        if args.command == "train":
-            train_command(args)
+        COMMANDS[args.command](args)
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

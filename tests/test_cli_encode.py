@@ -1,0 +1,108 @@
+"""`python -m bpe encode / decode` with a tokenizer saved by `python -m bpe train`.
+
+Most cases call bpe.cli.main in-process (fast); a few run the real command in a
+subprocess to check the exit code, the bytes on stdout and that no traceback shows.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from bpe.cli import main
+from bpe.tokenizer import Tokenizer
+
+ROOT = Path(__file__).resolve().parents[1]
+SPECIAL = "<|endoftext|>"
+CORPUS = ("low lower lowest newer newest widest, it's 123 naïve café.\n" * 20) + SPECIAL + "more low text\n"
+
+
+@pytest.fixture(scope="module")
+def saved(tmp_path_factory) -> Path:
+    folder = tmp_path_factory.mktemp("cli")
+    corpus = folder / "corpus.txt"
+    corpus.write_text(CORPUS, encoding="utf-8")
+    out = folder / "tok"
+    code = main(["train", str(corpus), "--vocab-size", "300", "--special-token", SPECIAL, "--out", str(out), "--workers", "1"])
+    assert code == 0
+    return out
+
+
+def bpe(*args: str, stdin: bytes = b"") -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "bpe", *args], input=stdin, capture_output=True, cwd=ROOT, timeout=60)
+
+
+def ids_of(text: str) -> list[int]:
+    return [int(i) for i in text.split()]
+
+
+def test_train_writes_all_four_formats(saved):
+    assert sorted(p.name for p in saved.iterdir()) == ["merges.txt", "tokenizer.bpe.json", "tokenizer.json", "vocab.json"]
+    assert all(c is not None for c in Tokenizer.load(saved).counts)
+
+
+def test_encode_text_prints_the_ids(saved, capsys):
+    assert main(["encode", str(saved), "--text", f"lowest newer{SPECIAL}x"]) == 0
+    ids = ids_of(capsys.readouterr().out)
+    tok = Tokenizer.load(saved)
+    assert ids == tok.encode(f"lowest newer{SPECIAL}x")
+    assert tok.ids[SPECIAL.encode()] in ids
+
+
+def test_encode_with_the_first_k_merges(saved, capsys):
+    main(["encode", str(saved), "--text", "lowest", "--k", "0"])
+    assert ids_of(capsys.readouterr().out) == list(b"lowest")
+
+
+def test_encode_a_file_of_any_bytes(saved, tmp_path, capsys):
+    data = b"low \xff\xfe lower \xc3"
+    path = tmp_path / "in.bin"
+    path.write_bytes(data)
+    main(["encode", str(saved), "--file", str(path)])
+    assert Tokenizer.load(saved).decode_bytes(ids_of(capsys.readouterr().out)) == data
+
+
+def test_decode_ids_from_arguments(saved, capsys):
+    ids = Tokenizer.load(saved).encode("newest widest")
+    assert main(["decode", str(saved), *map(str, ids)]) == 0
+    assert capsys.readouterr().out == "newest widest"
+
+
+def test_round_trip_through_pipes_keeps_every_byte(saved):
+    data = "naïve café 🙂\n\tlow  lower\r\n".encode() + b"\xff\x00" + SPECIAL.encode()
+    encoded = bpe("encode", str(saved), stdin=data)
+    assert encoded.returncode == 0, encoded.stderr
+    decoded = bpe("decode", str(saved), stdin=encoded.stdout)
+    assert decoded.returncode == 0, decoded.stderr
+    assert decoded.stdout == data
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["decode", "{dir}", "12", "x7"], "'x7' is not a token id"),
+        (["decode", "{dir}", "999999"], "Token id 999999 is not in the vocabulary"),
+        (["encode", "{dir}", "--text", "a", "--k", "-1"], "k must be a whole number of merges, at least 0"),
+        (["encode", "{missing}", "--text", "a"], "no such file or directory"),
+        (["encode", "{dir}", "--file", "{missing}"], "No such file or directory"),
+    ],
+)
+def test_bad_input_is_one_sentence_and_exit_2(saved, tmp_path, capsys, args, message):
+    filled = [a.format(dir=saved, missing=tmp_path / "missing") for a in args]
+    assert main(filled) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and message in err and len(err.strip().splitlines()) == 1
+
+
+def test_a_broken_tokenizer_file_is_an_error_not_a_traceback(saved, tmp_path):
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    text = (saved / "tokenizer.bpe.json").read_text()
+    (broken / "tokenizer.bpe.json").write_text(text[: len(text) // 2])
+    result = bpe("encode", str(broken), "--text", "low")
+    assert result.returncode == 2
+    assert b"Traceback" not in result.stderr
+    assert b"not valid JSON" in result.stderr and b"looks truncated" in result.stderr
