@@ -23,7 +23,7 @@ from heapq import heapify, heappop, heappush
 
 from .events import DETAIL_CAP, HeapEntry, HeapView
 from .rule import Pair, descending, entry_pair, heap_entry
-from .trainer import Delta, Trainer, count_pairs, word_lists
+from .trainer import Delta, Trainer, word_lists
 
 # levels of the heap tree kept in a snapshot: 2**5 - 1 = 31 entries
 SNAPSHOT_ENTRIES = 31
@@ -37,12 +37,14 @@ class Heap(Trainer):
         super().__init__(words)
         self.words, self.counts = word_lists(words)
         self.keys = [descending(t) for t in self.vocab]  # heap order of each token's bytes
-        # phase 1: pair counts and the inverted index
-        self.pair_counts = count_pairs(self.words, self.counts)
+        # phase 1: pair counts and the inverted index, in one pass
+        pair_counts: dict[Pair, int] = defaultdict(int)
         self.where: dict[Pair, set[int]] = defaultdict(set)
-        for i, word in enumerate(self.words):
+        for i, (word, c) in enumerate(zip(self.words, self.counts)):
             for pair in zip(word, word[1:]):
+                pair_counts[pair] += c
                 self.where[pair].add(i)
+        self.pair_counts = dict(pair_counts)
         # phase 2: one heap entry per pair
         self.heap = [heap_entry(p, c, self.keys) for p, c in self.pair_counts.items()]
         heapify(self.heap)
@@ -165,22 +167,44 @@ def merge_counting(
     born (9,3), (3,9); returns [9, 3, 9].
     """
     a, b = pair
+    remaining = word.count(a)  # subtle: counting first lets list.index run without raising
+    if not remaining:
+        return None
     n = len(word)
     sites = []
     i = 0
     find = word.index
-    while True:
-        try:
-            i = find(a, i, n - 1)
-        except ValueError:
-            break
-        if word[i + 1] == b:
+    while remaining:
+        i = find(a, i)
+        remaining -= 1
+        if i + 1 < n and word[i + 1] == b:
             sites.append(i)
+            if a == b:
+                remaining -= 1  # the site used up the next occurrence of a too
             i += 2
         else:
             i += 1
     if not sites:
         return None
+    if len(sites) == 1:  # the common case, written out
+        i = sites[0]
+        new = word[:i]
+        new.append(new_id)
+        new += word[i + 2 :]
+        delta[pair] -= count
+        if i:
+            x = word[i - 1]
+            delta[(x, a)] -= count
+            p = (x, new_id)
+            delta[p] += count
+            where[p].add(index)
+        if i + 2 < n:
+            y = word[i + 2]
+            delta[(b, y)] -= count
+            p = (new_id, y)
+            delta[p] += count
+            where[p].add(index)
+        return new
     new = word[:]
     for i in reversed(sites):
         new[i : i + 2] = [new_id]

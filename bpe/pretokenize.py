@@ -19,6 +19,7 @@ import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from multiprocessing import get_context
 from pathlib import Path
@@ -304,9 +305,16 @@ def _map(jobs: list, workers: int) -> Iterable[tuple[Counter[bytes], int]]:
     if workers == 1 or len(jobs) == 1:
         yield from map(_count_chunk, jobs)
         return
-    # forkserver: safe to start from a threaded process such as the Streamlit server
-    with ProcessPoolExecutor(max_workers=workers, mp_context=get_context("forkserver")) as pool:
-        futures = [pool.submit(_count_chunk, job) for job in jobs]
-        for future in as_completed(futures):
-            yield future.result()
-
+    done: set[int] = set()
+    try:
+        # forkserver: safe to start from a threaded process such as the Streamlit server
+        with ProcessPoolExecutor(max_workers=workers, mp_context=get_context("forkserver")) as pool:
+            futures = {pool.submit(_count_chunk, job): n for n, job in enumerate(jobs)}
+            for future in as_completed(futures):
+                result = future.result()
+                done.add(futures[future])
+                yield result
+    except BrokenProcessPool:
+        # subtle: a worker could not start (e.g. __main__ is <stdin>, which forkserver
+        # cannot re-import); count what is left here rather than fail
+        yield from map(_count_chunk, [job for n, job in enumerate(jobs) if n not in done])
