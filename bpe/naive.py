@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 
-from .rule import Pair, best_two, merge_word
+from .rule import Pair, merge_word
 from .trainer import Delta, Trainer, count_pairs, word_delta, word_lists
 
 
@@ -27,10 +27,7 @@ class Naive(Trainer):
         # count every pair again: this pass is the whole cost of the algorithm
         self.pair_counts = count_pairs(self.words, self.counts)
         self.work["pairs_counted"] += sum(len(w) - 1 for w in self.words)
-        self.work["pairs_scanned"] += len(self.pair_counts)
-        if not self.pair_counts:
-            return None
-        return best_two(self.pair_counts, self.vocab)
+        return super().choose(detail)
 
     def merge(self, pair: Pair, new_id: int, detail: bool) -> tuple[Delta, int]:
         delta: Delta = defaultdict(int)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 
-from .rule import Pair, best_two, merge_word
+from .rule import Pair, merge_word
 from .trainer import Delta, Trainer, word_lists
 
 
@@ -30,12 +30,6 @@ class ParentSet(Trainer):
                 pair_counts[pair] += n * c
                 self.parents[pair].add(i)
         self.pair_counts = dict(pair_counts)
-
-    def choose(self, detail: bool) -> tuple[Pair, Pair | None] | None:
-        if not self.pair_counts:
-            return None
-        self.work["pairs_scanned"] += len(self.pair_counts)
-        return best_two(self.pair_counts, self.vocab)
 
     def merge(self, pair: Pair, new_id: int, detail: bool) -> tuple[Delta, int]:
         delta: Delta = defaultdict(int)

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 
-from .rule import Pair, best_two
+from .rule import Pair
 from .trainer import Delta, Trainer
 
 NONE = -1  # no neighbour: the start or end of a pre-token
@@ -52,12 +52,6 @@ class Positions(Trainer):
                 pair_counts[pair] += 1
                 self.where[pair].add(i)
         self.pair_counts = dict(pair_counts)
-
-    def choose(self, detail: bool) -> tuple[Pair, Pair | None] | None:
-        if not self.pair_counts:
-            return None
-        self.work["pairs_scanned"] += len(self.pair_counts)
-        return best_two(self.pair_counts, self.vocab)
 
     def merge(self, pair: Pair, new_id: int, detail: bool) -> tuple[Delta, int]:
         a, b = pair

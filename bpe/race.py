@@ -276,23 +276,31 @@ def clock_overhead(n: int = 20_000) -> float:
 
 
 def compared(results: Sequence[RaceResult]) -> int:
-    """How many ranks first_difference compares: all of them, unless a run was cut off short."""
-    cut = [len(r.merges) for r in results if r.cut_off or not r.done]
-    return min(cut) if cut else max((len(r.merges) for r in results), default=0)
+    """How many ranks first_difference checks: those that at least two of the runs reached."""
+    rank = 0
+    while len(_reached(results, rank)) >= 2:
+        rank += 1
+    return rank
 
 
 def first_difference(results: Sequence[RaceResult]) -> tuple[int, dict[str, tuple[Merge, int | None] | None]] | None:
     """The first rank where the merge lists differ, with each algorithm's merge and count there; None if they agree.
 
-    A run cut off by its budget is compared over the merges it made. A finished
-    run that stopped early (no pairs left) differs where it has no merge: None.
+    At each rank the runs that made a merge there are compared, and so are
+    finished runs that did not (they stopped early: None). A run cut off by its
+    budget, or still running, takes part up to the merges it made.
     [ab, cd, ef] vs [ab, cd, xy] -> (2, {first: (ef, 3), second: (xy, 3)}).
     """
     for rank in range(compared(results)):
-        there = {r.algorithm: _merge_at(r, rank) for r in results}
+        there = {r.algorithm: _merge_at(r, rank) for r in _reached(results, rank)}
         if len({m[0] if m else None for m in there.values()}) > 1:
             return rank, there
     return None
+
+
+def _reached(results: Sequence[RaceResult], rank: int) -> list[RaceResult]:
+    """The runs that have a say at rank: they made a merge there, or finished without one."""
+    return [r for r in results if rank < len(r.merges) or (r.done and not r.cut_off)]
 
 
 def _merge_at(result: RaceResult, rank: int) -> tuple[Merge, int | None] | None:

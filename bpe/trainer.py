@@ -19,7 +19,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import ClassVar
 
 from .events import DETAIL_CAP, MergeDetail, MergeEvent, WordChange
-from .rule import Pair, top_pairs
+from .rule import Pair, best_two, top_pairs
 
 Delta = dict[Pair, int]
 
@@ -40,8 +40,14 @@ class Trainer:
 
     # -- the two steps a subclass supplies ------------------------------------
     def choose(self, detail: bool) -> tuple[Pair, Pair | None] | None:
-        """The best pair and the runner-up, or None when no pair is left."""
-        raise NotImplementedError
+        """The best pair and the runner-up, or None when no pair is left.
+
+        By default a scan over every pair count; the heap trainer overrides this.
+        """
+        if not self.pair_counts:
+            return None
+        self.work["pairs_scanned"] += len(self.pair_counts)
+        return best_two(self.pair_counts, self.vocab)
 
     def merge(self, pair: Pair, new_id: int, detail: bool) -> tuple[Delta, int]:
         """Rewrite every occurrence of pair as new_id; return (pair-count changes, words touched)."""
