@@ -25,7 +25,7 @@ def show_pair(left: bytes, right: bytes) -> str:
     return f"{show(left)} + {show(right)}"
 
 
-def token_spans(tokens: list[bytes], ids: list[int] | None = None) -> str:
+def token_spans(tokens: list[bytes], ids: list[int] | None = None, wrap: bool = True) -> str:
     """Tokens as coloured, escaped <span>s; the id (if given) shows on hover."""
     parts = []
     for n, token in enumerate(tokens):
@@ -35,7 +35,7 @@ def token_spans(tokens: list[bytes], ids: list[int] | None = None) -> str:
             f'<span class="tok"{title} style="background:{colour}">{html.escape(show(token))}</span>'
         )
     return (
-        '<div style="display:flex;flex-wrap:wrap;row-gap:6px;font-family:monospace;font-size:1.15rem">'
+        f'<div style="display:flex;flex-wrap:{"wrap" if wrap else "nowrap"};row-gap:6px;font-family:monospace;font-size:1.15rem">'
         + "".join(parts)
         + "</div>"
         + "<style>.tok{white-space:pre;padding:2px 3px;margin:0 1px;border-radius:4px;border:1px solid #0002;color:#111}</style>"

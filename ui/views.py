@@ -20,8 +20,9 @@ CARD_CSS = """
 .merge-card .big{font-size:1.9rem;font-family:monospace}
 .merge-card .why{font-size:1.05rem;margin-top:.3rem}
 .pill{display:inline-block;padding:1px 8px;border-radius:6px;background:#fff;border:1px solid #0003;margin:0 2px}
-.heap-level{display:flex;justify-content:space-around;margin:6px 0}
-.heap-node{font-family:monospace;font-size:.95rem;border:2px solid #4c78a8;border-radius:8px;padding:3px 6px;background:#fff;color:#111;text-align:center;min-width:4.5rem}
+.heap-level{display:flex;justify-content:space-around;gap:4px;margin:6px 0}
+.heap-node{flex:0 1 auto;min-width:0;overflow:hidden;white-space:nowrap;font-family:monospace;font-size:.95rem;border:2px solid #4c78a8;border-radius:8px;padding:3px 5px;background:#fff;color:#111;text-align:center}
+.heap-level.deep .heap-node{font-size:.78rem;padding:2px 3px}
 .heap-node.stale{border:2px dashed #d62728;background:#fdecec}
 .heap-node .n{font-size:.8rem;color:#555}
 .word-row{display:flex;align-items:center;gap:6px;font-family:monospace;font-size:1.05rem;margin:4px 0}
@@ -91,7 +92,8 @@ def heap_tree(event: MergeEvent, levels: int = 4) -> None:
         entries = view.entries[start : start + width]
         if not entries:
             break
-        rows.append('<div class="heap-level">' + "".join(_node(e) for e in entries) + "</div>")
+        css = "heap-level deep" if level >= 3 else "heap-level"
+        rows.append(f'<div class="{css}">' + "".join(_node(e) for e in entries) + "</div>")
         start += width
     st.html(CARD_CSS + "".join(rows))
     stale_now = sum(e.stale for e in view.entries)
@@ -116,9 +118,9 @@ def affected_words(event: MergeEvent, limit: int = 12) -> None:
     for w in detail.words[:limit]:
         rows.append(
             '<div class="word-row">'
-            + token_spans(list(w.before))
+            + token_spans(list(w.before), wrap=False)
             + '<span class="arrow">→</span>'
-            + token_spans(list(w.after))
+            + token_spans(list(w.after), wrap=False)
             + f' <b class="arrow">× {w.count:,}</b></div>'
         )
     st.html(CARD_CSS + "".join(rows))
