@@ -66,6 +66,10 @@ def stepper() -> None:
             st.subheader("Where the work went")
             what = {"positions": "positions updated", "parent_set": "parent words touched", "naive": "words checked"}[settings.algorithm]
             st.metric(what, f"{event.detail.sites_total or event.words:,}")
+            if event.detail.sites:
+                where = "positions in the flat sequence" if settings.algorithm == "positions" else "word ids"
+                more = " …" if event.detail.sites_total > len(event.detail.sites) else ""
+                st.caption(f"{where}: " + ", ".join(map(str, event.detail.sites)) + more)
             st.caption("Switch the algorithm to heap to see its heap.")
 
     c3, c4 = st.columns(2)
