@@ -42,7 +42,7 @@ Merge = tuple[bytes, bytes]
 
 SLICE_S = 0.05  # a turn in the race: each trainer works this long, then the next one
 CLOCK = thread_time  # processor seconds of this thread: waiting for other threads or programs is not counted
-WALL_FACTOR = 2  # on a busy machine a trainer is also cut off after this many budgets of wall-clock time
+WALL_FACTOR = 2  # on a busy machine a trainer is also cut off after this many budgets of wall-clock time (checked between turns)
 
 
 # ---------------------------------------------------------------------------
@@ -68,7 +68,7 @@ class RaceResult:
     seconds: dict[str, float] = field(default_factory=dict)  # "initial count", "merge loop"
     work: dict[str, int] = field(default_factory=dict)  # the trainer's counters
     cut_off: bool = False  # stopped by its time budget before the last merge
-    stop_reason: str = ""  # "vocab_size", "no pairs left", "time budget", or "" while running
+    stop_reason: str = ""  # "vocab_size", "no pairs left", "time budget", "wall-clock budget", or "" while running
 
     @property
     def total(self) -> float:
@@ -167,8 +167,12 @@ class Runner:
         self.wall_s += perf_counter() - wall
         if finished:
             self._finish(self.trainer.stop_reason)
-        elif self.elapsed >= self.budget_s or self.wall_s >= WALL_FACTOR * self.budget_s:
-            self._finish("vocab_size" if len(self.merges) >= self.num_merges else "time budget")
+        elif len(self.merges) >= self.num_merges:
+            self._finish("vocab_size")
+        elif self.elapsed >= self.budget_s:
+            self._finish("time budget")
+        elif self.wall_s >= WALL_FACTOR * self.budget_s:
+            self._finish("wall-clock budget")  # the machine is busy: the trainer got under half of a processor
 
     def _merge_for(self, slice_s: float) -> bool:
         """The timed loop: the trainer's own generator, plus one clock reading per merge. True when training ended."""
@@ -203,7 +207,7 @@ class Runner:
             times=tuple(self.times),
             seconds={"initial count": self.init_s, "merge loop": self.loop_s},
             work=work,
-            cut_off=self.stop_reason == "time budget" and len(self.merges) < self.num_merges,
+            cut_off=self.stop_reason in ("time budget", "wall-clock budget"),
             stop_reason=self.stop_reason,
         )
 
@@ -277,8 +281,9 @@ def clock_overhead(n: int = 20_000) -> float:
 
 def compared(results: Sequence[RaceResult]) -> int:
     """How many ranks first_difference checks: those that at least two of the runs reached."""
+    longest = max((len(r.merges) for r in results), default=0)
     rank = 0
-    while len(_reached(results, rank)) >= 2:
+    while rank < longest and len(_reached(results, rank)) >= 2:
         rank += 1
     return rank
 
@@ -345,12 +350,13 @@ def scaling_sweep(
     pattern: str = "gpt2",
     special_tokens: Sequence[str] = (),
     algorithms: Sequence[str] = tuple(ALGORITHMS),
-    on_progress: Callable[[RaceResult], None] | None = None,
+    on_progress: Callable[[int, RaceResult], None] | None = None,
 ) -> Iterator[ScalingPoint]:
     """Run every algorithm on growing prefixes of data, one point per (size, algorithm).
 
     A trainer that is cut off at one size is not run at the larger ones: it
     could only be slower, and the sweep stays within len(sizes) x budget_s per trainer.
+    on_progress gets (size in bytes, the run so far) while a trainer runs.
     """
     given_up: set[str] = set()
     for size in sizes:
@@ -358,7 +364,8 @@ def scaling_sweep(
         for algorithm in algorithms:
             if algorithm in given_up:
                 continue
-            result = run_timed(prepared.corpus, algorithm, num_merges, budget_s, on_progress)
+            report = (lambda result, n=prepared.corpus.n_bytes: on_progress(n, result)) if on_progress else None
+            result = run_timed(prepared.corpus, algorithm, num_merges, budget_s, report)
             if result.cut_off:
                 given_up.add(algorithm)
             yield ScalingPoint(prepared.corpus.n_bytes, prepared.seconds["pre-tokenize"], result)

@@ -72,6 +72,15 @@ def test_a_run_cut_off_by_its_budget_is_compared_over_the_merges_it_made(finishe
     assert R.first_difference([short, heap]) is None
 
 
+def test_a_difference_beyond_the_shortest_cut_off_run_is_still_found(finished):
+    heap = finished["heap"]
+    short = replace(finished["naive"], merges=heap.merges[:10], counts=heap.counts[:10], cut_off=True, stop_reason="time budget")
+    longer = replace(heap, algorithm="longer", merges=heap.merges[:70] + ((b"q", b"q"),), counts=heap.counts[:71], cut_off=True)
+    assert R.compared([short, longer, heap]) == 71
+    rank, there = R.first_difference([short, longer, heap])
+    assert rank == 70 and set(there) == {"longer", "heap"}
+
+
 def test_a_finished_run_with_fewer_merges_differs_where_it_has_none(finished):
     heap = finished["heap"]
     early = replace(heap, algorithm="early", merges=heap.merges[:60], counts=heap.counts[:60], stop_reason="no pairs left")
@@ -108,6 +117,14 @@ def test_the_initial_count_counts_against_the_budget(slow):
     result = R.run_timed(slow, "positions", 100, budget_s=1e-6)
     assert result.cut_off and result.merges == ()
     assert result.total == result.seconds["initial count"] > 1e-6
+
+
+def test_a_run_starved_of_processor_time_is_cut_off_by_the_wall_clock(slow, monkeypatch):
+    monkeypatch.setattr(R, "CLOCK", lambda: time.perf_counter() / 10)  # as if it got a tenth of a processor
+    start = time.perf_counter()
+    result = R.run_timed(slow, "naive", 5000, budget_s=0.1, every_s=0.005)  # checked between turns
+    assert result.cut_off and result.stop_reason == "wall-clock budget"
+    assert result.total < 0.1 and time.perf_counter() - start < 1
 
 
 def test_progress_callbacks_are_not_timed(slow):

@@ -15,7 +15,14 @@ DEFAULTS: dict[str, object] = {
     "playing": False,
     "speed": 1.0,  # seconds per merge while playing
     "sample": "",
-    "race": None,  # the last race's results, kept per session
+    "race": None,  # the last race's results, kept per session: ui.race_views.RaceRecord
+    "race_budget": 10.0,  # seconds each algorithm may run in the race (initial count included)
+    "race_hf": True,  # add HuggingFace tokenizers as a reference when it is installed
+    "sweep": None,  # the last scaling sweep: ui.race_views.SweepRecord
+    "sweep_source": "stdlib",  # "stdlib" (built-in prose) or "current" (the sidebar's corpus)
+    "sweep_merges": 300,
+    "sweep_budget": 5.0,  # seconds per algorithm per corpus size
+    "speedup": None,  # the last parallel pre-tokenization timing: ui.race_views.SpeedupRecord
     "threshold": 1,
     "settings": None,  # written by the sidebar on every run: ui.sidebar.Settings, or a sentence saying what to fix
 }
