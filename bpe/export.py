@@ -324,6 +324,21 @@ def _token_bytes(path: Path, n: int, row: dict, side: str) -> bytes:
 # all formats at once, and loading whichever is there
 
 
+def files(
+    merges: Merges,
+    special_tokens: Sequence[str] = (),
+    pattern: str = "gpt2",
+    counts: Sequence[int | None] | None = None,
+) -> dict[str, str]:
+    """Every format as {file name: text}: vocab.json, merges.txt, tokenizer.json, tokenizer.bpe.json."""
+    return {
+        VOCAB: gpt2_vocab_json(build_vocab(merges, special_tokens), special_tokens),
+        MERGES: gpt2_merges_txt(merges),
+        HF: hf_tokenizer_json(merges, special_tokens, pattern),
+        PLAIN: plain_json(merges, special_tokens, pattern, counts),
+    }
+
+
 def save_all(
     directory: str | Path,
     merges: Merges,
@@ -331,12 +346,13 @@ def save_all(
     pattern: str = "gpt2",
     counts: Sequence[int | None] | None = None,
 ) -> list[Path]:
-    """Write vocab.json, merges.txt, tokenizer.json and tokenizer.bpe.json; return their paths."""
+    """Write every format to directory; return the paths."""
     out = _directory(directory)
-    paths = save_gpt2(out, build_vocab(merges, special_tokens), merges, special_tokens)
-    (out / HF).write_text(hf_tokenizer_json(merges, special_tokens, pattern), encoding="utf-8")
-    (out / PLAIN).write_text(plain_json(merges, special_tokens, pattern, counts), encoding="utf-8")
-    return paths + [out / HF, out / PLAIN]
+    paths = []
+    for name, text in files(merges, special_tokens, pattern, counts).items():
+        (out / name).write_text(text, encoding="utf-8")
+        paths.append(out / name)
+    return paths
 
 
 def load(path: str | Path, *, pattern: str | None = None) -> Saved:
