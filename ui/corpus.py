@@ -13,13 +13,15 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from bpe import PreTokens, pretokenize
-from bpe.corpora import stdlib_prose
+from bpe import PreTokens, Training, pretokenize, train
+from bpe.corpora import SEPARATOR, stdlib_prose
 from bpe.events import MergeEvent
+from bpe.tokenizer import Tokenizer
 from bpe.train import steps
 
 MAX_UPLOAD_BYTES = 5_000_000
 STDLIB_BYTES = 2_000_000
+HELD_OUT_BYTES = 400_000  # stdlib prose after the training slice, never trained on
 TRACE_SECONDS = 30.0  # a trace with detail stops here rather than hold the server
 
 
@@ -82,6 +84,13 @@ def stdlib_bytes() -> bytes:
     return stdlib_prose(STDLIB_BYTES).encode("utf-8")
 
 
+@st.cache_resource(show_spinner="Collecting held-out docstrings…")
+def stdlib_held_out() -> bytes:
+    """The documents that follow the training slice in the same prose: text the tokenizer never saw."""
+    more = stdlib_prose(STDLIB_BYTES + HELD_OUT_BYTES).encode("utf-8")
+    return more[len(stdlib_bytes()) + len(SEPARATOR) :]
+
+
 def check_text(name: str, data: bytes) -> str | None:
     """A sentence saying why data is not a usable corpus, or None."""
     if not data.strip():
@@ -127,3 +136,14 @@ def trace(key: str, pattern: str, specials: tuple[str, ...], num_merges: int, al
             trainer.stop_reason = f"time budget ({TRACE_SECONDS:.0f} s)"
             break
     return Trace(tuple(kept), trainer.stop_reason, time.perf_counter() - start, len(_corpus.counts))
+
+
+@st.cache_resource(max_entries=8, show_spinner="Training once, with no threshold…")
+def trained(key: str, pattern: str, specials: tuple[str, ...], num_merges: int, _corpus: PreTokens) -> Training:
+    """Every merge up to the vocab size with min_pair_frequency=1, no detail (heap: all four give the same merges)."""
+    return train(_corpus, num_merges, algorithm="heap", special_tokens=specials)
+
+
+@st.cache_resource(max_entries=8)
+def tokenizer(key: str, pattern: str, specials: tuple[str, ...], num_merges: int, _training: Training) -> Tokenizer:
+    return Tokenizer.from_training(_training, pattern)

@@ -23,7 +23,9 @@ DEFAULTS: dict[str, object] = {
     "sweep_merges": 300,
     "sweep_budget": 5.0,  # seconds per algorithm per corpus size
     "speedup": None,  # the last parallel pre-tokenization timing: ui.race_views.SpeedupRecord
-    "threshold": 1,
+    "threshold": 1,  # min_pair_frequency on the threshold explorer
+    "tok_text": None,  # the tokenize page's text; None: a sample of the corpus
+    "tok_k": None,  # merges the tokenize page uses; None: all of them
     "settings": None,  # written by the sidebar on every run: ui.sidebar.Settings, or a sentence saying what to fix
 }
 
@@ -31,3 +33,19 @@ DEFAULTS: dict[str, object] = {
 def init() -> None:
     for key, value in DEFAULTS.items():
         st.session_state.setdefault(key, value)
+
+
+def widget(key: str) -> str:
+    """The key for a widget whose value must outlive a visit to another page.
+
+    Streamlit forgets a widget's state when a run does not draw it, so the value
+    lives in `key` and the widget gets its own key, filled from `key` on every
+    run and copied back by `save` when the user changes it:
+    st.slider(..., key=state.widget("tok_k"), on_change=state.save, args=("tok_k",))
+    """
+    st.session_state["w_" + key] = st.session_state[key]
+    return "w_" + key
+
+
+def save(key: str) -> None:
+    st.session_state[key] = st.session_state["w_" + key]

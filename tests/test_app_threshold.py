@@ -1,0 +1,115 @@
+"""The threshold explorer page, driven through AppTest: the slider answers from one run."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+import ui.corpus
+import ui.threshold_views
+from bpe import pretokenize, train
+from ui.corpus import SOURCES
+
+ROOT = Path(__file__).resolve().parents[1]
+PAGE = "app_pages/threshold.py"
+
+
+def open_page(source: str = "textbook") -> AppTest:
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120).run()
+    if source != "textbook":
+        at.sidebar.selectbox(key="source").set_value(source).run()
+    return at.switch_page(PAGE).run()
+
+
+def metric(at: AppTest, label: str) -> str:
+    return next(m.value for m in at.metric if m.label == label)
+
+
+def options(at: AppTest) -> list[int]:
+    return [int(o.replace(",", "")) for o in at.select_slider(key="w_threshold").options]
+
+
+def retrained(source: str, t: int) -> int:
+    """Merges a real run with min_pair_frequency=t makes, on the preset's own settings."""
+    s = SOURCES[source]
+    corpus = pretokenize(s.text, pattern=s.pattern, special_tokens=[s.specials])
+    return len(train(corpus, s.merges, special_tokens=[s.specials], min_pair_frequency=t).events)
+
+
+def test_the_page_opens_with_every_merge_kept():
+    at = open_page()
+    assert not at.exception
+    assert at.title[0].value == "Threshold explorer"
+    assert metric(at, "Merges kept") == "12 of 12"
+    assert metric(at, "Vocabulary size") == "269"
+
+
+@pytest.mark.parametrize("source", ["textbook", "ties"])
+def test_every_slider_value_matches_retraining_with_that_threshold(source):
+    at = open_page(source)
+    for t in options(at):
+        at.select_slider(key="w_threshold").set_value(t).run()
+        assert not at.exception
+        assert metric(at, "Merges kept").split(" of ")[0] == str(retrained(source, t)), t
+
+
+def test_moving_the_slider_neither_retrains_nor_re_encodes(monkeypatch):
+    at = open_page()
+    calls = []
+    monkeypatch.setattr(ui.corpus, "train", lambda *a, **k: calls.append("train"))
+    monkeypatch.setattr(ui.threshold_views, "replay", lambda *a, **k: calls.append("replay"))
+    before = metric(at, "Bytes per token")
+    at.select_slider(key="w_threshold").set_value(5).run()
+    assert not at.exception and calls == []
+    assert metric(at, "Merges kept") == "7 of 12"
+    assert metric(at, "Bytes per token") != before
+
+
+def test_a_preset_button_sets_the_slider():
+    at = open_page()
+    button = next(b for b in at.button if b.label.startswith("simple early-exit BPE"))
+    button.click().run()
+    assert at.session_state["threshold"] == 5
+    assert at.select_slider(key="w_threshold").value == 5
+    assert metric(at, "Merges kept") == "7 of 12"
+    labels = [b.label for b in at.button]
+    assert "HuggingFace BpeTrainer · t = 0" in labels and "subword-nmt learn-bpe · t = 2" in labels
+
+
+def test_the_chart_draws_the_threshold_across_the_counts():
+    from streamlit.dataframe_util import convert_arrow_bytes_to_pandas_df
+
+    at = open_page()
+    at.select_slider(key="w_threshold").set_value(3).run()
+    chart = at.get("vega_lite_chart")[0]
+    spec = json.loads(chart.proto.spec)
+    assert spec["layer"][1]["mark"]["type"] == "rule" and spec["layer"][1]["encoding"]["y"]["field"] == "t"
+    data = convert_arrow_bytes_to_pandas_df(chart.proto.data.data)
+    assert set(data["t"]) == {3} and set(data["label"]) == {"t = 3"}
+    assert list(data["status"]) == ["kept"] * 10 + ["dropped"] * 2
+
+
+def test_a_token_threshold_is_shown_to_differ_from_a_pair_threshold():
+    at = open_page()
+    at.select_slider(key="w_threshold").set_value(5).run()
+    text = " ".join(h.value for h in at.html)
+    assert "<b>st</b> made ×9, used ×0" in text  # 'e' + 'st' used up every 'st'
+    assert "Token threshold" in " ".join(m.value for m in at.markdown)
+
+
+def test_the_threshold_is_kept_across_pages():
+    at = open_page()
+    at.select_slider(key="w_threshold").set_value(5).run()
+    at.switch_page("app_pages/tokenize.py").run()
+    at.switch_page(PAGE).run()
+    assert metric(at, "Merges kept") == "7 of 12"
+
+
+def test_unusable_settings_show_the_reason():
+    at = open_page()
+    at.sidebar.number_input(key="vocab_size").set_value(10).run()
+    assert not at.exception
+    assert "too small" in at.error[0].value

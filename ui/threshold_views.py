@@ -1,0 +1,235 @@
+"""The threshold explorer's cached work and views.
+
+The page trains once with no threshold; a threshold t then keeps the first
+kept(counts, t) merges (bpe.threshold), and the held-out and training texts are
+encoded once with every merge (bpe.threshold.replay), so a slider move is a
+binary search plus a sum: nothing is retrained or re-encoded.
+"""
+
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass
+
+import pandas as pd
+import streamlit as st
+
+from bpe.events import MergeEvent
+from bpe.threshold import Compression, Replay, replay, sample_of
+from bpe.tokenizer import Tokenizer
+
+from . import corpus as corpora
+from .render import show, show_pair
+
+
+@dataclass(frozen=True)
+class Preset:
+    label: str
+    t: int
+    help: str
+
+
+PRESETS = (
+    Preset("HuggingFace BpeTrainer", 0, "tokenizers.trainers.BpeTrainer(min_frequency=0) is the default; it stops when a pair's count is below min_frequency, so 0 behaves like 1."),
+    Preset("HF ByteLevelBPETokenizer", 2, "ByteLevelBPETokenizer.train(..., min_frequency=2): the default of HuggingFace's ready-made byte-level BPE."),
+    Preset("subword-nmt learn-bpe", 2, "subword-nmt learn-bpe --min-frequency 2 (default): 'Stop if no symbol pair has frequency >= FREQ'."),
+    Preset("simple early-exit BPE", 5, "A minimal teaching implementation of BPE (one found on GitHub) stops when the best pair occurs fewer than 5 times by default."),
+)
+PRESET_VALUES = sorted({p.t for p in PRESETS} | {1})
+
+KEPT, DROPPED, RULE = "#4c78a8", "#c7c7c7", "#d62728"
+
+
+# ---------------------------------------------------------------------------
+# cached work (shared between sessions, keyed on small values)
+
+
+def held_out(source: str, data: bytes) -> tuple[str, str, bytes]:
+    """Text to measure compression on: (which, a label saying what it is, its bytes)."""
+    if source == "stdlib":
+        text = corpora.stdlib_held_out()
+        return "held-out", f"held-out text: the next {len(text) / 1e3:,.0f} KB of standard-library docstrings, never trained on", text
+    return "train", "the training text itself (this corpus is too small to hold any out)", data
+
+
+@st.cache_resource(max_entries=16, show_spinner="Encoding the text once with every merge…")
+def replayed(which: str, key: str, pattern: str, specials: tuple[str, ...], num_merges: int, _tok: Tokenizer, _data: bytes) -> Replay:
+    return replay(_tok, sample_of(_data, pattern, specials))
+
+
+def snap(t: int, options: list[int]) -> int:
+    """The smallest offered value >= t: it keeps the same merges as t."""
+    return next((o for o in options if o >= t), options[-1])
+
+
+# ---------------------------------------------------------------------------
+# views
+
+
+def presets(current: int) -> None:
+    st.markdown("**What tools do by default** — click to set the slider:")
+    columns = st.columns(len(PRESETS))
+    for column, preset in zip(columns, PRESETS):
+        column.button(
+            f"{preset.label} · t = {preset.t}",
+            help=preset.help,
+            on_click=st.session_state.update,
+            kwargs={"threshold": preset.t},
+            type="primary" if preset.t == current else "secondary",
+            width="stretch",
+        )
+
+
+def metrics(k: int, n: int, vocab_size: int, now: Compression, full: Compression) -> None:
+    c1, c2, c3, c4 = st.columns(4)
+    c1.metric("Merges kept", f"{k:,} of {n:,}", delta=f"{n - k:,} dropped" if k < n else "none dropped", delta_color="off", delta_arrow="off")
+    c2.metric("Vocabulary size", f"{vocab_size:,}", help="256 bytes + merges kept + special tokens")
+    c3.metric(
+        "Bytes per token", f"{now.bytes_per_token:.2f}", delta=f"{now.bytes_per_token - full.bytes_per_token:+.2f} vs no threshold",
+        help="Higher is better: each token carries more text.",
+    )
+    c4.metric(
+        "Tokens per word", f"{now.tokens_per_word:.2f}", delta=f"{now.tokens_per_word - full.tokens_per_word:+.2f} vs no threshold",
+        delta_color="inverse", help="Lower is better. Words are whitespace-separated.",
+    )
+
+
+# Both charts keep their spec fixed for a corpus and carry t and k in the data: when
+# only the data changes, the browser updates the drawn chart instead of rebuilding it.
+
+
+def counts_chart(events: tuple[MergeEvent, ...], t: int, k: int) -> None:
+    """The winning pair's count at each merge, with the threshold drawn across it."""
+    counts = [e.count for e in events]
+    frame = pd.DataFrame(
+        {
+            "merge": range(1, len(events) + 1),
+            "count": counts,
+            "pair": [show_pair(e.left, e.right) for e in events],
+            "status": ["kept" if i < k else "dropped" for i in range(len(events))],
+            "t": max(t, 1),  # t = 0 keeps the same merges as t = 1
+            "label": f"t = {t}",
+        }
+    )
+    log = max(counts) / max(min(counts), 1) > 30
+    few = len(events) <= 80  # a bar per merge; beyond that, a line (cheap to draw)
+    mark = {"type": "bar", "width": {"band": 0.8}} if few else {"type": "line", "strokeWidth": 3}
+    x = {"field": "merge", "type": "ordinal" if few else "quantitative", "title": "merge",
+         "axis": {"labelAngle": 0, "labelFontSize": 13} if few else {"format": "d", "labelFontSize": 13}}
+    threshold = {"y": {"field": "t", "type": "quantitative"}}
+    spec = {
+        "height": 300,
+        "layer": [
+            {
+                "mark": mark,
+                "encoding": {
+                    "x": x,
+                    "y": {"field": "count", "type": "quantitative", "title": "count of the winning pair",
+                          "axis": {"labelFontSize": 13}, **({"scale": {"type": "log"}} if log else {})},
+                    "color": {"field": "status", "type": "nominal", "scale": {"domain": ["kept", "dropped"], "range": [KEPT, DROPPED]},
+                              "legend": {"title": None, "orient": "top", "labelFontSize": 14}},
+                    "tooltip": [{"field": f} for f in ("merge", "pair", "count", "status")],
+                },
+            },
+            {"transform": [{"filter": "datum.merge == 1"}], "mark": {"type": "rule", "color": RULE, "strokeWidth": 2, "strokeDash": [6, 3]},
+             "encoding": threshold},
+            {"transform": [{"filter": "datum.merge == 1"}],
+             "mark": {"type": "text", "color": RULE, "align": "right", "dx": -2, "dy": -10, "fontSize": 16, "fontWeight": "bold"},
+             "encoding": {**threshold, "x": {"value": "width"}, "text": {"field": "label"}}},
+        ],
+    }
+    st.vega_lite_chart(frame, spec, width="stretch")
+
+
+def compression_chart(test: Replay, k: int, label: str) -> None:
+    """Bytes per token on the test text after each number of merges; the threshold's k marked."""
+    n = len(test.tokens) - 1
+    step = max(1, n // 1500)  # at most ~1500 points on the wire
+    ks = sorted(set(range(0, n + 1, step)) | {n, k})
+    frame = pd.DataFrame({"merges": ks, "bytes per token": [round(test.compression(i).bytes_per_token, 4) for i in ks], "k": k})
+    x = {"field": "merges", "type": "quantitative", "title": "merges used", "axis": {"format": "d", "labelFontSize": 13}}
+    y = {"field": "bytes per token", "type": "quantitative", "scale": {"zero": False}, "axis": {"labelFontSize": 13}}
+    here = [{"filter": "datum.merges == datum.k"}]
+    spec = {
+        "height": 300,
+        "layer": [
+            {"mark": {"type": "line", "color": KEPT, "strokeWidth": 2},
+             "encoding": {"x": x, "y": y, "tooltip": [{"field": "merges"}, {"field": "bytes per token", "format": ".3f"}]}},
+            {"transform": here, "mark": {"type": "rule", "color": RULE, "strokeWidth": 2, "strokeDash": [6, 3]}, "encoding": {"x": x}},
+            {"transform": here, "mark": {"type": "point", "color": RULE, "size": 120, "filled": True}, "encoding": {"x": x, "y": y}},
+        ],
+    }
+    st.vega_lite_chart(frame, spec, width="stretch")
+    st.caption(f"Measured on {label}.")
+
+
+CUT_CSS = """
+<style>
+.cut{border-collapse:collapse;font-size:1.05rem;width:100%}
+.cut td,.cut th{padding:4px 10px;border-bottom:1px solid #0001;text-align:left}
+.cut .tok{font-family:monospace}
+.cut .num{text-align:right}
+.cut tr.dropped td{color:#999}
+.cut tr.edge td{border-bottom:3px dashed #d62728}
+</style>
+"""
+
+
+def cut_table(events: tuple[MergeEvent, ...], k: int, around: int = 3) -> None:
+    """The last merges the threshold keeps and the first it drops, the cut drawn between them."""
+    lo, hi = max(0, k - around), min(len(events), k + around)
+    rows = []
+    for i, e in enumerate(events[lo:hi], start=lo):
+        kind = "kept" if i < k else "dropped"
+        edge = " edge" if i == k - 1 and k < len(events) else ""
+        rows.append(
+            f'<tr class="{kind}{edge}"><td class="num">{i + 1:,}</td><td class="tok">{html.escape(show_pair(e.left, e.right))}</td>'
+            f'<td class="tok">{html.escape(show(e.token))}</td><td class="num">{e.count:,}</td><td>{kind}</td></tr>'
+        )
+    head = "<tr><th>merge</th><th>pair</th><th>new token</th><th>count</th><th></th></tr>"
+    st.html(CUT_CSS + f'<table class="cut">{head}{"".join(rows)}</table>')
+
+
+EXPLAIN = """
+**Pair threshold** (this page; HuggingFace's `min_frequency`, subword-nmt's `--min-frequency`):
+while training, stop as soon as the best remaining pair occurs fewer than *t* times. It decides
+*which merges are learned*. The winning count never goes up, so the merges kept under *t* are
+exactly the first *k* merges of the run with no threshold — which is why this page never retrains.
+
+**Token threshold** (a minimum token frequency, e.g. subword-nmt's `apply-bpe --vocabulary-threshold`):
+after training, look at how often each token is *used* once the text is tokenized, and drop the
+tokens used fewer than *t* times (subword-nmt undoes the merges that would produce them, so they are
+split into smaller pieces). A token can be used far less often than the pair that made it: when a
+later merge absorbs it (`e` + `st` → `est`), the shorter token is left over.
+"""
+
+
+def pair_vs_token(events: tuple[MergeEvent, ...], t: int, k: int, usage: dict[bytes, int]) -> None:
+    """Explain the two thresholds, and show the tokens a token threshold would drop from these k merges."""
+    st.markdown(EXPLAIN)
+    floor = max(t, 1)  # a token threshold of 0 drops nothing; 1 drops the tokens never used
+    made: dict[bytes, int] = {}
+    for e in events[:k]:
+        made.setdefault(e.token, e.count)
+    rare = sorted(
+        ((token, count, usage.get(token, 0)) for token, count in made.items() if usage.get(token, 0) < floor),
+        key=lambda row: (row[2], -row[1]),
+    )
+    if not rare:
+        st.markdown(
+            f"Here every one of the {len(made):,} tokens these merges make is used at least {floor} "
+            f"time{'s' if floor > 1 else ''} in the tokenized training text, so a token threshold of {floor} would drop none of them."
+        )
+        return
+    chips = "".join(
+        f'<span class="chip"><b>{html.escape(show(token))}</b> made ×{count:,}, used ×{used:,}</span>' for token, count, used in rare[:12]
+    )
+    used = "never used" if floor == 1 else f"used fewer than {floor} times"
+    st.html(
+        "<style>.chip{display:inline-block;font-family:monospace;font-size:1.05rem;padding:2px 8px;margin:3px;"
+        "border-radius:6px;background:#fff1c1;border:1px solid #0002;color:#111}"
+        ".rare{font-size:1.05rem;margin-bottom:4px}</style>"
+        f'<div class="rare">A token threshold of {floor} would drop <b>{len(rare):,}</b> of the {len(made):,} tokens '
+        f"these merges make: they are {used} in the tokenized training text, although every merge here was "
+        f"made from a pair seen at least {floor} time{'s' if floor > 1 else ''}.</div><div>{chips}</div>"
+    )
