@@ -49,7 +49,7 @@ def held_out(source: str, data: bytes) -> tuple[str, str, bytes]:
     if source == "stdlib":
         text = corpora.stdlib_held_out()
         return "held-out", f"held-out text: the next {len(text) / 1e3:,.0f} KB of standard-library docstrings, never trained on", text
-    return "train", "the training text itself (this corpus is too small to hold any out)", data
+    return "train", "the training text itself: only the stdlib corpus comes with held-out text", data
 
 
 @st.cache_resource(max_entries=16, show_spinner="Encoding the text once with every merge…")
