@@ -1,7 +1,8 @@
 """Byte-pair-encoding training, four ways, with identical results.
 
 Reading order: pretokenize -> rule -> events -> trainer -> naive, positions,
-parent_set, heap -> train. The package imports no UI library.
+parent_set, heap -> train -> tokenizer -> export -> threshold, race -> cli.
+The package imports no UI library.
 """
 
 from .events import MergeDetail, MergeEvent
