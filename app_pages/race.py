@@ -67,7 +67,8 @@ else:
 # ---- scaling ----------------------------------------------------------------
 st.header("Scaling")
 s1, s2, s3, s4, s5 = st.columns([2.2, 1.3, 1.5, 1.3, 1], vertical_alignment="bottom")
-s1.radio("Corpus", ["stdlib", "current"], key="sweep_source", horizontal=True, format_func=lambda s: {"stdlib": "stdlib prose (built in)", "current": "sidebar's corpus"}[s])
+SWEEP_SOURCES = {"stdlib": "stdlib prose (built in)", "current": "sidebar's corpus"}
+s1.radio("Corpus", list(SWEEP_SOURCES), key="sweep_source", horizontal=True, format_func=SWEEP_SOURCES.get)
 s2.number_input("Merges", min_value=10, max_value=5000, step=50, key="sweep_merges")
 s3.number_input("Budget per size (s)", min_value=1.0, max_value=30.0, step=1.0, key="sweep_budget")
 sweep_start = s4.button("Run the sweep", type="primary", key="sweep_start", width="stretch")
@@ -75,7 +76,8 @@ s5.button("Stop", key="sweep_stop", width="stretch")
 sweep_progress, sweep_chart = st.empty(), st.empty()
 if sweep_start:
     label, data, pattern, specials = views.sweep_data(st.session_state["sweep_source"], settings)
-    views.live_sweep(label, data, pattern, specials, st.session_state["sweep_merges"], st.session_state["sweep_budget"], sweep_progress, sweep_chart)
+    merges, budget = st.session_state["sweep_merges"], st.session_state["sweep_budget"]
+    views.live_sweep(label, data, pattern, specials, merges, budget, sweep_progress, sweep_chart)
 sweep = st.session_state["sweep"]
 if sweep is None:
     st.info("Run the sweep to time every trainer on six sizes of a corpus, from 50 KB up, on log-log axes.")
@@ -103,6 +105,8 @@ if speedup is None:
     st.info(f"Pre-tokenizes about {views.SPEEDUP_BYTES / 1e6:.0f} MB (the stdlib prose, repeated) with 1 to {os.cpu_count()} worker processes.")
 elif speedup.points:
     speed_chart.altair_chart(views.speedup_chart(speedup), width="stretch")
+    if speedup.status == "stopped":
+        st.warning("This timing was stopped; below are the worker counts it had finished.")
     st.caption(
         f"Chunks of the file are counted in worker processes and the counts added up; start-up of the pool is included. "
         f"Every run found the same {speedup.points[0].unique:,} unique pre-tokens. This machine has {os.cpu_count()} cores."

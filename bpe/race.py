@@ -114,6 +114,11 @@ def log_sizes(low: int, high: int, n: int) -> list[int]:
     return [round(math.exp(math.log(low) + i * step)) for i in range(n)]
 
 
+def sweep_sizes(n_bytes: int, n: int = 6) -> list[int]:
+    """The sizes the page and benchmarks/race.py sweep: n log-spaced from 50 KB (or a fortieth) up to n_bytes."""
+    return log_sizes(min(50_000, max(1, n_bytes // 40)), n_bytes, n)
+
+
 # ---------------------------------------------------------------------------
 # one trainer on its own clock
 

@@ -215,6 +215,8 @@ def test_prefix_cuts_at_a_newline_and_log_sizes_are_log_spaced():
     assert R.prefix(b"short", 100) == b"short"
     assert R.log_sizes(50_000, 2_000_000, 3) == [50_000, 316_228, 2_000_000]
     assert R.log_sizes(10, 10, 6) == [10]
+    assert R.sweep_sizes(2_000_000)[0] == 50_000 and R.sweep_sizes(2_000_000)[-1] == 2_000_000
+    assert R.sweep_sizes(400) == R.log_sizes(10, 400, 6)  # small corpora start at a fortieth
 
 
 def test_sweep_runs_every_size_and_drops_a_trainer_once_cut_off():

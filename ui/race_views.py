@@ -336,14 +336,8 @@ def sweep_data(source: str, settings) -> tuple[str, bytes, str, tuple[str, ...]]
     return "stdlib prose (2 MB)", corpora.stdlib_bytes(), "gpt2", (END_OF_TEXT,)
 
 
-def sweep_sizes(n_bytes: int) -> tuple[int, ...]:
-    """Six log-spaced sizes from 50 KB (or a fortieth of the corpus) up to the whole corpus."""
-    low = min(50_000, max(1, n_bytes // 40))
-    return tuple(R.log_sizes(low, n_bytes, 6))
-
-
 def live_sweep(label: str, data: bytes, pattern: str, specials, num_merges: int, budget_s: float, progress_slot, chart_slot) -> SweepRecord:
-    sizes = sweep_sizes(len(data))
+    sizes = tuple(R.sweep_sizes(len(data)))
     record = SweepRecord(label, sizes, num_merges, budget_s, (), "running")
     total = len(sizes) * len(ALGORITHMS)
 
@@ -448,7 +442,10 @@ class SpeedupRecord:
 
 
 def live_speedup(progress_slot, chart_slot) -> SpeedupRecord:
-    """Pre-tokenize a ~12 MB file (the stdlib prose repeated) with 1..cpu_count workers."""
+    """Pre-tokenize a file of SPEEDUP_BYTES or a little more (the stdlib prose, repeated) with 1..cpu_count workers.
+
+    Each run is one call into the library, so a Stop takes effect when that run ends.
+    """
     workers = list(range(1, (os.cpu_count() or 1) + 1))
     with server_slot(progress_slot), tempfile.TemporaryDirectory() as folder:
         path = os.path.join(folder, "corpus.txt")

@@ -18,15 +18,18 @@ def merges_done(page) -> int:
     return sum(int(n.replace(",", "")) for n in re.findall(r"(?:naive|positions|parent_set|heap) ([\d,]+)", text))
 
 
-def test_race_chart_gains_points_while_it_runs(page):
+def open_race(page, budget: str) -> None:
     page.locator('[data-testid="stSidebar"]').get_by_role("link", name="Algorithm race").click()
     wait_idle(page)
     pick(page, "Corpus", STDLIB)
-    budget = page.get_by_label("Time budget per algorithm (s)")
-    budget.fill("3")
-    budget.press("Enter")
+    box = page.get_by_label("Time budget per algorithm (s)")
+    box.fill(budget)
+    box.press("Enter")
     wait_idle(page)
 
+
+def test_race_chart_gains_points_while_it_runs(page):
+    open_race(page, "4")
     page.get_by_role("button", name="Start the race").click()
     chart = page.locator('[data-testid="stVegaLiteChart"]')
     samples, images = [], []
@@ -48,3 +51,17 @@ def test_race_chart_gains_points_while_it_runs(page):
     assert verdict.startswith("Agreement")
     assert page.locator('[data-testid="stException"]').count() == 0
     shot(page, "race")
+
+
+def test_stop_keeps_what_the_race_had_done(page):
+    open_race(page, "10")
+    page.get_by_role("button", name="Start the race").click()
+    for _ in range(80):
+        page.wait_for_timeout(250)
+        if merges_done(page) > 20:
+            break
+    page.get_by_role("button", name="Stop", exact=True).first.click()
+    wait_idle(page)
+    assert "stopped" in page.locator('[data-testid="stAlert"]').first.inner_text()
+    assert page.locator('[data-testid="stVegaLiteChart"]').count() == 1
+    assert page.locator('[data-testid="stException"]').count() == 0

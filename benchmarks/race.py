@@ -1,0 +1,119 @@
+"""Race benchmarks: the four trainers on growing prefixes of the stdlib prose. Results go in BENCHMARKS.md.
+
+    python benchmarks/race.py                          # 1,000 merges, six sizes up to 2 MB (about 10 minutes)
+    python benchmarks/race.py --merges 300 --budget 5  # what the app's sweep does by default
+
+It calls bpe.race, the code the app's race page runs: each size is pre-tokenized
+once and the same PreTokens go to every trainer; trainers run with detail off on
+a processor-time clock with the garbage collector paused; a trainer over its
+budget is cut off at that size and not run at larger ones. The sizes are the
+page's (`sweep_sizes`), so the page's sweep with the same merges and budget
+shows the same figures, up to the noise of the machine.
+
+Printed: a markdown scaling table (seconds of initial count + merge loop), the
+speed-up of heap over naive at the size nearest 1 MB, the work counters per
+merge there, and the cumulative time of every trainer at 10, 100 and all merges.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from bpe import ALGORITHMS  # noqa: E402
+from bpe import race as R  # noqa: E402
+from bpe.corpora import END_OF_TEXT, stdlib_prose  # noqa: E402
+
+WORK = ["pairs_counted", "pairs_scanned", "words_checked", "words_touched", "positions_touched", "heap_pushes", "heap_pops", "stale_pops"]
+
+
+def cell(result: R.RaceResult | None) -> str:
+    if result is None:
+        return "not run"
+    if result.cut_off:
+        return f"> {result.total:.2f} (cut off at {len(result.merges):,})"
+    return f"{result.total:.3f}"
+
+
+def scaling_table(points: list[R.ScalingPoint], sizes: list[int]) -> tuple[str, dict[int, dict[str, R.RaceResult]]]:
+    by_size: dict[int, dict[str, R.RaceResult]] = {}
+    pretokenize: dict[int, float] = {}
+    for p in points:
+        by_size.setdefault(p.n_bytes, {})[p.result.algorithm] = p.result
+        pretokenize[p.n_bytes] = p.pretokenize_s
+    lines = [
+        "| size (MB) | pre-tokenize (s) | " + " | ".join(ALGORITHMS) + " |",
+        "|---:|---:|" + "---:|" * len(ALGORITHMS),
+    ]
+    for n_bytes, results in by_size.items():
+        lines.append(
+            f"| {n_bytes / 1e6:.3f} | {pretokenize[n_bytes]:.3f} | " + " | ".join(cell(results.get(a)) for a in ALGORITHMS) + " |"
+        )
+    return "\n".join(lines), by_size
+
+
+def work_table(results: dict[str, R.RaceResult]) -> str:
+    lines = ["| work per merge | " + " | ".join(ALGORITHMS) + " |", "|---|" + "---:|" * len(ALGORITHMS)]
+    for key in WORK:
+        row = []
+        for a in ALGORITHMS:
+            r = results.get(a)
+            row.append(f"{r.work[key] / max(len(r.merges), 1):,.1f}" if r and key in r.work else "")
+        if any(row):
+            lines.append(f"| {key} | " + " | ".join(row) + " |")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--merges", type=int, default=1000)
+    parser.add_argument("--budget", type=float, default=600.0, help="seconds per trainer and size (default 600)")
+    parser.add_argument("--max-bytes", type=int, default=2_000_000, help="largest prefix of the stdlib prose")
+    args = parser.parse_args()
+
+    data = stdlib_prose(args.max_bytes).encode("utf-8")
+    sizes = R.sweep_sizes(len(data))
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    print(
+        f"# stdlib prose of Python {platform.python_version()}, {len(data):,} bytes; {args.merges:,} merges; "
+        f"budget {args.budget:g} s; {os.cpu_count()} cores; load average {load:.1f} at the start"
+    )
+
+    def progress(n_bytes: int, result: R.RaceResult) -> None:
+        print(f"  {n_bytes / 1e6:.2f} MB {result.algorithm}: {len(result.merges):,} merges, {result.total:.1f} s", end="\r", file=sys.stderr)
+
+    points = []
+    for point in R.scaling_sweep(data, sizes, args.merges, args.budget, special_tokens=[END_OF_TEXT], on_progress=progress):
+        points.append(point)
+        print(f"  {point.n_bytes / 1e6:.2f} MB {point.result.algorithm}: {cell(point.result)} s" + " " * 20, file=sys.stderr)
+
+    table, by_size = scaling_table(points, sizes)
+    print(f"\nSeconds of processor time, initial count + merge loop, for {args.merges:,} merges:\n")
+    print(table)
+
+    near_1mb = min(by_size, key=lambda n: abs(n - 1_000_000))
+    results = by_size[near_1mb]
+    print(f"\nAt {near_1mb / 1e6:.3f} MB:")
+    heap, naive = results.get("heap"), results.get("naive")
+    if heap and naive and not naive.cut_off and not heap.cut_off:
+        print(f"heap is {naive.total / heap.total:.0f}x faster than naive ({naive.total:.2f} s vs {heap.total:.3f} s)")
+        agreed = R.first_difference(list(results.values())) is None
+        print(f"merge lists of all trainers identical: {agreed}")
+    else:
+        print("naive or heap was cut off: raise --budget to measure the speed-up")
+    print()
+    print(work_table(results))
+    print("\nCumulative seconds after 10, 100 and all merges:\n")
+    for a, r in results.items():
+        marks = [r.times[k - 1] for k in (10, 100, len(r.times)) if 0 < k <= len(r.times)]
+        print(f"  {a:>10}: " + ", ".join(f"{t:.3f}" for t in marks))
+
+
+if __name__ == "__main__":
+    main()
