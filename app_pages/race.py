@@ -102,7 +102,7 @@ if speed_start:
     views.live_speedup(speed_progress, speed_chart)
 speedup = st.session_state["speedup"]
 if speedup is None:
-    st.info(f"Pre-tokenizes about {views.SPEEDUP_BYTES / 1e6:.0f} MB (the stdlib prose, repeated) with 1 to {os.cpu_count()} worker processes.")
+    st.info(f"Pre-tokenizes about {R.SPEEDUP_BYTES / 1e6:.0f} MB (the stdlib prose, repeated) with 1 to {os.cpu_count()} worker processes.")
 elif speedup.points:
     speed_chart.altair_chart(views.speedup_chart(speedup), width="stretch")
     if speedup.status == "stopped":

@@ -12,7 +12,9 @@ shows the same figures, up to the noise of the machine.
 
 Printed: a markdown scaling table (seconds of initial count + merge loop), the
 speed-up of heap over naive at the size nearest 1 MB, the work counters per
-merge there, and the cumulative time of every trainer at 10, 100 and all merges.
+merge there, the cumulative time of every trainer at 10, 100 and all merges,
+and (as the page's last section does) the wall-clock time of pre-tokenizing the
+prose repeated to SPEEDUP_BYTES (25 MB) with 1..cpu_count worker processes.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import argparse
 import os
 import platform
 import sys
+import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -113,6 +116,14 @@ def main() -> None:
     for a, r in results.items():
         marks = [r.times[k - 1] for k in (10, 100, len(r.times)) if 0 < k <= len(r.times)]
         print(f"  {a:>10}: " + ", ".join(f"{t:.3f}" for t in marks))
+
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "corpus.txt"
+        n_bytes = R.write_repeated(path, data, R.SPEEDUP_BYTES)
+        print(f"\nPre-tokenizing {n_bytes / 1e6:.1f} MB, wall-clock seconds (pool start-up included):\n")
+        points = list(R.pretokenize_speedup(path, range(1, (os.cpu_count() or 1) + 1), special_tokens=[END_OF_TEXT]))
+        for p in points:
+            print(f"  {p.workers} worker(s): {p.seconds:.2f} s, {points[0].seconds / p.seconds:.2f}x, {p.unique:,} unique pre-tokens")
 
 
 if __name__ == "__main__":

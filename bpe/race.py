@@ -1,8 +1,8 @@
 """The algorithm race: the four trainers on one input, timed honestly and compared.
 
 What it does: pre-tokenize once (`prepare`) and give the same PreTokens to every
-trainer; run each with detail off on its own clock, keeping the time after every
-merge; stop a trainer that uses up its time budget and mark it cut off; find the
+trainer; run each with detail off on its own clock (`run_timed`, or `race` to
+let them take turns), keeping the time after every merge; stop a trainer that uses up its time budget and mark it cut off; find the
 first merge where the merge lists differ (`first_difference`); sweep corpus
 sizes (`scaling_sweep`); time parallel pre-tokenization (`pretokenize_speedup`);
 and, when HuggingFace `tokenizers` is installed, train its Rust BPE on the same
@@ -35,7 +35,7 @@ from pathlib import Path
 from time import perf_counter, thread_time
 
 from .gpt2_bytes import from_unicode
-from .pretokenize import PreTokens, pretokenize, pretokenize_file, split_on_special
+from .pretokenize import PARALLEL_MIN_BYTES, PreTokens, pretokenize, pretokenize_file, split_on_special
 from .train import ALGORITHMS, steps
 
 Merge = tuple[bytes, bytes]
@@ -84,12 +84,13 @@ class RaceResult:
 
 
 def prepare(source: bytes | str | os.PathLike, *, pattern: str = "gpt2", special_tokens: Sequence[str] = ()) -> Prepared:
-    """Read (if source is a path) and pre-tokenize once, keeping the sequence the positions trainer walks.
+    """Read (if source is a Path) and pre-tokenize once, keeping the sequence the positions trainer walks.
 
-    Bytes or text already in memory cost nothing to read; the other trainers ignore the sequence.
+    Bytes or a str are text already in memory and cost nothing to read. The
+    other trainers ignore the sequence.
     """
     start = perf_counter()  # wall-clock: waiting for the disk is part of reading
-    data = Path(source).read_bytes() if isinstance(source, (str, os.PathLike)) else source
+    data = Path(source).read_bytes() if isinstance(source, os.PathLike) else source
     read = perf_counter()
     with paused_gc():
         start_cpu = CLOCK()
@@ -378,6 +379,9 @@ def scaling_sweep(
 
 # ---------------------------------------------------------------------------
 # parallel pre-tokenization
+
+
+SPEEDUP_BYTES = 6 * PARALLEL_MIN_BYTES  # big enough that a pool of workers more than pays for starting up
 
 
 @dataclass(frozen=True)

@@ -210,6 +210,14 @@ def test_positions_touches_as_many_sites_as_the_pairs_occur(finished):
 # scaling, speed-up and the reference
 
 
+def test_prepare_reads_a_path_and_takes_text_as_text(tmp_path):
+    path = tmp_path / "c.txt"
+    path.write_text("low lower")
+    from_file, from_text = R.prepare(path), R.prepare("low lower")
+    assert from_file.corpus == from_text.corpus == pretokenize("low lower", keep_sequence=True)
+    assert set(from_file.seconds) == {"read", "pre-tokenize"}
+
+
 def test_prefix_cuts_at_a_newline_and_log_sizes_are_log_spaced():
     assert R.prefix(b"one\ntwo\nthree\n", 9) == b"one\ntwo\n"
     assert R.prefix(b"short", 100) == b"short"

@@ -28,7 +28,6 @@ from streamlit.delta_generator import DeltaGenerator
 from bpe import ALGORITHMS
 from bpe import race as R
 from bpe.corpora import END_OF_TEXT
-from bpe.pretokenize import PARALLEL_MIN_BYTES
 
 from . import corpus as corpora
 from .render import show_pair
@@ -38,7 +37,6 @@ COLOURS = {"naive": "#d62728", "positions": "#ff7f0e", "parent_set": "#2ca02c", 
 REDRAW_S = 0.2  # how often the live chart is redrawn
 CHART_POINTS = 200  # points per line sent to the browser
 SLOTS = max(1, (os.cpu_count() or 1) // 2)  # heavy runs at a time on the whole server
-SPEEDUP_BYTES = 3 * PARALLEL_MIN_BYTES  # big enough that the pool pays for itself
 
 WORK_NAMES = {
     "pairs_counted": "pairs counted (recount)",
@@ -442,14 +440,14 @@ class SpeedupRecord:
 
 
 def live_speedup(progress_slot, chart_slot) -> SpeedupRecord:
-    """Pre-tokenize a file of SPEEDUP_BYTES or a little more (the stdlib prose, repeated) with 1..cpu_count workers.
+    """Pre-tokenize a file of R.SPEEDUP_BYTES or a little more (the stdlib prose, repeated) with 1..cpu_count workers.
 
     Each run is one call into the library, so a Stop takes effect when that run ends.
     """
     workers = list(range(1, (os.cpu_count() or 1) + 1))
     with server_slot(progress_slot), tempfile.TemporaryDirectory() as folder:
         path = os.path.join(folder, "corpus.txt")
-        n_bytes = R.write_repeated(path, corpora.stdlib_bytes(), SPEEDUP_BYTES)
+        n_bytes = R.write_repeated(path, corpora.stdlib_bytes(), R.SPEEDUP_BYTES)
         record = SpeedupRecord(n_bytes, (), "running")
         progress_slot.progress(0.0, text=f"Pre-tokenizing {n_bytes / 1e6:.0f} MB with 1 worker…")
         for point in R.pretokenize_speedup(path, workers, special_tokens=(END_OF_TEXT,)):
