@@ -86,16 +86,20 @@ def split_on_special(text: str, special_tokens: Sequence[str]) -> list[str]:
 # ---------------------------------------------------------------------------
 # counting one piece of text
 
-# GPT-2's regex is slow; cutting the text first is fast. Every piece this simple
-# pattern finds -- one optional whitespace character and a run of non-space, or
-# a whitespace run minus its last character, or a whitespace run at the end --
-# is a union of whole GPT-2 pre-tokens, and GPT-2's regex never looks across
-# its edges. So: count the pieces (C speed), then run the slow regex once per
-# *unique* piece. Same counts, about 2x faster on real text.
-# subtle: `re` calls \x1c-\x1f whitespace, the `regex` module does not; text
-# holding them takes the slow path.
-_GPT2_PIECES = re.compile(r"\s?\S+|\s+(?=\s\S)|\s+")
-_WHITESPACE_DISAGREE = re.compile("[\x1c-\x1f]")
+# GPT-2's regex needs the `regex` module for \p{L} and \p{N}, and is slow. On
+# ASCII text the same pattern can be written with ASCII classes for the
+# built-in `re`, which is about 2.5x faster and gives identical tokens. So a
+# special-token-free part is cut into ASCII stretches and non-ASCII words
+# (split_non_ascii). Each non-ASCII word carries the whitespace before it (a space in front of a
+# word belongs to its first token, and a whitespace run gives its last
+# character to what follows), and each ASCII stretch ends in non-space, so no
+# GPT-2 pre-token crosses a cut and the regex never looks across one.
+# subtle: `re` and `regex` disagree on what whitespace is for \x1c-\x1f, and
+# the cut above assumes non-ASCII characters are never whitespace; text with
+# any of _ODD_WHITESPACE goes through `regex` whole. (A test checks the list.)
+_ASCII_GPT2 = re.compile(r"""'(?:[sdmt]|ll|ve|re)| ?[A-Za-z]+| ?[0-9]+| ?[^\sA-Za-z0-9]+|\s+(?!\S)|\s+""", re.ASCII)
+_NON_ASCII = re.compile(r"[^\x00-\x7f]+")
+_ODD_WHITESPACE = re.compile("[\x1c-\x1f\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]")
 
 _compiled: dict[str, regex.Pattern] = {"gpt2": regex.compile(PATTERNS["gpt2"])}  # the default, ready at import
 
@@ -114,24 +118,46 @@ def count_text(text: str, pattern: str = "gpt2") -> Counter[str]:
 def count_parts(parts: list[str], pattern: str = "gpt2") -> Counter[str]:
     """Pre-token counts over several special-token-free pieces of text.
 
-    Counting an iterable runs in C (Counter.update), so the pieces of all parts
-    go into one Counter and the slow regex sees each unique piece once.
+    Counter.update on a list runs in C, so tokens are counted in bulk; for gpt2
+    the ASCII stretches take the fast `re` pattern (see _ASCII_GPT2).
     """
     if pattern == "none":
         return Counter(part for part in parts if part)
     compiled = _pattern(pattern)
     counts: Counter[str] = Counter()
-    if pattern != "gpt2" or any(_WHITESPACE_DISAGREE.search(part) for part in parts):
-        for part in parts:
-            counts.update(compiled.findall(part))
-        return counts
-    pieces: Counter[str] = Counter()
     for part in parts:
-        pieces.update(_GPT2_PIECES.findall(part))
-    for piece, n in pieces.items():
-        for token in compiled.findall(piece):
-            counts[token] += n
+        if pattern != "gpt2" or _ODD_WHITESPACE.search(part):
+            counts.update(compiled.findall(part))
+        elif part.isascii():
+            counts.update(_ASCII_GPT2.findall(part))
+        else:
+            for i, stretch in enumerate(split_non_ascii(part)):
+                counts.update((compiled if i % 2 else _ASCII_GPT2).findall(stretch))
     return counts
+
+
+def split_non_ascii(text: str) -> list[str]:
+    """Cut text into ASCII stretches and non-ASCII words (with the whitespace before them).
+
+    'naïve  café ok' -> ['', 'naïve', '', '  café', ' ok']: even places are ASCII.
+    Assumes no non-ASCII whitespace (see _ODD_WHITESPACE).
+    """
+    out, pos, n = [], 0, len(text)
+    for m in _NON_ASCII.finditer(text):
+        if m.start() < pos:
+            continue  # in the word just cut
+        start = m.start()
+        while start > pos and not text[start - 1].isspace():
+            start -= 1
+        while start > pos and text[start - 1].isspace():
+            start -= 1
+        end = m.end()
+        while end < n and not text[end].isspace():
+            end += 1
+        out += [text[pos:start], text[start:end]]
+        pos = end
+    out.append(text[pos:])
+    return out
 
 
 def sequence_of_text(text: str, pattern: str = "gpt2") -> list[str]:

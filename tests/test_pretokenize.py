@@ -396,3 +396,28 @@ def test_importing_bpe_imports_no_ui_library():
     )
     result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
     assert result.stdout.strip() == ""
+
+
+def test_odd_whitespace_lists_every_character_the_fast_path_must_avoid():
+    """The ASCII fast path assumes both regex engines agree on whitespace; _ODD_WHITESPACE must hold every exception."""
+    import re
+    import sys
+
+    import regex
+
+    module = importlib.import_module("bpe.pretokenize")
+    either = re.compile(r"\s"), regex.compile(r"\s")
+    odd = [
+        chr(c)
+        for c in range(128, sys.maxunicode + 1)
+        if not 0xD800 <= c <= 0xDFFF and any(p.match(chr(c)) for p in either)
+    ] + [chr(c) for c in range(0x1C, 0x20)]
+    assert odd and all(module._ODD_WHITESPACE.match(c) for c in odd)
+
+
+@given(st.lists(st.sampled_from(list("ab é'sllve\n\t.,1²Ⅻ\udc80\xa0\x1c") + ["  ", "naïve"]), max_size=40).map("".join))
+@settings(max_examples=300, deadline=None)
+def test_ascii_fast_path_counts_like_the_gpt2_regex(text):
+    module = importlib.import_module("bpe.pretokenize")
+    assert module.count_text(text, "gpt2") == Counter(regex.findall(PATTERNS["gpt2"], text))
+    assert "".join(module.split_non_ascii(text.replace("\xa0", " ").replace("\x1c", " "))) == text.replace("\xa0", " ").replace("\x1c", " ")
