@@ -16,7 +16,7 @@ st.caption(
 
 settings = st.session_state["settings"]
 
-# a run still marked running was interrupted by a click (Stop, or any other widget): keep what it found
+# a run still marked running was interrupted (a Stop button, or any click, stops the script): keep what it found
 for key in ("race", "sweep", "speedup"):
     if st.session_state[key] is not None and st.session_state[key].status == "running":
         st.session_state[key] = replace(st.session_state[key], status="stopped")

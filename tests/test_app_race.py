@@ -72,13 +72,25 @@ def test_a_planted_difference_is_shown_with_both_candidates(app):
     assert table.loc[table["algorithm"] == "naive", "count"].item() == heap.counts[2]
 
 
-def test_a_race_interrupted_by_a_click_is_marked_stopped(app):
+def test_a_stopped_race_keeps_what_it_had_done(app, monkeypatch):
+    import streamlit as st
+
+    real_race = R.race
+
+    def stopped_after_four_turns(*args, **kwargs):  # as the Stop button does: the script stops mid-race
+        for turn, results in enumerate(real_race(*args, **kwargs)):
+            yield results
+            if turn == 3:
+                st.stop()
+
+    monkeypatch.setattr(R, "race", stopped_after_four_turns)
     app.button(key="race_start").click().run()
-    record = app.session_state["race"]
-    app.session_state["race"] = replace(record, status="running")  # as a Stop click leaves it
-    app.run()
-    assert app.session_state["race"].status == "stopped"
+    partial = app.session_state["race"]
+    assert partial.status == "running" and len(partial.results) == 4  # saved after every turn
+    app.run()  # the next run (the one a click starts) finds it and shows it as stopped
+    assert app.session_state["race"] == replace(partial, status="stopped")
     assert any("stopped" in w.value for w in app.warning)
+    assert len(app.get("vega_lite_chart")) == 1
 
 
 def test_sweep_over_the_sidebar_corpus_draws_log_log_charts(app):

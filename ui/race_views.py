@@ -172,7 +172,7 @@ def hf_reference(settings, prepared: R.Prepared, results: tuple[R.RaceResult, ..
     return {
         "hf": hf,
         "hf_note": f"HuggingFace's Rust trainer {agreed}: {why}",
-        "hf_rows": (("ours (heap)", show_pair(*mine), count), (R.HF, show_pair(*theirs), their_count)),
+        "hf_rows": (("ours (heap)", show_pair(*mine), f"{count:,}"), (R.HF, show_pair(*theirs), f"{their_count:,}")),
     }
 
 
@@ -238,7 +238,8 @@ def race_chart(record: RaceRecord) -> alt.Chart:
         if r.cut_off:
             ends.append({"line": name, "merges": len(r.merges), "seconds": r.total})
     x = alt.X("merges:Q", title="merges done", scale=alt.Scale(domainMin=0))
-    y = alt.Y("seconds:Q", title="seconds of processor time")
+    top = max([r.total for r in runs] + [1e-3]) * 1.08  # room above the highest ring
+    y = alt.Y("seconds:Q", title="seconds of processor time", scale=alt.Scale(domain=[0, top], nice=False))
     tooltip = [alt.Tooltip("line:N", title="algorithm"), "merges:Q", alt.Tooltip("seconds:Q", format=".3f")]
     frame = pd.DataFrame(rows, columns=["line", "merges", "seconds"])
     layers = [alt.Chart(frame).mark_line(strokeWidth=3).encode(x=x, y=y, color=colour, tooltip=tooltip)]
@@ -258,13 +259,15 @@ def verdict(record: RaceRecord) -> None:
     found = R.first_difference(results)
     if found is None:
         longest = max(len(r.merges) for r in results)
-        short = [f"{r.algorithm} after {len(r.merges):,}" for r in results if len(r.merges) < longest]
+        short = [r for r in results if len(r.merges) < longest]
         if not short:
             st.success(f"Agreement: the {len(results)} algorithms made the same {longest:,} merges in the same order.")
             return
         st.success(f"Agreement: the {len(results)} algorithms made the same merges in the same order, as far as each got.")
-        verb = "was" if len(short) == 1 else "were"
-        st.caption(f"{', '.join(short)} {verb} stopped early; every merge they made matches the others'.")
+        names = [f"{r.algorithm} ({len(r.merges):,} merges)" for r in short]
+        listed = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+        why = "cut off by the time budget" if all(r.cut_off for r in short) else "stopped early"
+        st.caption(f"{listed} {'was' if len(short) == 1 else 'were'} {why}; every merge they made matches the others'.")
         return
     rank, there = found
     st.error(f"Disagreement: the algorithms first differ at merge {rank + 1:,}.")

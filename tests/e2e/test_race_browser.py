@@ -60,7 +60,7 @@ def test_stop_keeps_what_the_race_had_done(page):
         page.wait_for_timeout(250)
         if merges_done(page) > 20:
             break
-    page.get_by_role("button", name="Stop", exact=True).first.click()
+    page.locator(".st-key-race_stop button").first.click()
     wait_idle(page)
     assert "stopped" in page.locator('[data-testid="stAlert"]').first.inner_text()
     assert page.locator('[data-testid="stVegaLiteChart"]').count() == 1
