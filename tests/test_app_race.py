@@ -50,13 +50,15 @@ def test_race_draws_a_chart_and_an_agreement_verdict(app):
     assert work.set_index("work per merge").loc["heap pops", "heap"] == "1.0"  # one pop per merge
 
 
-def test_results_are_kept_when_switching_pages_and_back(app):
+def test_results_and_settings_are_kept_when_switching_pages_and_back(app):
+    app.number_input(key="w_race_budget").set_value(7.0).run()
     app.button(key="race_start").click().run()
     record = app.session_state["race"]
     app.switch_page("app_pages/step.py").run()
     app.switch_page("app_pages/race.py").run()
     assert app.session_state["race"] is record  # not rerun
     assert len(app.get("vega_lite_chart")) == 1 and app.success
+    assert record.budget_s == app.number_input(key="w_race_budget").value == 7.0
 
 
 def test_a_planted_difference_is_shown_with_both_candidates(app):
@@ -94,8 +96,8 @@ def test_a_stopped_race_keeps_what_it_had_done(app, monkeypatch):
 
 
 def test_sweep_over_the_sidebar_corpus_draws_log_log_charts(app):
-    app.radio(key="sweep_source").set_value("current").run()
-    app.number_input(key="sweep_merges").set_value(10).run()
+    app.radio(key="w_sweep_source").set_value("current").run()
+    app.number_input(key="w_sweep_merges").set_value(10).run()
     app.button(key="sweep_start").click().run()
     assert not app.exception
     sweep = app.session_state["sweep"]
