@@ -19,6 +19,7 @@ from . import export
 from .pretokenize import ENCODING, ERRORS, PATTERNS, check_pattern, pretokenize_file
 from .tokenizer import Tokenizer
 from .train import ALGORITHMS, build_vocab, check_settings, steps
+from .trainer import paused_gc
 
 FILES = (export.VOCAB, export.MERGES, export.HF, export.PLAIN)  # what train writes
 
@@ -102,14 +103,15 @@ def train_command(args: argparse.Namespace) -> None:
     )
     bar.close()
     t1 = time.perf_counter()
-    trainer, events = steps(corpus, num_merges, algorithm=args.algorithm, min_pair_frequency=args.min_pair_frequency)
-    t2 = time.perf_counter()
-    bar = Bar("merge", num_merges, " merges")
-    merges, counts = [], []
-    for event in events:
-        merges.append((event.left, event.right))
-        counts.append(event.count)
-        bar.update(len(merges))
+    with paused_gc():
+        trainer, events = steps(corpus, num_merges, algorithm=args.algorithm, min_pair_frequency=args.min_pair_frequency)
+        t2 = time.perf_counter()
+        bar = Bar("merge", num_merges, " merges")
+        merges, counts = [], []
+        for event in events:
+            merges.append((event.left, event.right))
+            counts.append(event.count)
+            bar.update(len(merges))
     bar.update(num_merges if trainer.stop_reason == "vocab_size" else len(merges))
     bar.close()
     t3 = time.perf_counter()

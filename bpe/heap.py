@@ -99,14 +99,28 @@ class Heap(Trainer):
             if detail:
                 self.record_word(word, new, counts[i])
             words[i] = new
-        # pairs with the new token start with a fresh entry; older pairs only went down
-        for p, d in delta.items():
-            if d > 0:
-                heappush(self.heap, heap_entry(p, self.pair_counts.get(p, 0) + d, self.keys))
         self.work["words_checked"] += len(candidates)
         self.work["words_touched"] += touched
-        self.work["heap_pushes"] += sum(1 for d in delta.values() if d > 0)
         return delta, touched
+
+    def apply(self, delta: Delta) -> None:
+        """Apply the changes, and push an entry for each new pair (those with the new token).
+
+        Older pairs only went down: their entries go stale and are fixed when popped.
+        """
+        counts, heap, keys = self.pair_counts, self.heap, self.keys
+        pushes = 0
+        for pair, change in delta.items():
+            if change:
+                n = counts.get(pair, 0) + change
+                if n:
+                    counts[pair] = n
+                else:
+                    del counts[pair]
+                if change > 0:
+                    heappush(heap, heap_entry(pair, n, keys))
+                    pushes += 1
+        self.work["heap_pushes"] += pushes
 
     def _top_pairs(self) -> list[tuple[Pair, int]]:
         """The best pairs, read off the heap itself without changing it.

@@ -24,7 +24,7 @@ from .pretokenize import (
     pretokenize,
     pretokenize_file,
 )
-from .trainer import Trainer
+from .trainer import Trainer, paused_gc
 
 ALGORITHMS: dict[str, type[Trainer]] = {t.name: t for t in (Naive, Positions, ParentSet, Heap)}
 
@@ -96,15 +96,16 @@ def train(
     """Run one trainer over pre-tokenized input; the input is not changed."""
     if algorithm not in ALGORITHMS:
         raise ValueError(f"Unknown algorithm {algorithm!r}; choose one of {', '.join(ALGORITHMS)}.")
-    t0 = time.perf_counter()
-    trainer = ALGORITHMS[algorithm](corpus.counts, corpus.sequence)
-    t1 = time.perf_counter()
-    events = []
-    for event in trainer.merges(num_merges, min_pair_frequency, detail):
-        events.append(event)
-        if on_merge:
-            on_merge(event)
-    t2 = time.perf_counter()
+    with paused_gc():
+        t0 = time.perf_counter()
+        trainer = ALGORITHMS[algorithm](corpus.counts, corpus.sequence)
+        t1 = time.perf_counter()
+        events = []
+        for event in trainer.merges(num_merges, min_pair_frequency, detail):
+            events.append(event)
+            if on_merge:
+                on_merge(event)
+        t2 = time.perf_counter()
     return Training(
         events=tuple(events),
         special_tokens=tuple(special_tokens),

@@ -13,7 +13,9 @@ between equal counts (see rule.py).
 
 from __future__ import annotations
 
+import gc
 import heapq
+from contextlib import contextmanager
 from collections import Counter, defaultdict
 from collections.abc import Iterator, Mapping, Sequence
 from typing import ClassVar
@@ -147,6 +149,24 @@ class Trainer:
 
 # ---------------------------------------------------------------------------
 # helpers the word-based trainers share
+
+
+@contextmanager
+def paused_gc():
+    """Switch off Python's cycle collector for a training run, then restore it.
+
+    subtle: a trainer holds millions of small lists, sets and tuples, so each
+    full collection walks all of them, and the merge loop allocates enough to
+    trigger many (a third of the time on a 50 MB corpus). Trainers make no
+    reference cycles; reference counting still frees everything.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 def word_lists(words: Mapping[bytes, int]) -> tuple[list[list[int]], list[int]]:
