@@ -185,9 +185,38 @@ def merge_counting(
     if not remaining:
         return None
     n = len(word)
-    sites = []
-    i = 0
-    find = word.index
+    if remaining == 1:  # the common case: one 'a', so at most one site
+        i = word.index(a)
+        if i + 1 == n or word[i + 1] != b:
+            return None
+    else:
+        sites = _sites(word, a, b, remaining)
+        if len(sites) != 1:
+            return _merge_sites(word, pair, new_id, count, delta, where, index, sites) if sites else None
+        i = sites[0]
+    # one site, written out
+    new = word[:i]
+    new.append(new_id)
+    new += word[i + 2 :]
+    delta[pair] -= count
+    if i:
+        x = word[i - 1]
+        delta[(x, a)] -= count
+        p = (x, new_id)
+        delta[p] += count
+        where[p].add(index)
+    if i + 2 < n:
+        y = word[i + 2]
+        delta[(b, y)] -= count
+        p = (new_id, y)
+        delta[p] += count
+        where[p].add(index)
+    return new
+
+
+def _sites(word: list[int], a: int, b: int, remaining: int) -> list[int]:
+    """Where pair (a, b) starts, left to right without overlap: [97, 97, 97], (97, 97) -> [0]."""
+    n, sites, i, find = len(word), [], 0, word.index
     while remaining:
         i = find(a, i)
         remaining -= 1
@@ -198,27 +227,15 @@ def merge_counting(
             i += 2
         else:
             i += 1
-    if not sites:
-        return None
-    if len(sites) == 1:  # the common case, written out
-        i = sites[0]
-        new = word[:i]
-        new.append(new_id)
-        new += word[i + 2 :]
-        delta[pair] -= count
-        if i:
-            x = word[i - 1]
-            delta[(x, a)] -= count
-            p = (x, new_id)
-            delta[p] += count
-            where[p].add(index)
-        if i + 2 < n:
-            y = word[i + 2]
-            delta[(b, y)] -= count
-            p = (new_id, y)
-            delta[p] += count
-            where[p].add(index)
-        return new
+    return sites
+
+
+def _merge_sites(
+    word: list[int], pair: Pair, new_id: int, count: int, delta: Delta, where: dict[Pair, set[int]], index: int, sites: list[int]
+) -> list[int]:
+    """merge_counting for a word with several sites."""
+    a, b = pair
+    n = len(word)
     new = word[:]
     for i in reversed(sites):
         new[i : i + 2] = [new_id]

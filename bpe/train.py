@@ -106,13 +106,15 @@ def train(
             if on_merge:
                 on_merge(event)
         t2 = time.perf_counter()
+        stop_reason, work = trainer.stop_reason, dict(trainer.work)
+        del trainer  # freed now, before the collector is back and would walk it
     return Training(
         events=tuple(events),
         special_tokens=tuple(special_tokens),
         algorithm=algorithm,
-        stop_reason=trainer.stop_reason,
+        stop_reason=stop_reason,
         seconds={"initial count": t1 - t0, "merge loop": t2 - t1},
-        work=dict(trainer.work),
+        work=work,
     )
 
 
