@@ -23,13 +23,11 @@ on how many objects the rest of the process (a web server, other trainers) holds
 
 from __future__ import annotations
 
-import gc
 import importlib.util
 import json
 import math
 import os
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from time import perf_counter, thread_time
@@ -37,6 +35,7 @@ from time import perf_counter, thread_time
 from .gpt2_bytes import from_unicode
 from .pretokenize import PARALLEL_MIN_BYTES, PreTokens, pretokenize, pretokenize_file, split_on_special
 from .train import ALGORITHMS, steps
+from .trainer import paused_gc
 
 Merge = tuple[bytes, bytes]
 
@@ -254,18 +253,6 @@ def race(
             yield tuple(r.result() for r in runners)
         if all(r.done for r in runners):
             return
-
-
-@contextmanager
-def paused_gc() -> Iterator[None]:
-    """Pause the garbage collector (as timeit does) and restore it as it was."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def clock_overhead(n: int = 20_000) -> float:
