@@ -4,18 +4,16 @@ import streamlit as st
 
 from bpe.tokenizer import Tokenizer
 from ui import corpus as corpora
+from ui import sidebar
 from ui import views
 from ui.render import token_spans
 
 st.title("Step through BPE training")
 st.caption("Each step is one merge made by the real trainer: why its pair won, what it rewrote, and how the counts moved.")
 
-settings = st.session_state["settings"]
-if isinstance(settings, str):
-    st.error(settings)
-    st.stop()
+settings = sidebar.current()
 
-corpus = corpora.pretokenized(settings.key, settings.pattern, settings.specials, settings.algorithm == "positions", settings.corpus.data)
+corpus = corpora.pretokenized_for(settings, keep_sequence=settings.algorithm == "positions")
 trace = corpora.trace(settings.key, settings.pattern, settings.specials, settings.num_merges, settings.algorithm, corpus)
 events = trace.events
 n = len(events)

@@ -6,6 +6,7 @@ import streamlit as st
 
 from bpe.threshold import kept, thresholds
 from ui import corpus as corpora
+from ui import sidebar
 from ui import state
 from ui import threshold_views as views
 
@@ -15,12 +16,9 @@ st.caption(
     "Training ran once with no threshold; every *t* is answered from that run."
 )
 
-settings = st.session_state["settings"]
-if isinstance(settings, str):
-    st.error(settings)
-    st.stop()
+settings = sidebar.current()
 
-corpus = corpora.pretokenized(settings.key, settings.pattern, settings.specials, False, settings.corpus.data)
+corpus = corpora.pretokenized_for(settings)
 training = corpora.trained(settings.key, settings.pattern, settings.specials, settings.num_merges, corpus)
 events = training.events
 n = len(events)

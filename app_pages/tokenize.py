@@ -4,6 +4,7 @@ import streamlit as st
 
 from bpe import export
 from ui import corpus as corpora
+from ui import sidebar
 from ui import state
 from ui.render import token_spans
 
@@ -12,12 +13,9 @@ SHOWN = 3000  # tokens drawn; a longer text is still counted and checked in full
 st.title("Tokenize & export")
 st.caption("Any text, split by the tokenizer trained in the sidebar. Hover a token to see its id.")
 
-settings = st.session_state["settings"]
-if isinstance(settings, str):
-    st.error(settings)
-    st.stop()
+settings = sidebar.current()
 
-corpus = corpora.pretokenized(settings.key, settings.pattern, settings.specials, False, settings.corpus.data)
+corpus = corpora.pretokenized_for(settings)
 training = corpora.trained(settings.key, settings.pattern, settings.specials, settings.num_merges, corpus)
 tok = corpora.tokenizer(settings.key, settings.pattern, settings.specials, settings.num_merges, training)
 n = len(tok.merges)

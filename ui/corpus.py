@@ -115,6 +115,11 @@ def pretokenized(key: str, pattern: str, specials: tuple[str, ...], keep_sequenc
     return pretokenize(_data, pattern=pattern, special_tokens=specials, keep_sequence=keep_sequence)
 
 
+def pretokenized_for(settings, keep_sequence: bool = False) -> PreTokens:
+    """pretokenized() for the sidebar's settings (a ui.sidebar.Settings)."""
+    return pretokenized(settings.key, settings.pattern, settings.specials, keep_sequence, settings.corpus.data)
+
+
 @dataclass(frozen=True)
 class Trace:
     """Every merge of one run, with detail, as the step-through page replays it."""

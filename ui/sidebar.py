@@ -46,6 +46,15 @@ def parse_specials(text: str) -> tuple[str, ...]:
     return tuple(t.strip() for t in text.split(",") if t.strip())
 
 
+def current() -> Settings:
+    """The settings the sidebar made this run; when they are unusable, say why and stop the page."""
+    settings = st.session_state["settings"]
+    if isinstance(settings, str):
+        st.error(settings)
+        st.stop()
+    return settings
+
+
 def render() -> Settings | str:
     """Draw the sidebar; return the settings, or a sentence saying what to fix."""
     with st.sidebar:
