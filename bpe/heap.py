@@ -107,6 +107,7 @@ class Heap(Trainer):
         """Apply the changes, and push an entry for each new pair (those with the new token).
 
         Older pairs only went down: their entries go stale and are fixed when popped.
+        Trainer.apply written out with the push, so the changes are walked once (hot path).
         """
         counts, heap, keys = self.pair_counts, self.heap, self.keys
         pushes = 0
