@@ -23,6 +23,7 @@ MAX_UPLOAD_BYTES = 5_000_000
 STDLIB_BYTES = 2_000_000
 HELD_OUT_BYTES = 400_000  # stdlib prose after the training slice, never trained on
 TRACE_SECONDS = 30.0  # a trace with detail stops here rather than hold the server
+TRACE_MERGES = 5_000  # and here: each merge keeps ~10 KB of detail, and a class steps through far fewer
 
 
 @dataclass(frozen=True)
@@ -133,14 +134,17 @@ class Trace:
 @st.cache_resource(max_entries=8, show_spinner="Training with the instrumented trainer…")
 def trace(key: str, pattern: str, specials: tuple[str, ...], num_merges: int, algorithm: str, _corpus: PreTokens) -> Trace:
     start = time.perf_counter()
-    trainer, events = steps(_corpus, num_merges, algorithm=algorithm, detail=True)
+    trainer, events = steps(_corpus, min(num_merges, TRACE_MERGES), algorithm=algorithm, detail=True)
     kept = []
     for event in events:
         kept.append(event)
         if time.perf_counter() - start > TRACE_SECONDS:
             trainer.stop_reason = f"time budget ({TRACE_SECONDS:.0f} s)"
             break
-    return Trace(tuple(kept), trainer.stop_reason, time.perf_counter() - start, len(_corpus.counts))
+    reason = trainer.stop_reason
+    if reason == "vocab_size" and num_merges > TRACE_MERGES:
+        reason = f"the step-through shows the first {TRACE_MERGES:,} merges"
+    return Trace(tuple(kept), reason, time.perf_counter() - start, len(_corpus.counts))
 
 
 @st.cache_resource(max_entries=8, show_spinner="Training once, with no threshold…")
