@@ -86,20 +86,27 @@ def split_on_special(text: str, special_tokens: Sequence[str]) -> list[str]:
 # ---------------------------------------------------------------------------
 # counting one piece of text
 
-# GPT-2's regex needs the `regex` module for \p{L} and \p{N}, and is slow. On
-# ASCII text the same pattern can be written with ASCII classes for the
-# built-in `re`, which is about 2.5x faster and gives identical tokens. So a
-# special-token-free part is cut into ASCII stretches and non-ASCII words
-# (split_non_ascii). Each non-ASCII word carries the whitespace before it (a space in front of a
-# word belongs to its first token, and a whitespace run gives its last
-# character to what follows), and each ASCII stretch ends in non-space, so no
-# GPT-2 pre-token crosses a cut and the regex never looks across one.
-# subtle: `re` and `regex` disagree on what whitespace is for \x1c-\x1f, and
-# the cut above assumes non-ASCII characters are never whitespace; text with
-# any of _ODD_WHITESPACE goes through `regex` whole. (A test checks the list.)
+# GPT-2's regex needs the `regex` module for \p{L} and \p{N}, and is slow; and
+# most of its work is repeated, since the same words come back again and again.
+# So for gpt2 the text is first cut into coarser *units* with the built-in `re`:
+# a unit is a word (a run of non-whitespace) with all the whitespace before it
+# (' the', '\n    foo()'), or the whitespace that ends the text. The units are
+# counted, and each unique unit is split into pre-tokens once. Why this is exact:
+# - every unit boundary is a GPT-2 boundary: each falls between a non-space
+#   character and a space, and no GPT-2 pre-token holds a space after a non-space;
+# - GPT-2 never looks past the end of a unit: a unit ends in a non-space, no
+#   match stretches from a non-space into the space after it, and GPT-2's
+#   lookahead (?!\S) only checks the character after whitespace, inside the unit;
+# - so each unit splits alone as it does in the text, and units that begin with
+#   whitespace can be glued back together and split in one call (count_units).
+# subtle: `re` and `regex` disagree on what \s is (\x1c-\x1f), so _UNITS spells
+# out regex's whitespace; a test checks the list against every character.
+_WHITESPACE = "\t\n\x0b\x0c\r \x85\xa0\u1680" + "".join(map(chr, range(0x2000, 0x200B)))
+_WHITESPACE += "\u2028\u2029\u202f\u205f\u3000"
+_UNITS = re.compile("[{0}]*[^{0}]+|[{0}]+".format(_WHITESPACE))
+# On ASCII the GPT-2 pattern can use ASCII classes and the faster `re`, with
+# identical pre-tokens (re.ASCII's \s is regex's \s on ASCII).
 _ASCII_GPT2 = re.compile(r"""'(?:[sdmt]|ll|ve|re)| ?[A-Za-z]+| ?[0-9]+| ?[^\sA-Za-z0-9]+|\s+(?!\S)|\s+""", re.ASCII)
-_NON_ASCII = re.compile(r"[^\x00-\x7f]+")
-_ODD_WHITESPACE = re.compile("[\x1c-\x1f\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]")
 
 _compiled: dict[str, regex.Pattern] = {"gpt2": regex.compile(PATTERNS["gpt2"])}  # the default, ready at import
 
@@ -118,46 +125,58 @@ def count_text(text: str, pattern: str = "gpt2") -> Counter[str]:
 def count_parts(parts: list[str], pattern: str = "gpt2") -> Counter[str]:
     """Pre-token counts over several special-token-free pieces of text.
 
-    Counter.update on a list runs in C, so tokens are counted in bulk; for gpt2
-    the ASCII stretches take the fast `re` pattern (see _ASCII_GPT2).
+    Counter.update on a list runs in C, so matches are counted in bulk; for gpt2
+    the units are counted first and split afterwards (see _UNITS).
     """
     if pattern == "none":
         return Counter(part for part in parts if part)
-    compiled = _pattern(pattern)
-    counts: Counter[str] = Counter()
+    if pattern == "gpt2":
+        units: Counter[str] = Counter()
+        for part in parts:
+            units.update(_UNITS.findall(part))
+        return count_units(units)
+    compiled, counts = _pattern(pattern), Counter()
     for part in parts:
-        if pattern != "gpt2" or _ODD_WHITESPACE.search(part):
-            counts.update(compiled.findall(part))
-        elif part.isascii():
-            counts.update(_ASCII_GPT2.findall(part))
-        else:
-            for i, stretch in enumerate(split_non_ascii(part)):
-                counts.update((compiled if i % 2 else _ASCII_GPT2).findall(stretch))
+        counts.update(compiled.findall(part))
     return counts
 
 
-def split_non_ascii(text: str) -> list[str]:
-    """Cut text into ASCII stretches and non-ASCII words (with the whitespace before them).
+def count_units(units: Counter[str]) -> Counter[str]:
+    """GPT-2 pre-token counts from unit counts: {' it.': 2, '\\n\\nok': 1} -> {' it': 2, '.': 2, '\\n': 2, 'ok': 1}.
 
-    'naïve  café ok' -> ['', 'naïve', '', '  café', ' ok']: even places are ASCII.
-    Assumes no non-ASCII whitespace (see _ODD_WHITESPACE).
+    Units seen equally often are glued together and split in one call, and
+    their pre-tokens counted that many times.
     """
-    out, pos, n = [], 0, len(text)
-    for m in _NON_ASCII.finditer(text):
-        if m.start() < pos:
-            continue  # in the word just cut
-        start = m.start()
-        while start > pos and not text[start - 1].isspace():
-            start -= 1
-        while start > pos and text[start - 1].isspace():
-            start -= 1
-        end = m.end()
-        while end < n and not text[end].isspace():
-            end += 1
-        out += [text[pos:start], text[start:end]]
-        pos = end
-    out.append(text[pos:])
-    return out
+    counts: Counter[str] = Counter()
+    by_count: dict[int, list[str]] = {}
+    for unit, n in units.items():
+        if unit[-1] in _WHITESPACE:  # the whitespace that ends a text: one pre-token
+            counts[unit] += n
+        elif unit[0] in _WHITESPACE:  # ' word' or '\n  word'
+            by_count.setdefault(n, []).append(unit)
+        else:  # subtle: a text's first word has no whitespace in front; glued, it would join the word before
+            for token in split_gpt2([unit]):
+                counts[token] += n
+    for n, group in by_count.items():
+        tokens = split_gpt2(group)
+        if n == 1:
+            counts.update(tokens)
+        else:
+            for token, k in Counter(tokens).items():
+                counts[token] += k * n
+    return counts
+
+
+def split_gpt2(units: list[str]) -> list[str]:
+    """GPT-2 pre-tokens of units glued together: [' it.', '\\n\\nok'] -> [' it', '.', '\\n', '\\n', 'ok'].
+
+    ASCII units take the fast `re` pattern; the order of pre-tokens is not kept.
+    """
+    ascii_units = [unit for unit in units if unit.isascii()]
+    tokens = _ASCII_GPT2.findall("".join(ascii_units))
+    if len(ascii_units) < len(units):
+        tokens += _compiled["gpt2"].findall("".join(unit for unit in units if not unit.isascii()))
+    return tokens
 
 
 def sequence_of_text(text: str, pattern: str = "gpt2") -> list[str]:

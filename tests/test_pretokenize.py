@@ -398,21 +398,16 @@ def test_importing_bpe_imports_no_ui_library():
     assert result.stdout.strip() == ""
 
 
-def test_odd_whitespace_lists_every_character_the_fast_path_must_avoid():
-    """The ASCII fast path assumes both regex engines agree on whitespace; _ODD_WHITESPACE must hold every exception."""
-    import re
+def test_unit_whitespace_is_exactly_the_whitespace_of_the_gpt2_regex():
+    """_UNITS spells out whitespace because `re` and `regex` disagree on \\s (\\x1c-\\x1f); the list must be exact."""
     import sys
 
     import regex
 
     module = importlib.import_module("bpe.pretokenize")
-    either = re.compile(r"\s"), regex.compile(r"\s")
-    odd = [
-        chr(c)
-        for c in range(128, sys.maxunicode + 1)
-        if not 0xD800 <= c <= 0xDFFF and any(p.match(chr(c)) for p in either)
-    ] + [chr(c) for c in range(0x1C, 0x20)]
-    assert odd and all(module._ODD_WHITESPACE.match(c) for c in odd)
+    spaces = regex.compile(r"\s")
+    expected = {chr(c) for c in range(sys.maxunicode + 1) if spaces.match(chr(c))}
+    assert set(module._WHITESPACE) == expected
 
 
 @given(st.lists(st.sampled_from(list("ab é'sllve\n\t.,1²Ⅻ\udc80\xa0\x1c") + ["  ", "naïve"]), max_size=40).map("".join))
@@ -420,4 +415,38 @@ def test_odd_whitespace_lists_every_character_the_fast_path_must_avoid():
 def test_ascii_fast_path_counts_like_the_gpt2_regex(text):
     module = importlib.import_module("bpe.pretokenize")
     assert module.count_text(text, "gpt2") == Counter(regex.findall(PATTERNS["gpt2"], text))
-    assert "".join(module.split_non_ascii(text.replace("\xa0", " ").replace("\x1c", " "))) == text.replace("\xa0", " ").replace("\x1c", " ")
+
+
+# the units of the gpt2 fast path: words with the whitespace before them (see _UNITS)
+unit_text = st.lists(
+    st.sampled_from(WHITESPACE_AND_FRIENDS + WORDS_AND_MARKS + ["\x1c", "\x1f", "\x00", "'ll", "s", "x.y", "\udcff"]),
+    max_size=60,
+).map("".join)
+
+
+@settings(max_examples=400, deadline=None)
+@given(text=unit_text)
+def test_units_cover_the_text_and_each_splits_alone_as_in_context(text):
+    module = importlib.import_module("bpe.pretokenize")
+    units = module._UNITS.findall(text)
+    assert "".join(units) == text
+    alone = Counter(token for unit in units for token in regex.findall(PATTERNS["gpt2"], unit))
+    assert alone == Counter(regex.findall(PATTERNS["gpt2"], text))
+
+
+@settings(max_examples=400, deadline=None)
+@given(text=unit_text)
+def test_whitespace_led_units_glued_in_any_order_split_like_apart(text):
+    module = importlib.import_module("bpe.pretokenize")
+    led = [unit for unit in module._UNITS.findall(text) if regex.fullmatch(r"\s+\S+", unit)]  # as count_units picks them
+    glued = Counter(module.split_gpt2(led[::-1]))
+    assert glued == Counter(token for unit in led for token in regex.findall(PATTERNS["gpt2"], unit))
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=unit_text, repeats=st.integers(1, 4))
+def test_repeated_units_count_like_the_gpt2_regex(text, repeats):
+    """Repetition puts units in count groups above one (count_units scales their pre-tokens)."""
+    module = importlib.import_module("bpe.pretokenize")
+    text = (text + "\n") * repeats + text
+    assert module.count_text(text, "gpt2") == Counter(regex.findall(PATTERNS["gpt2"], text))
