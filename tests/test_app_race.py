@@ -2,29 +2,20 @@
 
 from __future__ import annotations
 
+from conftest import open_app
+
 import json
 from dataclasses import replace
-from pathlib import Path
 
 import pytest
 
 from bpe import race as R
 
-AppTest = pytest.importorskip("streamlit.testing.v1").AppTest
-ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture
 def app():
-    import streamlit as st
-
-    st.cache_resource.clear()
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
-    at.run()
-    at.sidebar.selectbox(key="source").set_value("textbook").run()
-    at.switch_page("app_pages/race.py").run()
-    assert not at.exception
-    return at
+    return open_app("app_pages/race.py", source="textbook")
 
 
 def charts(at) -> list[dict]:

@@ -2,25 +2,18 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+from conftest import open_app
+
 
 import pytest
 
 from bpe import ALGORITHMS
 
-AppTest = pytest.importorskip("streamlit.testing.v1").AppTest
-ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture
 def app():
-    import streamlit as st
-
-    st.cache_resource.clear()
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
-    at.run()
-    assert not at.exception
-    return at
+    return open_app()
 
 
 def card(at) -> str:

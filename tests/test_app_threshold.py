@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from conftest import open_app
+
 import json
-from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
@@ -13,15 +14,11 @@ import ui.threshold_views
 from bpe import pretokenize, train
 from ui.corpus import SOURCES
 
-ROOT = Path(__file__).resolve().parents[1]
 PAGE = "app_pages/threshold.py"
 
 
 def open_page(source: str = "textbook") -> AppTest:
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120).run()
-    if source != "textbook":
-        at.sidebar.selectbox(key="source").set_value(source).run()
-    return at.switch_page(PAGE).run()
+    return open_app(PAGE, source=source)
 
 
 def metric(at: AppTest, label: str) -> str:

@@ -2,24 +2,19 @@
 
 from __future__ import annotations
 
+from conftest import open_app
+
 import html
 import re
-from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
-ROOT = Path(__file__).resolve().parents[1]
 PAGE = "app_pages/tokenize.py"
 HOSTILE = '<script>alert(1)</script> <img src=x onerror=alert(1)>'
 
 
 def open_page(source: str = "textbook", pattern: str | None = None) -> AppTest:
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120).run()
-    if source != "textbook":
-        at.sidebar.selectbox(key="source").set_value(source).run()
-    if pattern:
-        at.sidebar.selectbox(key="pattern").set_value(pattern).run()
-    return at.switch_page(PAGE).run()
+    return open_app(PAGE, source=source, **({"pattern": pattern} if pattern else {}))
 
 
 def metric(at: AppTest, label: str) -> str:
