@@ -131,12 +131,17 @@ def _read_merges_txt(path: Path) -> Merges:
         parts = line.split(" ")
         if len(parts) != 2 or not all(parts):
             raise ValueError(f"{path}: line {n} should be two tokens separated by one space, got {line[:60]!r}.")
-        try:
-            merges.append((from_unicode(parts[0]), from_unicode(parts[1])))
-        except ValueError as e:
-            raise ValueError(f"{path}: line {n}: {e} Tokens are written with GPT-2's byte-to-unicode table.") from None
+        merges.append(_decode_pair(path, f"line {n}", parts))
     _wrap(path, check_merges, merges)
     return merges
+
+
+def _decode_pair(path: Path, where: str, parts: Sequence[str]) -> tuple[bytes, bytes]:
+    """A merge's two tokens from GPT-2 byte-to-unicode text, or a ValueError saying where."""
+    try:
+        return from_unicode(parts[0]), from_unicode(parts[1])
+    except ValueError as e:
+        raise ValueError(f"{path}: {where}: {e} Tokens are written with GPT-2's byte-to-unicode table.") from None
 
 
 def _check_ids(path: Path, table: dict[str, int], merges: Merges, specials: Sequence[str], whole: dict[str, int]) -> None:
@@ -230,10 +235,7 @@ def load_hf(path: str | Path) -> Saved:
         pair = item.split(" ") if isinstance(item, str) else item
         if not (isinstance(pair, list) and len(pair) == 2 and all(isinstance(p, str) and p for p in pair)):
             raise ValueError(f"{path}: merge {n} should be two tokens, got {item!r}.")
-        try:
-            merges.append((from_unicode(pair[0]), from_unicode(pair[1])))
-        except ValueError as e:
-            raise ValueError(f"{path}: merge {n}: {e}") from None
+        merges.append(_decode_pair(path, f"merge {n}", pair))
     _wrap(path, check_merges, merges)
     added = _field(path, document, "added_tokens", list)
     specials = []

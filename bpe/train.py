@@ -65,11 +65,17 @@ def build_vocab(merges: Merges, special_tokens: Sequence[str] = ()) -> Vocab:
     return vocab
 
 
+def trainer_for(algorithm: str) -> type[Trainer]:
+    """The trainer class named algorithm, or a ValueError that lists the names."""
+    if algorithm not in ALGORITHMS:
+        raise ValueError(f"Unknown algorithm {algorithm!r}; choose one of {', '.join(ALGORITHMS)}.")
+    return ALGORITHMS[algorithm]
+
+
 def check_settings(vocab_size: int, special_tokens: Sequence[str], algorithm: str, min_pair_frequency: int) -> int:
     """Raise ValueError with a sentence a person can act on; return the number of merges."""
     check_special_tokens(special_tokens)
-    if algorithm not in ALGORITHMS:
-        raise ValueError(f"Unknown algorithm {algorithm!r}; choose one of {', '.join(ALGORITHMS)}.")
+    trainer_for(algorithm)
     if isinstance(vocab_size, bool) or not isinstance(vocab_size, int):
         raise ValueError(f"vocab_size must be a whole number, not {vocab_size!r}.")
     minimum = 256 + len(special_tokens)
@@ -94,11 +100,9 @@ def train(
     on_merge: Callable[[MergeEvent], None] | None = None,
 ) -> Training:
     """Run one trainer over pre-tokenized input; the input is not changed."""
-    if algorithm not in ALGORITHMS:
-        raise ValueError(f"Unknown algorithm {algorithm!r}; choose one of {', '.join(ALGORITHMS)}.")
     with paused_gc():
         t0 = time.perf_counter()
-        trainer = ALGORITHMS[algorithm](corpus.counts, corpus.sequence)
+        trainer = trainer_for(algorithm)(corpus.counts, corpus.sequence)
         t1 = time.perf_counter()
         events = []
         for event in trainer.merges(num_merges, min_pair_frequency, detail):
@@ -120,7 +124,7 @@ def train(
 
 def steps(corpus: PreTokens, num_merges: int, *, algorithm: str = "heap", min_pair_frequency: int = 1, detail: bool = False) -> tuple[Trainer, Iterator[MergeEvent]]:
     """A trainer and its merge generator, for callers that stop it midway (time budgets, live charts)."""
-    trainer = ALGORITHMS[algorithm](corpus.counts, corpus.sequence)
+    trainer = trainer_for(algorithm)(corpus.counts, corpus.sequence)
     return trainer, trainer.merges(num_merges, min_pair_frequency, detail)
 
 

@@ -12,6 +12,7 @@ import random
 import subprocess
 import sys
 import tempfile
+from contextlib import contextmanager
 from collections import Counter
 from pathlib import Path
 
@@ -182,10 +183,15 @@ file_bytes = st.lists(st.sampled_from(FRAGMENTS), max_size=60).map(b"".join)
 SPECIAL_CHOICES = [[], [SPECIAL], [SPECIAL, "<|é|>"]]
 
 
-def write_temp(folder: Path, data: bytes) -> Path:
+@contextmanager
+def temp_file(folder: Path, data: bytes):
+    """A file holding data, removed afterwards (hypothesis runs many examples in one test)."""
     with tempfile.NamedTemporaryFile(dir=folder, suffix=".txt", delete=False) as f:
         f.write(data)
-    return Path(f.name)
+    try:
+        yield Path(f.name)
+    finally:
+        Path(f.name).unlink()
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -196,12 +202,9 @@ def write_temp(folder: Path, data: bytes) -> Path:
     chunk_bytes=st.integers(1, 32),
 )
 def test_any_chunk_size_counts_like_the_whole_text(scratch, data, pattern, specials, chunk_bytes):
-    path = write_temp(scratch, data)
-    try:
+    with temp_file(scratch, data) as path:
         chunked = pretokenize_file(path, pattern=pattern, special_tokens=specials, workers=1, chunk_bytes=chunk_bytes)
-        assert chunked.counts == pretokenize(data, pattern=pattern, special_tokens=specials).counts
-    finally:
-        path.unlink()
+    assert chunked.counts == pretokenize(data, pattern=pattern, special_tokens=specials).counts
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -212,11 +215,8 @@ def test_any_chunk_size_counts_like_the_whole_text(scratch, data, pattern, speci
     chunk_bytes=st.integers(1, 32),
 )
 def test_chunk_boundaries_are_at_special_tokens_or_after_newlines(scratch, data, pattern, specials, chunk_bytes):
-    path = write_temp(scratch, data)
-    try:
+    with temp_file(scratch, data) as path:
         bounds = chunk_boundaries(path, specials, pattern, chunk_bytes)
-    finally:
-        path.unlink()
     assert bounds[0] == 0 and bounds[-1] == len(data)
     inner = bounds[1:-1]
     assert all(a < b for a, b in zip(bounds[:-1], inner + [len(data) + 1]))

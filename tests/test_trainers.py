@@ -386,3 +386,10 @@ def test_heap_touches_no_more_words_than_it_checks_on_textbook():
     assert result.work["merges"] == 12
     assert 0 < result.work["words_touched"] <= result.work["words_checked"]
     assert result.work["stale_pops"] > 0
+
+
+def test_steps_refuses_an_unknown_algorithm_with_a_sentence():
+    from bpe.train import steps
+
+    with pytest.raises(ValueError, match="Unknown algorithm 'quick'; choose one of naive"):
+        steps(pretokenize("ab ab"), 2, algorithm="quick")
