@@ -25,8 +25,13 @@ for key in ("race", "sweep", "speedup"):
 # ---- the race ---------------------------------------------------------------
 c1, c2, c3, c4 = st.columns([2, 2, 1.3, 1], vertical_alignment="bottom")
 c1.number_input(
-    "Time budget per algorithm (s)", min_value=1.0, max_value=60.0, step=1.0,
-    key=state.widget("race_budget"), on_change=state.save, args=("race_budget",),
+    "Time budget per algorithm (s)",
+    min_value=1.0,
+    max_value=60.0,
+    step=1.0,
+    key=state.widget("race_budget"),
+    on_change=state.save,
+    args=("race_budget",),
 )
 c2.toggle(
     "HuggingFace reference",
@@ -75,13 +80,16 @@ st.header("Scaling")
 s1, s2, s3, s4, s5 = st.columns([2.2, 1.3, 1.5, 1.3, 1], vertical_alignment="bottom")
 SWEEP_SOURCES = {"stdlib": "stdlib prose (built in)", "current": "sidebar's corpus"}
 s1.radio(
-    "Corpus", list(SWEEP_SOURCES), horizontal=True, format_func=SWEEP_SOURCES.get,
-    key=state.widget("sweep_source"), on_change=state.save, args=("sweep_source",),
+    "Corpus",
+    list(SWEEP_SOURCES),
+    horizontal=True,
+    format_func=SWEEP_SOURCES.get,
+    key=state.widget("sweep_source"),
+    on_change=state.save,
+    args=("sweep_source",),
 )
 s2.number_input("Merges", 10, 5000, step=50, key=state.widget("sweep_merges"), on_change=state.save, args=("sweep_merges",))
-s3.number_input(
-    "Budget per size (s)", 1.0, 30.0, step=1.0, key=state.widget("sweep_budget"), on_change=state.save, args=("sweep_budget",)
-)
+s3.number_input("Budget per size (s)", 1.0, 30.0, step=1.0, key=state.widget("sweep_budget"), on_change=state.save, args=("sweep_budget",))
 sweep_start = s4.button("Run the sweep", type="primary", key="sweep_start", width="stretch")
 s5.button("Stop", key="sweep_stop", width="stretch")
 sweep_progress, sweep_chart = st.empty(), st.empty()

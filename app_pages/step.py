@@ -4,8 +4,7 @@ import streamlit as st
 
 from bpe.tokenizer import Tokenizer
 from ui import corpus as corpora
-from ui import sidebar
-from ui import views
+from ui import sidebar, views
 from ui.render import token_spans
 
 st.title("Step through BPE training")
@@ -35,7 +34,9 @@ def go(delta: int) -> None:
 
 p1, p2, _ = st.columns([1, 2, 5], vertical_alignment="center")
 p1.toggle("Play", key="playing", help="Advance one merge at a time")
-p2.select_slider("Speed", options=[2.0, 1.0, 0.5, 0.25], key="speed", format_func=lambda s: f"{1 / s:g} merge/s", label_visibility="collapsed")
+p2.select_slider(
+    "Speed", options=[2.0, 1.0, 0.5, 0.25], key="speed", format_func=lambda s: f"{1 / s:g} merge/s", label_visibility="collapsed"
+)
 
 
 @st.fragment(run_every=st.session_state["speed"] if st.session_state["playing"] else None)

@@ -6,8 +6,7 @@ import streamlit as st
 
 from bpe.threshold import kept, thresholds
 from ui import corpus as corpora
-from ui import sidebar
-from ui import state
+from ui import sidebar, state
 from ui import threshold_views as views
 
 st.title("Threshold explorer")

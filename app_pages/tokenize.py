@@ -4,8 +4,7 @@ import streamlit as st
 
 from bpe import export
 from ui import corpus as corpora
-from ui import sidebar
-from ui import state
+from ui import sidebar, state
 from ui.render import token_spans
 
 SHOWN = 3000  # tokens drawn; a longer text is still counted and checked in full
@@ -32,10 +31,19 @@ st.button("Use a sample of the corpus", on_click=use_sample)
 
 if st.session_state["tok_k"] is None or st.session_state["tok_k"] > n:
     st.session_state["tok_k"] = n
-k = st.slider(
-    "Merges used (k)", 0, n, key=state.widget("tok_k"), on_change=state.save, args=("tok_k",),
-    help="0 = bytes only; the tokenizer applies its first k merges, by rank.",
-) if n else 0
+k = (
+    st.slider(
+        "Merges used (k)",
+        0,
+        n,
+        key=state.widget("tok_k"),
+        on_change=state.save,
+        args=("tok_k",),
+        help="0 = bytes only; the tokenizer applies its first k merges, by rank.",
+    )
+    if n
+    else 0
+)
 
 try:
     pieces = tok.pieces(text, k)

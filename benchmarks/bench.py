@@ -50,7 +50,7 @@ def cs336() -> None:
     print("## corpus.en, vocab 500, <|endoftext|> (end to end, best of 3)")
     for name in ALGORITHMS:
         runs = 1 if name == "naive" else 3
-        s = best_of(runs, lambda: train_bpe(CS336, 500, SPECIAL, algorithm=name))
+        s = best_of(runs, lambda name=name: train_bpe(CS336, 500, SPECIAL, algorithm=name))
         print(f"{name:<11} {s:7.3f} s")
 
 
@@ -60,7 +60,7 @@ def pretokenize_speed() -> None:
     print(f"## pre-tokenization of {path.name} ({mb:.1f} MB), gpt2 pattern, special <|endoftext|>")
     base = None
     for w in range(1, (os.cpu_count() or 1) + 1):
-        s = best_of(2, lambda: pretokenize_file(path, special_tokens=SPECIAL, workers=w))
+        s = best_of(2, lambda w=w: pretokenize_file(path, special_tokens=SPECIAL, workers=w))
         base = base or s
         print(f"workers={w}: {s:6.2f} s  {mb / s:6.1f} MB/s  ({mb / s / w:.1f} MB/s per worker)  speed-up {base / s:.2f}x")
 
@@ -97,7 +97,9 @@ def hf(vocab_size: int = 10_000) -> None:
     threads = os.environ.get("RAYON_NUM_THREADS", "all cores")
     t = time.perf_counter()
     tok.train([str(path)], trainer)
-    print(f"## HuggingFace tokenizers BpeTrainer (ByteLevel), {path.name}, vocab {vocab_size:,} ({threads}): {time.perf_counter() - t:.2f} s")
+    print(
+        f"## HuggingFace tokenizers BpeTrainer (ByteLevel), {path.name}, vocab {vocab_size:,} ({threads}): {time.perf_counter() - t:.2f} s"
+    )
 
 
 SECTIONS = {"cs336": cs336, "pretokenize": pretokenize_speed, "big": big, "hf": hf}

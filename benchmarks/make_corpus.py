@@ -60,11 +60,19 @@ MAN_DIR = Path("/usr/share/man")
 LICENSE_DIR = Path("/usr/share/common-licenses")
 TEXT_SUFFIXES = (".txt", ".md", ".rst")
 BINARY_SUFFIXES = frozenset(
-    ".html .htm .pdf .png .jpg .gif .svg .css .js .json .xml .ps .dvi .tar .zip .bz2 .xz".split()
+    [".html", ".htm", ".pdf", ".png", ".jpg", ".gif", ".svg", ".css", ".js", ".json", ".xml", ".ps", ".dvi", ".tar", ".zip", ".bz2", ".xz"]
 )
 MAN_PAGE = re.compile(r"[^.].*\.\d\w*(?:\.gz)?")
-SOURCES = ("stdlib-prose", "stdlib-text", "licenses", "doc-copyright", "doc-changelog",
-           "doc-readme-text", "man", "site-packages-prose")  # report order
+SOURCES = (
+    "stdlib-prose",
+    "stdlib-text",
+    "licenses",
+    "doc-copyright",
+    "doc-changelog",
+    "doc-readme-text",
+    "man",
+    "site-packages-prose",
+)  # report order
 
 
 def import_corpora() -> ModuleType:
@@ -124,8 +132,9 @@ def list_files(
 
 def list_doc_files() -> list[Candidate]:
     """copyright, changelogs/NEWS, READMEs and text files under /usr/share/doc."""
-    found = list_files("doc", DOC_DIR, lambda name: classify_doc(name) is not None,
-                       lambda path: "doc:" + path.relative_to(DOC_DIR).parts[0], frozenset())
+    found = list_files(
+        "doc", DOC_DIR, lambda name: classify_doc(name) is not None, lambda path: "doc:" + path.relative_to(DOC_DIR).parts[0], frozenset()
+    )
     return [Candidate(str(classify_doc(c.path.name)), c.group, c.path) for c in found]
 
 
@@ -175,7 +184,7 @@ def classify_doc(name: str) -> str | None:
 
 
 def name_man_family(path: Path) -> str:
-    """"man:gcloud" for gcloud_compute_instances_create.1.gz, "man:git" for git-add.1.gz."""
+    """ "man:gcloud" for gcloud_compute_instances_create.1.gz, "man:git" for git-add.1.gz."""
     return "man:" + re.split(r"[-_.]", path.name, maxsplit=1)[0]
 
 
@@ -228,17 +237,45 @@ _ROFF_ESCAPE = re.compile(
     re.VERBOSE,
 )
 _SPECIAL = {
-    "em": "\u2014", "en": "\u2013", "hy": "-", "mi": "-", "bu": "\u2022", "co": "\u00a9",
-    "rg": "\u00ae", "tm": "\u2122", "aq": "'", "dq": '"', "lq": "\u201c", "rq": "\u201d",
-    "oq": "\u2018", "cq": "\u2019", "ga": "`", "aa": "\u00b4", "ti": "~", "ha": "^",
-    "rs": "\\", "pl": "+", "mu": "\u00d7", "de": "\u00b0", "sc": "\u00a7", "->": "\u2192",
-    "<-": "\u2190", "<=": "\u2264", ">=": "\u2265", "if": "\u221e", "Fo": "\u00ab",
-    "Fc": "\u00bb", "fo": "\u2039", "fc": "\u203a", "at": "@", "sl": "/",
+    "em": "\u2014",
+    "en": "\u2013",
+    "hy": "-",
+    "mi": "-",
+    "bu": "\u2022",
+    "co": "\u00a9",
+    "rg": "\u00ae",
+    "tm": "\u2122",
+    "aq": "'",
+    "dq": '"',
+    "lq": "\u201c",
+    "rq": "\u201d",
+    "oq": "\u2018",
+    "cq": "\u2019",
+    "ga": "`",
+    "aa": "\u00b4",
+    "ti": "~",
+    "ha": "^",
+    "rs": "\\",
+    "pl": "+",
+    "mu": "\u00d7",
+    "de": "\u00b0",
+    "sc": "\u00a7",
+    "->": "\u2192",
+    "<-": "\u2190",
+    "<=": "\u2264",
+    ">=": "\u2265",
+    "if": "\u221e",
+    "Fo": "\u00ab",
+    "Fc": "\u00bb",
+    "fo": "\u2039",
+    "fc": "\u203a",
+    "at": "@",
+    "sl": "/",
 }
 _SINGLE = {"-": "-", "e": "\\", "\\": "\\", " ": " ", "~": " ", "0": " ", "t": "\t"}
 _SILENT = set("&|^%c:/,){}dpruz!")
-_TEXT_MACROS = frozenset("SH SS B I SM SB Sh Ss Nd Dl".split())
-_ALTERNATING_MACROS = frozenset("BR BI IB IR RB RI".split())
+_TEXT_MACROS = frozenset(["SH", "SS", "B", "I", "SM", "SB", "Sh", "Ss", "Nd", "Dl"])
+_ALTERNATING_MACROS = frozenset(["BR", "BI", "IB", "IR", "RB", "RI"])
 _DEFINITION = re.compile(r"[.']\s*(?:de|de1|am|ig)\b")
 _ARGUMENT = re.compile(r'"((?:[^"]|"")*)"|(\S+)')
 
@@ -374,8 +411,7 @@ def write_corpus(out: Path, documents: list[bytes], target: int, rng: random.Ran
 def report(tally: Tally, group_cap: int) -> None:
     print(f"{'source':<22}{'files':>8}{'read':>8}{'kept':>8}{'MB kept':>10}")
     for source in SOURCES:
-        print(f"{source:<22}{tally.listed[source]:>8}{tally.read[source]:>8}"
-              f"{tally.kept[source]:>8}{tally.kept_bytes[source] / MB:>10.2f}")
+        print(f"{source:<22}{tally.listed[source]:>8}{tally.read[source]:>8}{tally.kept[source]:>8}{tally.kept_bytes[source] / MB:>10.2f}")
     for reason, count in sorted(tally.skipped.items()):
         print(f"skipped: {count} files, {reason}" + (f" ({group_cap / MB:g} MB)" if "cap" in reason else ""))
 
@@ -385,8 +421,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--mb", type=float, required=True, help="size of the corpus in MB (10^6 bytes)")
     parser.add_argument("--out", type=Path, help="output file (default benchmarks/data/corpus<MB>.txt)")
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help="shuffle seed (default 0)")
-    parser.add_argument("--group-cap-mb", type=float, default=2.0,
-                        help="most MB one man-page family / doc package / Python package may give (default 2)")
+    parser.add_argument(
+        "--group-cap-mb", type=float, default=2.0, help="most MB one man-page family / doc package / Python package may give (default 2)"
+    )
     args = parser.parse_args(argv)
     if args.mb <= 0 or args.group_cap_mb <= 0:
         parser.error("--mb and --group-cap-mb must be positive")
@@ -408,8 +445,10 @@ def main(argv: list[str] | None = None) -> int:
     report(tally, group_cap)
     written, unique = write_corpus(args.out, documents, target, rng)
     if written > unique:
-        print(f"all sources read: only {unique / MB:.2f} MB unique; repeated {len(documents)} documents "
-              f"in shuffled rounds to reach {written / MB:.2f} MB")
+        print(
+            f"all sources read: only {unique / MB:.2f} MB unique; repeated {len(documents)} documents "
+            f"in shuffled rounds to reach {written / MB:.2f} MB"
+        )
     else:
         print(f"unique real text: {unique / MB:.2f} MB in {len(documents)} documents, no repetition")
     print(f"wrote {args.out} ({written / MB:.2f} MB) in {time.perf_counter() - start:.1f} s")

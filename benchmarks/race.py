@@ -55,9 +55,7 @@ def scaling_table(points: list[R.ScalingPoint], sizes: list[int]) -> tuple[str, 
         "|---:|---:|" + "---:|" * len(ALGORITHMS),
     ]
     for n_bytes, results in by_size.items():
-        lines.append(
-            f"| {n_bytes / 1e6:.3f} | {pretokenize[n_bytes]:.3f} | " + " | ".join(cell(results.get(a)) for a in ALGORITHMS) + " |"
-        )
+        lines.append(f"| {n_bytes / 1e6:.3f} | {pretokenize[n_bytes]:.3f} | " + " | ".join(cell(results.get(a)) for a in ALGORITHMS) + " |")
     return "\n".join(lines), by_size
 
 
@@ -89,7 +87,9 @@ def main() -> None:
     )
 
     def progress(n_bytes: int, result: R.RaceResult) -> None:
-        print(f"  {n_bytes / 1e6:.2f} MB {result.algorithm}: {len(result.merges):,} merges, {result.total:.1f} s", end="\r", file=sys.stderr)
+        print(
+            f"  {n_bytes / 1e6:.2f} MB {result.algorithm}: {len(result.merges):,} merges, {result.total:.1f} s", end="\r", file=sys.stderr
+        )
 
     points = []
     for point in R.scaling_sweep(data, sizes, args.merges, args.budget, special_tokens=[END_OF_TEXT], on_progress=progress):

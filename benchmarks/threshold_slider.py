@@ -45,7 +45,9 @@ def library() -> None:
     train_text = replay(tok, sample_of(data, "gpt2", [SPECIAL]))
     t4 = time.perf_counter()
     print(f"corpus {len(data) / 1e6:.1f} MB, held-out {len(held) / 1e3:.0f} KB, {MERGES} merges")
-    print(f"once: pre-tokenize {t1 - t0:.2f} s, train {t2 - t1:.2f} s, replay held-out {t3 - t2:.2f} s, replay training text {t4 - t3:.2f} s")
+    print(
+        f"once: pre-tokenize {t1 - t0:.2f} s, train {t2 - t1:.2f} s, replay held-out {t3 - t2:.2f} s, replay training text {t4 - t3:.2f} s"
+    )
 
     counts = [e.count for e in run.events]
     options = thresholds(counts, [0, 1, 2, 5])
@@ -98,9 +100,26 @@ def browser(moves: int = 20) -> None:
 
     port = _free_port()
     server = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), "--server.headless", "true", "--server.port", str(port),
-         "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
-        cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        [
+            sys.executable,
+            "-m",
+            "streamlit",
+            "run",
+            str(ROOT / "app.py"),
+            "--server.headless",
+            "true",
+            "--server.port",
+            str(port),
+            "--server.address",
+            "127.0.0.1",
+            "--browser.gatherUsageStats",
+            "false",
+            "--server.fileWatcherType",
+            "none",
+        ],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
     url = f"http://127.0.0.1:{port}"
     try:
@@ -134,8 +153,10 @@ def browser(moves: int = 20) -> None:
                 done.append(time.perf_counter() - start)
                 page.wait_for_timeout(300)
             b.close()
-        print(f"browser: key press to new numbers ({moves} moves): median {ms(statistics.median(shown))}, max {ms(max(shown))}; "
-              f"to the page idle again: median {ms(statistics.median(done))}")
+        print(
+            f"browser: key press to new numbers ({moves} moves): median {ms(statistics.median(shown))}, max {ms(max(shown))}; "
+            f"to the page idle again: median {ms(statistics.median(done))}"
+        )
     finally:
         server.terminate()
         server.wait(timeout=10)

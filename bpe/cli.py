@@ -125,8 +125,12 @@ def train_command(args: argparse.Namespace) -> None:
         "min_pair_frequency": f"the best pair occurred fewer than {args.min_pair_frequency} times",
     }[trainer.stop_reason]
     longest = max((vocab[256 + i] for i in range(len(merges))), key=len, default=b"")
-    print(f"{len(merges):,} merges ({why}); vocab {len(vocab):,} tokens; {len(corpus.counts):,} unique pre-tokens in {corpus.n_bytes / 1e6:,.1f} MB")
-    print(f"time: pre-tokenize {t1 - t0:.2f}s, initial count {t2 - t1:.2f}s, merges {t3 - t2:.2f}s, write {t4 - t3:.2f}s, total {t4 - t0:.2f}s")
+    print(
+        f"{len(merges):,} merges ({why}); vocab {len(vocab):,} tokens; {len(corpus.counts):,} unique pre-tokens in {corpus.n_bytes / 1e6:,.1f} MB"
+    )
+    print(
+        f"time: pre-tokenize {t1 - t0:.2f}s, initial count {t2 - t1:.2f}s, merges {t3 - t2:.2f}s, write {t4 - t3:.2f}s, total {t4 - t0:.2f}s"
+    )
     if longest:
         print(f"longest token: {longest.decode('utf-8', 'backslashreplace')!r} ({len(longest)} bytes)")
     print("wrote " + ", ".join(str(p) for p in paths))

@@ -38,9 +38,7 @@ from pathlib import Path
 
 END_OF_TEXT = "<|endoftext|>"
 SEPARATOR = f"\n{END_OF_TEXT}\n"  # documents are separated by a line of their own
-SKIP_DIRS = frozenset(
-    {"test", "tests", "idle_test", "site-packages", "dist-packages", "__pycache__"}
-)
+SKIP_DIRS = frozenset({"test", "tests", "idle_test", "site-packages", "dist-packages", "__pycache__"})
 
 # Comments and string literals in source order; everything else is code and is skipped.
 # Triple-quoted alternatives come first so that ''' is not read as '' followed by '.
@@ -57,9 +55,7 @@ _TOKEN = re.compile(
     """,
     re.VERBOSE | re.DOTALL,
 )
-_PRAGMA = re.compile(
-    r"(?:type|noqa|pragma|pylint|fmt|isort|mypy|pyright|nosec|flake8)\b|-\*-|!", re.I
-)
+_PRAGMA = re.compile(r"(?:type|noqa|pragma|pylint|fmt|isort|mypy|pyright|nosec|flake8)\b|-\*-|!", re.I)
 _TABLE_ROW = re.compile(r"(?:0x|U\+)[0-9a-f]+\s*->", re.I)  # "0x41 -> LATIN CAPITAL LETTER A"
 _TWO_WORDS = re.compile(r"[^\W\d_]{2,} [^\W\d_]{2,}")  # "the cat", not "x = f(y)"
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")

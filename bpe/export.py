@@ -150,7 +150,9 @@ def _check_ids(path: Path, table: dict[str, int], merges: Merges, specials: Sequ
     expected_specials = {t: 256 + len(merges) + n for n, t in enumerate(specials)}
     for token, i in expected_specials.items():
         if whole[token] != i:
-            raise ValueError(f"{path}: special token {token!r} has id {whole[token]}; special tokens should follow the merges, from id {256 + len(merges)}.")
+            raise ValueError(
+                f"{path}: special token {token!r} has id {whole[token]}; special tokens should follow the merges, from id {256 + len(merges)}."
+            )
     expected: dict[str, int] = {}
     for i, token in build_vocab(merges).items():
         expected.setdefault(to_unicode(token), i)
@@ -194,8 +196,15 @@ def hf_tokenizer_json(merges: Merges, special_tokens: Sequence[str] = (), patter
     first_special = 256 + len(merges)
     table = json.loads(gpt2_vocab_json(vocab, special_tokens))
     added = [
-        {"id": first_special + n, "content": token, "single_word": False, "lstrip": False,
-         "rstrip": False, "normalized": False, "special": True}
+        {
+            "id": first_special + n,
+            "content": token,
+            "single_word": False,
+            "lstrip": False,
+            "rstrip": False,
+            "normalized": False,
+            "special": True,
+        }
         for n, token in enumerate(special_tokens)
     ]
     document = {
@@ -208,8 +217,14 @@ def hf_tokenizer_json(merges: Merges, special_tokens: Sequence[str] = (), patter
         "post_processor": None,
         "decoder": {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": True},
         "model": {
-            "type": "BPE", "dropout": None, "unk_token": None, "continuing_subword_prefix": None,
-            "end_of_word_suffix": None, "fuse_unk": False, "byte_fallback": False, "ignore_merges": False,
+            "type": "BPE",
+            "dropout": None,
+            "unk_token": None,
+            "continuing_subword_prefix": None,
+            "end_of_word_suffix": None,
+            "fuse_unk": False,
+            "byte_fallback": False,
+            "ignore_merges": False,
             "vocab": table,
             "merges": [[to_unicode(a), to_unicode(b)] for a, b in merges],
         },
@@ -268,15 +283,21 @@ def _hf_pattern(path: Path, pre: object) -> str:
 # plain JSON, with counts
 
 
-def plain_json(merges: Merges, special_tokens: Sequence[str] = (), pattern: str = "gpt2", counts: Sequence[int | None] | None = None) -> str:
+def plain_json(
+    merges: Merges, special_tokens: Sequence[str] = (), pattern: str = "gpt2", counts: Sequence[int | None] | None = None
+) -> str:
     counts = list(counts) if counts is not None else [None] * len(merges)
     if len(counts) != len(merges):
         raise ValueError(f"Got {len(counts)} counts for {len(merges)} merges.")
     rows = [
-        json.dumps({"left": a.hex(), "right": b.hex(), "count": c, "token": (a + b).decode("utf-8", "backslashreplace")}, ensure_ascii=False)
+        json.dumps(
+            {"left": a.hex(), "right": b.hex(), "count": c, "token": (a + b).decode("utf-8", "backslashreplace")}, ensure_ascii=False
+        )
         for (a, b), c in zip(merges, counts)
     ]
-    head = json.dumps({"format": FORMAT, "version": VERSION, "pattern": pattern, "special_tokens": list(special_tokens)}, ensure_ascii=False)
+    head = json.dumps(
+        {"format": FORMAT, "version": VERSION, "pattern": pattern, "special_tokens": list(special_tokens)}, ensure_ascii=False
+    )
     # one merge per line: readable, and diffs of two runs line up
     return head[:-1] + ', "merges": [\n' + ",\n".join(rows) + "\n]}\n"
 
@@ -365,7 +386,9 @@ def load(path: str | Path, *, pattern: str | None = None) -> Saved:
             if (path / name).is_file():
                 return load(path / name)
         if not (path / MERGES).exists() and not (path / VOCAB).exists():
-            raise ValueError(f"{path}: no tokenizer here; expected {PLAIN}, {HF}, or {VOCAB} with {MERGES} (written by python -m bpe train).")
+            raise ValueError(
+                f"{path}: no tokenizer here; expected {PLAIN}, {HF}, or {VOCAB} with {MERGES} (written by python -m bpe train)."
+            )
         merges, specials = load_gpt2(path)
         pattern = pattern or "gpt2"
         check_pattern(pattern)

@@ -16,9 +16,9 @@ holds; merging it then changes nothing and it is skipped.
 
 from __future__ import annotations
 
+from bisect import insort
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
-from bisect import insort
 from heapq import heapify, heappop, heappush
 
 from .events import DETAIL_CAP, HeapEntry, HeapView

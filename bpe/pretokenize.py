@@ -103,7 +103,7 @@ def split_on_special(text: str, special_tokens: Sequence[str]) -> list[str]:
 # out regex's whitespace; a test checks the list against every character.
 _WHITESPACE = "\t\n\x0b\x0c\r \x85\xa0\u1680" + "".join(map(chr, range(0x2000, 0x200B)))
 _WHITESPACE += "\u2028\u2029\u202f\u205f\u3000"
-_UNITS = re.compile("[{0}]*[^{0}]+|[{0}]+".format(_WHITESPACE))
+_UNITS = re.compile(f"[{_WHITESPACE}]*[^{_WHITESPACE}]+|[{_WHITESPACE}]+")
 # On ASCII the GPT-2 pattern can use ASCII classes and the faster `re`, with
 # identical pre-tokens (re.ASCII's \s is regex's \s on ASCII).
 _ASCII_GPT2 = re.compile(r"""'(?:[sdmt]|ll|ve|re)| ?[A-Za-z]+| ?[0-9]+| ?[^\sA-Za-z0-9]+|\s+(?!\S)|\s+""", re.ASCII)
@@ -195,11 +195,7 @@ def _count_decoded(text: str, pattern: str, special_tokens: Sequence[str]) -> Co
 
 
 def _sequence_decoded(text: str, pattern: str, special_tokens: Sequence[str]) -> list[bytes]:
-    return [
-        token.encode(ENCODING, ERRORS)
-        for part in split_on_special(text, special_tokens)
-        for token in sequence_of_text(part, pattern)
-    ]
+    return [token.encode(ENCODING, ERRORS) for part in split_on_special(text, special_tokens) for token in sequence_of_text(part, pattern)]
 
 
 def decode(data: bytes) -> str:

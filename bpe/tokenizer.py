@@ -103,8 +103,8 @@ class Tokenizer:
         if cached is not None:
             return cached
         parts = [BYTES[b] for b in word]
-        for _, parts in self.merge_steps(word, limit):
-            pass
+        for _, merged in self.merge_steps(word, limit):
+            parts = merged
         result = tuple(parts)
         if len(self._cache) >= CACHE_CAP:
             self._cache.clear()

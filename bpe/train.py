@@ -81,8 +81,7 @@ def check_settings(vocab_size: int, special_tokens: Sequence[str], algorithm: st
     minimum = 256 + len(special_tokens)
     if vocab_size < minimum:
         raise ValueError(
-            f"vocab_size {vocab_size} is too small: the 256 bytes and {len(special_tokens)} "
-            f"special token(s) already need {minimum}."
+            f"vocab_size {vocab_size} is too small: the 256 bytes and {len(special_tokens)} special token(s) already need {minimum}."
         )
     if isinstance(min_pair_frequency, bool) or not isinstance(min_pair_frequency, int) or min_pair_frequency < 0:
         raise ValueError(f"min_pair_frequency must be a whole number of at least 0, not {min_pair_frequency!r}.")
@@ -122,7 +121,9 @@ def train(
     )
 
 
-def steps(corpus: PreTokens, num_merges: int, *, algorithm: str = "heap", min_pair_frequency: int = 1, detail: bool = False) -> tuple[Trainer, Iterator[MergeEvent]]:
+def steps(
+    corpus: PreTokens, num_merges: int, *, algorithm: str = "heap", min_pair_frequency: int = 1, detail: bool = False
+) -> tuple[Trainer, Iterator[MergeEvent]]:
     """A trainer and its merge generator, for callers that stop it midway (time budgets, live charts)."""
     trainer = trainer_for(algorithm)(corpus.counts, corpus.sequence)
     return trainer, trainer.merges(num_merges, min_pair_frequency, detail)

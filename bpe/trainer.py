@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import gc
 import heapq
-from contextlib import contextmanager
 from collections import Counter, defaultdict
 from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import ClassVar
 
 from .events import DETAIL_CAP, MergeDetail, MergeEvent, WordChange

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-from conftest import open_app
-
 import json
 from dataclasses import replace
 
 import pytest
+from conftest import open_app
 
 from bpe import race as R
-
 
 
 @pytest.fixture

@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
+import pytest
 from conftest import open_app
 
-
-import pytest
-
 from bpe import ALGORITHMS
-
 
 
 @pytest.fixture
@@ -17,7 +14,7 @@ def app():
 
 
 def card(at) -> str:
-    return next(h.value for h in at.html if "class=\"merge-card\"" in h.value)
+    return next(h.value for h in at.html if 'class="merge-card"' in h.value)
 
 
 def test_first_merges_of_textbook_corpus(app):
@@ -49,14 +46,14 @@ def test_jump_to_merge_k(app):
 
 def test_heap_view_shows_stale_entries(app):
     app.button[1].click().run()  # merge 2: the entry for 'e s' is stale (its count fell to 0)
-    tree = next(h.value for h in app.html if "class=\"heap-level\"" in h.value)
+    tree = next(h.value for h in app.html if 'class="heap-level"' in h.value)
     assert 'class="heap-node stale"' in tree
     assert "<s>9</s> → gone" in tree
 
 
 def test_affected_words_show_before_and_after(app):
     app.button[1].click().run()
-    words = next(h.value for h in app.html if "class=\"word-row\"" in h.value)
+    words = next(h.value for h in app.html if 'class="word-row"' in h.value)
     assert "× 6" in words and "× 3" in words  # newest x6, widest x3
     assert ">est<" in words
 

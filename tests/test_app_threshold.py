@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from conftest import open_app
-
 import json
 
 import pytest
+from conftest import open_app
 from streamlit.testing.v1 import AppTest
 
 import ui.corpus

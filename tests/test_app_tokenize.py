@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-from conftest import open_app
-
 import html
 import re
 
+from conftest import open_app
 from streamlit.testing.v1 import AppTest
 
 PAGE = "app_pages/tokenize.py"
-HOSTILE = '<script>alert(1)</script> <img src=x onerror=alert(1)>'
+HOSTILE = "<script>alert(1)</script> <img src=x onerror=alert(1)>"
 
 
 def open_page(source: str = "textbook", pattern: str | None = None) -> AppTest:

@@ -111,9 +111,7 @@ def test_every_ast_docstring_is_found(module: str) -> None:
     source = read_python(STDLIB / module)
     prose = extract_prose(source)
     nodes = (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
-    docstrings = [
-        ast.get_docstring(node) for node in ast.walk(ast.parse(source)) if isinstance(node, nodes)
-    ]
+    docstrings = [ast.get_docstring(node) for node in ast.walk(ast.parse(source)) if isinstance(node, nodes)]
     assert docstrings
     for docstring in filter(None, docstrings):
         assert drop_doctests(docstring) in prose
@@ -150,21 +148,21 @@ def make_corpus() -> Iterator[ModuleType]:
 
 
 def test_strip_roff_keeps_words_only(make_corpus: ModuleType) -> None:
-    page = '\n'.join([
-        '.\\" a comment',
-        '.TH LS 1',
-        '.SH "SEE ALSO"',
-        '.BR dir (1),',
-        '\\fBls\\fR lists \\- files \\(em quickly\\&.',
-        '.de XX',
-        'macro body',
-        '..',
-        '.PP',
-        'The end.',
-    ])
-    assert make_corpus.tidy(make_corpus.strip_roff(page)) == (
-        "SEE ALSO\ndir(1),\nls lists - files \u2014 quickly.\n\nThe end."
+    page = "\n".join(
+        [
+            '.\\" a comment',
+            ".TH LS 1",
+            '.SH "SEE ALSO"',
+            ".BR dir (1),",
+            "\\fBls\\fR lists \\- files \\(em quickly\\&.",
+            ".de XX",
+            "macro body",
+            "..",
+            ".PP",
+            "The end.",
+        ]
     )
+    assert make_corpus.tidy(make_corpus.strip_roff(page)) == ("SEE ALSO\ndir(1),\nls lists - files \u2014 quickly.\n\nThe end.")
 
 
 def test_write_corpus_repeats_in_shuffled_rounds(make_corpus: ModuleType, tmp_path: Path) -> None:

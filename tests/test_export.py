@@ -91,8 +91,13 @@ def test_saving_the_first_k_merges(tmp_path):
 
 
 def test_hex_or_byte_lists_both_load(tmp_path):
-    document = {"format": "bpe-workbench", "version": 1, "pattern": "none", "special_tokens": [],
-                "merges": [{"left": "61", "right": [98], "count": 3}, {"left": [97, 98], "right": "63", "count": None}]}
+    document = {
+        "format": "bpe-workbench",
+        "version": 1,
+        "pattern": "none",
+        "special_tokens": [],
+        "merges": [{"left": "61", "right": [98], "count": 3}, {"left": [97, 98], "right": "63", "count": None}],
+    }
     path = tmp_path / "t.bpe.json"
     path.write_text(json.dumps(document))
     loaded = Tokenizer.load(path)
@@ -124,7 +129,9 @@ def test_tiktoken_with_our_merge_ranks_encodes_the_same(pattern):
     # so the 256 bytes get ranks 0..255 in byte order and each merge's token the rank 256 + its place
     ranks = {token: i for i, token in tok.vocab.items() if i < 256 + len(tok.merges)}
     encoding = tiktoken.Encoding(
-        f"workbench-{pattern}", pat_str=PATTERNS[pattern], mergeable_ranks=ranks,
+        f"workbench-{pattern}",
+        pat_str=PATTERNS[pattern],
+        mergeable_ranks=ranks,
         special_tokens={SPECIAL: tok.ids[SPECIAL.encode()]},
     )
     for text in SAMPLES + [CORPUS]:
@@ -155,16 +162,43 @@ def plain(saved) -> str:
         ("[1, 2]", "expected a JSON object, got a list"),
         ('{"format": "other"}', "'format' should be 'bpe-workbench'"),
         ('{"format": "bpe-workbench", "version": 2}', "version 2 is not supported"),
-        ('{"format": "bpe-workbench", "version": 1, "pattern": "gpt9", "special_tokens": [], "merges": []}', "Unknown pre-tokenizer 'gpt9'"),
-        ('{"format": "bpe-workbench", "version": 1, "pattern": "gpt2", "special_tokens": "<s>", "merges": []}', "'special_tokens' should be a list, got a string"),
-        ('{"format": "bpe-workbench", "version": 1, "pattern": "gpt2", "special_tokens": [], "merges": {}}', "'merges' should be a list, got an object"),
+        (
+            '{"format": "bpe-workbench", "version": 1, "pattern": "gpt9", "special_tokens": [], "merges": []}',
+            "Unknown pre-tokenizer 'gpt9'",
+        ),
+        (
+            '{"format": "bpe-workbench", "version": 1, "pattern": "gpt2", "special_tokens": "<s>", "merges": []}',
+            "'special_tokens' should be a list, got a string",
+        ),
+        (
+            '{"format": "bpe-workbench", "version": 1, "pattern": "gpt2", "special_tokens": [], "merges": {}}',
+            "'merges' should be a list, got an object",
+        ),
         ('{"format": "bpe-workbench", "version": 1, "pattern": "gpt2", "special_tokens": []}', "the 'merges' field is missing"),
-        ('{"format": "bpe-workbench", "version": 1, "pattern": "gpt2", "special_tokens": [], "merges": [[1, 2]]}', "merge 1 should be an object"),
-        ('{"format": "bpe-workbench", "version": 1, "pattern": "gpt2", "special_tokens": [], "merges": [{"left": "6g", "right": "61"}]}', "merge 1 'left' should be non-empty hex"),
-        ('{"format": "bpe-workbench", "version": 1, "pattern": "gpt2", "special_tokens": [], "merges": [{"left": [300], "right": "61"}]}', "merge 1 'left' should be"),
-        ('{"format": "bpe-workbench", "version": 1, "pattern": "gpt2", "special_tokens": [], "merges": [{"left": "61", "right": "62", "count": -1}]}', "merge 1 has count -1"),
-        ('{"format": "bpe-workbench", "version": 1, "pattern": "gpt2", "special_tokens": [], "merges": [{"left": "61", "right": "62", "count": true}]}', "merge 1 has count True"),
-        ('{"format": "bpe-workbench", "version": 1, "pattern": "gpt2", "special_tokens": [], "merges": [{"left": "6162", "right": "63"}]}', "merge 1 .* uses 'ab'"),
+        (
+            '{"format": "bpe-workbench", "version": 1, "pattern": "gpt2", "special_tokens": [], "merges": [[1, 2]]}',
+            "merge 1 should be an object",
+        ),
+        (
+            '{"format": "bpe-workbench", "version": 1, "pattern": "gpt2", "special_tokens": [], "merges": [{"left": "6g", "right": "61"}]}',
+            "merge 1 'left' should be non-empty hex",
+        ),
+        (
+            '{"format": "bpe-workbench", "version": 1, "pattern": "gpt2", "special_tokens": [], "merges": [{"left": [300], "right": "61"}]}',
+            "merge 1 'left' should be",
+        ),
+        (
+            '{"format": "bpe-workbench", "version": 1, "pattern": "gpt2", "special_tokens": [], "merges": [{"left": "61", "right": "62", "count": -1}]}',
+            "merge 1 has count -1",
+        ),
+        (
+            '{"format": "bpe-workbench", "version": 1, "pattern": "gpt2", "special_tokens": [], "merges": [{"left": "61", "right": "62", "count": true}]}',
+            "merge 1 has count True",
+        ),
+        (
+            '{"format": "bpe-workbench", "version": 1, "pattern": "gpt2", "special_tokens": [], "merges": [{"left": "6162", "right": "63"}]}',
+            "merge 1 .* uses 'ab'",
+        ),
     ],
 )
 def test_a_malformed_plain_file_says_what_is_wrong(tmp_path, content, message):

@@ -12,8 +12,8 @@ import random
 import subprocess
 import sys
 import tempfile
-from contextlib import contextmanager
 from collections import Counter
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest

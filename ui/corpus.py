@@ -101,7 +101,7 @@ def check_text(name: str, data: bytes) -> str | None:
             f"{name} is {len(data) / 1e6:.1f} MB; the app takes up to {MAX_UPLOAD_BYTES / 1e6:.0f} MB. "
             "Train on bigger files with the CLI: python -m bpe train FILE …"
         )
-    head = data[:1 << 16]
+    head = data[: 1 << 16]
     if b"\x00" in head or head.decode("utf-8", "replace").count("\ufffd") > len(head) * 3 // 10:
         return f"{name} looks like a binary file, not text (it has NUL bytes or is mostly invalid UTF-8)."
     return None

@@ -188,10 +188,7 @@ def race_progress(record: RaceRecord) -> float:
     """Share of the race done: each trainer is done, or as far as its merges or its budget take it."""
     if not record.results:
         return 0.0
-    shares = [
-        1.0 if r.done else max(len(r.merges) / max(record.num_merges, 1), r.total / record.budget_s)
-        for r in record.results
-    ]
+    shares = [1.0 if r.done else max(len(r.merges) / max(record.num_merges, 1), r.total / record.budget_s) for r in record.results]
     return min(1.0, sum(shares) / len(shares))
 
 
@@ -246,7 +243,9 @@ def race_chart(record: RaceRecord) -> alt.Chart:
     if ends:
         layers.append(alt.Chart(pd.DataFrame(ends)).mark_point(size=220, filled=False, strokeWidth=3).encode(x=x, y=y, color=colour))
     if reference:
-        layers.append(alt.Chart(pd.DataFrame(reference)).mark_line(strokeWidth=2, strokeDash=[6, 4]).encode(x=x, y=y, color=colour, tooltip=tooltip))
+        layers.append(
+            alt.Chart(pd.DataFrame(reference)).mark_line(strokeWidth=2, strokeDash=[6, 4]).encode(x=x, y=y, color=colour, tooltip=tooltip)
+        )
     chart = alt.layer(*layers).properties(height=480, title=f"{record.corpus_label}: time to make {record.num_merges:,} merges")
     return _axes(chart, orient="bottom", columns=3)
 
@@ -271,10 +270,7 @@ def verdict(record: RaceRecord) -> None:
         return
     rank, there = found
     st.error(f"Disagreement: the algorithms first differ at merge {rank + 1:,}.")
-    rows = [
-        {"algorithm": name, "merge": show_pair(*m[0]) if m else "(none)", "count": m[1] if m else None}
-        for name, m in there.items()
-    ]
+    rows = [{"algorithm": name, "merge": show_pair(*m[0]) if m else "(none)", "count": m[1] if m else None} for name, m in there.items()]
     st.dataframe(pd.DataFrame(rows), hide_index=True)
 
 
@@ -282,7 +278,9 @@ def phase_table(record: RaceRecord) -> None:
     """Seconds per phase per trainer; read and pre-tokenize are done once and shared."""
     rows = []
     for r in record.results:
-        status = {"time budget": "cut off", "wall-clock budget": "cut off: server busy"}.get(r.stop_reason, "finished" if r.done else record.status)
+        status = {"time budget": "cut off", "wall-clock budget": "cut off: server busy"}.get(
+            r.stop_reason, "finished" if r.done else record.status
+        )
         rows.append(
             {
                 "algorithm": r.algorithm,
@@ -378,7 +376,9 @@ def size_chart(record: SweepRecord) -> alt.Chart:
     planned = [n / 1e6 for n in record.sizes]
     x = alt.X("MB:Q", title="corpus size (MB)", scale=alt.Scale(type="log", domain=[min(planned) / 1.3, max(planned) * 1.3], nice=False))
     y = alt.Y("seconds:Q", title="seconds (initial count + merges)", scale=alt.Scale(type="log"))
-    base = alt.Chart(frame).encode(x=x, y=y, color=_colour(), tooltip=["algorithm:N", "MB:Q", alt.Tooltip("seconds:Q", format=".3f"), "merges:Q"])
+    base = alt.Chart(frame).encode(
+        x=x, y=y, color=_colour(), tooltip=["algorithm:N", "MB:Q", alt.Tooltip("seconds:Q", format=".3f"), "merges:Q"]
+    )
     finished = base.transform_filter("datum.label == ''")
     cut = base.transform_filter("datum.label != ''")
     chart = alt.layer(
@@ -426,7 +426,10 @@ def sweep_table(record: SweepRecord) -> None:
     st.dataframe(
         frame,
         hide_index=True,
-        column_config={"size (MB)": st.column_config.NumberColumn(format="%.3f"), "pre-tokenize (s)": st.column_config.NumberColumn(format="%.3f")},
+        column_config={
+            "size (MB)": st.column_config.NumberColumn(format="%.3f"),
+            "pre-tokenize (s)": st.column_config.NumberColumn(format="%.3f"),
+        },
         width="stretch",
     )
 
@@ -468,9 +471,14 @@ def live_speedup(progress_slot, chart_slot) -> SpeedupRecord:
 def speedup_chart(record: SpeedupRecord) -> alt.Chart:
     base_s = record.points[0].seconds
     frame = pd.DataFrame(
-        [{"workers": str(p.workers), "speed-up": base_s / p.seconds, "label": f"{base_s / p.seconds:.2f}× ({p.seconds:.2f} s)"} for p in record.points]
+        [
+            {"workers": str(p.workers), "speed-up": base_s / p.seconds, "label": f"{base_s / p.seconds:.2f}× ({p.seconds:.2f} s)"}
+            for p in record.points
+        ]
     )
-    base = alt.Chart(frame).encode(x=alt.X("workers:N", title="worker processes", axis=alt.Axis(labelAngle=0)), y=alt.Y("speed-up:Q", title="speed-up over 1 worker"))
+    base = alt.Chart(frame).encode(
+        x=alt.X("workers:N", title="worker processes", axis=alt.Axis(labelAngle=0)), y=alt.Y("speed-up:Q", title="speed-up over 1 worker")
+    )
     chart = alt.layer(
         base.mark_bar(color=COLOURS["heap"], size=60),
         base.mark_text(dy=-12, fontSize=15).encode(text="label"),

@@ -31,9 +31,7 @@ def token_spans(tokens: list[bytes], ids: list[int] | None = None, wrap: bool = 
     for n, token in enumerate(tokens):
         title = f' title="id {ids[n]}"' if ids else ""
         colour = PALETTE[n % len(PALETTE)]
-        parts.append(
-            f'<span class="tok"{title} style="background:{colour}">{html.escape(show(token))}</span>'
-        )
+        parts.append(f'<span class="tok"{title} style="background:{colour}">{html.escape(show(token))}</span>')
     return (
         f'<div style="display:flex;flex-wrap:{"wrap" if wrap else "nowrap"};row-gap:6px;font-family:monospace;font-size:1.15rem">'
         + "".join(parts)

@@ -84,7 +84,9 @@ def render() -> Settings | str:
 
         st.selectbox("Pre-tokenizer", list(PATTERNS), key="pattern", help="\n\n".join(f"**{k}**: {v}" for k, v in PATTERN_HELP.items()))
         st.text_input("Special tokens (comma-separated)", key="specials", help="Never merged; the corpus is cut at them.")
-        st.number_input("Vocab size", key="vocab_size", min_value=0, max_value=1_000_000, step=1, help="256 bytes + merges + special tokens")
+        st.number_input(
+            "Vocab size", key="vocab_size", min_value=0, max_value=1_000_000, step=1, help="256 bytes + merges + special tokens"
+        )
         st.selectbox("Algorithm", list(ALGORITHMS), key="algorithm", format_func=lambda a: f"{a} — {ALGORITHMS[a].summary}")
 
         specials = parse_specials(st.session_state["specials"])

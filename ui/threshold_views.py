@@ -30,10 +30,24 @@ class Preset:
 
 
 PRESETS = (
-    Preset("HuggingFace BpeTrainer", 0, "tokenizers.trainers.BpeTrainer(min_frequency=0) is the default; it stops when a pair's count is below min_frequency, so 0 behaves like 1."),
-    Preset("HF ByteLevelBPETokenizer", 2, "ByteLevelBPETokenizer.train(..., min_frequency=2): the default of HuggingFace's ready-made byte-level BPE."),
-    Preset("subword-nmt learn-bpe", 2, "subword-nmt learn-bpe --min-frequency 2 (default): 'Stop if no symbol pair has frequency >= FREQ'."),
-    Preset("simple early-exit BPE", 5, "A minimal teaching implementation of BPE (one found on GitHub) stops when the best pair occurs fewer than 5 times by default."),
+    Preset(
+        "HuggingFace BpeTrainer",
+        0,
+        "tokenizers.trainers.BpeTrainer(min_frequency=0) is the default; it stops when a pair's count is below min_frequency, so 0 behaves like 1.",
+    ),
+    Preset(
+        "HF ByteLevelBPETokenizer",
+        2,
+        "ByteLevelBPETokenizer.train(..., min_frequency=2): the default of HuggingFace's ready-made byte-level BPE.",
+    ),
+    Preset(
+        "subword-nmt learn-bpe", 2, "subword-nmt learn-bpe --min-frequency 2 (default): 'Stop if no symbol pair has frequency >= FREQ'."
+    ),
+    Preset(
+        "simple early-exit BPE",
+        5,
+        "A minimal teaching implementation of BPE (one found on GitHub) stops when the best pair occurs fewer than 5 times by default.",
+    ),
 )
 PRESET_VALUES = sorted({p.t for p in PRESETS} | {1})
 
@@ -82,15 +96,22 @@ def presets(current: int) -> None:
 
 def metrics(k: int, n: int, vocab_size: int, now: Compression, full: Compression) -> None:
     c1, c2, c3, c4 = st.columns(4)
-    c1.metric("Merges kept", f"{k:,} of {n:,}", delta=f"{n - k:,} dropped" if k < n else "none dropped", delta_color="off", delta_arrow="off")
+    c1.metric(
+        "Merges kept", f"{k:,} of {n:,}", delta=f"{n - k:,} dropped" if k < n else "none dropped", delta_color="off", delta_arrow="off"
+    )
     c2.metric("Vocabulary size", f"{vocab_size:,}", help="256 bytes + merges kept + special tokens")
     c3.metric(
-        "Bytes per token", f"{now.bytes_per_token:.2f}", delta=f"{now.bytes_per_token - full.bytes_per_token:+.2f} vs no threshold",
+        "Bytes per token",
+        f"{now.bytes_per_token:.2f}",
+        delta=f"{now.bytes_per_token - full.bytes_per_token:+.2f} vs no threshold",
         help="Higher is better: each token carries more text.",
     )
     c4.metric(
-        "Tokens per word", f"{now.tokens_per_word:.2f}", delta=f"{now.tokens_per_word - full.tokens_per_word:+.2f} vs no threshold",
-        delta_color="inverse", help="Lower is better. Words are whitespace-separated.",
+        "Tokens per word",
+        f"{now.tokens_per_word:.2f}",
+        delta=f"{now.tokens_per_word - full.tokens_per_word:+.2f} vs no threshold",
+        delta_color="inverse",
+        help="Lower is better. Words are whitespace-separated.",
     )
 
 
@@ -114,8 +135,12 @@ def counts_chart(events: tuple[MergeEvent, ...], t: int, k: int) -> None:
     log = max(counts) / max(min(counts), 1) > 30
     few = len(events) <= 80  # a bar per merge; beyond that, a line (cheap to draw)
     mark = {"type": "bar", "width": {"band": 0.8}} if few else {"type": "line", "strokeWidth": 3}
-    x = {"field": "merge", "type": "ordinal" if few else "quantitative", "title": "merge",
-         "axis": {"labelAngle": 0, "labelFontSize": 13} if few else {"format": "d", "labelFontSize": 13}}
+    x = {
+        "field": "merge",
+        "type": "ordinal" if few else "quantitative",
+        "title": "merge",
+        "axis": {"labelAngle": 0, "labelFontSize": 13} if few else {"format": "d", "labelFontSize": 13},
+    }
     threshold = {"y": {"field": "t", "type": "quantitative"}}
     spec = {
         "height": 300,
@@ -124,18 +149,32 @@ def counts_chart(events: tuple[MergeEvent, ...], t: int, k: int) -> None:
                 "mark": mark,
                 "encoding": {
                     "x": x,
-                    "y": {"field": "count", "type": "quantitative", "title": "count of the winning pair",
-                          "axis": {"labelFontSize": 13}, **({"scale": {"type": "log"}} if log else {})},
-                    "color": {"field": "status", "type": "nominal", "scale": {"domain": ["kept", "dropped"], "range": [KEPT, DROPPED]},
-                              "legend": {"title": None, "orient": "top", "labelFontSize": 14}},
+                    "y": {
+                        "field": "count",
+                        "type": "quantitative",
+                        "title": "count of the winning pair",
+                        "axis": {"labelFontSize": 13},
+                        **({"scale": {"type": "log"}} if log else {}),
+                    },
+                    "color": {
+                        "field": "status",
+                        "type": "nominal",
+                        "scale": {"domain": ["kept", "dropped"], "range": [KEPT, DROPPED]},
+                        "legend": {"title": None, "orient": "top", "labelFontSize": 14},
+                    },
                     "tooltip": [{"field": f} for f in ("merge", "pair", "count", "status")],
                 },
             },
-            {"transform": [{"filter": "datum.merge == 1"}], "mark": {"type": "rule", "color": RULE, "strokeWidth": 2, "strokeDash": [6, 3]},
-             "encoding": threshold},
-            {"transform": [{"filter": "datum.merge == 1"}],
-             "mark": {"type": "text", "color": RULE, "align": "right", "dx": -2, "dy": -10, "fontSize": 16, "fontWeight": "bold"},
-             "encoding": {**threshold, "x": {"value": "width"}, "text": {"field": "label"}}},
+            {
+                "transform": [{"filter": "datum.merge == 1"}],
+                "mark": {"type": "rule", "color": RULE, "strokeWidth": 2, "strokeDash": [6, 3]},
+                "encoding": threshold,
+            },
+            {
+                "transform": [{"filter": "datum.merge == 1"}],
+                "mark": {"type": "text", "color": RULE, "align": "right", "dx": -2, "dy": -10, "fontSize": 16, "fontWeight": "bold"},
+                "encoding": {**threshold, "x": {"value": "width"}, "text": {"field": "label"}},
+            },
         ],
     }
     st.vega_lite_chart(frame, spec, width="stretch")
@@ -153,8 +192,10 @@ def compression_chart(test: Replay, k: int, label: str) -> None:
     spec = {
         "height": 300,
         "layer": [
-            {"mark": {"type": "line", "color": KEPT, "strokeWidth": 2},
-             "encoding": {"x": x, "y": y, "tooltip": [{"field": "merges"}, {"field": "bytes per token", "format": ".3f"}]}},
+            {
+                "mark": {"type": "line", "color": KEPT, "strokeWidth": 2},
+                "encoding": {"x": x, "y": y, "tooltip": [{"field": "merges"}, {"field": "bytes per token", "format": ".3f"}]},
+            },
             {"transform": here, "mark": {"type": "rule", "color": RULE, "strokeWidth": 2, "strokeDash": [6, 3]}, "encoding": {"x": x}},
             {"transform": here, "mark": {"type": "point", "color": RULE, "size": 120, "filled": True}, "encoding": {"x": x, "y": y}},
         ],

@@ -46,12 +46,10 @@ def merge_card(event: MergeEvent, k: int, n: int, vocab_size: int) -> None:
         )
     else:
         why = (
-            f"Highest count: {event.count:,}, ahead of {pill(event.runner_up[0])}+{pill(event.runner_up[1])} "
-            f"at {event.runner_up_count:,}."
+            f"Highest count: {event.count:,}, ahead of {pill(event.runner_up[0])}+{pill(event.runner_up[1])} at {event.runner_up_count:,}."
         )
     st.html(
-        CARD_CSS
-        + f'<div class="merge-card"><div>Merge <b>{k}</b> of {n} · new token id <b>{event.new_id}</b> · '
+        CARD_CSS + f'<div class="merge-card"><div>Merge <b>{k}</b> of {n} · new token id <b>{event.new_id}</b> · '
         f"vocabulary now {vocab_size:,}</div>"
         f'<div class="big">{pill(event.left)} + {pill(event.right)} → {pill(event.token)}'
         f' <span style="font-size:1.1rem">× {event.count:,}</span></div>'
@@ -61,10 +59,7 @@ def merge_card(event: MergeEvent, k: int, n: int, vocab_size: int) -> None:
 
 def pair_table(event: MergeEvent) -> None:
     detail = event.detail
-    rows = [
-        {"pair": show_pair(a, b), "count": c, "status": _status(event, a, b, c)}
-        for a, b, c in detail.top_pairs[:15]
-    ]
+    rows = [{"pair": show_pair(a, b), "count": c, "status": _status(event, a, b, c)} for a, b, c in detail.top_pairs[:15]]
     frame = pd.DataFrame(rows)
 
     def colour(row):
@@ -100,7 +95,11 @@ def heap_tree(event: MergeEvent, levels: int = 4) -> None:
     st.caption(
         f"Heap size {view.size:,} entries. In the top {len(view.entries)}: {stale_now} stale. "
         f"Stale entries popped while finding this merge: {view.stale_popped_total}"
-        + (" — " + ", ".join(f"{show_pair(e.left, e.right)} stored {e.count} now {e.current}" for e in view.stale_popped[:6]) if view.stale_popped else "")
+        + (
+            " — " + ", ".join(f"{show_pair(e.left, e.right)} stored {e.count} now {e.current}" for e in view.stale_popped[:6])
+            if view.stale_popped
+            else ""
+        )
     )
 
 
@@ -133,9 +132,7 @@ def pair_changes(event: MergeEvent, limit: int = 16) -> None:
     if not detail.changes:
         st.caption("No pair counts changed.")
         return
-    frame = pd.DataFrame(
-        [{"pair": show_pair(a, b), "change": d} for a, b, d in detail.changes[:limit]]
-    )
+    frame = pd.DataFrame([{"pair": show_pair(a, b), "change": d} for a, b, d in detail.changes[:limit]])
     chart = (
         alt.Chart(frame)
         .mark_bar()
@@ -153,8 +150,14 @@ def pair_changes(event: MergeEvent, limit: int = 16) -> None:
 
 def counts_chart(events: tuple[MergeEvent, ...], k: int) -> None:
     frame = pd.DataFrame({"merge": range(1, len(events) + 1), "count": [e.count for e in events]})
-    line = alt.Chart(frame).mark_line(point=len(events) <= 60).encode(
-        x=alt.X("merge:Q", title="merge", axis=alt.Axis(tickMinStep=1, format="d")), y=alt.Y("count:Q", title="count of the winning pair"), tooltip=["merge", "count"]
+    line = (
+        alt.Chart(frame)
+        .mark_line(point=len(events) <= 60)
+        .encode(
+            x=alt.X("merge:Q", title="merge", axis=alt.Axis(tickMinStep=1, format="d")),
+            y=alt.Y("count:Q", title="count of the winning pair"),
+            tooltip=["merge", "count"],
+        )
     )
     rule = alt.Chart(pd.DataFrame({"merge": [k]})).mark_rule(color="#d62728", strokeWidth=2).encode(x="merge:Q")
     st.altair_chart((line + rule).properties(height=220), width="stretch")

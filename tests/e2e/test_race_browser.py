@@ -36,10 +36,9 @@ def test_race_chart_gains_points_while_it_runs(page):
     for _ in range(120):  # up to 30 s
         page.wait_for_timeout(250)
         n = merges_done(page)
-        if n > 0 and chart.count():
-            if not samples or n > samples[-1]:
-                samples.append(n)
-                images.append(chart.first.screenshot())
+        if n > 0 and chart.count() and (not samples or n > samples[-1]):
+            samples.append(n)
+            images.append(chart.first.screenshot())
         if page.locator('[data-testid="stApp"][data-test-script-state="notRunning"]').count():
             break
     assert len(samples) >= 3, f"the progress should move several times while running, saw {samples}"

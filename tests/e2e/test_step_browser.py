@@ -46,9 +46,7 @@ def test_play_advances_merges_by_itself(page):
     pick(page, "Corpus", "low / lower / widest / newest (textbook)")
     page.locator(".merge-card").wait_for()
     page.get_by_test_id("stCheckbox").get_by_text("Play").click()
-    page.wait_for_function(
-        "() => /Merge\\s+[3-9]/.test(document.querySelector('.merge-card')?.innerText || '')", timeout=20_000
-    )
+    page.wait_for_function("() => /Merge\\s+[3-9]/.test(document.querySelector('.merge-card')?.innerText || '')", timeout=20_000)
     page.get_by_test_id("stCheckbox").get_by_text("Play").click()  # stop
     wait_idle(page)
 
