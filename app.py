@@ -1,7 +1,7 @@
 """BPE workbench: the entry point. `streamlit run app.py`
 
-A router over the pages in app_pages/ (not pages/: that name switches Streamlit to its older multipage mode, which skips this router), and the shared sidebar where a training run
-is set up. Pages read the settings from st.session_state["settings"].
+A router over the pages in pages/ (st.navigation, which turns off Streamlit's older
+pages/-folder mode) and the shared sidebar where a training run is set up. Pages read the settings from st.session_state["settings"].
 """
 
 import streamlit as st
@@ -13,10 +13,10 @@ state.init()
 
 pages = st.navigation(
     [
-        st.Page("app_pages/step.py", title="Step through", icon=":material/footprint:", default=True),
-        st.Page("app_pages/race.py", title="Algorithm race", icon=":material/sports_score:"),
-        st.Page("app_pages/threshold.py", title="Threshold explorer", icon=":material/tune:"),
-        st.Page("app_pages/tokenize.py", title="Tokenize & export", icon=":material/text_fields:"),
+        st.Page("pages/step.py", title="Step through", icon=":material/footprint:", default=True),
+        st.Page("pages/race.py", title="Algorithm race", icon=":material/sports_score:"),
+        st.Page("pages/threshold.py", title="Threshold explorer", icon=":material/tune:"),
+        st.Page("pages/tokenize.py", title="Tokenize & export", icon=":material/text_fields:"),
     ]
 )
 st.session_state["settings"] = sidebar.render()

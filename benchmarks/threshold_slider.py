@@ -72,10 +72,10 @@ def library() -> None:
 
 
 def apptest(moves: int = 30) -> None:
-    from streamlit.testing.v1 import AppTest
+    sys.path.insert(0, str(ROOT / "tests"))
+    from apptest import open_app
 
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=300).run()
-    at.switch_page("app_pages/threshold.py").run()
+    at = open_app("pages/threshold.py")
     start = time.perf_counter()
     at.sidebar.selectbox(key="source").set_value("stdlib").run()
     print(f"AppTest: first visit with the stdlib corpus {time.perf_counter() - start:.1f} s (collect, pre-tokenize, train, replay)")

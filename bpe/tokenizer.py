@@ -61,9 +61,16 @@ class Tokenizer:
 
     # -- building, saving, loading ------------------------------------------
     @classmethod
+    def from_merges(
+        cls, merges: Merges, special_tokens: Sequence[str] = (), pattern: str = "gpt2", *, counts: Sequence[int | None] | None = None
+    ) -> Tokenizer:
+        """A tokenizer in this tool's id layout (bytes, merges in order, specials) from its merges."""
+        return cls(merges, special_tokens, pattern, counts=counts)
+
+    @classmethod
     def from_training(cls, training: Training, pattern: str = "gpt2") -> Tokenizer:
         """The tokenizer a training run made, with each merge's count."""
-        return cls(training.merges, training.special_tokens, pattern, counts=[e.count for e in training.events])
+        return cls.from_merges(training.merges, training.special_tokens, pattern, counts=[e.count for e in training.events])
 
     @classmethod
     def load(cls, path: str | Path, *, pattern: str | None = None) -> Tokenizer:
@@ -72,7 +79,7 @@ class Tokenizer:
         `pattern` is only needed for vocab.json + merges.txt, which do not record it (default gpt2).
         """
         saved = export.load(path, pattern=pattern)
-        return cls(saved.merges, saved.special_tokens, saved.pattern, counts=saved.counts)
+        return cls.from_merges(saved.merges, saved.special_tokens, saved.pattern, counts=saved.counts)
 
     def save(self, directory: str | Path, k: int | None = None) -> list[Path]:
         """Write every format (with the first k merges) to directory; return the paths."""

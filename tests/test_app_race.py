@@ -13,7 +13,7 @@ from bpe import race as R
 
 @pytest.fixture
 def app():
-    return open_app("app_pages/race.py", source="textbook")
+    return open_app("pages/race.py", source="textbook")
 
 
 def charts(at) -> list[dict]:
@@ -43,8 +43,8 @@ def test_results_and_settings_are_kept_when_switching_pages_and_back(app):
     app.number_input(key="w_race_budget").set_value(7.0).run()
     app.button(key="race_start").click().run()
     record = app.session_state["race"]
-    app.switch_page("app_pages/step.py").run()
-    app.switch_page("app_pages/race.py").run()
+    app.switch_page("pages/step.py").run()
+    app.switch_page("pages/race.py").run()
     assert app.session_state["race"] is record  # not rerun
     assert len(app.get("vega_lite_chart")) == 1 and app.success
     assert record.budget_s == app.number_input(key="w_race_budget").value == 7.0

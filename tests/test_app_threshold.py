@@ -13,7 +13,7 @@ import ui.threshold_views
 from bpe import pretokenize, train
 from ui.corpus import SOURCES
 
-PAGE = "app_pages/threshold.py"
+PAGE = "pages/threshold.py"
 
 
 def open_page(source: str = "textbook") -> AppTest:
@@ -99,7 +99,7 @@ def test_a_token_threshold_is_shown_to_differ_from_a_pair_threshold():
 def test_the_threshold_is_kept_across_pages():
     at = open_page()
     at.select_slider(key="w_threshold").set_value(5).run()
-    at.switch_page("app_pages/tokenize.py").run()
+    at.switch_page("pages/tokenize.py").run()
     at.switch_page(PAGE).run()
     assert metric(at, "Merges kept") == "7 of 12"
 

@@ -8,7 +8,7 @@ import re
 from conftest import open_app
 from streamlit.testing.v1 import AppTest
 
-PAGE = "app_pages/tokenize.py"
+PAGE = "pages/tokenize.py"
 HOSTILE = "<script>alert(1)</script> <img src=x onerror=alert(1)>"
 
 
@@ -68,7 +68,7 @@ def test_the_text_and_k_are_kept_across_pages():
     at = open_page()
     at.text_area(key="w_tok_text").set_value("lowest newest").run()
     at.slider(key="w_tok_k").set_value(3).run()
-    at.switch_page("app_pages/threshold.py").run()
+    at.switch_page("pages/threshold.py").run()
     at.switch_page(PAGE).run()
     assert at.text_area(key="w_tok_text").value == "lowest newest"
     assert metric(at, "Merges used") == "3 of 12"

@@ -156,3 +156,23 @@ def trained(key: str, pattern: str, specials: tuple[str, ...], num_merges: int, 
 @st.cache_resource(max_entries=8)
 def tokenizer(key: str, pattern: str, specials: tuple[str, ...], num_merges: int, _training: Training) -> Tokenizer:
     return Tokenizer.from_training(_training, pattern)
+
+
+# ---------------------------------------------------------------------------
+# what the pages ask for: one call each, on the sidebar's settings
+
+
+def trace_for(settings) -> Trace:
+    """The step-through trace (every merge with detail) for a ui.sidebar.Settings, built once and shared."""
+    corpus = pretokenized_for(settings, keep_sequence=settings.algorithm == "positions")
+    return trace(settings.key, settings.pattern, settings.specials, settings.num_merges, settings.algorithm, corpus)
+
+
+def trained_for(settings) -> Training:
+    """The run with no threshold and no detail for a ui.sidebar.Settings, built once and shared."""
+    return trained(settings.key, settings.pattern, settings.specials, settings.num_merges, pretokenized_for(settings))
+
+
+def tokenizer_for(settings) -> Tokenizer:
+    """The tokenizer trained_for(settings) made, with each merge's count."""
+    return tokenizer(settings.key, settings.pattern, settings.specials, settings.num_merges, trained_for(settings))

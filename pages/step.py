@@ -12,8 +12,7 @@ st.caption("Each step is one merge made by the real trainer: why its pair won, w
 
 settings = sidebar.current()
 
-corpus = corpora.pretokenized_for(settings, keep_sequence=settings.algorithm == "positions")
-trace = corpora.trace(settings.key, settings.pattern, settings.specials, settings.num_merges, settings.algorithm, corpus)
+trace = corpora.trace_for(settings)
 events = trace.events
 n = len(events)
 if n == 0:
@@ -25,7 +24,7 @@ if trace.stop_reason != "vocab_size":
 
 @st.cache_resource(max_entries=8)
 def tokenizer(key: str, pattern: str, specials: tuple[str, ...], algorithm: str, num_merges: int, _merges) -> Tokenizer:
-    return Tokenizer(_merges, specials, pattern)
+    return Tokenizer.from_merges(_merges, specials, pattern)
 
 
 def go(delta: int) -> None:

@@ -17,15 +17,14 @@ st.caption(
 
 settings = sidebar.current()
 
-corpus = corpora.pretokenized_for(settings)
-training = corpora.trained(settings.key, settings.pattern, settings.specials, settings.num_merges, corpus)
+training = corpora.trained_for(settings)
 events = training.events
 n = len(events)
 if n == 0:
     st.info("No merges to explore: the corpus has no pair of adjacent tokens to merge.")
     st.stop()
 counts = [e.count for e in events]
-tok = corpora.tokenizer(settings.key, settings.pattern, settings.specials, settings.num_merges, training)
+tok = corpora.tokenizer_for(settings)
 which, label, test_data = views.held_out(st.session_state["source"], settings.corpus.data)
 same = (settings.key, settings.pattern, settings.specials, settings.num_merges, tok)
 test = views.replayed(which, *same, test_data)  # each text encoded once, with every merge

@@ -14,9 +14,8 @@ st.caption("Any text, split by the tokenizer trained in the sidebar. Hover a tok
 
 settings = sidebar.current()
 
-corpus = corpora.pretokenized_for(settings)
-training = corpora.trained(settings.key, settings.pattern, settings.specials, settings.num_merges, corpus)
-tok = corpora.tokenizer(settings.key, settings.pattern, settings.specials, settings.num_merges, training)
+training = corpora.trained_for(settings)
+tok = corpora.tokenizer_for(settings)
 n = len(tok.merges)
 
 

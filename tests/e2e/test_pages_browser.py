@@ -1,0 +1,26 @@
+"""A link to any page opens that page, with the router's sidebar: the pages/ folder does not take over."""
+
+import pytest
+
+from .conftest import wait_idle
+
+PAGES = [
+    ("", "Step through BPE training"),
+    ("step", "Step through BPE training"),
+    ("race", "Algorithm race"),
+    ("threshold", "Threshold explorer"),
+    ("tokenize", "Tokenize & export"),
+]
+
+
+@pytest.mark.parametrize("path, title", PAGES)
+def test_deep_link_opens_the_page_with_the_shared_sidebar(browser, app_url, path, title):
+    context = browser.new_context(viewport={"width": 1280, "height": 720})
+    page = context.new_page()
+    page.goto(f"{app_url}/{path}")
+    wait_idle(page)
+    page.get_by_role("heading", name=title).first.wait_for()
+    sidebar = page.get_by_test_id("stSidebar")
+    assert "Training run" in sidebar.inner_text()  # drawn by app.py's router, not by the page
+    assert page.get_by_test_id("stException").count() == 0
+    context.close()
