@@ -114,6 +114,57 @@ def shot(page, name: str) -> Path:
     return path
 
 
+SIZES = ((1280, 720), (1920, 1080))  # a classroom projector, and a large screen
+
+
+def shots(page, name: str) -> list[Path]:
+    """What a class sees without scrolling, at each of SIZES: tests/screenshots/{name}-1280x720.png, ..."""
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    before, paths = page.viewport_size, []
+    for width, height in SIZES:
+        page.set_viewport_size({"width": width, "height": height})
+        page.wait_for_timeout(600)  # charts and columns re-lay out
+        paths.append(SHOTS / f"{name}-{width}x{height}.png")
+        page.screenshot(path=str(paths[-1]))
+    page.set_viewport_size(before)
+    page.wait_for_timeout(300)
+    return paths
+
+
+CLIPPED_JS = """
+() => {
+  // text cut off by its box: an element holding text whose content is wider than it shows,
+  // inside a box that hides overflow (ellipsis, hidden, clip); scrolling tables and charts excluded
+  const bad = [];
+  const scope = document.querySelectorAll('[data-testid="stMain"] *, [data-testid="stSidebar"] *');
+  for (const el of scope) {
+    if (!el.offsetParent || el.closest('[data-testid="stDataFrame"], [data-testid="stVegaLiteChart"], svg, canvas')) continue;
+    const own = [...el.childNodes].some(n => n.nodeType === 3 && n.textContent.trim());
+    if (!own) continue;
+    let box = el;
+    for (let i = 0; i < 4 && box; i++, box = box.parentElement) {
+      const cs = getComputedStyle(box);
+      const hides = cs.textOverflow === 'ellipsis' || ['hidden', 'clip'].includes(cs.overflowX);
+      if (hides && box.scrollWidth > box.clientWidth + 1) {
+        bad.push(box.innerText.trim().slice(0, 80));
+        break;
+      }
+    }
+  }
+  // a select box shows its choice in an <input>: cut off when the value is wider than the box
+  for (const el of document.querySelectorAll('[data-testid="stMain"] input[role="combobox"], [data-testid="stSidebar"] input[role="combobox"]')) {
+    if (el.offsetParent && el.scrollWidth > el.clientWidth + 1) bad.push(el.value.slice(0, 80));
+  }
+  return [...new Set(bad)];
+}
+"""
+
+
+def clipped(page) -> list[str]:
+    """The texts in the main view and sidebar that are cut off (wider than the box that shows them)."""
+    return page.evaluate(CLIPPED_JS)
+
+
 def pick(page, label: str, option: str) -> None:
     """Choose an option in the selectbox labelled label (sidebar or main)."""
     page.locator('[data-testid="stSelectbox"]').filter(has_text=label).first.click()
