@@ -12,12 +12,18 @@ st.set_page_config(page_title="BPE workbench", page_icon="🧩", layout="wide")
 state.init()
 
 pages = st.navigation(
-    [
-        st.Page("pages/step.py", title="Step through", icon=":material/footprint:", default=True),
-        st.Page("pages/race.py", title="Algorithm race", icon=":material/sports_score:"),
-        st.Page("pages/threshold.py", title="Threshold explorer", icon=":material/tune:"),
-        st.Page("pages/tokenize.py", title="Tokenize & export", icon=":material/text_fields:"),
-    ]
+    {
+        "": [  # no header: the explorer's pages come first
+            st.Page("pages/step.py", title="Step through", icon=":material/footprint:", default=True),
+            st.Page("pages/race.py", title="Algorithm race", icon=":material/sports_score:"),
+            st.Page("pages/threshold.py", title="Threshold explorer", icon=":material/tune:"),
+            st.Page("pages/tokenize.py", title="Tokenize & export", icon=":material/text_fields:"),
+        ],
+        "Lessons": [
+            st.Page("pages/lesson.py", title="Guided lesson", icon=":material/school:"),
+            st.Page("pages/quiz.py", title="Predict the next merge", icon=":material/quiz:"),
+        ],
+    }
 )
 st.session_state["settings"] = sidebar.render()
 pages.run()

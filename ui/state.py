@@ -26,6 +26,11 @@ DEFAULTS: dict[str, object] = {
     "threshold": 1,  # min_pair_frequency on the threshold explorer
     "tok_text": None,  # the tokenize page's text; None: a sample of the corpus
     "tok_k": None,  # merges the tokenize page uses; None: all of them
+    "quiz_mode": "easier",  # "easier": the words with their counts are shown; "hard": only the pairs
+    "quiz_run": None,  # which run (corpus and pre-tokenizer) quiz_merge refers to; another run starts at its first question
+    "quiz_merge": 1,  # the merge the quiz asks about, 1-based
+    "quiz_answers": None,  # {question id: ui.quiz.Answer}; replaced on each answer, never changed in place (defaults are shared)
+    "lesson_step": 1,  # the guided lesson's screen, 1-based
     "settings": None,  # written by the sidebar on every run: ui.sidebar.Settings, or a sentence saying what to fix
 }
 

@@ -1,0 +1,115 @@
+"""Predict the next merge: pick the pair BPE merges next, see why it won (ties by the rule), keep a score."""
+
+import heapq
+
+import streamlit as st
+
+from ui import corpus as corpora
+from ui import lesson_views as views
+from ui import quiz, sidebar, state
+from ui.lesson import split_words
+from ui.render import show_pair
+
+WORDS_SHOWN = 8  # the most frequent words, as the merges so far have split them
+MODES = {"easier": "Easier: see the words and their counts", "hard": "Hard: pairs only, counts hidden"}
+
+settings = sidebar.current()
+trace = corpora.trace_for(settings)
+events = trace.events
+run = f"{settings.key}|{settings.pattern}|{','.join(settings.specials)}"  # the merges depend on these, not on the vocab size
+asked = quiz.askable(events)
+
+st.html(views.PAGE_CSS)
+top, score_box = st.columns([3, 1], vertical_alignment="bottom")
+top.title("Predict the next merge")
+answers: dict = st.session_state["quiz_answers"] or {}
+right, wrong = quiz.score(answers)
+score_box.html(views.box(f'<div class="verdict" style="text-align:right">Score: {right} ✔ &nbsp; {wrong} ✘</div>'))
+
+if not asked:
+    st.info(
+        f"Nothing to predict: {len(events):,} merge(s), none with two pairs to choose between ({trace.stop_reason}). "
+        "Pick a longer corpus in the sidebar."
+    )
+    st.stop()
+if st.session_state["quiz_run"] != run or st.session_state["quiz_merge"] not in asked:
+    st.session_state["quiz_run"], st.session_state["quiz_merge"] = run, asked[0]
+
+
+@st.cache_resource(max_entries=8)
+def most_frequent(key: str, pattern: str, specials: tuple[str, ...], _counts: dict[bytes, int]) -> tuple[dict[bytes, int], int]:
+    """The WORDS_SHOWN most frequent pre-tokens and how many different ones there are: found once per corpus, not per click."""
+    return dict(heapq.nlargest(WORDS_SHOWN, _counts.items(), key=lambda wc: wc[1])), len(_counts)
+
+
+def pick(qid: str, pair: tuple[bytes, bytes], right: bool) -> None:
+    st.session_state["quiz_answers"] = {**(st.session_state["quiz_answers"] or {}), qid: quiz.Answer(pair, right)}
+
+
+def go_to(k: int) -> None:
+    st.session_state["quiz_merge"] = k
+
+
+def start_over() -> None:
+    st.session_state["quiz_answers"] = None
+    st.session_state["quiz_merge"] = asked[0]
+
+
+k = st.session_state["quiz_merge"]
+q = quiz.question(run, events, k)
+answer = answers.get(q.id)
+number = asked.index(k) + 1
+
+st.radio(
+    "Mode",
+    list(MODES),
+    format_func=MODES.get,
+    key=state.widget("quiz_mode"),
+    on_change=state.save,
+    args=("quiz_mode",),
+    horizontal=True,
+    label_visibility="collapsed",
+)
+ask, reply = st.columns([7, 5], gap="large")
+
+with ask:
+    st.subheader(f"Which pair is merge {k}?")
+    made = [(e.left, e.right) for e in events[: k - 1]]
+    recent = ", ".join(show_pair(a, b) for a, b in made[-5:])
+    so_far = (f"{'…, ' if len(made) > 5 else ''}{views.plain(recent)}") if made else "none"
+    st.caption(f"Question {number} of {len(asked)} · merges so far: {so_far}")
+    if st.session_state["quiz_mode"] == "easier":
+        common, different = most_frequent(settings.key, settings.pattern, settings.specials, corpora.pretokenized_for(settings).counts)
+        rows = split_words(common, made)
+        note = "" if different <= WORDS_SHOWN else f"The {WORDS_SHOWN} most frequent of {different:,} different words."
+        st.html(views.words(rows, note))
+    else:
+        st.caption("Counts hidden: which of these pairs occurs most often in the corpus, split as the merges so far have split it?")
+    grid = st.container(key="quiz-options").columns(2)
+    for i, option in enumerate(q.options):
+        mark = "" if answer is None else "✔" if option.pair == q.winner.pair else "✘" if option.pair == answer.pick else ""
+        grid[i % 2].button(
+            views.option_label(option, mark),
+            key=f"quiz_option_{i}",
+            on_click=pick,
+            args=(q.id, option.pair, option.pair == q.winner.pair),
+            disabled=answer is not None,
+            width="stretch",
+        )
+
+with reply:
+    if answer is None:
+        st.caption("Pick a pair: the answer and the reason appear here.")
+    else:
+        st.html(views.verdict(q, answer.pick, quiz.explain(q, answer.pick)))
+        st.html(views.reveal(q, answer.pick))
+        later = [m for m in asked if m > k]
+        b1, b2 = st.columns(2)
+        if later:
+            b1.button("Next question ▶", on_click=go_to, args=(later[0],), type="primary", width="stretch")
+        else:
+            b1.success(f"That was the last question: {right} of {right + wrong} right.")
+        b2.button("Start over", on_click=start_over, width="stretch")
+        source = st.session_state["source"]
+        if corpora.SOURCES[source].text or source == "stdlib":
+            st.page_link("pages/step.py", label=f"See merge {k} on the step page", query_params={"corpus": source, "merge": str(k)})
