@@ -10,6 +10,8 @@ PAGES = [
     ("race", "Algorithm race"),
     ("threshold", "Threshold explorer"),
     ("tokenize", "Tokenize & export"),
+    ("lesson", "Pre-tokens"),
+    ("quiz", "Predict the next merge"),
 ]
 
 

@@ -1,0 +1,106 @@
+"""A student follows the guided lesson to its end and answers quiz questions, on a projector-sized screen."""
+
+from .conftest import clipped, pick, shots, wait_idle
+
+
+def open_page(page, title: str) -> None:
+    page.get_by_test_id("stSidebarNav").get_by_text(title).click()
+    wait_idle(page)
+
+
+def clipped_here(page) -> list[str]:
+    """clipped(page) without the sidebar's select boxes, which this page does not draw (long preset names cut off at 1280 px)."""
+    values = page.get_by_test_id("stSidebar").locator("input").evaluate_all("els => els.map(e => e.value.slice(0, 80))")
+    return [text for text in clipped(page) if text not in values]
+
+
+def shown(locator) -> str:
+    """The text a student reads (non-breaking spaces as spaces)."""
+    return locator.inner_text().replace("\xa0", " ")
+
+
+def on_projector(page) -> None:
+    page.set_viewport_size({"width": 1280, "height": 720})
+    page.wait_for_timeout(600)
+
+
+def test_student_clicks_through_the_whole_lesson(page):
+    open_page(page, "Guided lesson")
+    titles = []
+    for n in range(1, 8):
+        heading = page.locator("h1").first
+        heading.wait_for()
+        titles.append(heading.inner_text())
+        assert titles[-1].startswith(f"{n}. ")
+        shots(page, f"lesson-{n}")
+        on_projector(page)
+        assert clipped_here(page) == [], titles[-1]
+        page.set_viewport_size({"width": 1400, "height": 2200})
+        if n < 7:
+            page.get_by_role("button", name="Next ▶").click()
+            wait_idle(page)
+    assert page.get_by_role("button", name="Next ▶").is_disabled()
+    assert "tie" in titles[2].lower() and "s + t" in titles[2]
+
+    page.get_by_role("button", name="◀ Back").click()
+    wait_idle(page)
+    assert page.locator("h1").first.inner_text().startswith("6. ")
+
+
+def test_lesson_links_open_the_step_page_at_the_merge(page):
+    open_page(page, "Guided lesson")
+    link = page.get_by_role("link", name="See merge 1 on the step page")
+    assert "corpus=textbook" in link.get_attribute("href") and "merge=1" in link.get_attribute("href")
+    link.click()
+    wait_idle(page)
+    page.get_by_role("heading", name="Step through BPE training").wait_for()
+    assert "corpus=textbook" in page.url and "merge=1" in page.url
+
+
+def test_student_answers_quiz_questions_right_and_wrong(page):
+    pick(page, "Corpus", "low / lower / widest / newest (textbook)")
+    open_page(page, "Predict the next merge")
+    shots(page, "quiz-question")
+    on_projector(page)
+    assert clipped_here(page) == []
+    page.set_viewport_size({"width": 1400, "height": 2200})
+
+    # merge 1 is the tie: s + t beats e + s on the bytes
+    page.get_by_role("button", name="s + t").click()
+    wait_idle(page)
+    main = page.get_by_test_id("stMain")
+    assert "Right: s + t merges next" in shown(main)
+    assert "s (byte 115) is greater than e (byte 101)" in shown(main)
+    assert "Score: 1 ✔" in shown(main)
+    shots(page, "quiz-right")
+    on_projector(page)
+    assert clipped_here(page) == []
+    page.set_viewport_size({"width": 1400, "height": 2200})
+
+    page.get_by_role("button", name="Next question ▶").click()
+    wait_idle(page)
+    page.get_by_role("button", name="w + e").click()  # merge 2 is e + st (9); w + e has 8
+    wait_idle(page)
+    assert "Not this time: e + st merges next" in shown(main)
+    assert "1 ✔" in shown(main) and "1 ✘" in shown(main)
+    shots(page, "quiz-wrong")
+    on_projector(page)
+    assert clipped_here(page) == []
+
+
+def test_quiz_on_a_hostile_corpus_shows_it_as_text(page):
+    dialogs = []
+    page.on("dialog", lambda d: dialogs.append(d.message))
+    pick(page, "Corpus", "Paste your own text")
+    box = page.get_by_label("Text")
+    box.fill("<script>alert(1)</script> <img src=x onerror=alert(1)> *bold* [a](http://x) " * 3)
+    box.press("Control+Enter")
+    wait_idle(page)
+    open_page(page, "Predict the next merge")
+    page.get_by_role("button", name="Next question ▶").or_(page.locator('[data-testid="stButton"]').first).first.wait_for()
+    assert page.locator("img[src=x]").count() == 0
+    page.locator('[data-testid="stMain"] [data-testid="stButton"] button').first.click()
+    wait_idle(page)
+    assert page.locator("img[src=x]").count() == 0
+    assert dialogs == []
+    shots(page, "quiz-hostile")
