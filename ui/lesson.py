@@ -10,7 +10,6 @@ Not here: drawing (ui/lesson_views.py, pages/lesson.py) or training (ui/corpus.p
 
 from __future__ import annotations
 
-import heapq
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -56,14 +55,16 @@ def settings() -> Settings:
 # the corpus as the trainer sees it
 
 
-def split_words(counts: Mapping[bytes, int], merges: Sequence[tuple[bytes, bytes]], limit: int | None = None) -> list[tuple[Tokens, int]]:
-    """The most frequent pre-tokens (all when limit is None), split by merges applied in order.
+def split_words(counts: Mapping[bytes, int], merges: Sequence[tuple[bytes, bytes]]) -> list[tuple[Tokens, int]]:
+    """Each pre-token with its count, split by merges applied in order: the corpus as the trainer sees it.
 
     {b'low': 5, b'lower': 2}, [(b'l', b'o'), (b'lo', b'w')] -> [((b'low',), 5), ((b'low', b'e', b'r'), 2)]
+
+    subtle: merges are matched by their bytes, as Tokenizer.bpe does (it explains the rare case
+    where that differs from the trainer's ids); a test checks the two agree.
     """
-    top = list(counts.items()) if limit is None else heapq.nlargest(limit, counts.items(), key=lambda wc: wc[1])
     out = []
-    for word, count in top:
+    for word, count in counts.items():
         tokens = [bytes([b]) for b in word]
         for left, right in merges:
             if left in tokens and right in tokens:  # cheap test first: most merges miss most words
