@@ -44,8 +44,9 @@ CSS = (
 .lesson .chips{display:flex;flex-wrap:wrap;gap:.5rem 1.6rem;margin:.3rem 0 .6rem}
 .lesson .chips>div{display:flex;align-items:center;gap:.4rem}
 .lesson td .tokens div{font-size:1.15rem!important}
-.lesson .twoup{display:flex;gap:1.2rem;align-items:flex-start}
-.lesson .twoup table{flex:1}
+.lesson .twoup{display:flex;flex-wrap:wrap;gap:.4rem 1.2rem;align-items:flex-start}
+.lesson .twoup table{flex:1 1 11rem;width:auto;font-size:1.1rem}
+.lesson .twoup td{padding:.2rem .35rem}
 .lesson .times{font-weight:700;white-space:nowrap}
 .lesson .corpus{font-family:monospace;font-size:1.1rem;line-height:1.5;padding:.5rem .8rem;border:1px dashed #8888;border-radius:8px;margin-bottom:.6rem;overflow-wrap:anywhere}
 .lesson .duel{display:flex;gap:1rem;margin:.3rem 0 .8rem}
