@@ -44,9 +44,7 @@ CSS = (
 .lesson .chips{display:flex;flex-wrap:wrap;gap:.5rem 1.6rem;margin:.3rem 0 .6rem}
 .lesson .chips>div{display:flex;align-items:center;gap:.4rem}
 .lesson td .tokens div{font-size:1.15rem!important}
-.lesson .twoup{display:flex;flex-wrap:wrap;gap:.4rem 1.2rem;align-items:flex-start}
-.lesson .twoup table{flex:1 1 11rem;width:auto;font-size:1.1rem}
-.lesson .twoup td{padding:.2rem .35rem}
+.lesson table.compact td{padding:.05rem .5rem;font-size:1.05rem}
 .lesson .times{font-weight:700;white-space:nowrap}
 .lesson .corpus{font-family:monospace;font-size:1.1rem;line-height:1.5;padding:.5rem .8rem;border:1px dashed #8888;border-radius:8px;margin-bottom:.6rem;overflow-wrap:anywhere}
 .lesson .duel{display:flex;gap:1rem;margin:.3rem 0 .8rem}
@@ -181,16 +179,14 @@ def changes(event: MergeEvent) -> str:
 
 
 def run(events: Sequence[MergeEvent]) -> str:
-    """Every merge of the run, in two tables side by side: number, pair, count; ties in yellow."""
-    rows = [
+    """Every merge of the run, one compact row each: number, pair, count; ties in yellow."""
+    rows = "".join(
         f'<tr class="{"tie" if e.tie else ""}"><td class="n">{k}</td><td class="mono">{escape(show_pair(e.left, e.right))}</td>'
         f'<td class="n">{e.count:,}</td></tr>'
         for k, e in enumerate(events, 1)
-    ]
-    half = (len(rows) + 1) // 2
+    )
     head = "<tr><th>#</th><th>pair</th><th>count</th></tr>"
-    tables = "".join(f"<table>{head}{''.join(part)}</table>" for part in (rows[:half], rows[half:]) if part)
-    return box(f'<div class="twoup">{tables}</div><div class="why">Yellow: a tie, won on the bytes.</div>')
+    return box(f'<table class="compact">{head}{rows}</table><div class="why">Yellow: a tie, won on the bytes.</div>')
 
 
 # ---------------------------------------------------------------------------
