@@ -12,6 +12,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -38,47 +39,42 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture(scope="session")
-def app_url():
+@contextmanager
+def running_app():
+    """A fresh `streamlit run app.py` on a free port, as a teacher starts it; yields its URL.
+
+    The server's output goes to tests/screenshots/server-PORT.log (never to an unread pipe,
+    which would fill up and stall the server).
+    """
     if not os.path.exists(CHROMIUM):
         pytest.skip("Debian chromium is not installed (scripts/test.sh installs it)")
     port = _free_port()
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "streamlit",
-            "run",
-            str(ROOT / "app.py"),
-            "--server.headless",
-            "true",
-            "--server.port",
-            str(port),
-            "--server.address",
-            "127.0.0.1",
-            "--browser.gatherUsageStats",
-            "false",
-            "--server.fileWatcherType",
-            "none",
-        ],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-    )
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 60
-    while time.time() < deadline:
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    command = [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), "--server.headless", "true"]
+    command += ["--server.port", str(port), "--server.address", "127.0.0.1", "--server.fileWatcherType", "none"]
+    with open(SHOTS / f"server-{port}.log", "wb") as log:
+        proc = subprocess.Popen(command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
         try:
-            if urllib.request.urlopen(url + "/_stcore/health", timeout=2).read() == b"ok":
-                break
-        except OSError:
-            time.sleep(0.3)
-    else:
-        proc.terminate()
-        pytest.fail("the app did not start within 60 s")
-    yield url
-    proc.terminate()
-    proc.wait(timeout=10)
+            url = f"http://127.0.0.1:{port}"
+            deadline = time.time() + 60
+            while time.time() < deadline:
+                try:
+                    if urllib.request.urlopen(url + "/_stcore/health", timeout=2).read() == b"ok":
+                        break
+                except OSError:
+                    time.sleep(0.3)
+            else:
+                pytest.fail("the app did not start within 60 s")
+            yield url
+        finally:
+            proc.terminate()
+            proc.wait(timeout=10)
+
+
+@pytest.fixture(scope="session")
+def app_url():
+    with running_app() as url:
+        yield url
 
 
 @pytest.fixture(scope="session")

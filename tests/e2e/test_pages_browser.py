@@ -1,8 +1,12 @@
-"""A link to any page opens that page, with the router's sidebar: the pages/ folder does not take over."""
+"""A link to any page opens that page, with the router's sidebar: the pages/ folder does not take over.
+
+Each link is the first visit to a freshly started server: that is when Streamlit's old
+pages/-folder mode would run the page without the router (see ui/__init__.py).
+"""
 
 import pytest
 
-from .conftest import wait_idle
+from .conftest import running_app, wait_idle
 
 PAGES = [
     ("", "Step through BPE training"),
@@ -16,13 +20,14 @@ PAGES = [
 
 
 @pytest.mark.parametrize("path, title", PAGES)
-def test_deep_link_opens_the_page_with_the_shared_sidebar(browser, app_url, path, title):
-    context = browser.new_context(viewport={"width": 1280, "height": 720})
-    page = context.new_page()
-    page.goto(f"{app_url}/{path}")
-    wait_idle(page)
-    page.get_by_role("heading", name=title).first.wait_for()
-    sidebar = page.get_by_test_id("stSidebar")
-    assert "Training run" in sidebar.inner_text()  # drawn by app.py's router, not by the page
-    assert page.get_by_test_id("stException").count() == 0
-    context.close()
+def test_first_visit_by_deep_link_opens_the_page_with_the_shared_sidebar(browser, path, title):
+    with running_app() as app_url:
+        context = browser.new_context(viewport={"width": 1280, "height": 720})
+        page = context.new_page()
+        page.goto(f"{app_url}/{path}")
+        wait_idle(page)
+        page.get_by_role("heading", name=title).first.wait_for()
+        sidebar = page.get_by_test_id("stSidebar")
+        assert "Training run" in sidebar.inner_text()  # drawn by app.py's router, not by the page
+        assert page.get_by_test_id("stException").count() == 0
+        context.close()
