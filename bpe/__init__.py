@@ -5,9 +5,10 @@ parent_set, heap -> train -> tokenizer -> export -> threshold, race -> cli.
 The package imports no UI library.
 """
 
+from .count import count_inputs, pretokenize_file, pretokenize_files
 from .events import MergeDetail, MergeEvent
-from .pretokenize import PATTERNS, PreTokens, pretokenize, pretokenize_file
-from .train import ALGORITHMS, Training, build_vocab, train, train_bpe, train_bpe_text
+from .pretokenize import PATTERNS, PreTokens, pretokenize
+from .train import ALGORITHMS, Training, build_vocab, train, train_bpe, train_bpe_text, train_from_counts
 
 __all__ = [
     "ALGORITHMS",
@@ -17,9 +18,12 @@ __all__ = [
     "PreTokens",
     "Training",
     "build_vocab",
+    "count_inputs",
     "pretokenize",
     "pretokenize_file",
+    "pretokenize_files",
     "train",
     "train_bpe",
     "train_bpe_text",
+    "train_from_counts",
 ]
