@@ -18,6 +18,7 @@ import pytest
 from bpe import count_inputs
 from bpe.cli import main
 
+pytestmark = pytest.mark.ray
 ray = pytest.importorskip("ray")
 ray_count = pytest.importorskip("bpe.ray_count")
 
