@@ -33,8 +33,13 @@ SPECIAL = "<|endoftext|>"
 GPT2 = r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
 
 
-def run(command: list[str], env: dict | None = None) -> tuple[float, int, str]:
-    """Run a command; (wall seconds, peak RSS in bytes of the largest process, its stdout)."""
+def run(command: list[str], env: dict | None = None) -> tuple[float, float, int, str]:
+    """Run a command; (wall seconds, processor seconds, peak RSS in bytes of the largest process, its stdout).
+
+    Processor time and peak are the process's and its waited-for children's: all
+    threads of HuggingFace and rustbpe, but not our forkserver's workers (the CLI
+    reports theirs).
+    """
     start = time.perf_counter()
     with tempfile.TemporaryFile("w+") as out:
         process = subprocess.Popen(command, stdout=out, stderr=subprocess.DEVNULL, cwd=ROOT, env=env)
@@ -44,27 +49,27 @@ def run(command: list[str], env: dict | None = None) -> tuple[float, int, str]:
         text = out.read()
     if os.waitstatus_to_exitcode(status) != 0:
         raise SystemExit(f"failed ({status}): {' '.join(command)}\n{text}")
-    return seconds, usage.ru_maxrss * 1024, text
+    return seconds, usage.ru_utime + usage.ru_stime, usage.ru_maxrss * 1024, text
 
 
 def load() -> str:
-    return os.getloadavg().__repr__()
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
 def ours(corpus: Path, vocab_sizes: list[int], workers: int) -> None:
     bpe = [sys.executable, "-m", "bpe"]
     with tempfile.TemporaryDirectory() as tmp:
         for vocab in vocab_sizes:
-            seconds, peak, text = run([*bpe, "train", str(corpus), "--vocab-size", str(vocab), "--special-token", SPECIAL,
+            *measured, text = run([*bpe, "train", str(corpus), "--vocab-size", str(vocab), "--special-token", SPECIAL,
                                        "--workers", str(workers), "--out", f"{tmp}/e2e{vocab}"])  # fmt: skip
-            report(f"ours end to end, vocab {vocab:,}", seconds, peak, text)
+            report(f"ours end to end, vocab {vocab:,}", *measured, text)
         counts = f"{tmp}/counts.parquet"
-        seconds, peak, text = run([*bpe, "count", str(corpus), "--special-token", SPECIAL, "--workers", str(workers), "--out", counts])
-        report("ours: bpe count (once)", seconds, peak, text)
+        *measured, text = run([*bpe, "count", str(corpus), "--special-token", SPECIAL, "--workers", str(workers), "--out", counts])
+        report("ours: bpe count (once)", *measured, text)
         print(f"counts file: {Path(counts).stat().st_size / 1e6:,.1f} MB")
         for vocab in vocab_sizes:
-            seconds, peak, text = run([*bpe, "train", "--from-counts", counts, "--vocab-size", str(vocab), "--out", f"{tmp}/fc{vocab}"])
-            report(f"ours: train --from-counts, vocab {vocab:,}", seconds, peak, text)
+            *measured, text = run([*bpe, "train", "--from-counts", counts, "--vocab-size", str(vocab), "--out", f"{tmp}/fc{vocab}"])
+            report(f"ours: train --from-counts, vocab {vocab:,}", *measured, text)
 
 
 def hf(corpus: Path, vocab_sizes: list[int]) -> None:
@@ -78,8 +83,8 @@ trainer = trainers.BpeTrainer(vocab_size={vocab}, special_tokens=[{SPECIAL!r}],
 tok.train([{str(corpus)!r}], trainer)
 print(tok.get_vocab_size())
 """
-        seconds, peak, text = run([sys.executable, "-c", code])
-        report(f"HuggingFace tokenizers, vocab {vocab:,}", seconds, peak, f"vocab {text.strip()}")
+        *measured, text = run([sys.executable, "-c", code])
+        report(f"HuggingFace tokenizers, vocab {vocab:,}", *measured, f"vocab {text.strip()}")
 
 
 def rustbpe(corpus: Path, vocab_sizes: list[int]) -> None:
@@ -97,12 +102,12 @@ tok = rustbpe.Tokenizer()
 tok.train_from_iterator(documents({str(corpus)!r}), {vocab}, pattern={GPT2!r})
 print(len(tok.get_mergeable_ranks()))
 """
-        seconds, peak, text = run([sys.executable, "-c", code])
-        report(f"rustbpe, vocab {vocab:,}", seconds, peak, f"ranks {text.strip()}")
+        *measured, text = run([sys.executable, "-c", code])
+        report(f"rustbpe, vocab {vocab:,}", *measured, f"ranks {text.strip()}")
 
 
-def report(label: str, seconds: float, peak: int, text: str) -> None:
-    print(f"\n## {label}: {seconds:,.1f} s wall, peak RSS {peak / 1e6:,.0f} MB (largest process); load {load()}")
+def report(label: str, seconds: float, cpu: float, peak: int, text: str) -> None:
+    print(f"\n## {label}: {seconds:,.1f} s wall, {cpu:,.1f} s processor, peak RSS {peak / 1e6:,.0f} MB (largest process); load {load()}")
     for line in text.strip().splitlines():
         if not line.startswith("wrote"):
             print("   " + line)

@@ -43,6 +43,7 @@ class Phases:
     """Time and peak resident memory of each phase of a run, for the summary."""
 
     seconds: dict[str, float] = field(default_factory=dict)
+    cpu: dict[str, float] = field(default_factory=dict)  # this process's processor time: a busy machine inflates it less
     peak: dict[str, int] = field(default_factory=dict)
     notes: dict[str, str] = field(default_factory=dict)  # e.g. the workers' peak
     per_phase: bool = True  # False: the system keeps one peak since start, not one per phase
@@ -50,17 +51,23 @@ class Phases:
     @contextmanager
     def phase(self, name: str) -> Iterator[None]:
         self.per_phase = reset_peak() and self.per_phase
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         yield
         self.seconds[name] = time.perf_counter() - start
+        self.cpu[name] = time.process_time() - cpu
         self.peak[name] = peak_rss()
 
     def summary(self) -> list[str]:
         total = sum(self.seconds.values())
         times = ", ".join(f"{name} {s:.2f}s" for name, s in self.seconds.items())
+        cpu = ", ".join(f"{name} {s:.2f}s{self.notes.get(name + ' cpu', '')}" for name, s in self.cpu.items())
         since = "" if self.per_phase else " (peak since start: this system cannot reset it per phase)"
         memory = ", ".join(f"{name} {megabytes(n)}{self.notes.get(name, '')}" for name, n in self.peak.items())
-        return [f"time: {times}, total {total:.2f}s", f"peak memory (resident, this process{since}): {memory}"]
+        return [
+            f"time: {times}, total {total:.2f}s",
+            f"processor time (this process): {cpu}",
+            f"peak memory (resident, this process{since}): {memory}",
+        ]
 
 
 def bar(label: str, total: float, unit: str, scale: bool = False):
@@ -106,6 +113,7 @@ def counting(args: argparse.Namespace, phases: Phases, special_tokens: list[str]
     seconds = phases.seconds["pre-tokenize"]
     if counted.workers > 1:
         phases.notes["pre-tokenize"] = f" (+ {counted.workers} workers, each at most {megabytes(counted.worker_peak_rss)})"
+        phases.notes["pre-tokenize cpu"] = f" (+ {counted.workers} workers {counted.worker_cpu_seconds:.2f}s)"
     say(
         f"pre-tokenize: {counted.disk_bytes / 1e6:,.1f} MB in {len(counted.inputs)} file(s), {seconds:.1f}s "
         f"({counted.disk_bytes / 1e6 / max(seconds, 1e-9):,.1f} MB/s), {len(counted.counts):,} unique pre-tokens"

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 import queue
+import time
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import FIRST_EXCEPTION, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
@@ -44,6 +45,7 @@ class Counted:
     text_bytes: int  # bytes of text counted (a JSON line's text field, not the whole line)
     worker_peak_rss: int = 0  # the largest peak resident memory of one worker process, in bytes (0: no workers)
     workers: int = 1
+    worker_cpu_seconds: float = 0.0  # processor time of the worker processes together (0: no workers)
 
     @property
     def disk_bytes(self) -> int:
@@ -83,7 +85,8 @@ def count_inputs(
         progress(0, 0)
     counts = combine(tally.counts for tally in tallies)
     peak = max((tally.peak_rss for tally in tallies), default=0) if used > 1 else 0
-    return Counted(counts, tuple(inputs), sum(t.text_bytes for t in tallies), peak, used)
+    cpu = sum(tally.cpu_seconds for tally in tallies) if used > 1 else 0.0
+    return Counted(counts, tuple(inputs), sum(t.text_bytes for t in tallies), peak, used, cpu)
 
 
 def check_workers(workers: int | None) -> int:
@@ -108,6 +111,7 @@ class ShardCounts:
     counts: dict[bytes, int]
     text_bytes: int
     peak_rss: int  # this process's peak resident memory so far, in bytes
+    cpu_seconds: float  # this process's processor time so far
 
 
 def count_shards(jobs: Iterable[Shard], options: Options, report: Callable[[int], None] | None = None) -> ShardCounts:
@@ -119,7 +123,7 @@ def count_shards(jobs: Iterable[Shard], options: Options, report: Callable[[int]
             text_bytes += batch.text_bytes
             if report:
                 report(batch.disk_bytes)
-    return ShardCounts(tally.counts(), text_bytes, peak_rss())
+    return ShardCounts(tally.counts(), text_bytes, peak_rss(), time.process_time())
 
 
 def combine(parts: Iterable[dict[bytes, int]]) -> dict[bytes, int]:
