@@ -24,9 +24,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import export
-from .count import Counted, count_inputs
+from .count import Counted, count_inputs, pretokenize_files
 from .memory import megabytes, peak_rss, reset_peak
-from .pretokenize import ENCODING, ERRORS, PATTERNS, PreTokens, check_pattern, check_special_tokens
+from .pretokenize import ENCODING, ERRORS, PATTERNS, PreTokens, Progress, check_pattern, check_special_tokens
 from .tokenizer import Tokenizer
 from .train import ALGORITHMS, build_vocab, check_settings, steps
 from .trainer import paused_gc
@@ -93,20 +93,25 @@ def say(line: str) -> None:
         print(line, file=sys.stderr, flush=True)
 
 
+def follow(progress) -> Progress:
+    """A (done, total) callback that moves a tqdm bar."""
+
+    def update(done: int, total: int) -> None:
+        progress.total = total
+        progress.update(done - progress.n)
+
+    return update
+
+
 def counting(args: argparse.Namespace, phases: Phases, special_tokens: list[str], pattern: str) -> Counted:
     """Count the inputs' pre-tokens with a progress bar in MB."""
     with phases.phase("pre-tokenize"), bar("pre-tokenize", 0, "B", scale=True) as progress:
-
-        def update(done: int, total: int) -> None:
-            progress.total = total
-            progress.update(done - progress.n)
-
         counted = count_inputs(
             args.inputs,
             pattern=pattern,
             special_tokens=special_tokens,
             workers=args.workers,
-            progress=update,
+            progress=follow(progress),
             text_field=args.text_field,
             text_column=args.text_column,
         )
@@ -182,11 +187,17 @@ def train_command(args: argparse.Namespace) -> None:
         special_tokens, pattern = args.special_token or [], args.pretokenizer or "gpt2"
         check_settings(args.vocab_size, special_tokens, args.algorithm, args.min_pair_frequency)
         check_pattern(pattern)
-        if args.algorithm == "positions":  # it walks the occurrences in text order
-            from .count import pretokenize_files
-
-            with phases.phase("pre-tokenize"):
-                corpus = pretokenize_files(args.inputs, pattern=pattern, special_tokens=special_tokens, keep_sequence=True)
+        if args.algorithm == "positions":  # it walks the occurrences in text order, read in this process
+            with phases.phase("pre-tokenize"), bar("pre-tokenize", 0, "B", scale=True) as progress:
+                corpus = pretokenize_files(
+                    args.inputs,
+                    pattern=pattern,
+                    special_tokens=special_tokens,
+                    keep_sequence=True,
+                    progress=follow(progress),
+                    text_field=args.text_field,
+                    text_column=args.text_column,
+                )
         else:
             counted = counting(args, phases, special_tokens, pattern)
             corpus = PreTokens(counted.counts, None, counted.text_bytes)
@@ -224,14 +235,13 @@ def train_command(args: argparse.Namespace) -> None:
 
 def load_counted(args: argparse.Namespace, phases: Phases) -> tuple[PreTokens, list[str], str]:
     """A counts file's pre-tokens, checked against the request (settings not given are taken from the file)."""
-    from .counts_file import check_request, load_counts, read_info
+    from .counts_file import check_request, load_counts
 
     special_tokens = list(check_request(args.from_counts, args.pretokenizer, args.special_token))
     check_settings(args.vocab_size, special_tokens, args.algorithm, args.min_pair_frequency)
     with phases.phase("load counts"):
         counts, info = load_counts(args.from_counts)
     say(f"load counts: {len(counts):,} unique pre-tokens from {args.from_counts} in {phases.seconds['load counts']:.1f}s")
-    del read_info
     return PreTokens(counts, None, info.text_bytes), special_tokens, info.pretokenizer
 
 
