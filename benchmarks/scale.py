@@ -56,13 +56,15 @@ def load() -> str:
     return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
-def ours(corpus: Path, vocab_sizes: list[int], workers: int) -> None:
+def ours(corpus: Path, vocab_sizes: list[int], workers: int, from_counts: bool = True) -> None:
     bpe = [sys.executable, "-m", "bpe"]
     with tempfile.TemporaryDirectory() as tmp:
         for vocab in vocab_sizes:
             *measured, text = run([*bpe, "train", str(corpus), "--vocab-size", str(vocab), "--special-token", SPECIAL,
                                        "--workers", str(workers), "--out", f"{tmp}/e2e{vocab}"])  # fmt: skip
             report(f"ours end to end, vocab {vocab:,}", *measured, text)
+        if not from_counts:
+            return
         counts = f"{tmp}/counts.parquet"
         *measured, text = run([*bpe, "count", str(corpus), "--special-token", SPECIAL, "--workers", str(workers), "--out", counts])
         report("ours: bpe count (once)", *measured, text)
@@ -127,13 +129,14 @@ if __name__ == "__main__":
     parser.add_argument("--vocab", type=int, nargs="+", default=[10_000, 32_000])
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--tools", default="ours,hf,rustbpe", help="comma-separated: ours, hf, rustbpe")
+    parser.add_argument("--no-counts", action="store_true", help="ours: end to end only, not bpe count + train --from-counts")
     args = parser.parse_args()
     corpus = ensure_corpus(args.corpus or ROOT / "benchmarks" / "data" / f"corpus{args.mb}.txt", args.mb)
     print(f"# {corpus.name}: {corpus.stat().st_size / 1e6:,.1f} MB; python {sys.version.split()[0]}, {os.cpu_count()} CPUs")
     print(subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip())
     tools = args.tools.split(",")
     if "ours" in tools:
-        ours(corpus, args.vocab, args.workers)
+        ours(corpus, args.vocab, args.workers, from_counts=not args.no_counts)
     if "hf" in tools:
         hf(corpus, args.vocab)
     if "rustbpe" in tools:
