@@ -30,6 +30,7 @@ DOCUMENTS = ["The cat sat. It's 42!", "naïve café 日本語\n\n  indented", "x
 @pytest.fixture(scope="module")
 def cluster():
     ray.init(
+        address="local",  # a new cluster even if this machine already has one (ray start)
         num_cpus=2,
         include_dashboard=False,
         log_to_driver=False,
