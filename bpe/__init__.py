@@ -1,8 +1,10 @@
 """Byte-pair-encoding training, four ways, with identical results.
 
-Reading order: pretokenize -> rule -> events -> trainer -> naive, positions,
-parent_set, heap -> train -> tokenizer -> export -> threshold, race -> cli.
-The package imports no UI library.
+Reading order: pretokenize -> inputs -> count -> rule -> events -> trainer ->
+naive, positions, parent_set, heap -> train -> tokenizer -> export -> threshold,
+race -> counts_file, ray_count, memory -> cli.
+The package imports no UI library; pyarrow, zstandard and ray only when a
+Parquet, .zst or counts file or a cluster is used.
 """
 
 from .count import count_inputs, pretokenize_file, pretokenize_files
