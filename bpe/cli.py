@@ -269,6 +269,9 @@ def count_command(args: argparse.Namespace) -> None:
                     text_field=args.text_field,
                     text_column=args.text_column,
                 )
+            phases.notes["pre-tokenize"] = (
+                f" (+ {counted.workers} Ray map tasks, each process at most {megabytes(counted.worker_peak_rss)})"
+            )
         else:
             counted = counting(args, phases, args.special_token, args.pretokenizer)
         with phases.phase("write"):
