@@ -1,12 +1,13 @@
 """Core benchmarks: figures printed, not asserted. Results go in BENCHMARKS.md.
 
     python benchmarks/bench.py                     # everything
-    python benchmarks/bench.py --only cs336        # one section: cs336, pretokenize, big, hf
+    python benchmarks/bench.py --only cs336        # one section: cs336, pretokenize, big, hf, rustbpe
 
 cs336:       each algorithm, train_bpe(corpus.en, 500, ['<|endoftext|>']) end to end (best of 3)
 pretokenize: MB/s with 1..N workers on the big corpus
 big:         heap trainer end to end on the big corpus to vocab 10,000 with N workers
 hf:          HuggingFace tokenizers trained the same way on the same file (if installed)
+rustbpe:     rustbpe (karpathy) on the same file, cut at <|endoftext|>, GPT-2 regex (if installed)
 """
 
 from __future__ import annotations
@@ -79,6 +80,7 @@ def big(vocab_size: int = 10_000) -> None:
         f"merge loop {result.seconds['merge loop']:.2f} s, total {t2 - t0:.2f} s; "
         f"{len(corpus.counts):,} unique pre-tokens, {len(result.events):,} merges"
     )
+    print(f"load average {os.getloadavg()[0]:.2f}")
 
 
 def hf(vocab_size: int = 10_000) -> None:
@@ -102,7 +104,23 @@ def hf(vocab_size: int = 10_000) -> None:
     )
 
 
-SECTIONS = {"cs336": cs336, "pretokenize": pretokenize_speed, "big": big, "hf": hf}
+def rustbpe(vocab_size: int = 10_000) -> None:
+    try:
+        import rustbpe as rb
+    except ImportError:
+        print("rustbpe: not installed; skipped (pip install rustbpe)")
+        return
+    from bpe.pretokenize import PATTERNS
+
+    path = ensure_big(50)
+    t = time.perf_counter()
+    documents = path.read_text(encoding="utf-8", errors="replace").split(SPECIAL[0])
+    tok = rb.Tokenizer()
+    tok.train_from_iterator(iter(documents), vocab_size, pattern=PATTERNS["gpt2"])
+    print(f"## rustbpe 0.1.0, GPT-2 regex, {path.name}, vocab {vocab_size:,} (both cores): {time.perf_counter() - t:.2f} s")
+
+
+SECTIONS = {"cs336": cs336, "pretokenize": pretokenize_speed, "big": big, "hf": hf, "rustbpe": rustbpe}
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)

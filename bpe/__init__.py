@@ -1,13 +1,16 @@
 """Byte-pair-encoding training, four ways, with identical results.
 
-Reading order: pretokenize -> rule -> events -> trainer -> naive, positions,
-parent_set, heap -> train -> tokenizer -> export -> threshold, race -> cli.
-The package imports no UI library.
+Reading order: pretokenize -> inputs -> count -> rule -> events -> trainer ->
+naive, positions, parent_set, heap -> train -> tokenizer -> export -> threshold,
+race -> counts_file, ray_count, memory -> cli.
+The package imports no UI library; pyarrow, zstandard and ray only when a
+Parquet, .zst or counts file or a cluster is used.
 """
 
+from .count import count_inputs, pretokenize_file, pretokenize_files
 from .events import MergeDetail, MergeEvent
-from .pretokenize import PATTERNS, PreTokens, pretokenize, pretokenize_file
-from .train import ALGORITHMS, Training, build_vocab, train, train_bpe, train_bpe_text
+from .pretokenize import PATTERNS, PreTokens, pretokenize
+from .train import ALGORITHMS, Training, build_vocab, train, train_bpe, train_bpe_text, train_from_counts
 
 __all__ = [
     "ALGORITHMS",
@@ -17,9 +20,12 @@ __all__ = [
     "PreTokens",
     "Training",
     "build_vocab",
+    "count_inputs",
     "pretokenize",
     "pretokenize_file",
+    "pretokenize_files",
     "train",
     "train_bpe",
     "train_bpe_text",
+    "train_from_counts",
 ]

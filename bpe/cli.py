@@ -1,11 +1,16 @@
-"""The command line: train a tokenizer, then use it.
+"""The command line: count, train a tokenizer, then use it.
 
-    python -m bpe train FILE --vocab-size N --out DIR   # writes every format to DIR
-    python -m bpe encode DIR --text "Hello world"       # prints ids: 72 101 ...
-    python -m bpe decode DIR 72 101 ...                 # prints the text
+    bpe train INPUT... --vocab-size N --out DIR        # writes every format to DIR
+    bpe count INPUT... --out counts.parquet            # pre-token counts, to train from many times
+    bpe train --from-counts counts.parquet --vocab-size N --out DIR
+    bpe count --merge a.parquet b.parquet --out c.parquet
+    bpe encode DIR --text "Hello world"                # prints ids: 72 101 ...
+    bpe decode DIR 72 101 ...                          # prints the text
 
-Training shows progress bars for pre-tokenization and merging, then a summary.
-Bad input prints one sentence and exits with code 2, never a traceback.
+`bpe` is `python -m bpe`. INPUT is a path or glob of plain or compressed text,
+JSON Lines or Parquet. Training shows tqdm progress for each phase (on a pipe,
+one line per phase), then a summary of time and peak memory per phase. Bad
+input prints one sentence and exits with code 2, never a traceback.
 """
 
 from __future__ import annotations
@@ -13,10 +18,15 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import export
-from .pretokenize import ENCODING, ERRORS, PATTERNS, check_pattern, pretokenize_file
+from .count import Counted, count_inputs, pretokenize_files
+from .memory import megabytes, peak_rss, reset_peak
+from .pretokenize import ENCODING, ERRORS, PATTERNS, PreTokens, Progress, check_pattern, check_special_tokens
 from .tokenizer import Tokenizer
 from .train import ALGORITHMS, build_vocab, check_settings, steps
 from .trainer import paused_gc
@@ -24,54 +34,126 @@ from .trainer import paused_gc
 FILES = (export.VOCAB, export.MERGES, export.HF, export.PLAIN)  # what train writes
 
 
-class Bar:
-    """A one-line progress bar on stderr; on a pipe it prints every quarter instead of redrawing."""
+# ---------------------------------------------------------------------------
+# phases: progress, time and peak memory
 
-    def __init__(self, label: str, total: float, unit: str = "", scale: float = 1.0) -> None:
-        self.label, self.total, self.unit, self.scale = label, total, unit, scale
-        self.tty = sys.stderr.isatty()
-        self.last_quarter = -1
-        self.last_draw = 0.0
-        self.start = time.perf_counter()
 
-    def update(self, done: float, total: float | None = None) -> None:
-        if total is not None:
-            self.total = total
-        fraction = done / self.total if self.total else 1.0
-        now = time.perf_counter()
-        if self.tty:
-            if now - self.last_draw < 0.1 and fraction < 1:
-                return
-            self.last_draw = now
-            filled = int(30 * fraction)
-            sys.stderr.write(
-                f"\r{self.label:<14} [{'#' * filled}{'.' * (30 - filled)}] {fraction:6.1%} "
-                f"{done / self.scale:,.1f}/{self.total / self.scale:,.1f}{self.unit}  {now - self.start:5.1f}s"
-            )
-            sys.stderr.flush()
-        else:
-            quarter = int(fraction * 4)
-            if quarter > self.last_quarter:
-                self.last_quarter = quarter
-                print(f"{self.label}: {fraction:.0%}", file=sys.stderr)
+@dataclass
+class Phases:
+    """Time and peak resident memory of each phase of a run, for the summary."""
 
-    def close(self) -> None:
-        if self.tty:
-            sys.stderr.write("\n")
+    seconds: dict[str, float] = field(default_factory=dict)
+    cpu: dict[str, float] = field(default_factory=dict)  # this process's processor time: a busy machine inflates it less
+    peak: dict[str, int] = field(default_factory=dict)
+    notes: dict[str, str] = field(default_factory=dict)  # e.g. the workers' peak
+    per_phase: bool = True  # False: the system keeps one peak since start, not one per phase
+
+    @contextmanager
+    def phase(self, name: str) -> Iterator[None]:
+        self.per_phase = reset_peak() and self.per_phase
+        start, cpu = time.perf_counter(), time.process_time()
+        yield
+        self.seconds[name] = time.perf_counter() - start
+        self.cpu[name] = time.process_time() - cpu
+        self.peak[name] = peak_rss()
+
+    def summary(self) -> list[str]:
+        total = sum(self.seconds.values())
+        times = ", ".join(f"{name} {s:.2f}s" for name, s in self.seconds.items())
+        cpu = ", ".join(f"{name} {s:.2f}s{self.notes.get(name + ' cpu', '')}" for name, s in self.cpu.items())
+        since = "" if self.per_phase else " (peak since start: this system cannot reset it per phase)"
+        memory = ", ".join(f"{name} {megabytes(n)}{self.notes.get(name, '')}" for name, n in self.peak.items())
+        return [
+            f"time: {times}, total {total:.2f}s",
+            f"processor time (this process): {cpu}",
+            f"peak memory (resident, this process{since}): {memory}",
+        ]
+
+
+def bar(label: str, total: float, unit: str, scale: bool = False):
+    """A tqdm bar on stderr with rate and ETA; silent when stderr is not a terminal (phase lines are printed instead)."""
+    from tqdm import tqdm
+
+    return tqdm(
+        total=total,
+        desc=label,
+        unit=unit,
+        unit_scale=scale,
+        unit_divisor=1000,
+        disable=not sys.stderr.isatty(),
+        file=sys.stderr,
+        dynamic_ncols=True,
+        leave=True,
+    )
+
+
+def say(line: str) -> None:
+    """A phase line on a pipe, where there is no bar."""
+    if not sys.stderr.isatty():
+        print(line, file=sys.stderr, flush=True)
+
+
+def follow(progress) -> Progress:
+    """A (done, total) callback that moves a tqdm bar."""
+
+    def update(done: int, total: int) -> None:
+        progress.total = total
+        progress.update(done - progress.n)
+
+    return update
+
+
+def counting(args: argparse.Namespace, phases: Phases, special_tokens: list[str], pattern: str) -> Counted:
+    """Count the inputs' pre-tokens with a progress bar in MB."""
+    with phases.phase("pre-tokenize"), bar("pre-tokenize", 0, "B", scale=True) as progress:
+        counted = count_inputs(
+            args.inputs,
+            pattern=pattern,
+            special_tokens=special_tokens,
+            workers=args.workers,
+            progress=follow(progress),
+            text_field=args.text_field,
+            text_column=args.text_column,
+        )
+    seconds = phases.seconds["pre-tokenize"]
+    if counted.workers > 1:
+        phases.notes["pre-tokenize"] = f" (+ {counted.workers} workers, each at most {megabytes(counted.worker_peak_rss)})"
+        phases.notes["pre-tokenize cpu"] = f" (+ {counted.workers} workers {counted.worker_cpu_seconds:.2f}s)"
+    say(
+        f"pre-tokenize: {counted.disk_bytes / 1e6:,.1f} MB in {len(counted.inputs)} file(s), {seconds:.1f}s "
+        f"({counted.disk_bytes / 1e6 / max(seconds, 1e-9):,.1f} MB/s), {len(counted.counts):,} unique pre-tokens"
+    )
+    return counted
+
+
+# ---------------------------------------------------------------------------
+# commands
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m bpe", description="Train and use byte-pair-encoding tokenizers.")
+    p = argparse.ArgumentParser(prog="bpe", description="Train and use byte-pair-encoding tokenizers.")
     sub = p.add_subparsers(dest="command", required=True)
-    t = sub.add_parser("train", help="train a tokenizer on a text file")
-    t.add_argument("file", type=Path, help="UTF-8 text (invalid bytes are kept as bytes)")
+    t = sub.add_parser("train", help="train a tokenizer on text files (or on a counts file)")
+    t.add_argument("inputs", nargs="*", metavar="INPUT", help="text (.gz .bz2 .xz .zst too), .jsonl or .parquet files, or globs")
     t.add_argument("--vocab-size", type=int, required=True, help="256 bytes + merges + special tokens")
-    t.add_argument("--special-token", action="append", default=[], metavar="T", help="repeat for several, e.g. '<|endoftext|>'")
+    t.add_argument("--special-token", action="append", default=None, metavar="T", help="repeat for several, e.g. '<|endoftext|>'")
     t.add_argument("--algorithm", default="heap", help=f"one of {', '.join(ALGORITHMS)} (default heap)")
     t.add_argument("--min-pair-frequency", type=int, default=1, metavar="K", help="stop when the best pair occurs fewer than K times")
-    t.add_argument("--pretokenizer", default="gpt2", help=f"one of {', '.join(PATTERNS)} (default gpt2)")
+    t.add_argument("--pretokenizer", default=None, help=f"one of {', '.join(PATTERNS)} (default gpt2, or the counts file's)")
     t.add_argument("--workers", type=int, default=None, metavar="W", help="processes for pre-tokenization (default: CPU count)")
     t.add_argument("--out", type=Path, required=True, metavar="DIR", help=f"writes {', '.join(FILES)} to DIR")
+    add_reading_options(t)
+    t.add_argument("--from-counts", type=Path, metavar="FILE", help="train from a counts file written by `bpe count` instead of INPUTs")
+
+    c = sub.add_parser("count", help="count pre-tokens once into a Parquet file, to train from many times")
+    c.add_argument("inputs", nargs="*", metavar="INPUT", help="as for train; with --merge, counts files to add up")
+    c.add_argument("--out", type=Path, required=True, metavar="FILE", help="the counts file to write (.parquet)")
+    c.add_argument("--special-token", action="append", default=[], metavar="T", help="repeat for several, e.g. '<|endoftext|>'")
+    c.add_argument("--pretokenizer", default="gpt2", help=f"one of {', '.join(PATTERNS)} (default gpt2)")
+    c.add_argument("--workers", type=int, default=None, metavar="W", help="processes (default: CPU count)")
+    add_reading_options(c)
+    c.add_argument("--merge", action="store_true", help="add up the counts files given as INPUTs (made with the same settings)")
+    c.add_argument("--ray", metavar="ADDRESS", help="count on a Ray cluster: 'auto' (the one this machine belongs to) or ADDRESS")
 
     e = sub.add_parser("encode", help="print the token ids of a text, using a tokenizer saved by train")
     e.add_argument("dir", type=Path, metavar="DIR", help="a directory written by train (or one tokenizer file)")
@@ -86,38 +168,57 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
+def add_reading_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--text-field", default="text", metavar="F", help="the field holding the text in JSON Lines (default text)")
+    p.add_argument("--text-column", default="text", metavar="C", help="the column holding the text in Parquet (default text)")
+
+
 def train_command(args: argparse.Namespace) -> None:
-    num_merges = check_settings(args.vocab_size, args.special_token, args.algorithm, args.min_pair_frequency)
-    check_pattern(args.pretokenizer)
     if args.out.exists() and not args.out.is_dir():
         raise ValueError(f"--out {args.out} exists and is not a directory.")
-    t0 = time.perf_counter()
-    bar = Bar("pre-tokenize", 1, " MB", 1e6)
-    corpus = pretokenize_file(
-        args.file,
-        pattern=args.pretokenizer,
-        special_tokens=args.special_token,
-        workers=args.workers,
-        keep_sequence=args.algorithm == "positions",
-        progress=bar.update,
-    )
-    bar.close()
-    t1 = time.perf_counter()
+    phases = Phases()
+    if args.from_counts is not None:
+        if args.inputs:
+            raise ValueError("Give INPUT files or --from-counts, not both.")
+        corpus, special_tokens, pattern = load_counted(args, phases)
+    else:
+        if not args.inputs:
+            raise ValueError("Name the text to train on (files or globs), or a counts file with --from-counts.")
+        special_tokens, pattern = args.special_token or [], args.pretokenizer or "gpt2"
+        check_settings(args.vocab_size, special_tokens, args.algorithm, args.min_pair_frequency)
+        check_pattern(pattern)
+        if args.algorithm == "positions":  # it walks the occurrences in text order, read in this process
+            with phases.phase("pre-tokenize"), bar("pre-tokenize", 0, "B", scale=True) as progress:
+                corpus = pretokenize_files(
+                    args.inputs,
+                    pattern=pattern,
+                    special_tokens=special_tokens,
+                    keep_sequence=True,
+                    progress=follow(progress),
+                    text_field=args.text_field,
+                    text_column=args.text_column,
+                )
+        else:
+            counted = counting(args, phases, special_tokens, pattern)
+            corpus = PreTokens(counted.counts, None, counted.text_bytes)
+            del counted
+    num_merges = check_settings(args.vocab_size, special_tokens, args.algorithm, args.min_pair_frequency)
+    unique, n_bytes = len(corpus.counts), corpus.n_bytes
+
     with paused_gc():
-        trainer, events = steps(corpus, num_merges, algorithm=args.algorithm, min_pair_frequency=args.min_pair_frequency)
-        t2 = time.perf_counter()
-        bar = Bar("merge", num_merges, " merges")
+        with phases.phase("initial count"):
+            trainer, events = steps(corpus, num_merges, algorithm=args.algorithm, min_pair_frequency=args.min_pair_frequency)
+            del corpus  # the trainer keeps its own copy of the words: the counts by bytes can go
         merges, counts = [], []
-        for event in events:
-            merges.append((event.left, event.right))
-            counts.append(event.count)
-            bar.update(len(merges))
-    bar.update(num_merges if trainer.stop_reason == "vocab_size" else len(merges))
-    bar.close()
-    t3 = time.perf_counter()
-    vocab = build_vocab(merges, args.special_token)
-    paths = export.save_all(args.out, merges, args.special_token, args.pretokenizer, counts)
-    t4 = time.perf_counter()
+        with phases.phase("merges"), bar("merges", num_merges, " merges") as progress:
+            for event in events:
+                merges.append((event.left, event.right))
+                counts.append(event.count)
+                progress.update(1)
+        say(f"merges: {len(merges):,} in {phases.seconds['merges']:.1f}s")
+    with phases.phase("write"):
+        vocab = build_vocab(merges, special_tokens)
+        paths = export.save_all(args.out, merges, special_tokens, pattern, counts)
 
     why = {
         "vocab_size": f"reached vocab size {args.vocab_size}",
@@ -125,15 +226,64 @@ def train_command(args: argparse.Namespace) -> None:
         "min_pair_frequency": f"the best pair occurred fewer than {args.min_pair_frequency} times",
     }[trainer.stop_reason]
     longest = max((vocab[256 + i] for i in range(len(merges))), key=len, default=b"")
-    print(
-        f"{len(merges):,} merges ({why}); vocab {len(vocab):,} tokens; {len(corpus.counts):,} unique pre-tokens in {corpus.n_bytes / 1e6:,.1f} MB"
-    )
-    print(
-        f"time: pre-tokenize {t1 - t0:.2f}s, initial count {t2 - t1:.2f}s, merges {t3 - t2:.2f}s, write {t4 - t3:.2f}s, total {t4 - t0:.2f}s"
-    )
+    print(f"{len(merges):,} merges ({why}); vocab {len(vocab):,} tokens; {unique:,} unique pre-tokens in {n_bytes / 1e6:,.1f} MB of text")
+    print("\n".join(phases.summary()))
     if longest:
         print(f"longest token: {longest.decode('utf-8', 'backslashreplace')!r} ({len(longest)} bytes)")
     print("wrote " + ", ".join(str(p) for p in paths))
+
+
+def load_counted(args: argparse.Namespace, phases: Phases) -> tuple[PreTokens, list[str], str]:
+    """A counts file's pre-tokens, checked against the request (settings not given are taken from the file)."""
+    from .counts_file import check_request, load_counts
+
+    special_tokens = list(check_request(args.from_counts, args.pretokenizer, args.special_token))
+    check_settings(args.vocab_size, special_tokens, args.algorithm, args.min_pair_frequency)
+    with phases.phase("load counts"):
+        counts, info = load_counts(args.from_counts)
+    say(f"load counts: {len(counts):,} unique pre-tokens from {args.from_counts} in {phases.seconds['load counts']:.1f}s")
+    return PreTokens(counts, None, info.text_bytes), special_tokens, info.pretokenizer
+
+
+def count_command(args: argparse.Namespace) -> None:
+    from .counts_file import CountsInfo, describe_inputs, merge_counts_files, save_counts
+
+    if not args.inputs:
+        raise ValueError("Name the inputs to count (files or globs), or the counts files to --merge.")
+    phases = Phases()
+    if args.merge:
+        with phases.phase("merge"):
+            info = merge_counts_files(args.inputs, args.out)
+    else:
+        check_pattern(args.pretokenizer)
+        check_special_tokens(args.special_token)
+        if args.ray:
+            from .ray_count import count_on_ray
+
+            with phases.phase("pre-tokenize"):
+                counted = count_on_ray(
+                    args.inputs,
+                    args.ray,
+                    pattern=args.pretokenizer,
+                    special_tokens=args.special_token,
+                    text_field=args.text_field,
+                    text_column=args.text_column,
+                )
+            phases.notes["pre-tokenize"] = (
+                f" (+ {counted.workers} Ray map tasks, each process at most {megabytes(counted.worker_peak_rss)})"
+            )
+        else:
+            counted = counting(args, phases, args.special_token, args.pretokenizer)
+        with phases.phase("write"):
+            described = describe_inputs(counted.inputs, args.text_field, args.text_column)
+            info = CountsInfo(args.pretokenizer, tuple(args.special_token), described, counted.text_bytes)
+            info = save_counts(args.out, counted.counts, info)
+    print(
+        f"{info.unique:,} unique pre-tokens, {info.pre_tokens:,} in all, from {len(info.inputs)} input(s) "
+        f"({info.text_bytes / 1e6:,.1f} MB of text); pre-tokenizer {info.pretokenizer}, special tokens {list(info.special_tokens)}"
+    )
+    print("\n".join(phases.summary()))
+    print(f"wrote {args.out}")
 
 
 def encode_command(args: argparse.Namespace) -> None:
@@ -164,7 +314,12 @@ def decode_command(args: argparse.Namespace) -> None:
     sys.stdout.buffer.flush()
 
 
-COMMANDS = {"train": train_command, "encode": encode_command, "decode": decode_command}
+COMMANDS: dict[str, Callable[[argparse.Namespace], None]] = {
+    "train": train_command,
+    "count": count_command,
+    "encode": encode_command,
+    "decode": decode_command,
+}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -2,11 +2,12 @@
 
 What it does: cut the text at special tokens (they never join a merge), split each
 piece with a regex (GPT-2's by default), and return the count of every unique
-pre-token as bytes. Files are streamed in chunks cut at safe boundaries and
-counted in worker processes; memory grows with the number of unique pre-tokens,
-never with the size of the file.
+pre-token as bytes. `Tally` does the same for text that arrives in pieces
+(documents, chunks of a file): it keeps counts, never the text, so its memory
+grows with the number of unique pieces, never with the size of the input.
 
-What it does not do: merge anything. Trainers start from its `PreTokens`.
+What it does not do: read files (inputs.py), count in parallel (count.py), or
+merge anything. Trainers start from its `PreTokens`.
 
 Invalid UTF-8 is kept: bytes are decoded with ``surrogateescape`` and encoded
 back the same way, so every input byte reaches the trainer as itself.
@@ -14,15 +15,11 @@ back the same way, so every input byte reaches the trainer as itself.
 
 from __future__ import annotations
 
-import os
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
-from multiprocessing import get_context
-from pathlib import Path
+from functools import lru_cache
 
 import regex
 
@@ -39,10 +36,6 @@ ENCODING = "utf-8"
 ERRORS = "surrogateescape"  # invalid bytes become lone surrogates and come back unchanged
 
 Progress = Callable[[int, int], None]  # (bytes done, bytes total)
-
-# Below this size a file is counted in this process: a pool costs more than it saves.
-PARALLEL_MIN_BYTES = 4 << 20
-CHUNK_BYTES = 8 << 20
 
 
 @dataclass(frozen=True)
@@ -79,8 +72,13 @@ def split_on_special(text: str, special_tokens: Sequence[str]) -> list[str]:
     """
     if not special_tokens:
         return [text]
+    return _splitter(tuple(special_tokens)).split(text)
+
+
+@lru_cache(maxsize=16)
+def _splitter(special_tokens: tuple[str, ...]) -> regex.Pattern:
     ordered = sorted(special_tokens, key=len, reverse=True)
-    return regex.split("|".join(regex.escape(t) for t in ordered), text)
+    return regex.compile("|".join(regex.escape(t) for t in ordered))
 
 
 # ---------------------------------------------------------------------------
@@ -123,22 +121,49 @@ def count_text(text: str, pattern: str = "gpt2") -> Counter[str]:
 
 
 def count_parts(parts: list[str], pattern: str = "gpt2") -> Counter[str]:
-    """Pre-token counts over several special-token-free pieces of text.
+    """Pre-token counts over several special-token-free pieces of text: ['a a', 'a'] -> {'a': 2, ' a': 1}."""
+    tally = Tally(pattern)
+    tally.add_parts(parts)
+    return tally.tokens()
 
-    Counter.update on a list runs in C, so matches are counted in bulk; for gpt2
-    the units are counted first and split afterwards (see _UNITS).
+
+class Tally:
+    """Pre-token counts of text that arrives in pieces; the text itself is not kept.
+
+    Each piece given to `add` is a document: special tokens are cut out and no
+    pre-token spans two pieces. Counter.update on a list runs in C, so matches
+    are counted in bulk. For gpt2 it counts *units* (see _UNITS) and splits each
+    unique unit only when asked for `tokens()`, once however often it was seen:
+
+        t = Tally("gpt2"); t.add(["it is", "it<|s|>is"], ["<|s|>"])
+        t.tokens() -> {'it': 2, ' is': 1, 'is': 1}
     """
-    if pattern == "none":
-        return Counter(part for part in parts if part)
-    if pattern == "gpt2":
-        units: Counter[str] = Counter()
+
+    def __init__(self, pattern: str = "gpt2") -> None:
+        self.pattern = pattern
+        self.pieces: Counter[str] = Counter()  # units for gpt2, whole documents for none, else pre-tokens
+
+    def add(self, documents: Iterable[str], special_tokens: Sequence[str] = ()) -> None:
+        for document in documents:
+            self.add_parts(split_on_special(document, special_tokens) if special_tokens else (document,))
+
+    def add_parts(self, parts: Iterable[str]) -> None:
+        """Count special-token-free parts."""
+        pieces = self.pieces
+        if self.pattern == "none":
+            pieces.update(part for part in parts if part)
+            return
+        finder = _UNITS.findall if self.pattern == "gpt2" else _pattern(self.pattern).findall
         for part in parts:
-            units.update(_UNITS.findall(part))
-        return count_units(units)
-    compiled, counts = _pattern(pattern), Counter()
-    for part in parts:
-        counts.update(compiled.findall(part))
-    return counts
+            pieces.update(finder(part))
+
+    def tokens(self) -> Counter[str]:
+        """Pre-token counts of everything added so far (for patterns other than gpt2, the tally's own counter)."""
+        return count_units(self.pieces) if self.pattern == "gpt2" else self.pieces
+
+    def counts(self) -> dict[bytes, int]:
+        """tokens() as bytes, as trainers take them."""
+        return {token.encode(ENCODING, ERRORS): n for token, n in self.tokens().items()}
 
 
 def count_units(units: Counter[str]) -> Counter[str]:
@@ -186,15 +211,14 @@ def sequence_of_text(text: str, pattern: str = "gpt2") -> list[str]:
     return _pattern(pattern).findall(text)
 
 
-def _to_bytes(counts: Counter[str]) -> Counter[bytes]:
-    return Counter({token.encode(ENCODING, ERRORS): n for token, n in counts.items()})
+def _count_decoded(text: str, pattern: str, special_tokens: Sequence[str]) -> dict[bytes, int]:
+    tally = Tally(pattern)
+    tally.add([text], special_tokens)
+    return tally.counts()
 
 
-def _count_decoded(text: str, pattern: str, special_tokens: Sequence[str]) -> Counter[bytes]:
-    return _to_bytes(count_parts(split_on_special(text, special_tokens), pattern))
-
-
-def _sequence_decoded(text: str, pattern: str, special_tokens: Sequence[str]) -> list[bytes]:
+def sequence_bytes(text: str, pattern: str, special_tokens: Sequence[str]) -> list[bytes]:
+    """Pre-tokens of a document as bytes, in order: 'a b<|s|>c' -> [b'a', b' b', b'c']."""
     return [token.encode(ENCODING, ERRORS) for part in split_on_special(text, special_tokens) for token in sequence_of_text(part, pattern)]
 
 
@@ -223,150 +247,5 @@ def pretokenize(
                 "it is not a character and stands for no byte, so it cannot be trained on."
             ) from None
     counts = _count_decoded(text, pattern, special_tokens)
-    sequence = tuple(_sequence_decoded(text, pattern, special_tokens)) if keep_sequence else None
-    return PreTokens(dict(counts), sequence, n_bytes)
-
-
-# ---------------------------------------------------------------------------
-# files: chunk boundaries, then parallel counting
-
-# A newline with printable ASCII on both sides is a boundary for every regex
-# pattern here: no pre-token spans it, and no pattern looks across it.
-_SAFE_NEWLINE = re.compile(rb"(?<=[!-~])\n(?=[!-~])")
-_WINDOW = 1 << 16
-
-
-def _find_boundary(f, start: int, stop: int, specials: list[bytes], pattern: str) -> int | None:
-    """First safe cut at or after `start` and before `stop`, or None.
-
-    A cut goes just before a special token, or else just after a safe newline.
-    subtle: a cut must not fall inside a special token, and a special token found
-    by a local search may itself sit inside another occurrence (tokens that
-    overlap themselves, like 'aa' in 'aaa', or contain one another). A cut that
-    no occurrence straddles is safe: the left-to-right split cannot jump over it.
-    """
-    longest = max((len(s) for s in specials), default=1)
-    starts = re.compile(b"(?=" + b"|".join(re.escape(s) for s in specials) + b")") if specials else None
-    pos = start
-    while pos < stop:
-        base = max(0, pos - longest)
-        f.seek(base)
-        window = f.read(pos - base + _WINDOW + longest)
-        if len(window) <= pos - base:
-            return None
-        cuts = [m.start() for m in starts.finditer(window, pos - base)] if starts else []
-        if pattern != "none":  # for 'none' only special tokens end a document
-            cuts += [m.end() for m in _SAFE_NEWLINE.finditer(window, pos - base)]
-        for cut in sorted(cuts):
-            if not _straddled(window, cut, specials):
-                return base + cut
-        pos += _WINDOW
-    return None
-
-
-def _straddled(window: bytes, cut: int, specials: list[bytes]) -> bool:
-    """Does an occurrence of a special token start before `cut` and end after it?"""
-    for s in specials:
-        i = window.find(s, max(0, cut - len(s) + 1))
-        if 0 <= i < cut:
-            return True
-    return False
-
-
-def chunk_boundaries(path: Path, special_tokens: Sequence[str], pattern: str, chunk_bytes: int) -> list[int]:
-    """Byte offsets [0, ..., size] cutting the file into ~chunk_bytes pieces at safe places."""
-    size = path.stat().st_size
-    specials = [t.encode(ENCODING) for t in special_tokens]
-    bounds = [0]
-    with open(path, "rb") as f:
-        guess = chunk_bytes
-        while guess < size:
-            cut = _find_boundary(f, guess, min(guess + chunk_bytes, size), specials, pattern)
-            if cut is not None and cut > bounds[-1]:
-                bounds.append(cut)
-                guess = cut + chunk_bytes
-            else:
-                guess += chunk_bytes
-    bounds.append(size)
-    return bounds
-
-
-def _count_chunk(job: tuple[str, int, int, str, tuple[str, ...]]) -> tuple[Counter[bytes], int]:
-    path, start, end, pattern, special_tokens = job
-    with open(path, "rb") as f:
-        f.seek(start)
-        data = f.read(end - start)
-    return _count_decoded(decode(data), pattern, special_tokens), end - start
-
-
-def default_workers() -> int:
-    return os.cpu_count() or 1
-
-
-def check_path(path: str | os.PathLike) -> Path:
-    p = Path(path)
-    if not p.exists():
-        raise ValueError(f"No such file: {p}.")
-    if p.is_dir():
-        raise ValueError(f"{p} is a directory; give a text file.")
-    return p
-
-
-def pretokenize_file(
-    path: str | os.PathLike,
-    *,
-    pattern: str = "gpt2",
-    special_tokens: Sequence[str] = (),
-    workers: int | None = None,
-    keep_sequence: bool = False,
-    progress: Progress | None = None,
-    chunk_bytes: int = CHUNK_BYTES,
-) -> PreTokens:
-    """Pre-tokenize a file of any size, in parallel when it is large enough."""
-    check_pattern(pattern)
-    check_special_tokens(special_tokens)
-    p = check_path(path)
-    workers = default_workers() if workers is None else workers
-    if not isinstance(workers, int) or workers < 1:
-        raise ValueError("workers must be a whole number of at least 1.")
-    size = p.stat().st_size
-    if keep_sequence:  # the order of occurrences is for the teaching algorithms: small inputs
-        result = pretokenize(p.read_bytes(), pattern=pattern, special_tokens=special_tokens, keep_sequence=True)
-        if progress:
-            progress(size, size)
-        return result
-
-    if workers > 1 and size >= PARALLEL_MIN_BYTES:
-        # enough chunks to keep every worker busy and the progress bar moving
-        chunk_bytes = max(1 << 20, min(chunk_bytes, size // (workers * 4) + 1))
-    bounds = chunk_boundaries(p, special_tokens, pattern, chunk_bytes)
-    jobs = [(str(p), a, b, pattern, tuple(special_tokens)) for a, b in zip(bounds, bounds[1:])]
-    total: Counter[bytes] = Counter()
-    done = 0
-    for counts, n in _map(jobs, workers if size >= PARALLEL_MIN_BYTES else 1):
-        total.update(counts)
-        done += n
-        if progress:
-            progress(done, size)
-    if progress and not jobs:
-        progress(0, 0)
-    return PreTokens(dict(total), None, size)
-
-
-def _map(jobs: list, workers: int) -> Iterable[tuple[Counter[bytes], int]]:
-    if workers == 1 or len(jobs) == 1:
-        yield from map(_count_chunk, jobs)
-        return
-    done: set[int] = set()
-    try:
-        # forkserver: safe to start from a threaded process such as the Streamlit server
-        with ProcessPoolExecutor(max_workers=workers, mp_context=get_context("forkserver")) as pool:
-            futures = {pool.submit(_count_chunk, job): n for n, job in enumerate(jobs)}
-            for future in as_completed(futures):
-                result = future.result()
-                done.add(futures[future])
-                yield result
-    except BrokenProcessPool:
-        # subtle: a worker could not start (e.g. __main__ is <stdin>, which forkserver
-        # cannot re-import); count what is left here rather than fail
-        yield from map(_count_chunk, [job for n, job in enumerate(jobs) if n not in done])
+    sequence = tuple(sequence_bytes(text, pattern, special_tokens)) if keep_sequence else None
+    return PreTokens(counts, sequence, n_bytes)

@@ -32,8 +32,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from time import perf_counter, thread_time
 
+from .count import PARALLEL_MIN_BYTES, pretokenize_file
 from .gpt2_bytes import from_unicode
-from .pretokenize import PARALLEL_MIN_BYTES, PreTokens, pretokenize, pretokenize_file, split_on_special
+from .pretokenize import PreTokens, pretokenize, split_on_special
 from .train import ALGORITHMS, steps
 from .trainer import paused_gc
 

@@ -11,19 +11,13 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
+from .count import Paths, pretokenize_files
 from .events import MergeEvent
 from .heap import Heap
 from .naive import Naive
 from .parent_set import ParentSet
 from .positions import Positions
-from .pretokenize import (
-    PreTokens,
-    Progress,
-    check_pattern,
-    check_special_tokens,
-    pretokenize,
-    pretokenize_file,
-)
+from .pretokenize import PreTokens, Progress, check_pattern, check_special_tokens, pretokenize
 from .trainer import Trainer, paused_gc
 
 ALGORITHMS: dict[str, type[Trainer]] = {t.name: t for t in (Naive, Positions, ParentSet, Heap)}
@@ -130,7 +124,7 @@ def steps(
 
 
 def train_bpe(
-    input_path: str | os.PathLike,
+    input_path: Paths,
     vocab_size: int,
     special_tokens: Sequence[str],
     *,
@@ -139,17 +133,25 @@ def train_bpe(
     pretokenizer: str = "gpt2",
     workers: int | None = None,
     progress: Progress | None = None,
+    text_field: str = "text",
+    text_column: str = "text",
 ) -> tuple[Vocab, Merges]:
-    """CS336's train_bpe: (vocab id -> bytes, merges in order)."""
+    """CS336's train_bpe: (vocab id -> bytes, merges in order).
+
+    input_path is one path (as in CS336) or several paths and globs, of plain
+    or compressed text, JSON Lines (text_field) or Parquet (text_column).
+    """
     num_merges = check_settings(vocab_size, special_tokens, algorithm, min_pair_frequency)
     check_pattern(pretokenizer)
-    corpus = pretokenize_file(
+    corpus = pretokenize_files(
         input_path,
         pattern=pretokenizer,
         special_tokens=special_tokens,
         workers=workers,
         keep_sequence=algorithm == "positions",
         progress=progress,
+        text_field=text_field,
+        text_column=text_column,
     )
     result = train(corpus, num_merges, algorithm=algorithm, special_tokens=special_tokens, min_pair_frequency=min_pair_frequency)
     return result.vocab, result.merges
@@ -169,4 +171,29 @@ def train_bpe_text(
     check_pattern(pretokenizer)
     corpus = pretokenize(text, pattern=pretokenizer, special_tokens=special_tokens, keep_sequence=algorithm == "positions")
     result = train(corpus, num_merges, algorithm=algorithm, special_tokens=special_tokens, min_pair_frequency=min_pair_frequency)
+    return result.vocab, result.merges
+
+
+def train_from_counts(
+    counts_path: str | os.PathLike,
+    vocab_size: int,
+    special_tokens: Sequence[str] | None = None,
+    *,
+    algorithm: str = "heap",
+    min_pair_frequency: int = 1,
+    pretokenizer: str | None = None,
+) -> tuple[Vocab, Merges]:
+    """train_bpe from a counts file written by `bpe count` (or save_counts): no text is read.
+
+    special_tokens and pretokenizer default to the file's; given, they must be
+    the ones the counts were made with, or a ValueError says which differs.
+    Training from the counts of a text gives the merges of training on the text.
+    """
+    from .counts_file import check_request, load_counts
+
+    specials = check_request(counts_path, pretokenizer, special_tokens)
+    num_merges = check_settings(vocab_size, specials, algorithm, min_pair_frequency)
+    counts, info = load_counts(counts_path)
+    corpus = PreTokens(counts, None, info.text_bytes)
+    result = train(corpus, num_merges, algorithm=algorithm, special_tokens=specials, min_pair_frequency=min_pair_frequency)
     return result.vocab, result.merges

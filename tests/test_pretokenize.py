@@ -22,11 +22,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bpe import ALGORITHMS, PATTERNS, pretokenize, pretokenize_file, train, train_bpe, train_bpe_text
-from bpe.pretokenize import chunk_boundaries, count_text, split_on_special
+from bpe.inputs import chunk_boundaries
+from bpe.pretokenize import count_text, split_on_special
 
 # subtle: `bpe.pretokenize` is also the name of a function that bpe/__init__ re-exports,
 # so attribute access finds the function; the module has to be looked up by name.
 pretokenize_module = importlib.import_module("bpe.pretokenize")
+count_module = importlib.import_module("bpe.count")
 
 ROOT = Path(__file__).resolve().parents[1]
 EVERY_ALGORITHM = pytest.mark.parametrize("algorithm", list(ALGORITHMS))
@@ -150,17 +152,18 @@ def test_parallel_counting_equals_counting_in_memory(pattern, specials, scratch,
     data = sample_file_bytes((1 << 20) + 50_000, specials=bool(specials))
     path = scratch / f"big-{pattern}-{len(specials)}.txt"
     path.write_bytes(data)
-    monkeypatch.setattr(pretokenize_module, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(count_module, "PARALLEL_MIN_BYTES", 0)
     calls = []
-    real_map = pretokenize_module._map
+    real_pool = count_module._count_in_pool
 
-    def spy(jobs, workers):
-        calls.append((len(jobs), workers))
-        return real_map(jobs, workers)
+    def spy(jobs, options, workers, report):
+        tallies, used = real_pool(jobs, options, workers, report)
+        calls.append((len(jobs), used))
+        return tallies, used
 
-    monkeypatch.setattr(pretokenize_module, "_map", spy)
+    monkeypatch.setattr(count_module, "_count_in_pool", spy)
     parallel = pretokenize_file(path, pattern=pattern, special_tokens=specials, workers=2, chunk_bytes=4096)
-    assert calls and calls[0][0] >= 2 and calls[0][1] == 2  # the pool really ran
+    assert calls and calls[0][0] >= 2 and calls[0][1] == 2  # the pool really ran, with two workers
     assert parallel.counts == pretokenize(data, pattern=pattern, special_tokens=specials).counts
     assert parallel.n_bytes == len(data)
 
@@ -170,7 +173,7 @@ def test_small_chunks_count_like_one_process(pattern, specials, scratch, monkeyp
     data = sample_file_bytes(60_000, specials=bool(specials))
     path = scratch / f"small-{pattern}-{len(specials)}.txt"
     path.write_bytes(data)
-    monkeypatch.setattr(pretokenize_module, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(count_module, "PARALLEL_MIN_BYTES", 0)
     assert len(chunk_boundaries(path, specials, pattern, 4096)) > 10
     chunked = pretokenize_file(path, pattern=pattern, special_tokens=specials, workers=1, chunk_bytes=4096)
     whole = pretokenize_file(path, pattern=pattern, special_tokens=specials, workers=1)
@@ -257,7 +260,7 @@ def test_progress_reaches_size_of_size(scratch, monkeypatch, keep_sequence):
     data = sample_file_bytes(20_000, specials=True)
     path = scratch / "progress.txt"
     path.write_bytes(data)
-    monkeypatch.setattr(pretokenize_module, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(count_module, "PARALLEL_MIN_BYTES", 0)
     seen = []
     pretokenize_file(path, special_tokens=[SPECIAL], workers=1, chunk_bytes=2048, keep_sequence=keep_sequence,
                      progress=lambda done, total: seen.append((done, total)))  # fmt: skip

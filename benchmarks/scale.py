@@ -1,0 +1,144 @@
+"""Scale benchmark: a corpus of 1 GB or more to vocab 10,000 and 32,000, against HuggingFace and rustbpe.
+
+    python benchmarks/scale.py                                   # builds benchmarks/data/corpus1000.txt if missing
+    python benchmarks/scale.py --mb 2000 --vocab 10000 --tools ours
+    python benchmarks/scale.py --corpus FILE --tools ours,hf,rustbpe --workers 2
+
+Every run is its own process, so its peak resident memory (RSS) is its own:
+the parent reads it with os.wait4 (the largest of the process and the children
+it waited for; threads share their process's). For ours the run is the CLI
+(`bpe train`, and `bpe count` + `bpe train --from-counts`), whose summary
+gives time and peak memory per phase; its worker processes report their own
+peak. Figures are printed, not asserted; they go in BENCHMARKS.md with the
+`uptime` load printed next to them.
+
+What it does not do: check that the tools agree (they break ties differently),
+or pre-tokenize identically: HuggingFace's ByteLevel splits with the GPT-2
+regex but does not cut at <|endoftext|>; rustbpe gets the text cut at
+<|endoftext|> and the GPT-2 regex.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SPECIAL = "<|endoftext|>"
+GPT2 = r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
+
+
+def run(command: list[str], env: dict | None = None) -> tuple[float, float, int, str]:
+    """Run a command; (wall seconds, processor seconds, peak RSS in bytes of the largest process, its stdout).
+
+    Processor time and peak are the process's and its waited-for children's: all
+    threads of HuggingFace and rustbpe, but not our forkserver's workers (the CLI
+    reports theirs).
+    """
+    start = time.perf_counter()
+    with tempfile.TemporaryFile("w+") as out:
+        process = subprocess.Popen(command, stdout=out, stderr=subprocess.DEVNULL, cwd=ROOT, env=env)
+        _, status, usage = os.wait4(process.pid, 0)
+        seconds = time.perf_counter() - start
+        out.seek(0)
+        text = out.read()
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise SystemExit(f"failed ({status}): {' '.join(command)}\n{text}")
+    return seconds, usage.ru_utime + usage.ru_stime, usage.ru_maxrss * 1024, text
+
+
+def load() -> str:
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def ours(corpus: Path, vocab_sizes: list[int], workers: int, from_counts: bool = True) -> None:
+    bpe = [sys.executable, "-m", "bpe"]
+    with tempfile.TemporaryDirectory() as tmp:
+        for vocab in vocab_sizes:
+            *measured, text = run([*bpe, "train", str(corpus), "--vocab-size", str(vocab), "--special-token", SPECIAL,
+                                       "--workers", str(workers), "--out", f"{tmp}/e2e{vocab}"])  # fmt: skip
+            report(f"ours end to end, vocab {vocab:,}", *measured, text)
+        if not from_counts:
+            return
+        counts = f"{tmp}/counts.parquet"
+        *measured, text = run([*bpe, "count", str(corpus), "--special-token", SPECIAL, "--workers", str(workers), "--out", counts])
+        report("ours: bpe count (once)", *measured, text)
+        print(f"counts file: {Path(counts).stat().st_size / 1e6:,.1f} MB")
+        for vocab in vocab_sizes:
+            *measured, text = run([*bpe, "train", "--from-counts", counts, "--vocab-size", str(vocab), "--out", f"{tmp}/fc{vocab}"])
+            report(f"ours: train --from-counts, vocab {vocab:,}", *measured, text)
+
+
+def hf(corpus: Path, vocab_sizes: list[int]) -> None:
+    for vocab in vocab_sizes:
+        code = f"""
+from tokenizers import Tokenizer, models, pre_tokenizers, trainers
+tok = Tokenizer(models.BPE())
+tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
+trainer = trainers.BpeTrainer(vocab_size={vocab}, special_tokens=[{SPECIAL!r}],
+                              initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
+tok.train([{str(corpus)!r}], trainer)
+print(tok.get_vocab_size())
+"""
+        *measured, text = run([sys.executable, "-c", code])
+        report(f"HuggingFace tokenizers, vocab {vocab:,}", *measured, f"vocab {text.strip()}")
+
+
+def rustbpe(corpus: Path, vocab_sizes: list[int]) -> None:
+    for vocab in vocab_sizes:
+        code = f"""
+import rustbpe
+def documents(path, block=8 << 20):
+    carry = ""
+    with open(path, encoding="utf-8", errors="replace") as f:
+        while block_text := f.read(block):
+            *whole, carry = (carry + block_text).split({SPECIAL!r})
+            yield from whole
+    yield carry
+tok = rustbpe.Tokenizer()
+tok.train_from_iterator(documents({str(corpus)!r}), {vocab}, pattern={GPT2!r})
+print(len(tok.get_mergeable_ranks()))
+"""
+        *measured, text = run([sys.executable, "-c", code])
+        report(f"rustbpe, vocab {vocab:,}", *measured, f"ranks {text.strip()}")
+
+
+def report(label: str, seconds: float, cpu: float, peak: int, text: str) -> None:
+    print(f"\n## {label}: {seconds:,.1f} s wall, {cpu:,.1f} s processor, peak RSS {peak / 1e6:,.0f} MB (largest process); load {load()}")
+    for line in text.strip().splitlines():
+        if not line.startswith("wrote"):
+            print("   " + line)
+    sys.stdout.flush()
+
+
+def ensure_corpus(path: Path, mb: int) -> Path:
+    if not path.exists():
+        subprocess.run([sys.executable, str(ROOT / "benchmarks" / "make_corpus.py"), "--mb", str(mb), "--out", str(path)], check=True)
+    return path
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--mb", type=int, default=1000, help="corpus size when --corpus is not given (default 1000)")
+    parser.add_argument("--corpus", type=Path, help="default benchmarks/data/corpus<MB>.txt, built by make_corpus.py")
+    parser.add_argument("--vocab", type=int, nargs="+", default=[10_000, 32_000])
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--tools", default="ours,hf,rustbpe", help="comma-separated: ours, hf, rustbpe")
+    parser.add_argument("--no-counts", action="store_true", help="ours: end to end only, not bpe count + train --from-counts")
+    args = parser.parse_args()
+    corpus = ensure_corpus(args.corpus or ROOT / "benchmarks" / "data" / f"corpus{args.mb}.txt", args.mb)
+    print(f"# {corpus.name}: {corpus.stat().st_size / 1e6:,.1f} MB; python {sys.version.split()[0]}, {os.cpu_count()} CPUs")
+    print(subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip())
+    tools = args.tools.split(",")
+    if "ours" in tools:
+        ours(corpus, args.vocab, args.workers, from_counts=not args.no_counts)
+    if "hf" in tools:
+        hf(corpus, args.vocab)
+    if "rustbpe" in tools:
+        rustbpe(corpus, args.vocab)
+    print(subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip())

@@ -1,0 +1,287 @@
+"""Counting pre-tokens over input files, in parallel worker processes.
+
+What it does: cut the inputs into shards (inputs.py), hand them to worker
+processes that each keep one running `Tally` (pretokenize.py) across every
+shard they take, and add up the workers' counts at the end. So the text never
+travels between processes, each unique piece is split into pre-tokens once per
+worker rather than once per chunk, and the main process combines as many
+counts as there are workers, not as many as there are chunks. Memory grows with
+the number of unique pre-tokens, never with the size of the input.
+
+What it does not do: train, or count on a cluster (ray_count.py does that with
+the same shards and tallies).
+
+    counted = count_inputs(["corpus.txt"], special_tokens=["<|endoftext|>"], workers=2)
+    counted.counts[b" the"]  # -> 123456
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import time
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import FIRST_EXCEPTION, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass
+from multiprocessing import get_context
+from pathlib import Path
+
+from .inputs import CHUNK_BYTES, Input, Options, Shard, read_shard, resolve_inputs, shards
+from .memory import peak_rss
+from .pretokenize import PreTokens, Progress, Tally, check_pattern, check_special_tokens, sequence_bytes
+
+# Below this many bytes of input, counting runs in this process: a pool costs more than it saves.
+PARALLEL_MIN_BYTES = 4 << 20
+Paths = str | os.PathLike | Sequence[str | os.PathLike]
+
+
+@dataclass(frozen=True)
+class Counted:
+    """Pre-token counts of some inputs, and what it took to make them."""
+
+    counts: dict[bytes, int]
+    inputs: tuple[Input, ...]
+    text_bytes: int  # bytes of text counted (a JSON line's text field, not the whole line)
+    worker_peak_rss: int = 0  # the largest peak resident memory of one worker process, in bytes (0: no workers)
+    workers: int = 1
+    worker_cpu_seconds: float = 0.0  # processor time of the worker processes together (0: no workers)
+
+    @property
+    def disk_bytes(self) -> int:
+        return sum(source.size for source in self.inputs)
+
+
+def count_inputs(
+    paths: Paths,
+    *,
+    pattern: str = "gpt2",
+    special_tokens: Sequence[str] = (),
+    workers: int | None = None,
+    progress: Progress | None = None,
+    text_field: str = "text",
+    text_column: str = "text",
+    chunk_bytes: int = CHUNK_BYTES,
+) -> Counted:
+    """Count the pre-tokens of every input (paths or globs), in parallel when the input is large enough."""
+    check_pattern(pattern)
+    check_special_tokens(special_tokens)
+    workers = check_workers(workers)
+    inputs = resolve_inputs(paths)
+    total = sum(source.size for source in inputs)
+    if workers > 1 and total >= PARALLEL_MIN_BYTES:
+        # enough shards to keep every worker busy and the progress bar moving
+        chunk_bytes = max(1 << 20, min(chunk_bytes, total // (workers * 4) + 1))
+    options = Options(text_field, text_column, tuple(special_tokens), pattern, chunk_bytes)
+    jobs = [shard for source in inputs for shard in shards(source, options)]
+    jobs.sort(key=lambda shard: -shard.size)  # largest first: the last shards to finish are short ones
+    report = _progress_reporter(progress, total)
+    if workers == 1 or total < PARALLEL_MIN_BYTES or len(jobs) < 2:
+        tallies = [count_shards(jobs, options, report)]
+        used = 1
+    else:
+        tallies, used = _count_in_pool(jobs, options, min(workers, len(jobs)), report)
+    if progress and not jobs:
+        progress(0, 0)
+    counts = combine(tally.counts for tally in tallies)
+    peak = max((tally.peak_rss for tally in tallies), default=0) if used > 1 else 0
+    cpu = sum(tally.cpu_seconds for tally in tallies) if used > 1 else 0.0
+    return Counted(counts, tuple(inputs), sum(t.text_bytes for t in tallies), peak, used, cpu)
+
+
+def check_workers(workers: int | None) -> int:
+    workers = default_workers() if workers is None else workers
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise ValueError("workers must be a whole number of at least 1.")
+    return workers
+
+
+def default_workers() -> int:
+    return os.cpu_count() or 1
+
+
+# ---------------------------------------------------------------------------
+# one worker's share
+
+
+@dataclass(frozen=True)
+class ShardCounts:
+    """What one worker counted over the shards it took."""
+
+    counts: dict[bytes, int]
+    text_bytes: int
+    peak_rss: int  # this process's peak resident memory so far, in bytes
+    cpu_seconds: float  # this process's processor time so far
+
+
+def count_shards(jobs: Iterable[Shard], options: Options, report: Callable[[int], None] | None = None) -> ShardCounts:
+    """Count shards into one tally; report(disk bytes) after each batch."""
+    tally, text_bytes = Tally(options.pattern), 0
+    for shard in jobs:
+        for batch in read_shard(shard, options):
+            tally.add(batch.documents, options.special_tokens)
+            text_bytes += batch.text_bytes
+            if report:
+                report(batch.disk_bytes)
+    return ShardCounts(tally.counts(), text_bytes, peak_rss(), time.process_time())
+
+
+def combine(parts: Iterable[dict[bytes, int]]) -> dict[bytes, int]:
+    """Add up counts: [{b'a': 1}, {b'a': 2, b'b': 1}] -> {b'a': 3, b'b': 1}.
+
+    The first dict is kept and the others added into it (a copy would cost as
+    much memory again).
+    """
+    total: dict[bytes, int] = {}
+    for part in parts:
+        if not total:
+            total = part
+            continue
+        get = total.get
+        for token, n in part.items():
+            total[token] = get(token, 0) + n
+    return total
+
+
+def _progress_reporter(progress: Progress | None, total: int) -> Callable[[int], None] | None:
+    if progress is None:
+        return None
+    done = 0
+
+    def report(disk_bytes: int) -> None:
+        nonlocal done
+        done += disk_bytes
+        progress(done, total)
+
+    return report
+
+
+# ---------------------------------------------------------------------------
+# the pool: every worker drains one shared queue of shards into its own tally
+
+_jobs = None  # in a worker: the shared queue of shards (None ends it)
+_done = None  # in a worker: where it reports the disk bytes it has read
+_stop = None  # in a worker: set when another worker failed
+
+
+def _attach(jobs, done, stop) -> None:
+    global _jobs, _done, _stop
+    _jobs, _done, _stop = jobs, done, stop
+
+
+def _drain(options: Options) -> ShardCounts:
+    def take():
+        while (shard := _jobs.get()) is not None:
+            if _stop.is_set():
+                continue  # another worker failed: use up the queue without reading
+            yield shard
+
+    return count_shards(take(), options, _done.put)
+
+
+def _count_in_pool(jobs: list[Shard], options: Options, workers: int, report) -> tuple[list[ShardCounts], int]:
+    context = get_context("forkserver")  # safe to start from a threaded process such as the Streamlit server
+    job_queue, done_queue, stop = context.Queue(), context.Queue(), context.Event()
+    for shard in jobs:
+        job_queue.put(shard)
+    for _ in range(workers):
+        job_queue.put(None)  # one end marker per drain task
+    try:
+        with ProcessPoolExecutor(workers, mp_context=context, initializer=_attach, initargs=(job_queue, done_queue, stop)) as pool:
+            futures = [pool.submit(_drain, options) for _ in range(workers)]
+            pending = set(futures)
+            while pending:
+                finished, pending = wait(pending, timeout=0.1, return_when=FIRST_EXCEPTION)
+                _pass_on(done_queue, report)
+                if any(f.exception() for f in finished):
+                    stop.set()
+            _pass_on(done_queue, report)
+            return [f.result() for f in futures], workers
+    except BrokenProcessPool:
+        # subtle: a worker could not start (e.g. __main__ is <stdin>, which forkserver
+        # cannot re-import); count everything here rather than fail
+        return [count_shards(jobs, options)], 1
+
+
+def _pass_on(done_queue, report) -> None:
+    while True:
+        try:
+            disk_bytes = done_queue.get_nowait()
+        except queue.Empty:
+            return
+        if report:
+            report(disk_bytes)
+
+
+# ---------------------------------------------------------------------------
+# PreTokens for trainers
+
+
+def pretokenize_files(
+    paths: Paths,
+    *,
+    pattern: str = "gpt2",
+    special_tokens: Sequence[str] = (),
+    workers: int | None = None,
+    keep_sequence: bool = False,
+    progress: Progress | None = None,
+    text_field: str = "text",
+    text_column: str = "text",
+    chunk_bytes: int = CHUNK_BYTES,
+) -> PreTokens:
+    """PreTokens of every input (paths or globs of text, compressed text, JSON Lines, Parquet)."""
+    if keep_sequence:  # the order of occurrences is for the teaching algorithms: small inputs, one process
+        return _with_sequence(paths, pattern, special_tokens, progress, text_field, text_column)
+    counted = count_inputs(
+        paths,
+        pattern=pattern,
+        special_tokens=special_tokens,
+        workers=workers,
+        progress=progress,
+        text_field=text_field,
+        text_column=text_column,
+        chunk_bytes=chunk_bytes,
+    )
+    return PreTokens(counted.counts, None, counted.text_bytes)
+
+
+def pretokenize_file(
+    path: str | os.PathLike,
+    *,
+    pattern: str = "gpt2",
+    special_tokens: Sequence[str] = (),
+    workers: int | None = None,
+    keep_sequence: bool = False,
+    progress: Progress | None = None,
+    chunk_bytes: int = CHUNK_BYTES,
+) -> PreTokens:
+    """Pre-tokenize one file of any size and format (see pretokenize_files)."""
+    return pretokenize_files(
+        [Path(path)],
+        pattern=pattern,
+        special_tokens=special_tokens,
+        workers=workers,
+        keep_sequence=keep_sequence,
+        progress=progress,
+        chunk_bytes=chunk_bytes,
+    )
+
+
+def _with_sequence(paths: Paths, pattern, special_tokens, progress, text_field, text_column) -> PreTokens:
+    """Counts and every occurrence in text order, read in this process."""
+    check_pattern(pattern)
+    check_special_tokens(special_tokens)
+    inputs = resolve_inputs(paths)
+    options = Options(text_field, text_column, tuple(special_tokens), pattern)
+    report = _progress_reporter(progress, sum(source.size for source in inputs))
+    tally, sequence, text_bytes = Tally(pattern), [], 0
+    for source in inputs:
+        for shard in shards(source, options):
+            for batch in read_shard(shard, options):
+                tally.add(batch.documents, special_tokens)
+                for document in batch.documents:
+                    sequence += sequence_bytes(document, pattern, special_tokens)
+                text_bytes += batch.text_bytes
+                if report:
+                    report(batch.disk_bytes)
+    return PreTokens(tally.counts(), tuple(sequence), text_bytes)

@@ -1,0 +1,219 @@
+"""Counts files: pre-token counts saved once, trained on many times.
+
+What it does: save the counts of unique pre-tokens as a Parquet file of two
+columns, ``token`` (bytes) and ``count`` (int64), most frequent first, with the
+settings that made them (pre-tokenizer and its regex, special tokens, the
+inputs, totals) as JSON in the file's metadata under ``bpe.counts``; load one
+back, checking everything (it is data, never code: nothing is unpickled);
+refuse one whose settings contradict a request; merge several.
+
+What it does not do: count (count.py, ray_count.py) or train (train.py's
+train_from_counts reads these files).
+
+    save_counts("counts.parquet", {b" the": 9, b"cat": 2}, CountsInfo("gpt2", ("<|endoftext|>",)))
+    counts, info = load_counts("counts.parquet")   # ({b' the': 9, b'cat': 2}, CountsInfo(...))
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+
+from .inputs import Input
+from .pretokenize import PATTERNS, check_pattern, check_special_tokens
+
+KEY = b"bpe.counts"
+FORMAT = 1
+ROW_GROUP = 1 << 20
+
+
+@dataclass(frozen=True)
+class CountsInfo:
+    """The settings that made a counts file, and its totals."""
+
+    pretokenizer: str
+    special_tokens: tuple[str, ...]
+    inputs: tuple[dict, ...] = ()  # {"path", "format", "compression", "bytes"} (+ "text_field" / "text_column")
+    text_bytes: int = 0  # bytes of text counted
+    pre_tokens: int = 0  # occurrences: the sum of the counts
+    unique: int = 0  # rows
+    pattern: str | None = field(default=None)  # the regex itself, so a renamed or changed pattern is noticed
+
+    def __post_init__(self) -> None:
+        if self.pattern is None and self.pretokenizer in PATTERNS:
+            object.__setattr__(self, "pattern", PATTERNS[self.pretokenizer])
+
+
+def describe_inputs(inputs: Sequence[Input], text_field: str, text_column: str) -> tuple[dict, ...]:
+    """What a counts file records about each input: {"path": "a.jsonl", "format": "jsonl", ..., "text_field": "text"}."""
+    described = []
+    for source in inputs:
+        entry = {"path": str(source.path), "format": source.format, "compression": source.compression, "bytes": source.size}
+        if source.format == "jsonl":
+            entry["text_field"] = text_field
+        if source.format == "parquet":
+            entry["text_column"] = text_column
+        described.append(entry)
+    return tuple(described)
+
+
+# ---------------------------------------------------------------------------
+# writing
+
+
+def save_counts(path: str | os.PathLike, counts: dict[bytes, int], info: CountsInfo) -> CountsInfo:
+    """Write counts (most frequent first, ties by bytes) and info; return info with the totals filled in."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    table = pa.table({"token": pa.array(list(counts), pa.binary()), "count": pa.array(list(counts.values()), pa.int64())})
+    table = table.take(pc.sort_indices(table, sort_keys=[("count", "descending"), ("token", "ascending")]))
+    info = replace(info, pre_tokens=sum(counts.values()), unique=len(counts))
+    table = table.replace_schema_metadata({KEY: json.dumps(asdict(info)).encode()})
+    out = Path(path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    pq.write_table(table, out, row_group_size=ROW_GROUP, compression="zstd")
+    return info
+
+
+# ---------------------------------------------------------------------------
+# reading, checked
+
+
+def read_info(path: str | os.PathLike) -> CountsInfo:
+    """The settings and totals of a counts file, from its metadata only (cheap)."""
+    return _info_of(Path(path), _schema(Path(path)))
+
+
+def load_counts(path: str | os.PathLike) -> tuple[dict[bytes, int], CountsInfo]:
+    """The counts and settings of a counts file, every part checked."""
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    p = Path(path)
+    info = _info_of(p, _schema(p))
+    try:
+        table = pq.read_table(p, columns=["token", "count"])
+    except Exception as e:  # a corrupt page
+        raise ValueError(f"{p} cannot be read as a counts file ({e}).") from None
+    tokens, counts = table.column("token"), table.column("count")
+    if tokens.null_count or counts.null_count:
+        raise ValueError(f"{p} has empty cells; a counts file has a token and a count on every row.")
+    if len(counts) and pc.min(counts).as_py() < 1:
+        raise ValueError(f"{p} has a count below 1; counts are numbers of occurrences.")
+    loaded = dict(zip(tokens.to_pylist(), counts.to_pylist()))
+    if len(loaded) != table.num_rows:
+        raise ValueError(f"{p} lists a token twice; each row must be a different token.")
+    if len(loaded) != info.unique:
+        raise ValueError(f"{p} has {len(loaded):,} rows but its metadata says {info.unique:,}; the file was changed or cut short.")
+    return loaded, info
+
+
+def _schema(path: Path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    if not path.exists():
+        raise ValueError(f"No such file: {path}.")
+    if path.is_dir():
+        raise ValueError(f"{path} is a directory; give a counts file written by `bpe count`.")
+    try:
+        schema = pq.read_schema(path)
+    except Exception as e:
+        raise ValueError(f"{path} is not a Parquet file ({e}); give a counts file written by `bpe count`.") from None
+    kinds = {name: schema.field(name).type for name in schema.names}
+    token_ok = "token" in kinds and (pa.types.is_binary(kinds["token"]) or pa.types.is_large_binary(kinds["token"]))
+    count_ok = "count" in kinds and pa.types.is_integer(kinds["count"])
+    if not (token_ok and count_ok):
+        raise ValueError(f"{path} is not a counts file: it needs a binary column 'token' and an integer column 'count'.")
+    return schema
+
+
+def _info_of(path: Path, schema) -> CountsInfo:
+    raw = (schema.metadata or {}).get(KEY)
+    if raw is None:
+        raise ValueError(f"{path} has no {KEY.decode()} metadata, so the settings that made it are unknown; write it with `bpe count`.")
+    try:
+        data = json.loads(raw)
+        info = CountsInfo(
+            pretokenizer=_typed(data, "pretokenizer", str),
+            special_tokens=tuple(_typed(data, "special_tokens", list)),
+            inputs=tuple(_typed(data, "inputs", list)),
+            text_bytes=_typed(data, "text_bytes", int),
+            pre_tokens=_typed(data, "pre_tokens", int),
+            unique=_typed(data, "unique", int),
+            pattern=data.get("pattern"),
+        )
+    except (ValueError, TypeError) as e:
+        raise ValueError(f"{path} has unreadable {KEY.decode()} metadata ({e}).") from None
+    if not all(isinstance(t, str) and t for t in info.special_tokens):
+        raise ValueError(f"{path} has unreadable {KEY.decode()} metadata (special tokens must be non-empty strings).")
+    return info
+
+
+def _typed(data: dict, key: str, kind: type):
+    value = data.get(key)
+    if not isinstance(value, kind) or isinstance(value, bool):
+        raise ValueError(f"{key!r} should be a {kind.__name__}")
+    return value
+
+
+# ---------------------------------------------------------------------------
+# checking a request against a file
+
+
+def check_matches(info: CountsInfo, path: str | os.PathLike, pretokenizer: str | None, special_tokens: Sequence[str] | None) -> None:
+    """Refuse, in one sentence, settings that contradict the ones the counts were made with (None: take the file's)."""
+    if info.pretokenizer not in PATTERNS:
+        raise ValueError(f"{path} was counted with the pre-tokenizer {info.pretokenizer!r}, which this version does not know.")
+    if info.pattern != PATTERNS[info.pretokenizer]:
+        raise ValueError(f"{path} was counted with a different {info.pretokenizer!r} regex than this version uses; count again.")
+    if pretokenizer is not None and pretokenizer != info.pretokenizer:
+        raise ValueError(
+            f"{path} was counted with the {info.pretokenizer!r} pre-tokenizer, not {pretokenizer!r}; count again or drop the setting."
+        )
+    if special_tokens is not None and sorted(special_tokens) != sorted(info.special_tokens):
+        raise ValueError(
+            f"{path} was counted with special tokens {list(info.special_tokens)}, not {list(special_tokens)}; "
+            "they decide where text was cut, so count again."
+        )
+
+
+def check_request(path: str | os.PathLike, pretokenizer: str | None, special_tokens: Sequence[str] | None) -> tuple[str, ...]:
+    """Check a training request against a counts file (reading its metadata only); return the special tokens to use."""
+    if special_tokens is not None:
+        check_special_tokens(special_tokens)
+    if pretokenizer is not None:
+        check_pattern(pretokenizer)
+    info = read_info(path)
+    check_matches(info, path, pretokenizer, special_tokens)
+    return tuple(info.special_tokens if special_tokens is None else special_tokens)
+
+
+# ---------------------------------------------------------------------------
+# merging
+
+
+def merge_counts_files(paths: Sequence[str | os.PathLike], out: str | os.PathLike) -> CountsInfo:
+    """Add up several counts files made with the same settings into one."""
+    from .count import combine
+
+    if not paths:
+        raise ValueError("Give the counts files to merge.")
+    first = read_info(paths[0])
+    for path in paths[1:]:
+        check_matches(read_info(path), path, first.pretokenizer, first.special_tokens)
+    counts: dict[bytes, int] = {}
+    inputs: list[dict] = []
+    text_bytes = 0
+    for path in paths:  # one file in memory at a time, besides the total
+        loaded, info = load_counts(path)
+        counts = combine([counts, loaded])
+        inputs += info.inputs
+        text_bytes += info.text_bytes
+        del loaded
+    return save_counts(out, counts, replace(first, inputs=tuple(inputs), text_bytes=text_bytes))

@@ -1,0 +1,432 @@
+"""Input files of every format: found from paths and globs, cut into shards, read as documents.
+
+What it does: turn paths and globs into `Input`s -- plain text, compressed text
+(.gz, .bz2, .xz, .zst), JSON Lines (a text field per line) and Parquet (a text
+column) -- cut each into `Shard`s that can be counted independently (byte
+ranges of plain text and JSON Lines, row groups of Parquet, a compressed file
+whole), and read a shard as a stream of `Batch`es of documents. A document
+boundary (a JSON line, a Parquet row) works like a special token: no pre-token
+spans it. Reading is streamed: at most a block of text is held at a time.
+
+What it does not do: count anything (count.py does, over the documents read
+here). Every problem with an input is a ValueError whose one sentence names the
+file, and the line or row group.
+
+    inputs = resolve_inputs(["data/*.jsonl.gz", "notes.txt"])
+    for shard in shards(inputs[0], Options()):
+        for batch in read_shard(shard, Options()):
+            batch.documents  # ['first record's text', 'second ...']
+"""
+
+from __future__ import annotations
+
+import bz2
+import glob
+import gzip
+import io
+import json
+import lzma
+import os
+import re
+import zlib
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+ENCODING = "utf-8"
+ERRORS = "surrogateescape"  # as in pretokenize.py: invalid bytes are kept as bytes
+
+CHUNK_BYTES = 8 << 20  # a shard of a plain file, and a block read from a stream
+BATCH_ROWS = 4096  # Parquet rows read at a time
+COMPRESSIONS = (".gz", ".bz2", ".xz", ".zst")
+JSONL_SUFFIXES = (".jsonl", ".ndjson", ".json")
+PARQUET_SUFFIXES = (".parquet", ".pq")
+
+
+@dataclass(frozen=True)
+class Options:
+    """How to read inputs: where the text is in a record, and how to cut text files."""
+
+    text_field: str = "text"  # JSON Lines
+    text_column: str = "text"  # Parquet
+    special_tokens: tuple[str, ...] = ()  # text files are cut only where no special token is split
+    pattern: str = "gpt2"
+    chunk_bytes: int = CHUNK_BYTES
+
+
+@dataclass(frozen=True)
+class Input:
+    path: Path
+    format: str  # "text", "jsonl" or "parquet"
+    compression: str  # "" or one of COMPRESSIONS
+    size: int  # bytes on disk
+
+
+@dataclass(frozen=True)
+class Shard:
+    """A piece of one input that can be counted on its own."""
+
+    input: Input
+    start: int  # a byte offset; for Parquet, a row group
+    stop: int  # a byte offset (exclusive); for Parquet, the row group again
+    size: int  # bytes on disk it covers, for progress; a file's shards add up to its size
+
+
+@dataclass(frozen=True)
+class Batch:
+    documents: list[str]  # each one a document, or a stretch of one cut at a safe place
+    text_bytes: int  # bytes of text in them
+    disk_bytes: int  # bytes of the file read to get them
+
+
+# ---------------------------------------------------------------------------
+# finding inputs
+
+
+def resolve_inputs(paths: str | os.PathLike | Sequence[str | os.PathLike]) -> list[Input]:
+    """Paths and globs -> inputs, each file once, in the order given (a glob's matches sorted).
+
+    A path that exists is taken as it is, even if it holds glob characters.
+    """
+    if isinstance(paths, (str, os.PathLike)):
+        paths = [paths]
+    if not paths:
+        raise ValueError("No input given; name one or more files or globs.")
+    found: dict[Path, Input] = {}
+    for given in paths:
+        for path in _expand(given):
+            if path not in found:
+                found[path] = describe(path)
+    return list(found.values())
+
+
+def _expand(given: str | os.PathLike) -> list[Path]:
+    path = Path(given)
+    if path.exists():
+        if path.is_dir():
+            raise ValueError(f"{path} is a directory; give a text file (or a glob such as {path / '*.txt'}).")
+        return [path]
+    if glob.has_magic(str(given)):
+        matches = sorted(Path(m) for m in glob.glob(str(given), recursive=True) if Path(m).is_file())
+        if not matches:
+            raise ValueError(f"{given} matches no file.")
+        return matches
+    raise ValueError(f"No such file: {path}.")
+
+
+def describe(path: Path) -> Input:
+    """The format of a file, from its name: x.jsonl.gz is gzip-compressed JSON Lines."""
+    name = path.name.lower()
+    compression = next((c for c in COMPRESSIONS if name.endswith(c)), "")
+    name = name.removesuffix(compression)
+    if name.endswith(PARQUET_SUFFIXES):
+        if compression:
+            raise ValueError(f"{path}: a Parquet file compresses its own columns; give the {compression}-free file.")
+        return Input(path, "parquet", "", path.stat().st_size)
+    fmt = "jsonl" if name.endswith(JSONL_SUFFIXES) else "text"
+    return Input(path, fmt, compression, path.stat().st_size)
+
+
+# ---------------------------------------------------------------------------
+# cutting inputs into shards
+
+
+def shards(source: Input, options: Options) -> list[Shard]:
+    """Pieces of one input that can be counted independently (one, for a compressed file)."""
+    if source.compression:
+        return [Shard(source, 0, source.size, source.size)]
+    if source.format == "parquet":
+        return _row_groups(source, options)
+    if source.format == "jsonl":
+        bounds = line_boundaries(source.path, options.chunk_bytes)
+    else:
+        bounds = chunk_boundaries(source.path, options.special_tokens, options.pattern, options.chunk_bytes)
+    return [Shard(source, a, b, b - a) for a, b in zip(bounds, bounds[1:])]
+
+
+def line_boundaries(path: Path, chunk_bytes: int) -> list[int]:
+    """Byte offsets [0, ..., size] cutting a file into ~chunk_bytes pieces just after newlines."""
+    size = path.stat().st_size
+    bounds = [0]
+    with open(path, "rb") as f:
+        guess = chunk_bytes
+        while guess < size:
+            f.seek(guess)
+            f.readline()
+            cut = f.tell()
+            if cut >= size:
+                break
+            bounds.append(cut)
+            guess = cut + chunk_bytes
+    bounds.append(size)
+    return bounds
+
+
+# A newline with printable ASCII on both sides is a boundary for every regex
+# pattern here: no pre-token spans it, and no pattern looks across it.
+_SAFE_NEWLINE = re.compile(rb"(?<=[!-~])\n(?=[!-~])")
+_WINDOW = 1 << 16
+
+
+def _find_boundary(f, start: int, stop: int, specials: list[bytes], pattern: str) -> int | None:
+    """First safe cut at or after `start` and before `stop`, or None.
+
+    A cut goes just before a special token, or else just after a safe newline.
+    subtle: a cut must not fall inside a special token, and a special token found
+    by a local search may itself sit inside another occurrence (tokens that
+    overlap themselves, like 'aa' in 'aaa', or contain one another). A cut that
+    no occurrence straddles is safe: the left-to-right split cannot jump over it.
+    """
+    longest = max((len(s) for s in specials), default=1)
+    starts = re.compile(b"(?=" + b"|".join(re.escape(s) for s in specials) + b")") if specials else None
+    pos = start
+    while pos < stop:
+        base = max(0, pos - longest)
+        f.seek(base)
+        window = f.read(pos - base + _WINDOW + longest)
+        if len(window) <= pos - base:
+            return None
+        cuts = [m.start() for m in starts.finditer(window, pos - base)] if starts else []
+        if pattern != "none":  # for 'none' only special tokens end a document
+            cuts += [m.end() for m in _SAFE_NEWLINE.finditer(window, pos - base)]
+        for cut in sorted(cuts):
+            if not _straddled(window, cut, specials):
+                return base + cut
+        pos += _WINDOW
+    return None
+
+
+def _straddled(window: bytes, cut: int, specials: list[bytes]) -> bool:
+    """Does an occurrence of a special token start before `cut` and end after it?"""
+    for s in specials:
+        i = window.find(s, max(0, cut - len(s) + 1))
+        if 0 <= i < cut:
+            return True
+    return False
+
+
+def chunk_boundaries(path: Path, special_tokens: Sequence[str], pattern: str, chunk_bytes: int) -> list[int]:
+    """Byte offsets [0, ..., size] cutting the file into ~chunk_bytes pieces at safe places."""
+    size = path.stat().st_size
+    specials = [t.encode(ENCODING) for t in special_tokens]
+    bounds = [0]
+    with open(path, "rb") as f:
+        guess = chunk_bytes
+        while guess < size:
+            cut = _find_boundary(f, guess, min(guess + chunk_bytes, size), specials, pattern)
+            if cut is not None and cut > bounds[-1]:
+                bounds.append(cut)
+                guess = cut + chunk_bytes
+            else:
+                guess += chunk_bytes
+    bounds.append(size)
+    return bounds
+
+
+def _last_safe_cut(block: bytes, specials: list[bytes], pattern: str) -> int | None:
+    """A safe cut in the second half of a block read from a stream, or None.
+
+    subtle: what follows the block is unknown, so a cut must leave room for the
+    longest special token after it: only then is an occurrence that starts
+    before the cut seen whole.
+    """
+    longest = max((len(s) for s in specials), default=1)
+    cut = _find_boundary(io.BytesIO(block), len(block) // 2, len(block), specials, pattern)
+    return cut if cut is not None and 0 < cut < len(block) - longest else None
+
+
+# ---------------------------------------------------------------------------
+# reading a shard
+
+
+def read_shard(shard: Shard, options: Options) -> Iterator[Batch]:
+    """The documents of one shard, a batch at a time; the batches' disk_bytes add up to shard.size."""
+    source = shard.input
+    if source.format == "parquet":
+        yield from _read_row_group(shard, options)
+    elif source.compression:
+        yield from _read_compressed(source, options)
+    elif source.format == "jsonl":
+        yield _jsonl_batch(source, _read_range(source.path, shard.start, shard.stop), shard.start, shard.size, options)
+    else:
+        data = _read_range(source.path, shard.start, shard.stop)
+        yield Batch([data.decode(ENCODING, ERRORS)], len(data), shard.size)
+
+
+def _read_range(path: Path, start: int, stop: int) -> bytes:
+    with open(path, "rb") as f:
+        f.seek(start)
+        return f.read(stop - start)
+
+
+def _read_compressed(source: Input, options: Options) -> Iterator[Batch]:
+    """A compressed file, streamed; corrupt data is refused in one sentence, whichever library noticed."""
+    reader = _stream_jsonl if source.format == "jsonl" else _stream_text
+    try:
+        with open(source.path, "rb") as raw, _decompressor(source.compression, raw) as stream:
+            yield from reader(source, raw, stream, options)
+    except (EOFError, zlib.error, lzma.LZMAError, gzip.BadGzipFile) as e:
+        raise ValueError(f"{source.path} is not valid {source.compression} data ({e}).") from None
+    except OSError as e:
+        if e.filename is not None:  # the file itself could not be read: the CLI names it
+            raise
+        raise ValueError(f"{source.path} is not valid {source.compression} data ({e}).") from None  # bz2's bad data
+    except Exception as e:
+        if type(e).__name__ != "ZstdError":
+            raise
+        raise ValueError(f"{source.path} is not valid {source.compression} data ({e}).") from None
+
+
+def _decompressor(compression: str, raw):
+    if compression == ".gz":
+        return gzip.GzipFile(fileobj=raw)
+    if compression == ".bz2":
+        return bz2.BZ2File(raw)
+    if compression == ".xz":
+        return lzma.LZMAFile(raw)
+    import zstandard  # only needed for .zst
+
+    # subtle: read_across_frames, so a file written as several frames (zstd -B, pzstd) is read whole
+    return zstandard.ZstdDecompressor().stream_reader(raw, read_across_frames=True)
+
+
+def _stream_text(source: Input, raw, stream, options: Options) -> Iterator[Batch]:
+    """A compressed text file in blocks, each cut at a safe place (the rest carried into the next)."""
+    specials = [t.encode(ENCODING) for t in options.special_tokens]
+    carry, done = b"", 0
+    while True:
+        block = stream.read(options.chunk_bytes)
+        data = carry + block
+        if not block:  # the end: the rest of the text, and the rest of the file's bytes
+            yield Batch([data.decode(ENCODING, ERRORS)] if data else [], len(data), source.size - done)
+            return
+        cut = _last_safe_cut(data, specials, options.pattern)
+        if cut is None:  # no safe place yet: read on (a file without one is read whole)
+            carry = data
+            continue
+        carry = data[cut:]
+        position = min(raw.tell(), source.size)
+        yield Batch([data[:cut].decode(ENCODING, ERRORS)], cut, position - done)
+        done = position
+
+
+def _stream_jsonl(source: Input, raw, stream, options: Options) -> Iterator[Batch]:
+    """A compressed JSON Lines file in blocks of whole lines."""
+    carry, done, line = b"", 0, 1
+    while True:
+        block = stream.read(options.chunk_bytes)
+        data = carry + block
+        if not block:  # the end: a last line without a newline, and the rest of the file's bytes
+            yield _jsonl_batch(source, data, None, source.size - done, options, line)
+            return
+        cut = data.rfind(b"\n") + 1
+        if not cut:
+            carry = data
+            continue
+        carry = data[cut:]
+        position = min(raw.tell(), source.size)
+        yield _jsonl_batch(source, data[:cut], None, position - done, options, line)
+        line += data.count(b"\n", 0, cut)
+        done = position
+
+
+def _jsonl_batch(source: Input, data: bytes, offset: int | None, disk_bytes: int, options: Options, first_line: int = 1) -> Batch:
+    """The text field of every line in data (whole lines).
+
+    Blank lines are skipped, and so is a null field; anything else that is not a
+    JSON object with a string in the field is refused, naming the line.
+    `offset` is where data starts in an uncompressed file, to number lines.
+    """
+    field = options.text_field
+    documents, text_bytes = [], 0
+    for n, line in enumerate(data.decode(ENCODING, ERRORS).split("\n")):
+        if not line or line.isspace():
+            continue
+        try:
+            record = json.loads(line)
+        except ValueError as e:
+            raise ValueError(f"{_where(source, offset, first_line, n)} is not a JSON object on one line ({e}).") from None
+        if not isinstance(record, dict) or field not in record:
+            raise ValueError(f"{_where(source, offset, first_line, n)} has no field {field!r} (choose the field with --text-field).")
+        text = record[field]
+        if text is None:
+            continue
+        if not isinstance(text, str):
+            raise ValueError(f"{_where(source, offset, first_line, n)}: field {field!r} holds {type(text).__name__}, not text.")
+        try:
+            size = len(text) if text.isascii() else len(text.encode(ENCODING, ERRORS))
+        except UnicodeEncodeError:  # a \ud800-style escape: a lone surrogate stands for no byte
+            raise ValueError(f"{_where(source, offset, first_line, n)} holds a lone surrogate escape, which is not text.") from None
+        documents.append(text)
+        text_bytes += size
+    return Batch(documents, text_bytes, disk_bytes)
+
+
+def _where(source: Input, offset: int | None, first_line: int, n: int) -> str:
+    """'data.jsonl line 12': the line number is counted from the start of the file only now, on an error."""
+    if offset is not None:
+        with open(source.path, "rb") as f:
+            first_line = f.read(offset).count(b"\n") + 1
+    return f"{source.path} line {first_line + n:,}"
+
+
+# ---------------------------------------------------------------------------
+# Parquet
+
+
+def _parquet_file(source: Input):
+    import pyarrow.parquet as pq
+
+    try:
+        return pq.ParquetFile(source.path)
+    except Exception as e:  # pyarrow raises ArrowInvalid, OSError, ... for a file it cannot read
+        raise ValueError(f"{source.path} is not a Parquet file that can be read ({e}).") from None
+
+
+def _text_column(source: Input, parquet, column: str) -> int:
+    """The index of the text column, or a sentence saying why it is not there."""
+    import pyarrow as pa
+
+    schema = parquet.schema_arrow
+    if column not in schema.names:
+        names = ", ".join(schema.names[:10]) or "none"
+        raise ValueError(f"{source.path} has no column {column!r} (its columns: {names}; choose one with --text-column).")
+    kind = schema.field(column).type
+    if not (pa.types.is_string(kind) or pa.types.is_large_string(kind) or pa.types.is_binary(kind) or pa.types.is_large_binary(kind)):
+        raise ValueError(f"{source.path}: column {column!r} holds {kind}, not text.")
+    return schema.get_field_index(column)
+
+
+def _row_groups(source: Input, options: Options) -> list[Shard]:
+    """One shard per row group; their sizes share out the file's size by compressed bytes."""
+    parquet = _parquet_file(source)
+    _text_column(source, parquet, options.text_column)
+    meta = parquet.metadata
+    weights = [sum(meta.row_group(i).column(j).total_compressed_size for j in range(meta.num_columns)) for i in range(meta.num_row_groups)]
+    total = sum(weights) or 1
+    sizes = [source.size * w // total for w in weights]
+    if sizes:
+        sizes[-1] += source.size - sum(sizes)
+    return [Shard(source, i, i, size) for i, size in enumerate(sizes)]
+
+
+def _read_row_group(shard: Shard, options: Options) -> Iterator[Batch]:
+    import pyarrow.compute as pc
+
+    source, group = shard.input, shard.start
+    parquet = _parquet_file(source)
+    _text_column(source, parquet, options.text_column)
+    rows, done, reported = max(1, parquet.metadata.row_group(group).num_rows), 0, 0
+    try:
+        for batch in parquet.iter_batches(batch_size=BATCH_ROWS, row_groups=[group], columns=[options.text_column]):
+            column = batch.column(0)
+            text_bytes = pc.sum(pc.binary_length(column)).as_py() or 0
+            values = [v for v in column.to_pylist() if v is not None]  # null: no document
+            if values and isinstance(values[0], bytes):
+                values = [v.decode(ENCODING, ERRORS) for v in values]
+            done += batch.num_rows
+            disk_bytes = shard.size * done // rows - reported
+            reported += disk_bytes
+            yield Batch(values, text_bytes, disk_bytes)
+    except Exception as e:  # a corrupt page: ArrowInvalid, OSError, ...
+        raise ValueError(f"{source.path} row group {group} cannot be read ({e}).") from None

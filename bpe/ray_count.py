@@ -1,0 +1,131 @@
+"""Counting pre-tokens on a Ray cluster: count.py's shards and tallies, as a map-reduce.
+
+What it does: cut the inputs into shards here (inputs.py), group them into
+map tasks -- each reads its shards where it runs and keeps one `Tally`, like
+a local worker -- and add the tasks' counts up in a tree of reduce tasks: as
+soon as two partial counts are ready, a task adds them (an Arrow group-by, in
+C++). Partial counts travel between nodes through Ray's object store; only the
+total comes back to this process. The counts equal local counting exactly.
+
+What it does not do: train (the merge loop stays on one machine: the counts of
+unique pre-tokens fit where the text does not), start a multi-node cluster, or
+copy inputs: every node must read the inputs at the same path (a shared file
+system), and have this package installed (`pip install .[ray]`).
+
+    counted = count_on_ray(["/shared/owt/*.jsonl.zst"], "auto", special_tokens=["<|endoftext|>"])
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from .count import Counted, Paths, count_shards
+from .inputs import CHUNK_BYTES, Options, Shard, resolve_inputs, shards
+from .pretokenize import check_pattern, check_special_tokens
+
+TASKS_PER_CPU = 2  # map tasks per CPU of the cluster: enough to balance, few enough that each splits its units once
+
+
+def count_on_ray(
+    paths: Paths,
+    address: str | None = "auto",
+    *,
+    pattern: str = "gpt2",
+    special_tokens: Sequence[str] = (),
+    text_field: str = "text",
+    text_column: str = "text",
+    chunk_bytes: int = CHUNK_BYTES,
+) -> Counted:
+    """Count pre-tokens on Ray: the cluster at address ('auto', 'ray://host:10001', 'local'), or the one already connected."""
+    check_pattern(pattern)
+    check_special_tokens(special_tokens)
+    inputs = resolve_inputs(paths)
+    options = Options(text_field, text_column, tuple(special_tokens), pattern, chunk_bytes)
+    jobs = [shard for source in inputs for shard in shards(source, options)]
+    ray, started = _connect(address)
+    try:
+        groups = _groups(jobs, max(1, int(ray.cluster_resources().get("CPU", 1))) * TASKS_PER_CPU)
+        count_task, add_task = ray.remote(_count_group), ray.remote(_add)
+        mapped = [count_task.options(num_returns=2).remote(group, options) for group in groups]
+        total = _reduce_tree(ray, [table for table, _ in mapped], add_task)
+        stats = ray.get([stat for _, stat in mapped])
+        table = ray.get(total) if total is not None else None
+    except ray.exceptions.RayTaskError as e:
+        if isinstance(e.cause, ValueError):  # a bad input, said in one sentence where it was read
+            raise ValueError(str(e.cause)) from None
+        raise
+    finally:
+        if started:
+            ray.shutdown()
+    counts = dict(zip(table.column("token").to_pylist(), table.column("count").to_pylist())) if table is not None else {}
+    return Counted(
+        counts,
+        tuple(inputs),
+        sum(text_bytes for text_bytes, _ in stats),
+        max((peak for _, peak in stats), default=0),
+        len(groups),
+    )
+
+
+def _connect(address: str | None):
+    """(the ray module, whether this call connected it): the cluster already joined, else the one at address.
+
+    This package is shipped along (runtime_env py_modules), so the cluster runs this very code.
+    """
+    try:
+        import ray
+    except ImportError:
+        raise ValueError("Counting on Ray needs the ray package: pip install .[ray] (or pip install ray).") from None
+    if ray.is_initialized():
+        return ray, False
+    package = str(Path(__file__).resolve().parent)
+    try:
+        ray.init(address=address, runtime_env={"py_modules": [package]}, log_to_driver=False)
+    except ConnectionError as e:
+        raise ValueError(f"No Ray cluster at {address!r} ({e}).") from None
+    return ray, True
+
+
+def _groups(jobs: list[Shard], n: int) -> list[list[Shard]]:
+    """Shards dealt into at most n groups of about equal size, largest shards first."""
+    groups: list[list[Shard]] = [[] for _ in range(min(n, len(jobs)))]
+    sizes = [0] * len(groups)
+    for shard in sorted(jobs, key=lambda s: -s.size):
+        i = sizes.index(min(sizes))
+        groups[i].append(shard)
+        sizes[i] += shard.size
+    return groups
+
+
+def _reduce_tree(ray, refs: list, add_task):
+    """Add partial counts two at a time as they become ready, until one is left (None if there were none)."""
+    pending, ready = list(refs), []
+    while len(pending) + len(ready) > 1:
+        if len(ready) < 2:
+            done, pending = ray.wait(pending, num_returns=1)
+            ready += done
+        while len(ready) >= 2:
+            pending.append(add_task.remote(ready.pop(), ready.pop()))
+    return (ready or pending or [None])[0]
+
+
+# ---------------------------------------------------------------------------
+# the tasks (they run on the cluster)
+
+
+def _count_group(group: list[Shard], options: Options):
+    """Map: one tally over a group of shards -> (Arrow table of token, count; (text bytes, peak RSS))."""
+    import pyarrow as pa
+
+    counted = count_shards(group, options)
+    table = pa.table({"token": pa.array(list(counted.counts), pa.binary()), "count": pa.array(list(counted.counts.values()), pa.int64())})
+    return table, (counted.text_bytes, counted.peak_rss)  # (the tasks' processor time is Ray's to report)
+
+
+def _add(a, b):
+    """Reduce: two tables of counts -> one, equal tokens added up (in Arrow, not Python)."""
+    import pyarrow as pa
+
+    summed = pa.concat_tables([a, b]).group_by("token").aggregate([("count", "sum")])
+    return pa.table({"token": summed.column("token"), "count": summed.column("count_sum")})

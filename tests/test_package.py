@@ -1,0 +1,74 @@
+"""`pip install .` gives a `bpe` command, in a fresh virtual environment.
+
+Offline and fast: the project is built from a copy of its files (a build writes
+into the source tree) with --no-deps --no-build-isolation --no-index; the new
+environment finds the dependencies (and pip and setuptools) in the running
+one's site-packages through a .pth file. Deselect with `-m "not install"`.
+"""
+
+from __future__ import annotations
+
+import shutil
+import site
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+pytestmark = pytest.mark.install
+
+
+@pytest.fixture(scope="module")
+def venv(tmp_path_factory) -> Path:
+    folder = tmp_path_factory.mktemp("install")
+    source = folder / "src"
+    source.mkdir()
+    shutil.copy(ROOT / "pyproject.toml", source)
+    shutil.copy(ROOT / "README.md", source)
+    shutil.copytree(ROOT / "bpe", source / "bpe", ignore=shutil.ignore_patterns("__pycache__"))
+    env = folder / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(env)], check=True, timeout=120)
+    python = env / "bin" / "python"
+    purelib = subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"], capture_output=True, text=True)
+    ours = {sysconfig.get_paths()["purelib"], *site.getsitepackages()}
+    (Path(purelib.stdout.strip()) / "deps.pth").write_text("\n".join(sorted(ours)) + "\n")
+    install = subprocess.run(
+        [python, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation", "--no-index", str(source)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert install.returncode == 0, install.stderr
+    return env
+
+
+def bpe(venv: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([venv / "bin" / "bpe", *args], capture_output=True, text=True, cwd=cwd, timeout=120)
+
+
+def test_the_bpe_command_exists_and_helps(venv, tmp_path):
+    result = bpe(venv, "--help", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "usage: bpe" in result.stdout and "count" in result.stdout and "train" in result.stdout
+
+
+def test_the_installed_package_is_the_one_that_runs(venv, tmp_path):
+    where = subprocess.run([venv / "bin" / "python", "-c", "import bpe; print(bpe.__file__)"], capture_output=True, text=True, cwd=tmp_path)
+    assert where.stdout.strip().startswith(str(venv)), where.stdout
+
+
+def test_the_bpe_command_trains_and_encodes(venv, tmp_path):
+    (tmp_path / "corpus.txt").write_text("low lower lowest newer newest " * 50)
+    trained = bpe(venv, "train", "corpus.txt", "--vocab-size", "270", "--out", "tok", "--workers", "1", cwd=tmp_path)
+    assert trained.returncode == 0, trained.stderr
+    assert "14 merges" in trained.stdout and (tmp_path / "tok" / "merges.txt").exists()
+    encoded = bpe(venv, "encode", "tok", "--text", "lowest", cwd=tmp_path)
+    assert encoded.returncode == 0 and len(encoded.stdout.split()) < len("lowest")
+
+
+def test_a_bad_input_is_one_sentence_from_the_command_too(venv, tmp_path):
+    result = bpe(venv, "train", "missing.txt", "--vocab-size", "300", "--out", "tok", cwd=tmp_path)
+    assert result.returncode == 2 and result.stderr == "error: No such file: missing.txt.\n"
