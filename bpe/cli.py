@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 from . import export
+from .events import stop_sentence
 from .pretokenize import ENCODING, ERRORS, PATTERNS, check_pattern, pretokenize_file
 from .tokenizer import Tokenizer
 from .train import ALGORITHMS, build_vocab, check_settings, steps
@@ -119,15 +120,15 @@ def train_command(args: argparse.Namespace) -> None:
     paths = export.save_all(args.out, merges, args.special_token, args.pretokenizer, counts)
     t4 = time.perf_counter()
 
-    why = {
-        "vocab_size": f"reached vocab size {args.vocab_size}",
-        "no pairs left": "no pair was left to merge",
-        "min_pair_frequency": f"the best pair occurred fewer than {args.min_pair_frequency} times",
-    }[trainer.stop_reason]
-    longest = max((vocab[256 + i] for i in range(len(merges))), key=len, default=b"")
-    print(
-        f"{len(merges):,} merges ({why}); vocab {len(vocab):,} tokens; {len(corpus.counts):,} unique pre-tokens in {corpus.n_bytes / 1e6:,.1f} MB"
+    why = stop_sentence(
+        trainer.stop_reason,
+        len(merges),
+        vocab_size=args.vocab_size,
+        specials=len(args.special_token),
+        min_pair_frequency=args.min_pair_frequency,
     )
+    longest = max((vocab[256 + i] for i in range(len(merges))), key=len, default=b"")
+    print(f"{why} Vocab {len(vocab):,} tokens; {len(corpus.counts):,} unique pre-tokens in {corpus.n_bytes / 1e6:,.1f} MB")
     print(
         f"time: pre-tokenize {t1 - t0:.2f}s, initial count {t2 - t1:.2f}s, merges {t3 - t2:.2f}s, write {t4 - t3:.2f}s, total {t4 - t0:.2f}s"
     )
