@@ -107,12 +107,20 @@ def serialise() -> tuple[float, int, int]:
     return time.thread_time() - start, size, len(msgs)
 
 
+def next_button(at):
+    return next(b for b in at.button if b.key == "next" or "Next" in b.label)  # (or the page before keys)
+
+
+def step_slider(at):
+    return next(s for s in at.slider if s.key in ("w_step", "step"))
+
+
 def clicks(at, n: int) -> tuple[list[float], list[int], list[int]]:
     """Click Next n times: (server CPU seconds, bytes, messages) of each click."""
     cpu, sizes, counts = [], [], []
     for _ in range(n):
         RUNS.clear()
-        at.button(key="next").click().run()
+        next_button(at).click().run()
         assert not at.exception, at.exception
         seconds, size, count = serialise()
         cpu.append(sum(RUNS) + seconds)
@@ -132,6 +140,7 @@ def main() -> None:
     parser.add_argument("--clicks", type=int, default=30)
     parser.add_argument("--profile", action="store_true", help="print the functions the fragment clicks spent their time in")
     parser.add_argument("--callers", nargs="*", help="with --profile: who called these functions")
+    parser.add_argument("--sort", default="cumulative", help="with --profile: cumulative or tottime")
     args = parser.parse_args()
 
     like_a_server()
@@ -146,23 +155,23 @@ def main() -> None:
     print(f"{args.clicks} Next clicks on '{args.source}', server CPU per click (script thread + serialising its messages):")
     for kind, fragment in (("whole app", []), ("fragment", fragment_ids)):
         FRAGMENT[:] = fragment
-        start_k = at.slider(key="w_step").value
+        start_k = step_slider(at).value
         new, sizes, counts = clicks(at, args.clicks)
         assert at.session_state["step"] == start_k + args.clicks  # every click moved one merge on
-        at.slider(key="w_step").set_value(start_k).run()
+        step_slider(at).set_value(start_k).run()
         if PROFILE is None and args.profile and fragment:
             PROFILE = cProfile.Profile()
         again, _, _ = clicks(at, args.clicks)
         print(f"  {kind:9}, merges opened for the first time: {ms(new)}")
         print(f"  {kind:9}, merges opened before:            {ms(again)}")
         print(f"  {kind:9}: {statistics.median(counts):.0f} messages, {statistics.median(sizes) / 1e3:.1f} KB per click")
-        at.slider(key="w_step").set_value(start_k + 2 * args.clicks + 1).run()
+        step_slider(at).set_value(start_k + 2 * args.clicks + 1).run()
     print(
         f"  garbage collections during all clicks: {len(GC_PAUSES)}, {sum(GC_PAUSES) * 1e3:.0f} ms in all, longest {max(GC_PAUSES, default=0) * 1e3:.1f} ms"
     )
     if PROFILE:
         out = io.StringIO()
-        stats = pstats.Stats(PROFILE, stream=out).sort_stats("tottime")
+        stats = pstats.Stats(PROFILE, stream=out).sort_stats(args.sort)
         stats.print_stats(30)
         if args.callers:
             stats.print_callers(*args.callers)

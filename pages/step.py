@@ -31,7 +31,7 @@ def building_message() -> str:
     )
     if settings.algorithm != "heap":
         message += (
-            f" {settings.algorithm} does the most work per merge and may stop at the time limit; "
+            f" {settings.algorithm} does more work per merge than heap and may stop at the time limit; "
             "**heap** makes the same merges, all of them, in seconds."
         )
     return message
@@ -46,7 +46,8 @@ st.session_state["trace_seen"] = trace_key
 events = trace.events
 n = len(events)
 
-st.title("Step through BPE training")
+if not presenter:  # a projector's first screen is for the merge
+    st.title("Step through BPE training")
 stopped = stop_sentence(
     trace.stop_reason, n, vocab_size=256 + settings.num_merges + len(settings.specials), specials=len(settings.specials)
 )
@@ -92,8 +93,8 @@ def jumped() -> None:
     restart_clock()
 
 
-def toggled_play() -> None:
-    state.save("playing")
+def play_or_pause() -> None:
+    st.session_state["playing"] = not st.session_state["playing"]
     if st.session_state["playing"] and st.session_state["step"] >= n:
         st.session_state["step"] = 1  # Play at the last merge starts again from the first
     restart_clock()
@@ -125,9 +126,19 @@ def stepper() -> None:
     row = st.container(horizontal=True, vertical_alignment="center", gap="medium")
     row.button("Previous", on_click=go, args=(-1,), disabled=k <= 1, shortcut="Left", key="previous")
     row.button("Next", on_click=go, args=(+1,), disabled=k >= n, shortcut="Right", key="next", type="primary")
-    if n > 1:
+    if st.session_state["playing"]:
+        # subtle: not the slider while the clock moves the merge: the browser can send the slider's
+        # old value back in the same moment, which would read as a jump and restart the clock
+        row.progress(k / n, text=f"merge {k:,} of {n:,}")
+    elif n > 1:
         row.slider("Jump to merge", 1, n, key=state.widget("step"), on_change=jumped, label_visibility="collapsed")
-    row.toggle("Play", key=state.widget("playing"), on_change=toggled_play)
+    # a button, not a toggle, for the same reason: a click is an event, never an old value sent back
+    row.button(
+        "Pause" if st.session_state["playing"] else "Play",
+        on_click=play_or_pause,
+        key="play",
+        icon=":material/pause:" if st.session_state["playing"] else ":material/play_arrow:",
+    )
     row.selectbox(
         "Speed",
         SPEEDS,
@@ -135,20 +146,16 @@ def stepper() -> None:
         on_change=changed_speed,
         format_func=lambda s: f"{s:g} merge/s",
         label_visibility="collapsed",
-        width=150,
+        width=175,
     )
     view = step_data.merge_view(trace_key, n, k, events[k - 1])
-    st.html(view.card)
-
-    c1, c2 = st.columns([2, 3], gap="medium")
-    c1.html(view.pairs)
-    c2.html(view.heap)
+    whole = step_data.trace_views(trace_key, n, events)
+    st.html(view.top)
 
     c3, c4 = st.columns([3, 2], gap="medium")
     with c3:
         data = st.session_state["sample"].encode("utf-8", "surrogateescape") or corpus_sample(settings.corpus.data)
-        tok = step_data.tokenizer(trace_key, n, [(e.left, e.right) for e in events])
-        html, note = views.sentence(tok, data, k, events[k - 1].token)
+        html, note = views.sentence(whole.tokenizer, data, k, events[k - 1].token)
         st.html(
             f"<h3>A sentence tokenized with {'the first merge' if k == 1 else f'the first {k:,} merges'}</h3>{html}{views.caption(note)}"
         )
@@ -166,8 +173,7 @@ def stepper() -> None:
         c5.html(view.changes)
         with c6:
             st.html("<h3>Count of the winning pair at each merge</h3>")
-            spec, counts = step_data.chart(trace_key, n, events)
-            views.counts_chart(spec, counts, view.now)
+            views.counts_chart(whole.spec, whole.counts, view.now)
 
     link.show(k)
     if st.session_state["playing"] and k >= n:

@@ -13,6 +13,8 @@ page script is wrapped again on every run, which costs more than the lookup.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import streamlit as st
 
 from bpe.events import MergeEvent
@@ -23,18 +25,25 @@ from . import views
 TraceKey = tuple  # (digest, pattern, specials, num_merges, algorithm)
 
 
+@dataclass(frozen=True)
+class TraceViews:
+    """What the page draws from the whole trace: the sentence's tokenizer and the winning-count chart."""
+
+    tokenizer: Tokenizer
+    spec: dict
+    counts: bytes  # every merge's winning count, as Arrow
+
+
 @st.cache_resource(max_entries=8, show_spinner=False)
-def tokenizer(trace_key: TraceKey, n: int, _merges: list[tuple[bytes, bytes]]) -> Tokenizer:
-    """The tokenizer of the trace's merges, for the page's sentence."""
+def trace_views(trace_key: TraceKey, n: int, _events: tuple[MergeEvent, ...]) -> TraceViews:
+    """Built once per trace."""
     _, pattern, specials, _, _ = trace_key
-    return Tokenizer.from_merges(_merges, specials, pattern)
-
-
-@st.cache_resource(max_entries=8, show_spinner=False)
-def chart(trace_key: TraceKey, n: int, _events: tuple[MergeEvent, ...]) -> tuple[dict, bytes]:
-    """The winning-count chart's spec and its every-merge data (Arrow), once per trace."""
     counts = [e.count for e in _events]
-    return views.counts_spec(counts), views.arrow({"merge": list(range(1, n + 1)), "count": counts})
+    return TraceViews(
+        tokenizer=Tokenizer.from_merges([(e.left, e.right) for e in _events], specials, pattern),
+        spec=views.counts_spec(counts),
+        counts=views.arrow({"merge": list(range(1, n + 1)), "count": counts}),
+    )
 
 
 @st.cache_resource(max_entries=3000, show_spinner=False)

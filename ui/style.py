@@ -3,8 +3,8 @@
 The theme (.streamlit/config.toml) sets the root font to 18 px; Streamlit draws
 captions, buttons, widget labels and some inputs smaller than the root, so the
 CSS here lifts them to 1rem. Charts set their own label sizes (at least 14 px:
-see AXIS). Presenter mode raises the root font again and lets pages drop what
-a projector does not need.
+see AXIS). Presenter mode zooms the page (not the sidebar) and lets the step
+page drop what a projector does not need.
 
 Also here: the classes of the HTML that ui/render.py and ui/views.py write
 (token chips, the merge card, the pair table, the heap diagram).
@@ -17,14 +17,14 @@ from __future__ import annotations
 
 import streamlit as st
 
-PRESENTER_PX = 22  # the root font in presenter mode (18 px otherwise)
+PRESENTER_ZOOM = 1.25  # presenter mode enlarges the page (not the sidebar, which is for the teacher): 18 px text reads as 22.5
 AXIS = {"labelFontSize": 16, "titleFontSize": 17}  # Vega-Lite axis text for every chart of ours
 
 APP_CSS = """
 /* ---- projector sizes ---- */
 [data-testid="stMainBlockContainer"]{padding:2.7rem 1.6rem 3rem 1.6rem}
 [data-testid="stHeader"]{background:transparent}  /* the page title may pass under its empty middle */
-section[data-testid="stSidebar"][data-collapsed="false"]{width:360px !important} /* the longest preset name (ui.sidebar.short_label) at 18 px */
+section[data-testid="stSidebar"][data-collapsed="false"]{width:20.8rem !important} /* the longest preset name (ui.sidebar.short_label), 375 px at 18 px */
 [data-testid="stSidebarUserContent"]{padding-left:1rem;padding-right:1rem}
 [data-testid="stCaptionContainer"], [data-testid="stCaptionContainer"] p,
 [data-testid="stWidgetLabel"] p, [data-testid="stWidgetLabel"] label,
@@ -35,13 +35,17 @@ section[data-testid="stSidebar"][data-collapsed="false"]{width:360px !important}
 [data-baseweb="popover"] li, [data-baseweb="popover"] li div,
 [data-testid="stTextInput"] input, [data-testid="stNumberInput"] input, [data-testid="stTextArea"] textarea,
 [data-testid="stCheckbox"] p, [data-testid="stRadio"] p,
-[data-testid="stSliderThumbValue"], [data-testid="stSliderTickBarMin"], [data-testid="stSliderTickBarMax"],
+[data-testid="stSliderThumbValue"],
+[data-testid="stSliderTickBar"] p, [data-testid="stMarkdownContainer"] code, [data-testid="stCaptionContainer"] code,
 [data-testid="stTooltipContent"] p, [data-testid="stExpander"] summary p, [data-testid="stTab"] p,
 [data-testid="stAlertContent"] p, [data-testid="stTable"] td, [data-testid="stTable"] th,
 [data-testid="stMarkdownContainer"] td, [data-testid="stMarkdownContainer"] th,
 [data-testid="stFileUploaderDropzoneInstructions"] span, [data-testid="stFileUploaderDropzoneInstructions"] small,
 [data-testid="stHeadingWithActionElements"] + div p, kbd
 {font-size:1rem !important}
+/* a button too narrow for its label grows a line taller rather than cut the label off */
+[data-testid^="stBaseButton"] *{white-space:normal !important;text-overflow:clip !important;overflow:visible !important}
+[data-testid^="stBaseButton"]{height:auto !important}
 h1{font-size:1.95rem !important;padding:0 0 .4rem 0 !important}
 h2{font-size:1.7rem !important}
 h3{font-size:1.35rem !important;padding:.2rem 0 .3rem 0 !important}
@@ -60,6 +64,9 @@ h3{font-size:1.35rem !important;padding:.2rem 0 .3rem 0 !important}
 .special{display:inline-flex;margin-right:10px}
 
 /* ---- the step page's views (ui/views.py) ---- */
+.step-row{display:flex;flex-wrap:wrap;gap:.8rem 2rem;margin-top:1rem}
+.step-row > .left{flex:2 1 300px;min-width:0}
+.step-row > .right{flex:3 1 420px;min-width:0}
 .merge-card{border:2px solid #4c78a8;border-radius:10px;padding:.4rem 1rem .5rem;background:#f6f9fd;color:#111}
 .merge-card .head{display:flex;flex-wrap:wrap;align-items:center;column-gap:1.5rem}
 .merge-card .big{font-size:1.8rem;font-family:monospace;display:flex;flex-wrap:wrap;align-items:center;gap:.4rem}
@@ -93,7 +100,7 @@ table.heap-array td, table.heap-array th{padding:0 8px;line-height:1.35;border-b
 table.heap-array td.pair{font-family:monospace}
 table.heap-array tr.stale td{color:#b51d1f}
 table.heap-array td.n, table.heap-array th.n{text-align:right}
-.words{display:grid;grid-template-columns:minmax(0,max-content) auto minmax(0,1fr) auto;gap:6px 6px;align-items:center;min-width:0}
+.words{display:grid;grid-template-columns:minmax(0,max-content) auto minmax(0,max-content) auto;justify-content:start;gap:6px 6px;align-items:center;min-width:0}
 .words .toks{min-width:0}
 .words .count{font-weight:600;white-space:nowrap}
 .changes{display:grid;grid-template-columns:minmax(0,max-content) 1fr 1fr;gap:3px 8px;align-items:center}
@@ -110,7 +117,15 @@ table.heap-array td.n, table.heap-array th.n{text-align:right}
 """
 
 
+# presenter mode: everything larger; the step page's pair table shorter (8 pairs) and its views without
+# their captions (the teacher says it), so that the card, the pairs and the heap fit on a projector's screen
+PRESENTER_CSS = f"""
+[data-testid="stMainBlockContainer"]{{zoom:{PRESENTER_ZOOM}}}
+table.pairs tr:nth-child(n+10){{display:none}}
+.stHtml p.caption{{display:none}}
+"""
+
+
 def apply(presenter: bool) -> None:
-    """Add the app's CSS to this run (presenter mode: a larger root font)."""
-    extra = f"html{{font-size:{PRESENTER_PX}px !important}}" if presenter else ""
-    st.html(f"<style>{APP_CSS}{extra}</style>")
+    """Add the app's CSS to this run (presenter mode: the page zoomed, the step page simpler)."""
+    st.html(f"<style>{APP_CSS}{PRESENTER_CSS if presenter else ''}</style>")

@@ -41,9 +41,7 @@ CHANGE_ROWS = 12
 class MergeView:
     """Everything the step page draws for one merge: HTML and small data, built once and shared."""
 
-    card: str
-    pairs: str
-    heap: str  # the heap diagram and array (heap trainer) or where the work went (the others)
+    top: str  # the merge card, then the pair table beside the heap (or the work, for the other trainers)
     words: str
     changes: str
     now: bytes  # the counts chart's "you are here" row, as Arrow (see arrow)
@@ -51,10 +49,11 @@ class MergeView:
 
 def merge_view(event: MergeEvent, k: int, n: int, vocab_size: int, algorithm: str) -> MergeView:
     """The HTML of every panel for merge k (1-based) of n."""
+    right = heap_panel(event) if event.detail.heap is not None else work_panel(event, algorithm)
     return MergeView(
-        card=merge_card(event, k, n, vocab_size),
-        pairs=pair_table(event, k),
-        heap=heap_panel(event) if event.detail.heap is not None else work_panel(event, algorithm),
+        # one element, laid out by CSS: the two panels side by side, one above the other on a narrow screen
+        top=f'{merge_card(event, k, n, vocab_size)}<div class="step-row"><div class="left">{pair_table(event, k)}</div>'
+        f'<div class="right">{right}</div></div>',
         words=affected_words(event),
         changes=pair_changes(event),
         now=arrow({"merge": [k], "count": [event.count], "label": [f"merge {k}: {event.count:,}"]}),
