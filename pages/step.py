@@ -115,6 +115,8 @@ def advance_by_clock() -> None:
 
 
 timer = (st.session_state["playing"], st.session_state["speed"])  # what the fragment's timer is set up for
+if timer[0]:
+    restart_clock()  # a whole-page run (back from another page, say) goes on from the merge shown, not from the time away
 
 
 @st.fragment(run_every=1 / timer[1] if timer[0] else None)

@@ -127,7 +127,7 @@ def test_a_characters_bytes_split_over_tokens_are_one_chip(tokens, runs):
 def test_a_joined_chip_shows_the_character_and_says_it_is_several_tokens():
     html = chips([bytes([b]) for b in "大".encode()], ids=[229, 164, 167])
     assert html.count('class="tok') == 1 and 'class="tok joined"' in html
-    assert ">大<" in html and "3 tokens" in html and "ids 229, 164, 167" in html
+    assert ">大<" in html and "3 tokens" in html and "ids 229, 164, 167" in html and 'data-tokens="3"' in html
 
 
 def test_chips_escape_what_they_show():

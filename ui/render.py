@@ -67,6 +67,8 @@ def character_runs(tokens: list[bytes]) -> list[tuple[int, int]]:
 def chips(tokens: list[bytes], ids: list[int] | None = None, mark: bytes | None = None, first_colour: int = 0) -> str:
     """Tokens as coloured, escaped <span class="tok"> chips; ids (if given) show on hover.
 
+    A chip of several tokens (one character split over them) says how many in data-tokens.
+
     Tokens equal to `mark` (the token a merge just made) get a thick outline.
     """
     parts = []
@@ -82,8 +84,7 @@ def chips(tokens: list[bytes], ids: list[int] | None = None, mark: bytes | None 
         id_text = f" (ids {', '.join(str(i) for i in ids[start:end])})" if ids else ""
         title = html.escape(f"{end - start} tokens that together make {show(joined)}: {pieces}{id_text}", quote=True)
         parts.append(
-            f'<span class="tok joined" title="{title}" style="background:{colour}">{html.escape(show(joined))}'
-            f'<span class="parts">{end - start}</span></span>'
+            f'<span class="tok joined" data-tokens="{end - start}" title="{title}" style="background:{colour}">{html.escape(show(joined))}</span>'
         )
     return "".join(parts)
 

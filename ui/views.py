@@ -1,12 +1,12 @@
 """The step page's views of one merge, built as data from its MergeEvent and MergeDetail.
 
 `merge_view` turns one event into the HTML of every panel (the merge card, the
-pair table, the heap diagram, the words rewritten, the pair-count changes)
-once; the page caches that per (trace, merge), so a click that every student
-of a class makes is a lookup, and all sessions share the result. The winning-
-count chart is a fixed Vega-Lite spec per trace whose "you are here" data
-changes with the merge. `sentence` tokenizes a text at merge k with its
-pre-token boundaries.
+pair table, the heap diagram, the words rewritten, the pair-count changes);
+ui/step_data caches it per (trace, merge), so a click that every student of a
+class makes is a lookup, and all sessions share the result. The winning-count
+chart is a fixed Vega-Lite spec per trace whose "you are here" data changes
+with the merge. `sentence` tokenizes a text at merge k with its pre-token
+boundaries. The CSS classes used here are styled in ui/style.py.
 
 No Streamlit here except the one chart call: these are plain functions a test
 can call. Every corpus string reaches HTML through ui.render (escaped).
