@@ -94,6 +94,8 @@ def jumped() -> None:
 
 
 def play_or_pause() -> None:
+    if st.session_state["playing"]:
+        advance_by_clock()  # Pause stops at the merge the clock has reached, even if the page is behind
     st.session_state["playing"] = not st.session_state["playing"]
     if st.session_state["playing"] and st.session_state["step"] >= n:
         st.session_state["step"] = 1  # Play at the last merge starts again from the first
