@@ -6,10 +6,12 @@ pages/-folder mode) and the shared sidebar where a training run is set up. Pages
 
 import streamlit as st
 
-from ui import sidebar, state
+from ui import link, sidebar, state, style
 
 st.set_page_config(page_title="BPE workbench", page_icon="🧩", layout="wide")
 state.init()
+style.apply(st.session_state["presenter"])
+link.follow()  # ?corpus=…&merge=…, before the sidebar draws
 
 pages = st.navigation(
     {

@@ -25,6 +25,7 @@ from pathlib import Path
 
 from . import export
 from .count import Counted, count_inputs, pretokenize_files
+from .events import stop_sentence
 from .memory import megabytes, peak_rss, reset_peak
 from .pretokenize import ENCODING, ERRORS, PATTERNS, PreTokens, Progress, check_pattern, check_special_tokens
 from .tokenizer import Tokenizer
@@ -220,13 +221,15 @@ def train_command(args: argparse.Namespace) -> None:
         vocab = build_vocab(merges, special_tokens)
         paths = export.save_all(args.out, merges, special_tokens, pattern, counts)
 
-    why = {
-        "vocab_size": f"reached vocab size {args.vocab_size}",
-        "no pairs left": "no pair was left to merge",
-        "min_pair_frequency": f"the best pair occurred fewer than {args.min_pair_frequency} times",
-    }[trainer.stop_reason]
+    why = stop_sentence(
+        trainer.stop_reason,
+        len(merges),
+        vocab_size=args.vocab_size,
+        specials=len(special_tokens),
+        min_pair_frequency=args.min_pair_frequency,
+    )
     longest = max((vocab[256 + i] for i in range(len(merges))), key=len, default=b"")
-    print(f"{len(merges):,} merges ({why}); vocab {len(vocab):,} tokens; {unique:,} unique pre-tokens in {n_bytes / 1e6:,.1f} MB of text")
+    print(f"{why} Vocab {len(vocab):,} tokens; {unique:,} unique pre-tokens in {n_bytes / 1e6:,.1f} MB of text")
     print("\n".join(phases.summary()))
     if longest:
         print(f"longest token: {longest.decode('utf-8', 'backslashreplace')!r} ({len(longest)} bytes)")

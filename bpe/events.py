@@ -3,6 +3,10 @@
 The step-through page replays these; the race page counts their work. Detail
 is capped (DETAIL_CAP rows per list, with the true total alongside) so that a
 trace of thousands of merges stays small enough to keep per session.
+
+Also here, so that every page and the CLI say them the same way: the names of
+the trainers' work counters (WORK_NAMES) and why a run stopped, as a sentence
+(stop_sentence).
 """
 
 from __future__ import annotations
@@ -12,6 +16,22 @@ from dataclasses import dataclass, field
 DETAIL_CAP = 40
 
 Tokens = tuple[bytes, ...]
+
+# the trainers' work counters (Trainer.work, MergeEvent.work) as a page or a table names them
+WORK_NAMES = {
+    "pairs_counted": "pairs counted (recount)",
+    "pairs_scanned": "pairs scanned for the best",
+    "words_checked": "words checked",
+    "words_touched": "words rewritten",
+    "positions_touched": "positions rewritten",
+    "heap_pushes": "heap pushes",
+    "heap_pops": "heap pops",
+    "stale_pops": "stale pops",
+}
+
+# why a run stopped (Trainer.stop_reason; bpe.race adds the two budgets)
+VOCAB_SIZE, NO_PAIRS, MIN_FREQUENCY = "vocab_size", "no pairs left", "min_pair_frequency"
+TIME_BUDGET, WALL_BUDGET = "time budget", "wall-clock budget"
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +94,8 @@ class MergeEvent:
     runner_up_count: int
     words: int  # words (or positions) this merge touched
     detail: MergeDetail | None = field(default=None, compare=False)
+    # what the trainer's work counters gained for this merge (choosing it included), in Trainer.work's names
+    work: tuple[tuple[str, int], ...] = field(default=(), compare=False)
 
     @property
     def token(self) -> bytes:
@@ -83,3 +105,39 @@ class MergeEvent:
     def tie(self) -> bool:
         """The runner-up had the same count, so the bytes order decided."""
         return self.runner_up is not None and self.runner_up_count == self.count
+
+    def work_done(self, counter: str) -> int:
+        """This merge's share of one work counter: event.work_done("words_checked")."""
+        return dict(self.work).get(counter, 0)
+
+
+def stop_sentence(reason: str, merges: int, *, vocab_size: int | None = None, specials: int = 0, min_pair_frequency: int = 1) -> str:
+    """Why a run stopped, as a sentence a person can act on.
+
+    ("vocab_size", 0, vocab_size=257, specials=1) -> 'No merges: a vocab size of 257 is filled by
+    the 256 bytes and 1 special token alone, leaving no room for a merge. Raise the vocab size.'
+    ("no pairs left", 5) -> 'Stopped after 5 merges: no pair of adjacent tokens was left to merge
+    (every pre-token is a single token now).'
+    """
+    made = f"Stopped after {merges:,} merge{'s' if merges != 1 else ''}"
+    if reason == VOCAB_SIZE:
+        if vocab_size is None:
+            return f"Made {merges:,} merges: the vocabulary reached its size."
+        s = "" if specials == 1 else "s"
+        if merges == 0:
+            fill = f"the 256 bytes and {specials} special token{s}" if specials else "the 256 bytes"
+            return (
+                f"No merges: a vocab size of {vocab_size:,} is filled by {fill} alone, leaving no room for a merge. Raise the vocab size."
+            )
+        return f"Made {merges:,} merges: the vocabulary reached its size, {vocab_size:,} = 256 bytes + {merges:,} merges + {specials} special token{s}."
+    if reason == NO_PAIRS:
+        if merges == 0:
+            return "No merges: the corpus has no pair of adjacent tokens to merge (every pre-token is a single byte)."
+        return f"{made}: no pair of adjacent tokens was left to merge (every pre-token is a single token now)."
+    if reason == MIN_FREQUENCY:
+        return f"{made}: the best pair left occurred fewer than {min_pair_frequency:,} times (the min pair frequency)."
+    if reason.startswith(TIME_BUDGET):
+        return f"{made}: it ran out of its {reason}."
+    if reason == WALL_BUDGET:
+        return f"{made}: the server was busy, so its wall-clock budget cut it off."
+    return f"{made}: {reason}."

@@ -66,6 +66,7 @@ class Trainer:
         """Yield up to max_merges merge events; stop early when no pair reaches min_pair_frequency."""
         self.stop_reason = "vocab_size"
         for rank in range(max_merges):
+            before = dict(self.work)  # this merge's work is what the counters gain until its event
             heap = self.heap_view(detail)
             top = self._top_pairs() if detail else None
             chosen = self.choose(detail)
@@ -95,6 +96,7 @@ class Trainer:
                 runner_up_count=runner_count,
                 words=touched,
                 detail=self._detail(top, distinct, delta, heap) if detail else None,
+                work=spent(self.work, before),
             )
 
     def mint(self, pair: Pair) -> int:
@@ -149,6 +151,11 @@ class Trainer:
 
 # ---------------------------------------------------------------------------
 # helpers the word-based trainers share
+
+
+def spent(work: Mapping[str, int], before: Mapping[str, int]) -> tuple[tuple[str, int], ...]:
+    """What the counters gained since `before`: {'a': 5, 'b': 2}, {'a': 3} -> (('a', 2), ('b', 2))."""
+    return tuple((name, n - before.get(name, 0)) for name, n in work.items() if n != before.get(name, 0))
 
 
 @contextmanager

@@ -1,97 +1,195 @@
-"""Step through training one merge at a time, replaying the instrumented trainer's trace."""
+"""Step through training one merge at a time, replaying the instrumented trainer's trace.
+
+A click is cheap: the trace is built once per corpus and settings, each merge's
+views once per (trace, merge), and both are shared by every session; a click
+looks them up and sends a few HTML elements and one chart whose spec does not
+change. Play advances by the clock (merge = where it started + elapsed time ×
+speed), so "4 merge/s" is 4 merges a second however long a run takes.
+"""
+
+import time
 
 import streamlit as st
 
-from bpe.tokenizer import Tokenizer
+from bpe.events import TIME_BUDGET, stop_sentence
 from ui import corpus as corpora
-from ui import sidebar, views
-from ui.render import token_spans
+from ui import link, sidebar, state, step_data, views
 
-st.title("Step through BPE training")
-st.caption("Each step is one merge made by the real trainer: why its pair won, what it rewrote, and how the counts moved.")
+SPEEDS = [0.5, 1.0, 2.0, 4.0]  # merges per second Play offers
 
 settings = sidebar.current()
+presenter = st.session_state["presenter"]
+trace_key = (settings.key, settings.pattern, settings.specials, settings.num_merges, settings.algorithm)
 
+
+def building_message() -> str:
+    """What happens while a new trace is built, and what to pick instead of waiting."""
+    mb = len(settings.corpus.data) / 1e6
+    message = (
+        f"Building the step-through trace: training **{settings.algorithm}** with full detail for "
+        f"{settings.num_merges:,} merges on {mb:,.1f} MB, once for the whole class (up to {corpora.TRACE_SECONDS:.0f} s)."
+    )
+    if settings.algorithm != "heap":
+        message += (
+            f" {settings.algorithm} does more work per merge than heap and may stop at the time limit; "
+            "**heap** makes the same merges, all of them, in seconds."
+        )
+    return message
+
+
+building = st.empty()
+if st.session_state["trace_seen"] != trace_key:
+    building.info(building_message())
 trace = corpora.trace_for(settings)
+building.empty()
+st.session_state["trace_seen"] = trace_key
 events = trace.events
 n = len(events)
+
+if not presenter:  # a projector's first screen is for the merge
+    st.title("Step through BPE training")
+stopped = stop_sentence(
+    trace.stop_reason, n, vocab_size=256 + settings.num_merges + len(settings.specials), specials=len(settings.specials)
+)
 if n == 0:
-    st.info(f"No merges to show: {trace.stop_reason} — the corpus has no pair of adjacent tokens to merge.")
+    st.info(stopped)
     st.stop()
 if trace.stop_reason != "vocab_size":
-    st.info(f"Training stopped after {n:,} merges: {trace.stop_reason}.")
+    hint = ""
+    if trace.stop_reason.startswith(TIME_BUDGET) and settings.algorithm != "heap":
+        hint = f" Pick heap in the sidebar to see all {settings.num_merges:,}: it makes the same merges, much faster."
+    st.info(stopped + hint)
 
 
-@st.cache_resource(max_entries=8)
-def tokenizer(key: str, pattern: str, specials: tuple[str, ...], algorithm: str, num_merges: int, _merges) -> Tokenizer:
-    return Tokenizer.from_merges(_merges, specials, pattern)
+# ---------------------------------------------------------------------------
+# moving through the merges
+
+
+def corpus_sample(data: bytes) -> bytes:
+    """The first line or so of the corpus, cut at a space: bytes as they are, never decoded and re-encoded."""
+    if len(data) <= 160:
+        return data
+    head = data[:200]
+    cut = head.rfind(b" ", 60, 160)
+    return head[:cut] if cut > 0 else head[:160]
+
+
+def clamp(k: int) -> int:
+    return min(max(1, k), n)
+
+
+def restart_clock() -> None:
+    """Play counts merges from now and from the merge shown."""
+    st.session_state["play_from"] = (time.time(), st.session_state["step"])
 
 
 def go(delta: int) -> None:
-    st.session_state["step"] = min(max(1, st.session_state["step"] + delta), n)
+    st.session_state["step"] = clamp(st.session_state["step"] + delta)
+    restart_clock()
 
 
-p1, p2, _ = st.columns([1, 2, 5], vertical_alignment="center")
-p1.toggle("Play", key="playing", help="Advance one merge at a time")
-p2.select_slider(
-    "Speed", options=[2.0, 1.0, 0.5, 0.25], key="speed", format_func=lambda s: f"{1 / s:g} merge/s", label_visibility="collapsed"
-)
+def jumped() -> None:
+    state.save("step")
+    restart_clock()
 
 
-@st.fragment(run_every=st.session_state["speed"] if st.session_state["playing"] else None)
+def play_or_pause() -> None:
+    if st.session_state["playing"]:
+        advance_by_clock()  # Pause stops at the merge the clock has reached, even if the page is behind
+    st.session_state["playing"] = not st.session_state["playing"]
+    if st.session_state["playing"] and st.session_state["step"] >= n:
+        st.session_state["step"] = 1  # Play at the last merge starts again from the first
+    restart_clock()
+
+
+def changed_speed() -> None:
+    state.save("speed")
+    restart_clock()
+
+
+def advance_by_clock() -> None:
+    """While playing, the merge shown is where Play started plus elapsed time × speed."""
+    if st.session_state["play_from"] is None:
+        restart_clock()
+    started, first = st.session_state["play_from"]
+    # subtle: +0.5 rounds to the nearest tick, so a timer that fires a little early still advances
+    st.session_state["step"] = clamp(first + int((time.time() - started) * st.session_state["speed"] + 0.5))
+
+
+timer = (st.session_state["playing"], st.session_state["speed"])  # what the fragment's timer is set up for
+if timer[0]:
+    restart_clock()  # a whole-page run (back from another page, say) goes on from the merge shown, not from the time away
+
+
+@st.fragment(run_every=1 / timer[1] if timer[0] else None)
 def stepper() -> None:
-    if st.session_state["playing"] and st.session_state["step"] < n:
-        go(+1)
-    st.session_state["step"] = min(max(1, st.session_state["step"]), n)
-    b1, b2, b3 = st.columns([1, 1, 6])
-    b1.button("◀ Previous", on_click=go, args=(-1,), disabled=st.session_state["step"] <= 1, width="stretch")
-    b2.button("Next ▶", on_click=go, args=(+1,), disabled=st.session_state["step"] >= n, width="stretch")
-    if n > 1:
-        b3.slider("Jump to merge", 1, n, key="step", label_visibility="collapsed")
-    k = st.session_state["step"]
-    event = events[k - 1]
-    views.merge_card(event, k, n, 256 + k + len(settings.specials))
+    if st.session_state["playing"]:
+        advance_by_clock()
+    st.session_state["step"] = k = clamp(st.session_state["step"])
+    # a row that wraps on a narrow screen instead of cutting labels off
+    row = st.container(horizontal=True, vertical_alignment="center", gap="medium")
+    row.button("Previous", on_click=go, args=(-1,), disabled=k <= 1, shortcut="Left", key="previous")
+    row.button("Next", on_click=go, args=(+1,), disabled=k >= n, shortcut="Right", key="next", type="primary")
+    if st.session_state["playing"]:
+        # subtle: not the slider while the clock moves the merge: the browser can send the slider's
+        # old value back in the same moment, which would read as a jump and restart the clock
+        row.progress(k / n, text=f"merge {k:,} of {n:,}")
+    elif n > 1:
+        row.slider("Jump to merge", 1, n, key=state.widget("step"), on_change=jumped, label_visibility="collapsed")
+    # a button, not a toggle, for the same reason: a click is an event, never an old value sent back
+    row.button(
+        "Pause" if st.session_state["playing"] else "Play",
+        on_click=play_or_pause,
+        key="play",
+        icon=":material/pause:" if st.session_state["playing"] else ":material/play_arrow:",
+    )
+    row.selectbox(
+        "Speed",
+        SPEEDS,
+        key=state.widget("speed"),
+        on_change=changed_speed,
+        format_func=lambda s: f"{s:g} merge/s",
+        label_visibility="collapsed",
+        width=175,
+    )
+    view = step_data.merge_view(trace_key, n, k, events[k - 1])
+    whole = step_data.trace_views(trace_key, n, events)
+    st.html(view.top)
 
-    c1, c2 = st.columns(2)
-    with c1:
-        st.subheader("Pair counts before the merge")
-        views.pair_table(event)
-    with c2:
-        if event.detail.heap is not None:
-            st.subheader("The heap, as stored")
-            views.heap_tree(event)
-        else:
-            st.subheader("Where the work went")
-            what = {"positions": "positions updated", "parent_set": "parent words touched", "naive": "words checked"}[settings.algorithm]
-            st.metric(what, f"{event.detail.sites_total or event.words:,}")
-            if event.detail.sites:
-                where = "positions in the flat sequence" if settings.algorithm == "positions" else "word ids"
-                more = " …" if event.detail.sites_total > len(event.detail.sites) else ""
-                st.caption(f"{where}: " + ", ".join(map(str, event.detail.sites)) + more)
-            st.caption("Switch the algorithm to heap to see its heap.")
-
-    c3, c4 = st.columns(2)
+    c3, c4 = st.columns([3, 2], gap="medium")
     with c3:
-        st.subheader("Words this merge rewrote")
-        views.affected_words(event)
-    with c4:
-        st.subheader("How pair counts changed")
-        views.pair_changes(event)
+        data = st.session_state["sample"].encode("utf-8", "surrogateescape") or corpus_sample(settings.corpus.data)
+        html, note = views.sentence(whole.tokenizer, data, k, events[k - 1].token)
+        st.html(
+            f"<h3>A sentence tokenized with {'the first merge' if k == 1 else f'the first {k:,} merges'}</h3>{html}{views.caption(note)}"
+        )
+        st.text_input(
+            "Your own sentence",
+            key=state.widget("sample"),
+            on_change=state.save,
+            args=("sample",),
+            placeholder="Type a sentence to tokenize it above, at this merge",
+        )
+    c4.html(view.words)
 
-    st.subheader(f"A sentence tokenized with the first {k} merges")
-    sample = st.session_state["sample"] or settings.corpus.data[:160].decode("utf-8", "replace")
-    tok = tokenizer(settings.key, settings.pattern, settings.specials, settings.algorithm, n, [(e.left, e.right) for e in events])
-    pieces = tok.pieces(sample, k)
-    st.html(token_spans(pieces))
-    st.caption(f"{len(pieces):,} tokens for {len(sample.encode('utf-8', 'surrogateescape')):,} bytes.")
+    if not presenter:
+        c5, c6 = st.columns([2, 3], gap="medium")
+        c5.html(view.changes)
+        with c6:
+            st.html("<h3>Count of the winning pair at each merge</h3>")
+            views.counts_chart(whole.spec, whole.counts, view.now)
 
-    st.subheader("Count of the winning pair at each merge")
-    views.counts_chart(events, k)
+    link.show(k)
+    if st.session_state["playing"] and k >= n:
+        st.session_state["playing"] = False  # the end: stop the clock
+    if (st.session_state["playing"], st.session_state["speed"]) != timer:
+        st.rerun()  # the whole page, so that the fragment's timer starts, stops or changes speed
 
 
 stepper()
-st.text_input("Your own sentence to tokenize", key="sample", placeholder="Type a sentence; it is tokenized at the current merge")
-st.caption(
-    f"Trace: {n:,} merges by `{settings.algorithm}` over {trace.unique_words:,} unique pre-tokens, "
-    f"computed once in {trace.seconds:.2f} s and shared; stepping replays it."
-)
+if not presenter:
+    st.caption(
+        f"Trace: {n:,} merges by `{settings.algorithm}` over {trace.unique_words:,} unique pre-tokens, "
+        f"computed once in {trace.seconds:.2f} s and shared by every session; stepping replays it. "
+        "Keys: ← and → step; a link to this page opens this corpus at this merge."
+    )

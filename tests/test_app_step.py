@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from conftest import open_app
 
@@ -13,24 +15,37 @@ def app():
     return open_app()
 
 
+def html_of(at, marker: str) -> str:
+    return next(h.value for h in at.html if marker in h.value)
+
+
 def card(at) -> str:
-    return next(h.value for h in at.html if 'class="merge-card"' in h.value)
+    return html_of(at, 'class="merge-card"')
+
+
+def click(at, key: str):
+    return at.button(key=key).click().run()
 
 
 def test_first_merges_of_textbook_corpus(app):
     assert "Merge <b>1</b> of 12" in card(app)
     assert '<span class="pill">s</span> + <span class="pill">t</span>' in card(app)
-    app.button[1].click().run()  # Next
+    click(app, "next")
     assert "Merge <b>2</b> of 12" in card(app)
     assert '<span class="pill">e</span> + <span class="pill">st</span>' in card(app)
 
 
 def test_previous_goes_back(app):
-    app.button[1].click().run()
-    app.button[1].click().run()
+    click(app, "next")
+    click(app, "next")
     assert "Merge <b>3</b>" in card(app)
-    app.button[0].click().run()  # Previous
+    click(app, "previous")
     assert "Merge <b>2</b>" in card(app)
+
+
+def test_next_and_previous_have_the_arrow_keys(app):
+    assert app.button(key="next").proto.shortcut == "right"
+    assert app.button(key="previous").proto.shortcut == "left"
 
 
 def test_tie_is_explained(app):
@@ -39,23 +54,30 @@ def test_tie_is_explained(app):
 
 
 def test_jump_to_merge_k(app):
-    app.slider(key="step").set_value(12).run()
+    app.slider(key="w_step").set_value(12).run()
     assert "Merge <b>12</b> of 12" in card(app)
     assert '<span class="pill">lowe</span> + <span class="pill">r</span>' in card(app)
 
 
 def test_heap_view_shows_stale_entries(app):
-    app.button[1].click().run()  # merge 2: the entry for 'e s' is stale (its count fell to 0)
-    tree = next(h.value for h in app.html if 'class="heap-level"' in h.value)
-    assert 'class="heap-node stale"' in tree
-    assert "<s>9</s> → gone" in tree
+    click(app, "next")  # merge 2: the entry for 'e s' is stale (its count fell to 0)
+    heap = html_of(app, 'class="htree"')
+    assert 'class="hnode stale"' in heap
+    assert "9 → gone" in heap
 
 
 def test_affected_words_show_before_and_after(app):
-    app.button[1].click().run()
-    words = next(h.value for h in app.html if 'class="word-row"' in h.value)
+    click(app, "next")
+    words = html_of(app, 'class="words"')
     assert "× 6" in words and "× 3" in words  # newest x6, widest x3
     assert ">est<" in words
+
+
+def test_the_pair_table_is_html_not_a_scrolling_dataframe(app):
+    html = html_of(app, 'class="pairs"')
+    table = html[html.index('<table class="pairs"') :].split("</table>")[0]
+    assert table.count("<tr") - 1 == 10  # header + every row drawn
+    assert not app.dataframe
 
 
 @pytest.mark.parametrize("algorithm", list(ALGORITHMS))
@@ -63,8 +85,150 @@ def test_every_algorithm_steps_without_error(app, algorithm):
     app.sidebar.selectbox(key="algorithm").set_value(algorithm).run()
     assert not app.exception
     assert "Merge <b>1</b> of 12" in card(app)
-    app.button[1].click().run()
+    click(app, "next")
     assert '<span class="pill">e</span> + <span class="pill">st</span>' in card(app)
+
+
+# ---------------------------------------------------------------------------
+# state that must survive, links, presenter mode
+
+
+def test_the_merge_shown_survives_a_visit_to_another_page(app):
+    for _ in range(3):
+        click(app, "next")
+    assert "Merge <b>4</b>" in card(app)
+    app.switch_page("pages/tokenize.py").run()
+    app.switch_page("pages/step.py").run()
+    assert "Merge <b>4</b>" in card(app)
+    assert app.slider(key="w_step").value == 4
+
+
+def test_play_and_its_speed_survive_a_visit_to_another_page(app):
+    app.selectbox(key="w_speed").set_value(2.0).run()
+    click(app, "play")
+    assert app.button(key="play").label == "Pause" and app.get("progress")  # the clock moves the merge, not the slider
+    app.switch_page("pages/race.py").run()
+    app.switch_page("pages/step.py").run()
+    assert app.button(key="play").label == "Pause"
+    assert app.selectbox(key="w_speed").value == 2.0
+    click(app, "play")
+    assert app.button(key="play").label == "Play" and app.slider(key="w_step")
+
+
+def test_a_link_opens_its_preset_at_its_merge():
+    app = open_app()
+    app.query_params["corpus"] = "ties"
+    app.query_params["merge"] = "5"
+    app.run()
+    assert app.sidebar.selectbox(key="source").value == "ties"
+    assert "Merge <b>5</b> of 8" in card(app)
+
+
+def test_stepping_writes_the_link(app):
+    click(app, "next")
+    assert app.query_params == {"corpus": "textbook", "merge": "2"}
+
+
+def test_after_a_link_the_sidebar_can_still_change_the_corpus():
+    app = open_app()
+    app.query_params.update(corpus="ties", merge="3")
+    app.run()
+    app.sidebar.selectbox(key="source").set_value("wikipedia").run()
+    assert "Merge <b>1</b> of 5" in card(app)
+    assert app.query_params == {"corpus": "wikipedia", "merge": "1"}
+
+
+@pytest.mark.parametrize(
+    "params, says",
+    [({"corpus": "nope", "merge": "2"}, "not one of the presets"), ({"corpus": "ties", "merge": "two"}, "not a merge number")],
+)
+def test_a_bad_link_says_what_is_wrong(params, says):
+    app = open_app()
+    app.query_params.update(params)
+    app.run()
+    assert not app.exception
+    assert says in app.warning[0].value
+    assert "Merge <b>" in card(app)
+
+
+def test_a_link_past_the_last_merge_shows_the_last():
+    app = open_app()
+    app.query_params.update(corpus="textbook", merge="99")
+    app.run()
+    assert "Merge <b>12</b> of 12" in card(app)
+
+
+def test_presenter_mode_enlarges_type_and_drops_the_extras(app):
+    assert len(app.get("vega_lite_chart")) == 1
+    app.sidebar.toggle(key="presenter").set_value(True).run()
+    assert "zoom:1.25" in "".join(h.value for h in app.html)
+    assert not app.title  # the first screen is for the merge
+    assert not app.get("vega_lite_chart")  # the chart and the pair-count changes go
+    assert not any("How pair counts changed" in h.value for h in app.html)
+    assert "Merge <b>1</b>" in card(app) and html_of(app, 'class="htree"')  # the card and the heap stay
+
+
+# ---------------------------------------------------------------------------
+# views that must say the right thing
+
+
+def test_naive_words_checked_is_the_race_pages_figure():
+    # the race page's work table and the step page count the same words: every word of 2+ bytes
+    race = open_app("pages/race.py", source="textbook")
+    race.button(key="race_start").click().run()
+    work = next(d.value for d in race.dataframe if "work per merge" in d.value.columns)
+    per_merge = work.set_index("work per merge").loc["words checked", "naive"]
+    app = open_app(algorithm="naive")
+    for _ in range(2):
+        click(app, "next")
+    assert per_merge == "4.0"
+    assert "words checked 4 · words rewritten 2" in card(app)  # merge 3, 'o w': low and lower
+
+
+def test_zero_merges_says_why_in_a_sentence(app):
+    app.sidebar.number_input(key="vocab_size").set_value(257).run()
+    assert not app.exception
+    assert app.info[0].value.startswith("No merges: a vocab size of 257 is filled by the 256 bytes and 1 special token alone")
+
+
+def test_a_trace_cut_by_its_time_limit_says_so_and_what_to_pick(app, monkeypatch):
+    import ui.corpus
+
+    monkeypatch.setattr(ui.corpus, "TRACE_SECONDS", 0.0)
+    app.sidebar.selectbox(key="algorithm").set_value("naive").run()
+    message = app.info[0].value
+    assert message.startswith("Stopped after 1 merge: it ran out of its time budget")
+    assert "Pick heap in the sidebar to see all 12" in message
+    assert "Merge <b>1</b> of 1" in card(app)
+
+
+def test_the_winning_count_chart_keeps_its_spec_while_the_merge_moves(app):
+    first = app.get("vega_lite_chart")[0].proto
+    click(app, "next")
+    second = app.get("vega_lite_chart")[0].proto
+    assert first.spec == second.spec  # the browser updates the data instead of redrawing the chart
+    assert [d.name for d in second.datasets] == ["counts", "now"]
+    assert json.loads(second.spec)["layer"][0]["encoding"]["y"]["scale"] == {"zero": True}  # counts 9..2: linear
+
+
+def test_the_sentence_shows_pre_tokens_and_dropped_whitespace(app):
+    sentence = html_of(app, "A sentence tokenized")
+    assert sentence.count('class="pre"') == 16  # the textbook corpus: 16 words
+    assert 'class="dropped"' in sentence
+    assert "the pre-tokenizer dropped 15 bytes of whitespace" in sentence
+
+
+def test_your_own_sentence_is_tokenized_and_survives_a_page_change(app):
+    app.text_input(key="w_sample").input("lowest newest").run()
+    sentence = html_of(app, "A sentence tokenized")
+    assert sentence.count('class="pre"') == 2 and "found 2 times" in sentence  # 's t' in lowest and newest
+    app.switch_page("pages/race.py").run()
+    app.switch_page("pages/step.py").run()
+    assert app.text_input(key="w_sample").value == "lowest newest"
+
+
+# ---------------------------------------------------------------------------
+# bad input
 
 
 def test_hostile_text_is_escaped(app):
@@ -104,8 +268,12 @@ def test_file_over_the_cap_gives_a_message(app):
     assert not app.exception
 
 
-def test_invalid_utf8_upload_trains(app):
+def test_a_latin1_upload_shows_its_bytes_as_they_are(app):
     app.sidebar.selectbox(key="source").set_value("upload").run()
     app.sidebar.file_uploader[0].set_value(("latin1.txt", "caf\xe9 caf\xe9 na\xefve ".encode("latin-1") * 20, "text/plain")).run()
     assert not app.exception and not app.error
     assert "Merge <b>1</b>" in card(app)
+    sentence = html_of(app, "A sentence tokenized")
+    assert "\\xe9" in sentence and "\\xef" in sentence  # é and ï as the Latin-1 bytes they are
+    assert "\\xbf" not in sentence and "\ufffd" not in sentence  # not replaced by U+FFFD (ef bf bd)
+    assert not app.query_params.get("corpus")  # an uploaded corpus cannot travel in a link

@@ -25,7 +25,7 @@ def test_train_on_a_pipe_prints_phase_lines_and_a_summary_per_phase(tmp_path):
     assert re.search(r"^merges: 24 in ", result.stderr, re.M)
     assert "\r" not in result.stderr  # no bar redrawn on a pipe
     out = result.stdout
-    assert out.startswith("24 merges (reached vocab size 280)")
+    assert out.startswith("Made 24 merges: the vocabulary reached its size, 280 = 256 bytes + 24 merges + 0 special tokens.")
     assert re.search(r"^time: pre-tokenize .*s, initial count .*s, merges .*s, write .*s, total .*s$", out, re.M)
     assert re.search(r"^processor time \(this process\): pre-tokenize ", out, re.M)
     memory = re.search(r"^peak memory \(resident, this process\): (.*)$", out, re.M)

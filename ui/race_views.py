@@ -28,6 +28,7 @@ from streamlit.delta_generator import DeltaGenerator
 from bpe import ALGORITHMS
 from bpe import race as R
 from bpe.corpora import END_OF_TEXT
+from bpe.events import WORK_NAMES
 
 from . import corpus as corpora
 from .render import show_pair
@@ -37,17 +38,6 @@ COLOURS = {"naive": "#d62728", "positions": "#ff7f0e", "parent_set": "#2ca02c", 
 REDRAW_S = 0.2  # how often the live chart is redrawn
 CHART_POINTS = 200  # points per line sent to the browser
 SLOTS = max(1, (os.cpu_count() or 1) // 2)  # heavy runs at a time on the whole server
-
-WORK_NAMES = {
-    "pairs_counted": "pairs counted (recount)",
-    "pairs_scanned": "pairs scanned for the best",
-    "words_checked": "words checked",
-    "words_touched": "words rewritten",
-    "positions_touched": "positions rewritten",
-    "heap_pushes": "heap pushes",
-    "heap_pops": "heap pops",
-    "stale_pops": "stale pops",
-}
 
 
 def _axes(chart: alt.Chart, **legend) -> alt.Chart:

@@ -1,7 +1,15 @@
 """Showing tokens as text a class can read, and as escaped HTML.
 
+Bytes are shown as the bytes they are, the same way on every page: UTF-8 text
+as its characters, whitespace as visible stand-ins, and a byte that is not
+part of a valid character as \\xNN. Nothing is decoded with 'replace' or
+'ignore'. When a character's bytes are split over several tokens (an emoji or
+a CJK character early in training), those tokens are drawn as one chip with a
+dashed border, since a lone \\xe5 means nothing to a reader.
+
 Every string that reaches HTML passes through html.escape here: corpora and
-tokens are untrusted ('<script>' is just text).
+tokens are untrusted ('<script>' is just text). The CSS for these classes is
+in ui/style.py.
 """
 
 from __future__ import annotations
@@ -14,9 +22,11 @@ VISIBLE = {" ": "␣", "\n": "↵", "\t": "⇥", "\r": "␍"}
 # token colours: light enough for dark text, distinct side by side
 PALETTE = ["#fde2e4", "#d7f0dd", "#dbe7fb", "#fff1c1", "#eadcf8", "#d3f2f4", "#ffe0c7", "#e4e4e4"]
 
+MAX_CHAR_BYTES = 4  # a UTF-8 character is at most 4 bytes, so a split one spans at most 4 tokens
+
 
 def show(token: bytes) -> str:
-    """b' the\\n' -> '␣the↵'; invalid UTF-8 shows as \\xNN."""
+    """b' the\\n' -> '␣the↵'; bytes that are not valid UTF-8 show as \\xNN: b'caf\\xe9' -> 'caf\\\\xe9'."""
     text = token.decode("utf-8", "backslashreplace")
     return "".join(VISIBLE.get(c, c) for c in text)
 
@@ -25,19 +35,63 @@ def show_pair(left: bytes, right: bytes) -> str:
     return f"{show(left)} + {show(right)}"
 
 
-def token_spans(tokens: list[bytes], ids: list[int] | None = None, wrap: bool = True) -> str:
-    """Tokens as coloured, escaped <span>s; the id (if given) shows on hover."""
+def is_text(data: bytes) -> bool:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def character_runs(tokens: list[bytes]) -> list[tuple[int, int]]:
+    """Split token indices into runs drawn as one chip each: [start, end).
+
+    A token that is valid UTF-8 is a run of its own; a token that is not is
+    joined with the fewest following tokens that complete its characters.
+    [b'a', b'\\xe5', b'\\xa4', b'\\xa7'] ('a', then 大 in three tokens) -> [(0, 1), (1, 4)];
+    a byte no following token completes (Latin-1 b'\\xe9') stays alone.
+    """
+    runs, i, n = [], 0, len(tokens)
+    while i < n:
+        end = i + 1
+        if not is_text(tokens[i]):
+            for j in range(i + 2, min(n, i + MAX_CHAR_BYTES) + 1):
+                if is_text(b"".join(tokens[i:j])):
+                    end = j
+                    break
+        runs.append((i, end))
+        i = end
+    return runs
+
+
+def chips(tokens: list[bytes], ids: list[int] | None = None, mark: bytes | None = None, first_colour: int = 0) -> str:
+    """Tokens as coloured, escaped <span class="tok"> chips; ids (if given) show on hover.
+
+    A chip of several tokens (one character split over them) says how many in data-tokens.
+
+    Tokens equal to `mark` (the token a merge just made) get a thick outline.
+    """
     parts = []
-    for n, token in enumerate(tokens):
-        title = f' title="id {ids[n]}"' if ids else ""
-        colour = PALETTE[n % len(PALETTE)]
-        parts.append(f'<span class="tok"{title} style="background:{colour}">{html.escape(show(token))}</span>')
-    return (
-        f'<div style="display:flex;flex-wrap:{"wrap" if wrap else "nowrap"};row-gap:6px;font-family:monospace;font-size:1.15rem">'
-        + "".join(parts)
-        + "</div>"
-        + "<style>.tok{white-space:pre;padding:2px 3px;margin:0 1px;border-radius:4px;border:1px solid #0002;color:#111}</style>"
-    )
+    for n, (start, end) in enumerate(character_runs(tokens)):
+        colour = PALETTE[(first_colour + n) % len(PALETTE)]
+        css = "tok new" if mark is not None and end - start == 1 and tokens[start] == mark else "tok"
+        if end - start == 1:
+            title = f' title="id {ids[start]}"' if ids else ""
+            parts.append(f'<span class="{css}"{title} style="background:{colour}">{html.escape(show(tokens[start]))}</span>')
+            continue
+        joined = b"".join(tokens[start:end])
+        pieces = " · ".join(show(t) for t in tokens[start:end])
+        id_text = f" (ids {', '.join(str(i) for i in ids[start:end])})" if ids else ""
+        title = html.escape(f"{end - start} tokens that together make {show(joined)}: {pieces}{id_text}", quote=True)
+        parts.append(
+            f'<span class="tok joined" data-tokens="{end - start}" title="{title}" style="background:{colour}">{html.escape(show(joined))}</span>'
+        )
+    return "".join(parts)
+
+
+def token_spans(tokens: list[bytes], ids: list[int] | None = None, wrap: bool = True, mark: bytes | None = None) -> str:
+    """Tokens as a row of chips (see chips), wrapping onto more lines unless wrap=False."""
+    return f'<div class="toks{"" if wrap else " nowrap"}">{chips(tokens, ids, mark)}</div>'
 
 
 def escape(text: str) -> str:

@@ -32,13 +32,45 @@ class Settings:
         return self.corpus.digest
 
 
-def _apply_preset() -> None:
-    """Choosing a preset also chooses the settings it was made for."""
-    source = corpora.SOURCES[st.session_state["source"]]
+def apply_preset(key: str) -> None:
+    """Choosing a preset also chooses the settings it was made for (ui.link calls it for a link's corpus)."""
+    source = corpora.SOURCES[key]
+    st.session_state["source"] = key
     st.session_state["pattern"] = source.pattern
     st.session_state["vocab_size"] = 256 + source.merges + (1 if source.specials else 0)
     st.session_state["specials"] = source.specials
     st.session_state["step"] = 1
+
+
+def _apply_preset() -> None:
+    apply_preset(st.session_state["source"])
+
+
+_DIGESTS: dict[int, tuple[bytes, str]] = {}  # id(data) -> (data, digest) of the last few corpora
+
+
+def _digest(data: bytes) -> str:
+    """corpora.digest, remembered for the same bytes object (the stdlib corpus is one cached object).
+
+    subtle: every run of every page passes the corpus through here; hashing 2 MB
+    again would cost a few ms per click. The entry holds the bytes, so its id
+    cannot be reused by another object while it is remembered.
+    """
+    known = _DIGESTS.get(id(data))
+    if known is not None and known[0] is data:
+        return known[1]
+    if len(_DIGESTS) >= 4:
+        _DIGESTS.clear()
+    _DIGESTS[id(data)] = (data, corpora.digest(data))
+    return _DIGESTS[id(data)][1]
+
+
+def short_label(label: str) -> str:
+    """A preset's name without its parenthesis, short enough for the sidebar at projector size.
+
+    "Python's own docs (stdlib docstrings, 2 MB)" -> "Python's own docs"; the caption under the box says the rest.
+    """
+    return label.split(" (")[0]
 
 
 def parse_specials(text: str) -> tuple[str, ...]:
@@ -58,13 +90,22 @@ def current() -> Settings:
 def render() -> Settings | str:
     """Draw the sidebar; return the settings, or a sentence saying what to fix."""
     with st.sidebar:
+        st.toggle(
+            "Presenter mode", key="presenter", help="Larger type, and a simpler step page for a projector. ← and → step through merges."
+        )
         st.header("Training run")
         key = st.selectbox(
-            "Corpus", list(corpora.SOURCES), format_func=lambda k: corpora.SOURCES[k].label, key="source", on_change=_apply_preset
+            "Corpus",
+            list(corpora.SOURCES),
+            format_func=lambda k: short_label(corpora.SOURCES[k].label),
+            key="source",
+            on_change=_apply_preset,
         )
         source = corpora.SOURCES[key]
-        if source.note:
-            st.caption(source.note)
+        about = [source.label[len(short_label(source.label)) + 2 : -1], source.note]
+        if any(about):
+            text = ": ".join(a for a in about if a)
+            st.caption(text[0].upper() + text[1:])
         problem = None
         if key == "paste":
             st.text_area("Text", key="pasted", height=150, placeholder="Paste any text…")
@@ -87,7 +128,8 @@ def render() -> Settings | str:
         st.number_input(
             "Vocab size", key="vocab_size", min_value=0, max_value=1_000_000, step=1, help="256 bytes + merges + special tokens"
         )
-        st.selectbox("Algorithm", list(ALGORITHMS), key="algorithm", format_func=lambda a: f"{a} — {ALGORITHMS[a].summary}")
+        st.selectbox("Algorithm", list(ALGORITHMS), key="algorithm")
+        st.caption(ALGORITHMS[st.session_state["algorithm"]].summary.capitalize() + ".")
 
         specials = parse_specials(st.session_state["specials"])
         try:
@@ -98,7 +140,7 @@ def render() -> Settings | str:
     if problem:
         return problem
     return Settings(
-        corpus=corpora.Corpus(source.label, data, corpora.digest(data)),
+        corpus=corpora.Corpus(source.label, data, _digest(data)),
         pattern=st.session_state["pattern"],
         specials=specials,
         num_merges=num_merges,

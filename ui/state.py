@@ -13,8 +13,12 @@ DEFAULTS: dict[str, object] = {
     "algorithm": "heap",
     "step": 1,  # the merge shown on the step-through page, 1-based
     "playing": False,
-    "speed": 1.0,  # seconds per merge while playing
-    "sample": "",
+    "speed": 1.0,  # merges per second while playing
+    "play_from": None,  # (time.time(), step) when Play started or was last moved: where the play clock counts from
+    "sample": "",  # the step page's own sentence; "": a sample of the corpus
+    "presenter": False,  # presenter mode: larger type everywhere, a simpler step page
+    "link": None,  # (corpus, merge) as the URL last said, applied or written: ui.link
+    "trace_seen": None,  # the settings of the last trace this session showed: a new one says it is being built
     "race": None,  # the last race's results, kept per session: ui.race_views.RaceRecord
     "race_budget": 10.0,  # seconds each algorithm may run in the race (initial count included)
     "race_hf": True,  # add HuggingFace tokenizers as a reference when it is installed
@@ -48,7 +52,10 @@ def widget(key: str) -> str:
     run and copied back by `save` when the user changes it:
     st.slider(..., key=state.widget("tok_k"), on_change=state.save, args=("tok_k",))
     """
-    st.session_state["w_" + key] = st.session_state[key]
+    # subtle: assigning a widget's key makes Streamlit send the value to the browser again,
+    # which would overwrite what a user is typing while a timer reruns the page; assign only when it differs
+    if st.session_state.get("w_" + key) != st.session_state[key]:
+        st.session_state["w_" + key] = st.session_state[key]
     return "w_" + key
 
 

@@ -1,41 +1,94 @@
-"""Views of one merge, built from its MergeEvent and MergeDetail. Each returns nothing and draws."""
+"""The step page's views of one merge, built as data from its MergeEvent and MergeDetail.
+
+`merge_view` turns one event into the HTML of every panel (the merge card, the
+pair table, the heap diagram, the words rewritten, the pair-count changes);
+ui/step_data caches it per (trace, merge), so a click that every student of a
+class makes is a lookup, and all sessions share the result. The winning-count
+chart is a fixed Vega-Lite spec per trace whose "you are here" data changes
+with the merge. `sentence` tokenizes a text at merge k with its pre-token
+boundaries. The CSS classes used here are styled in ui/style.py.
+
+No Streamlit here except the one chart call: these are plain functions a test
+can call. Every corpus string reaches HTML through ui.render (escaped).
+"""
 
 from __future__ import annotations
 
 import html
+from dataclasses import dataclass
 
-import altair as alt
-import pandas as pd
+import pyarrow as pa
+import regex
 import streamlit as st
+from streamlit import dataframe_util
 
-from bpe.events import HeapEntry, MergeEvent
+from bpe import ALGORITHMS
+from bpe.events import WORK_NAMES, HeapEntry, MergeEvent
+from bpe.pretokenize import ENCODING, ERRORS, sequence_of_text
+from bpe.tokenizer import Tokenizer
 
-from .render import show, show_pair, token_spans
+from .render import character_runs, chips, show, show_pair
+from .style import AXIS
 
-CHOSEN, TIE, RUNNER = "#c8f0cf", "#fff1b8", "#e3ecfb"
+PAIR_ROWS = 10  # rows of the pair table; more when more pairs tie with the winner
+PAIR_ROWS_MAX = 15
+HEAP_LEVELS = 3  # levels of the heap tree drawn: 7 entries, each readable at projector size
+WORD_ROWS = 8
+CHANGE_ROWS = 12
 
-CARD_CSS = """
-<style>
-.merge-card{border:2px solid #4c78a8;border-radius:10px;padding:.8rem 1.1rem;margin-bottom:.6rem;background:#f6f9fd;color:#111}
-.merge-card .big{font-size:1.9rem;font-family:monospace}
-.merge-card .why{font-size:1.05rem;margin-top:.3rem}
-.pill{display:inline-block;padding:1px 8px;border-radius:6px;background:#fff;border:1px solid #0003;margin:0 2px}
-.heap-level{display:flex;justify-content:space-around;gap:4px;margin:6px 0}
-.heap-node{flex:0 1 auto;min-width:0;overflow:hidden;white-space:nowrap;font-family:monospace;font-size:.95rem;border:2px solid #4c78a8;border-radius:8px;padding:3px 5px;background:#fff;color:#111;text-align:center}
-.heap-level.deep .heap-node{font-size:.78rem;padding:2px 3px}
-.heap-node.stale{border:2px dashed #d62728;background:#fdecec}
-.heap-node .n{font-size:.8rem;color:#555}
-.word-row{display:flex;align-items:center;gap:6px;font-family:monospace;font-size:1.05rem;margin:4px 0}
-.word-row .arrow{margin:0 6px}
-</style>
-"""
+
+@dataclass(frozen=True)
+class MergeView:
+    """Everything the step page draws for one merge: HTML and small data, built once and shared."""
+
+    top: str  # the merge card, then the pair table beside the heap (or the work, for the other trainers)
+    words: str
+    changes: str
+    now: bytes  # the counts chart's "you are here" row, as Arrow (see arrow)
+
+
+def merge_view(event: MergeEvent, k: int, n: int, vocab_size: int, algorithm: str) -> MergeView:
+    """The HTML of every panel for merge k (1-based) of n."""
+    right = heap_panel(event) if event.detail.heap is not None else work_panel(event, algorithm)
+    return MergeView(
+        # one element, laid out by CSS: the two panels side by side, one above the other on a narrow screen
+        top=f'{merge_card(event, k, n, vocab_size)}<div class="step-row"><div class="left">{pair_table(event, k)}</div>'
+        f'<div class="right">{right}</div></div>',
+        words=affected_words(event),
+        changes=pair_changes(event),
+        now=arrow({"merge": [k], "count": [event.count], "label": [f"merge {k}: {event.count:,}"]}),
+    )
+
+
+def arrow(columns: dict[str, list]) -> bytes:
+    """Chart data as the Arrow bytes st.vega_lite_chart sends, so a click does not convert it again.
+
+    subtle: st.vega_lite_chart passes a named dataset that is already bytes through
+    unchanged, and otherwise converts it through pandas on every call (1-4 ms).
+    """
+    return dataframe_util.convert_arrow_table_to_arrow_bytes(pa.table(columns))
 
 
 def pill(token: bytes) -> str:
     return f'<span class="pill">{html.escape(show(token))}</span>'
 
 
-def merge_card(event: MergeEvent, k: int, n: int, vocab_size: int) -> None:
+def caption(text: str) -> str:
+    """Caption-style text inside a view's HTML (text is escaped here)."""
+    return f'<p class="caption">{html.escape(text)}</p>'
+
+
+def work_line(event: MergeEvent) -> str:
+    """This merge's work counters in the race page's names: 'words checked 4 · words rewritten 2'."""
+    done = dict(event.work)
+    return " · ".join(f"{name} {done[key]:,}" for key, name in WORK_NAMES.items() if done.get(key))
+
+
+# ---------------------------------------------------------------------------
+# the merge card
+
+
+def merge_card(event: MergeEvent, k: int, n: int, vocab_size: int) -> str:
     """The headline: which pair won, and why."""
     if event.runner_up is None:
         why = "It was the only pair left."
@@ -48,29 +101,20 @@ def merge_card(event: MergeEvent, k: int, n: int, vocab_size: int) -> None:
         why = (
             f"Highest count: {event.count:,}, ahead of {pill(event.runner_up[0])}+{pill(event.runner_up[1])} at {event.runner_up_count:,}."
         )
-    st.html(
-        CARD_CSS + f'<div class="merge-card"><div>Merge <b>{k}</b> of {n} · new token id <b>{event.new_id}</b> · '
-        f"vocabulary now {vocab_size:,}</div>"
-        f'<div class="big">{pill(event.left)} + {pill(event.right)} → {pill(event.token)}'
-        f' <span style="font-size:1.1rem">× {event.count:,}</span></div>'
-        f'<div class="why">{why}</div></div>'
+    return (
+        f'<div class="merge-card"><div class="head"><span class="big">{pill(event.left)} + {pill(event.right)} → {pill(event.token)}'
+        f' <span class="times">× {event.count:,}</span></span>'
+        f'<span class="where">Merge <b>{k}</b> of {n:,} · new token id <b>{event.new_id}</b> · vocabulary now {vocab_size:,}</span></div>'
+        f'<div class="why">{why}</div>'
+        f'<div class="work">Work for this merge: {html.escape(work_line(event))}</div></div>'
     )
 
 
-def pair_table(event: MergeEvent) -> None:
-    detail = event.detail
-    rows = [{"pair": show_pair(a, b), "count": c, "status": _status(event, a, b, c)} for a, b, c in detail.top_pairs[:15]]
-    frame = pd.DataFrame(rows)
-
-    def colour(row):
-        bg = {"chosen": CHOSEN, "runner-up (tie)": TIE, "tie": TIE, "runner-up": RUNNER}.get(row["status"], "")
-        return [f"background-color: {bg}; color: #111" if bg else ""] * len(row)
-
-    st.dataframe(frame.style.apply(colour, axis=1), hide_index=True, width="stretch")
-    st.caption(f"Top {len(rows)} of {detail.distinct_pairs:,} distinct pairs before this merge. Yellow: same count as the winner.")
+# ---------------------------------------------------------------------------
+# the pair table
 
 
-def _status(event: MergeEvent, a: bytes, b: bytes, c: int) -> str:
+def status(event: MergeEvent, a: bytes, b: bytes, c: int) -> str:
     if (a, b) == (event.left, event.right):
         return "chosen"
     if event.runner_up == (a, b):
@@ -78,86 +122,309 @@ def _status(event: MergeEvent, a: bytes, b: bytes, c: int) -> str:
     return "tie" if c == event.count else ""
 
 
-def heap_tree(event: MergeEvent, levels: int = 4) -> None:
-    """The top levels of the heap as stored: stale entries (count out of date) dashed red."""
+ROW_CLASS = {"chosen": "chosen", "runner-up (tie)": "tie", "tie": "tie", "runner-up": "runner"}
+STATUS_WORD = {"chosen": "chosen", "runner-up (tie)": "runner-up", "runner-up": "runner-up"}  # the colour says "tie"
+
+
+def pair_table(event: MergeEvent, k: int) -> str:
+    """The best pairs before the merge, all rows shown (no inner scrolling), counts with separators."""
+    detail = event.detail
+    tied = sum(1 for _, _, c in detail.top_pairs if c == event.count)
+    rows = detail.top_pairs[: min(max(PAIR_ROWS, tied + 1), PAIR_ROWS_MAX)]
+    body = []
+    for a, b, c in rows:
+        s = status(event, a, b, c)
+        body.append(
+            f'<tr class="{ROW_CLASS.get(s, "")}"><td class="pair">{html.escape(show_pair(a, b))}</td>'
+            f'<td class="n">{c:,}</td><td>{STATUS_WORD.get(s, "")}</td></tr>'
+        )
+    return (
+        f"<h3>Pair counts before merge {k}</h3>"
+        '<table class="pairs"><tr><th>pair</th><th class="n">count</th><th></th></tr>' + "".join(body) + "</table>"
+        f"{caption(f'Top {len(rows)} of {detail.distinct_pairs:,} distinct pairs. Green: chosen; yellow: same count as the winner; blue: runner-up.')}"
+    )
+
+
+# ---------------------------------------------------------------------------
+# the heap: a binary tree drawn from the array, and the array beside it
+
+
+@dataclass(frozen=True)
+class Node:
+    """Where heap entry `index` is drawn: on `level`, over bottom-level slots [start, end)."""
+
+    index: int
+    level: int
+    start: int
+    end: int
+
+    @property
+    def centre(self) -> float:
+        return (self.start + self.end) / 2
+
+
+def heap_layout(count: int, levels: int = HEAP_LEVELS) -> list[Node]:
+    """The first min(count, 2**levels - 1) heap entries as a binary tree over 2**(levels-1) slots.
+
+    Entry i is on level d = floor(log2(i + 1)), the j-th of its level
+    (j = i - 2**d + 1), and spans 2**(levels-1-d) slots: its two children
+    (2i+1, 2i+2) split its slots in half, so it sits centred over them.
+    levels=2: entry 0 spans slots [0, 2), entry 1 [0, 1), entry 2 [1, 2).
+    """
+    nodes = []
+    for i in range(min(count, 2**levels - 1)):
+        depth = (i + 1).bit_length() - 1
+        span = 2 ** (levels - 1 - depth)
+        j = i - (2**depth - 1)
+        nodes.append(Node(i, depth, j * span, (j + 1) * span))
+    return nodes
+
+
+def _node_text(entry: HeapEntry) -> tuple[str, str]:
+    if entry.stale:
+        return show_pair(entry.left, entry.right), f"{entry.count:,} → {entry.current:,}" if entry.current else f"{entry.count:,} → gone"
+    return show_pair(entry.left, entry.right), f"{entry.count:,}"
+
+
+def heap_tree(entries: tuple[HeapEntry, ...], levels: int = HEAP_LEVELS) -> str:
+    """The top levels of the heap as a tree: a CSS grid of 2**(levels-1) slots, a row per level.
+
+    Each node spans its slots (see heap_layout) and is centred in them; the row
+    between two levels draws the edges: down from the parent, across to the
+    centres of its children, down to each child. Stale entries are dashed red.
+    """
+    nodes = heap_layout(len(entries), levels)
+    slots = 2 ** (levels - 1)
+    present = {node.index for node in nodes}
+    cells = []
+    for node in nodes:
+        entry = entries[node.index]
+        pair, count = _node_text(entry)
+        span = node.end - node.start
+        cells.append(
+            f'<div class="hnode{" stale" if entry.stale else ""}" data-index="{node.index}" '
+            f'style="grid-row:{2 * node.level + 1};grid-column:{node.start + 1}/{node.end + 1};width:calc({100 / span:.4g}% - 10px)">'
+            f'<span class="hpair">{html.escape(pair)}</span>'
+            f'<span class="hcount"><span class="hidx">[{node.index}]</span> {html.escape(count)}</span></div>'
+        )
+        left, right = 2 * node.index + 1, 2 * node.index + 2
+        if left in present:
+            # the bar runs from the left child's centre (25% of the parent's span) to the right child's (75%)
+            bar_right = "25%" if right in present else "50%"
+            cells.append(
+                f'<div class="hedge" style="grid-row:{2 * node.level + 2};grid-column:{node.start + 1}/{node.end + 1}">'
+                f'<div class="hstub"></div><div class="hbar{"" if right in present else " one"}" style="left:25%;right:{bar_right}"></div></div>'
+            )
+    return f'<div class="htree" style="grid-template-columns:repeat({slots},minmax(0,1fr))">{"".join(cells)}</div>'
+
+
+def heap_array(entries: tuple[HeapEntry, ...], size: int, levels: int = HEAP_LEVELS) -> str:
+    """The same entries as the heap stores them: an array, index by index."""
+    rows = []
+    for i, entry in enumerate(entries[: 2**levels - 1]):
+        pair, count = _node_text(entry)
+        rows.append(
+            f'<tr class="{"stale" if entry.stale else ""}"><td class="n">{i}</td><td class="pair">{html.escape(pair)}</td>'
+            f'<td class="n">{html.escape(count)}</td></tr>'
+        )
+    more = size - len(rows)
+    tail = f'<tr><td class="n">…</td><td colspan="2">{more:,} more</td></tr>' if more > 0 else ""
+    return (
+        '<table class="heap-array"><tr><th class="n">i</th><th>array</th><th class="n">count</th></tr>' + "".join(rows) + tail + "</table>"
+    )
+
+
+def heap_panel(event: MergeEvent, levels: int = HEAP_LEVELS) -> str:
     view = event.detail.heap
-    rows, start = [], 0
-    for level in range(levels):
-        width = 2**level
-        entries = view.entries[start : start + width]
-        if not entries:
-            break
-        css = "heap-level deep" if level >= 3 else "heap-level"
-        rows.append(f'<div class="{css}">' + "".join(_node(e) for e in entries) + "</div>")
-        start += width
-    st.html(CARD_CSS + "".join(rows))
-    stale_now = sum(e.stale for e in view.entries)
-    st.caption(
-        f"Heap size {view.size:,} entries. In the top {len(view.entries)}: {stale_now} stale. "
-        f"Stale entries popped while finding this merge: {view.stale_popped_total}"
-        + (
-            " — " + ", ".join(f"{show_pair(e.left, e.right)} stored {e.count} now {e.current}" for e in view.stale_popped[:6])
-            if view.stale_popped
-            else ""
+    drawn = view.entries[: 2**levels - 1]
+    stale = sum(e.stale for e in drawn)
+    popped = ""
+    if view.stale_popped:
+        shown = ", ".join(
+            f"{show_pair(e.left, e.right)} {e.count:,} → {e.current:,}" if e.current else f"{show_pair(e.left, e.right)} {e.count:,} → gone"
+            for e in view.stale_popped[:4]
+        )
+        popped = f" ({shown}{' …' if view.stale_popped_total > 4 else ''})"
+    return (
+        "<h3>The heap, as stored</h3>"
+        f'<div class="heap">{heap_tree(view.entries, levels)}{heap_array(view.entries, view.size, levels)}</div>'
+        + caption(
+            f"Drawn: the top {levels} levels, {len(drawn)} of {view.size:,} entries, {stale} of them stale "
+            "(dashed red: the stored count is out of date; the true count follows the arrow). "
+            "Entry i's children are entries 2i+1 and 2i+2. "
+            f"Finding this merge popped {view.stale_popped_total:,} stale entr{'y' if view.stale_popped_total == 1 else 'ies'}{popped}."
         )
     )
 
 
-def _node(entry: HeapEntry) -> str:
-    label = html.escape(show_pair(entry.left, entry.right))
-    if entry.stale:
-        count = f"<s>{entry.count}</s> → {entry.current}" if entry.current else f"<s>{entry.count}</s> → gone"
-        return f'<div class="heap-node stale" title="stale: stored count out of date">{label}<div class="n">{count}</div></div>'
-    return f'<div class="heap-node">{label}<div class="n">{entry.count}</div></div>'
-
-
-def affected_words(event: MergeEvent, limit: int = 12) -> None:
+def work_panel(event: MergeEvent, algorithm: str) -> str:
+    """For the trainers without a heap: this merge's work counters, and where it went."""
+    done = dict(event.work)
+    rows = "".join(f'<tr><td>{name}</td><td class="n">{done[key]:,}</td></tr>' for key, name in WORK_NAMES.items() if done.get(key))
     detail = event.detail
-    rows = []
-    for w in detail.words[:limit]:
-        rows.append(
-            '<div class="word-row">'
-            + token_spans(list(w.before), wrap=False)
-            + '<span class="arrow">→</span>'
-            + token_spans(list(w.after), wrap=False)
-            + f' <b class="arrow">× {w.count:,}</b></div>'
-        )
-    st.html(CARD_CSS + "".join(rows))
+    sites = ""
+    if detail.sites:
+        where = "Positions in the flat sequence" if algorithm == "positions" else "Word ids"
+        more = " …" if detail.sites_total > len(detail.sites) else ""
+        sites = caption(f"{where} it visited: " + ", ".join(map(str, detail.sites[:20])) + more)
+    return (
+        "<h3>Where the work went</h3>"
+        f'<table class="work-table">{rows}</table>'
+        + sites
+        + caption(f"{algorithm}: {ALGORITHMS[algorithm].summary}. The race page counts the same work. Pick heap to see its heap.")
+    )
+
+
+# ---------------------------------------------------------------------------
+# what the merge changed
+
+
+def affected_words(event: MergeEvent, limit: int = WORD_ROWS) -> str:
+    detail = event.detail
+    # one grid for all rows, so befores, arrows, afters and counts line up in columns that wrap inside
+    rows = [
+        f'<div class="toks">{chips(list(w.before))}</div><span class="arrow">→</span>'
+        f'<div class="toks">{chips(list(w.after), mark=event.token)}</div><span class="count">× {w.count:,}</span>'
+        for w in detail.words[:limit]
+    ]
     shown = min(limit, len(detail.words))
-    st.caption(f"{detail.words_total:,} word(s) rewritten in all; showing the {shown} most frequent.")
+    return f'<h3>Words this merge rewrote</h3><div class="words">{"".join(rows)}</div>' + caption(
+        f"{detail.words_total:,} word(s) rewritten in all; showing the {shown} most frequent."
+    )
 
 
-def pair_changes(event: MergeEvent, limit: int = 16) -> None:
+def pair_changes(event: MergeEvent, limit: int = CHANGE_ROWS) -> str:
+    """Diverging bars: pairs that lost occurrences to the left (red), new pairs to the right (green)."""
     detail = event.detail
     if not detail.changes:
-        st.caption("No pair counts changed.")
-        return
-    frame = pd.DataFrame([{"pair": show_pair(a, b), "change": d} for a, b, d in detail.changes[:limit]])
-    chart = (
-        alt.Chart(frame)
-        .mark_bar()
-        .encode(
-            x=alt.X("change:Q", title="change in count"),
-            y=alt.Y("pair:N", sort=None, title=None, axis=alt.Axis(labelFontSize=13, labelLimit=220)),
-            color=alt.condition("datum.change > 0", alt.value("#2ca02c"), alt.value("#d62728")),
-            tooltip=["pair", "change"],
+        return "<h3>How pair counts changed</h3>" + caption("No pair counts changed.")
+    changes = detail.changes[:limit]
+    top = max(abs(d) for _, _, d in changes)
+    cells = []
+    for a, b, d in changes:
+        bar = f'<div class="bar" style="width:{max(abs(d) / top * 80, 1.5):.1f}%"></div>'
+        number = f"<span>{d:+,}</span>"
+        cells.append(
+            f'<div class="pair">{html.escape(show_pair(a, b))}</div>'
+            + (
+                f'<div class="neg">{number}{bar}</div><div class="pos"></div>'
+                if d < 0
+                else f'<div class="neg"></div><div class="pos">{bar}{number}</div>'
+            )
         )
-        .properties(height=alt.Step(26))
+    return f'<h3>How pair counts changed</h3><div class="changes">{"".join(cells)}</div>' + caption(
+        f"{detail.changes_total:,} pair count(s) changed"
+        + (f", the {len(changes)} largest shown" if detail.changes_total > len(changes) else "")
+        + ": red pairs lost occurrences to the merge, green pairs are new, with the new token."
     )
-    st.altair_chart(chart, width="stretch")
-    st.caption(f"{detail.changes_total:,} pair count(s) changed: red lost occurrences, green are new pairs with the new token.")
 
 
-def counts_chart(events: tuple[MergeEvent, ...], k: int) -> None:
-    frame = pd.DataFrame({"merge": range(1, len(events) + 1), "count": [e.count for e in events]})
-    line = (
-        alt.Chart(frame)
-        .mark_line(point=len(events) <= 60)
-        .encode(
-            x=alt.X("merge:Q", title="merge", axis=alt.Axis(tickMinStep=1, format="d")),
-            y=alt.Y("count:Q", title="count of the winning pair"),
-            tooltip=["merge", "count"],
-        )
-    )
-    rule = alt.Chart(pd.DataFrame({"merge": [k]})).mark_rule(color="#d62728", strokeWidth=2).encode(x="merge:Q")
-    st.altair_chart((line + rule).properties(height=220), width="stretch")
+# ---------------------------------------------------------------------------
+# the winning count at each merge: one spec per trace, the merge shown is data
+
+
+def counts_spec(counts: list[int]) -> dict:
+    """A Vega-Lite spec over two named datasets: 'counts' (every merge) and 'now' (the merge shown).
+
+    Log scale when the counts span a wide range (as on the threshold page).
+    """
+    log = max(counts) / max(min(counts), 1) > 30
+    few = len(counts) <= 60
+    x = {"field": "merge", "type": "quantitative", "title": "merge", "axis": {"format": "d", "tickMinStep": 1, **AXIS}}
+    y = {
+        "field": "count",
+        "type": "quantitative",
+        "title": "winning count" + (" (log scale)" if log else ""),
+        "scale": {"type": "log"} if log else {"zero": True},
+        "axis": AXIS,
+    }
+    return {
+        "height": 260,
+        "layer": [
+            {"data": {"name": "counts"}, "mark": {"type": "line", "point": few, "strokeWidth": 2.5}, "encoding": {"x": x, "y": y}},
+            {
+                "data": {"name": "now"},
+                "mark": {"type": "rule", "color": "#d62728", "strokeWidth": 2.5},
+                "encoding": {"x": {"field": "merge", "type": "quantitative"}},
+            },
+            {
+                "data": {"name": "now"},
+                "mark": {"type": "point", "filled": True, "size": 110, "color": "#d62728"},
+                "encoding": {"x": {"field": "merge", "type": "quantitative"}, "y": {"field": "count", "type": "quantitative"}},
+            },
+            {
+                "data": {"name": "now"},
+                "mark": {"type": "text", "align": "left", "dx": 8, "dy": -12, "fontSize": 17, "color": "#b51d1f"},
+                "encoding": {
+                    "x": {"field": "merge", "type": "quantitative"},
+                    "y": {"field": "count", "type": "quantitative"},
+                    "text": {"field": "label"},
+                },
+            },
+        ],
+    }
+
+
+def counts_chart(spec: dict, counts: bytes, now: bytes) -> None:
+    """Draw the spec with its data, both as Arrow bytes built once (per trace, per merge)."""
+    st.vega_lite_chart({**spec, "datasets": {"counts": counts, "now": now}}, width="stretch")
+
+
+# ---------------------------------------------------------------------------
+# a sentence tokenized at merge k, with its pre-token boundaries
+
+
+@dataclass(frozen=True)
+class Segment:
+    kind: str  # "pretoken", "special" or "dropped" (text the pre-tokenizer throws away, e.g. spaces)
+    tokens: tuple[bytes, ...]
+
+
+def segments(tok: Tokenizer, data: bytes, k: int) -> list[Segment]:
+    """data split as the tokenizer does: special tokens whole, each pre-token into its tokens at merge k.
+
+    b'low  lower' (whitespace pattern, merges l+o, lo+w) ->
+    [pretoken (b'low',), dropped (b'  ',), pretoken (b'low', b'e', b'r')]
+    """
+    text = data.decode(ENCODING, ERRORS)  # subtle: surrogateescape keeps invalid bytes as they are
+    specials = sorted(tok.special_tokens, key=len, reverse=True)
+    parts = regex.split("(" + "|".join(regex.escape(t) for t in specials) + ")", text) if specials else [text]
+    out: list[Segment] = []
+    for n, part in enumerate(parts):
+        if n % 2 == 1:
+            out.append(Segment("special", (part.encode(ENCODING),)))
+            continue
+        pos = 0
+        for pre in sequence_of_text(part, tok.pattern):
+            start = part.find(pre, pos)
+            if start > pos:
+                out.append(Segment("dropped", (part[pos:start].encode(ENCODING, ERRORS),)))
+            out.append(Segment("pretoken", tok.bpe(pre.encode(ENCODING, ERRORS), k)))
+            pos = start + len(pre)
+        if pos < len(part):
+            out.append(Segment("dropped", (part[pos:].encode(ENCODING, ERRORS),)))
+    return out
+
+
+def sentence(tok: Tokenizer, data: bytes, k: int, new_token: bytes) -> tuple[str, str]:
+    """(HTML, caption) of data tokenized with the first k merges: one underlined group per pre-token."""
+    segs = segments(tok, data, k)
+    parts, colour = [], 0
+    for seg in segs:
+        if seg.kind == "dropped":
+            parts.append(f'<span class="dropped" title="dropped by the pre-tokenizer">{html.escape(show(seg.tokens[0]))}</span>')
+            continue
+        css = "pre" if seg.kind == "pretoken" else "special"
+        parts.append(f'<span class="{css}">{chips(list(seg.tokens), mark=new_token, first_colour=colour)}</span>')
+        colour += len(seg.tokens)
+    tokens = [t for s in segs if s.kind != "dropped" for t in s.tokens]
+    dropped = sum(len(s.tokens[0]) for s in segs if s.kind == "dropped")
+    found = sum(t == new_token for t in tokens)
+    words = sum(s.kind == "pretoken" for s in segs)
+    note = f"{len(tokens):,} tokens in {words:,} pre-tokens (underlined), for {len(data) - dropped:,} bytes"
+    if dropped:
+        note += f"; the pre-tokenizer dropped {dropped:,} bytes of whitespace (grey), which are not tokens"
+    note += f". Outlined: the token this merge made, {show(new_token)}, found {found} time{'s' if found != 1 else ''} here."
+    if any(end - start > 1 for s in segs for start, end in character_runs(list(s.tokens))):
+        note += " Dashed: one character whose bytes are split over several tokens."
+    return f'<div class="toks sentence">{"".join(parts)}</div>', note

@@ -162,7 +162,10 @@ def clipped(page) -> list[str]:
 
 
 def pick(page, label: str, option: str) -> None:
-    """Choose an option in the selectbox labelled label (sidebar or main)."""
+    """Choose an option in the selectbox labelled label (sidebar or main).
+
+    A corpus preset's full label matches its shorter name in the sidebar: the part before " (".
+    """
     page.locator('[data-testid="stSelectbox"]').filter(has_text=label).first.click()
-    page.get_by_role("option", name=option).first.click()
+    page.get_by_role("option", name=option.split(" (")[0]).first.click()
     wait_idle(page)

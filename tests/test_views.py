@@ -1,0 +1,209 @@
+"""The step page's views as data: the heap diagram's geometry, bytes as they are, tables, the sentence.
+
+These call ui.views and ui.render directly (plain functions returning HTML); the
+page tests (test_app_step.py) and the browser tests check how they are drawn.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from bpe import pretokenize, train
+from bpe.events import HeapEntry, MergeDetail, MergeEvent
+from bpe.tokenizer import Tokenizer
+from ui import views
+from ui.render import character_runs, chips, show
+
+TEXTBOOK = "low low low low low lower lower widest widest widest newest newest newest newest newest newest"
+
+
+def textbook_events(algorithm: str = "heap"):
+    return train(pretokenize(TEXTBOOK, pattern="whitespace"), 12, algorithm=algorithm, detail=True).events
+
+
+def event_with(top_pairs, heap=None, count=None) -> MergeEvent:
+    left, right, c = top_pairs[0]
+    detail = MergeDetail(
+        top_pairs=tuple(top_pairs), distinct_pairs=len(top_pairs), words=(), words_total=0, changes=(), changes_total=0, heap=heap
+    )
+    runner = top_pairs[1] if len(top_pairs) > 1 else None
+    return MergeEvent(
+        rank=0,
+        pair=(0, 1),
+        left=left,
+        right=right,
+        new_id=256,
+        count=count or c,
+        runner_up=(runner[0], runner[1]) if runner else None,
+        runner_up_count=runner[2] if runner else 0,
+        words=1,
+        detail=detail,
+    )
+
+
+# ---------------------------------------------------------------------------
+# the heap diagram
+
+
+@pytest.mark.parametrize("levels", [1, 2, 3, 4, 5])
+def test_every_heap_node_is_centred_over_its_two_children(levels):
+    nodes = {node.index: node for node in views.heap_layout(2**levels - 1, levels)}
+    for i, node in nodes.items():
+        left, right = nodes.get(2 * i + 1), nodes.get(2 * i + 2)
+        if left is None:
+            continue
+        assert node.centre == (left.centre + right.centre) / 2
+        assert (left.start, left.end, right.start, right.end) == (node.start, node.centre, node.centre, node.end)  # they split its slots
+        assert left.level == right.level == node.level + 1
+
+
+@given(count=st.integers(0, 40), levels=st.integers(1, 5))
+def test_the_layout_draws_the_first_entries_level_by_level_without_overlap(count, levels):
+    nodes = views.heap_layout(count, levels)
+    assert [n.index for n in nodes] == list(range(min(count, 2**levels - 1)))
+    for level in range(levels):
+        row = sorted((n.start, n.end) for n in nodes if n.level == level)
+        assert all(a_end <= b_start for (_, a_end), (b_start, _) in zip(row, row[1:]))
+        assert all(0 <= start < end <= 2 ** (levels - 1) for start, end in row)
+
+
+def test_the_tree_places_each_node_where_the_layout_says_and_draws_its_edges():
+    event = textbook_events()[0]
+    tree = views.heap_tree(event.detail.heap.entries)
+    drawn = re.findall(r'data-index="(\d+)" style="grid-row:(\d+);grid-column:(\d+)/(\d+)', tree)
+    layout = views.heap_layout(len(event.detail.heap.entries))
+    assert [(int(i), int(r), int(a), int(b)) for i, r, a, b in drawn] == [
+        (n.index, 2 * n.level + 1, n.start + 1, n.end + 1) for n in layout
+    ]
+    parents = {n.index for n in layout if 2 * n.index + 1 < len(layout)}
+    assert tree.count('class="hedge"') == len(parents)
+
+
+def test_the_heap_caption_counts_what_is_drawn():
+    event = textbook_events()[1]  # merge 2: the entry for 'e s' is stale
+    view = event.detail.heap
+    drawn = view.entries[:7]
+    panel = views.heap_panel(event)
+    assert panel.count('class="hnode') == len(drawn)
+    assert f"Drawn: the top 3 levels, {len(drawn)} of {view.size:,} entries, {sum(e.stale for e in drawn)} of them stale" in panel
+    assert panel.count('class="hnode stale"') == sum(e.stale for e in drawn)
+
+
+def test_the_heap_array_lists_the_drawn_entries_in_order_and_how_many_more():
+    stale = HeapEntry(9, b"e", b"s", 0)
+    entries = tuple(HeapEntry(c, b"a", b"b", c) for c in (40, 30, 20)) + (stale,)
+    array = views.heap_array(entries, 1_234)
+    assert re.findall(r'<tr class="[a-z]*"><td class="n">(\d+)</td>', array) == ["0", "1", "2", "3"]
+    assert "9 → gone" in array and "1,230 more" in array
+
+
+# ---------------------------------------------------------------------------
+# bytes shown as the bytes they are
+
+
+def test_invalid_bytes_show_as_escapes_and_text_as_characters():
+    assert show("café".encode("latin-1")) == "caf\\xe9"
+    assert show(b" a\n") == "␣a↵"
+    assert show("大".encode()[:2]) == "\\xe5\\xa4"
+
+
+@pytest.mark.parametrize(
+    "tokens, runs",
+    [
+        ([b"a", *[bytes([b]) for b in "大".encode()]], [(0, 1), (1, 4)]),  # a CJK character in three tokens
+        ([bytes([b]) for b in "🙂".encode()], [(0, 4)]),  # an emoji in four
+        ([b"\xe5\xa4", b"\xa7\xe5", b"\xb0\x8f"], [(0, 3)]),  # 大小 over three tokens
+        ([b"caf", b"\xe9", b" "], [(0, 1), (1, 2), (2, 3)]),  # Latin-1: no character to complete
+    ],
+)
+def test_a_characters_bytes_split_over_tokens_are_one_chip(tokens, runs):
+    assert character_runs(tokens) == runs
+
+
+def test_a_joined_chip_shows_the_character_and_says_it_is_several_tokens():
+    html = chips([bytes([b]) for b in "大".encode()], ids=[229, 164, 167])
+    assert html.count('class="tok') == 1 and 'class="tok joined"' in html
+    assert ">大<" in html and "3 tokens" in html and "ids 229, 164, 167" in html and 'data-tokens="3"' in html
+
+
+def test_chips_escape_what_they_show():
+    html = chips([b"<script>", b"&"])
+    assert "<script>" not in html and "&lt;script&gt;" in html and "&amp;" in html
+
+
+@given(st.lists(st.binary(min_size=1, max_size=4), max_size=12))
+def test_runs_cover_every_token_once_in_order(tokens):
+    runs = character_runs(tokens)
+    assert [i for start, end in runs for i in range(start, end)] == list(range(len(tokens)))
+
+
+# ---------------------------------------------------------------------------
+# tables and charts
+
+
+def test_the_pair_table_shows_counts_with_thousands_separators_and_every_row():
+    pairs = [(b"a", b"b", 36_504), (b"c", b"d", 36_504)] + [(b"x", bytes([i]), 1_000 - i) for i in range(30)]
+    table = views.pair_table(event_with(pairs), 1)
+    assert "36,504" in table and "36504" not in table
+    assert table.count("<tr") - 1 == views.PAIR_ROWS
+    assert 'class="chosen"' in table and 'class="tie"' in table
+
+
+def test_the_pair_table_grows_to_show_every_pair_tied_with_the_winner():
+    pairs = [(b"a", bytes([i]), 7) for i in range(13)] + [(b"z", b"z", 1)]
+    assert views.pair_table(event_with(pairs), 1).count("<tr") - 1 == 14  # 13 tied, and the first that is not
+
+
+@pytest.mark.parametrize("counts, log", [([36_504, 9_000, 400, 12], True), ([9, 8, 7, 3, 2], False)])
+def test_the_winning_count_chart_is_logarithmic_when_counts_span_a_wide_range(counts, log):
+    y = views.counts_spec(counts)["layer"][0]["encoding"]["y"]
+    assert (y["scale"] == {"type": "log"}) is log
+    assert y["axis"]["labelFontSize"] >= 14
+
+
+def test_the_merge_card_names_the_work_in_the_race_pages_words():
+    event = textbook_events("naive")[2]
+    assert "Work for this merge: pairs counted" in views.merge_card(event, 3, 12, 259)
+    assert "words checked 4 · words rewritten 2" in views.merge_card(event, 3, 12, 259)
+
+
+def test_rewritten_words_are_one_grid_that_keeps_counts_in_their_own_column():
+    event = textbook_events()[1]
+    words = views.affected_words(event)
+    assert words.count('class="count"') == len(event.detail.words) == 2
+    assert words.count('class="arrow"') == 2
+
+
+# ---------------------------------------------------------------------------
+# a sentence, with its pre-token boundaries
+
+
+@pytest.fixture(scope="module")
+def tok() -> Tokenizer:
+    run = train(pretokenize(TEXTBOOK, pattern="whitespace"), 12)
+    return Tokenizer.from_training(run, "whitespace")
+
+
+def test_whitespace_the_pre_tokenizer_drops_is_shown_apart_and_not_counted(tok):
+    segs = views.segments(tok, b"low  lowest", 12)
+    assert [(s.kind, s.tokens) for s in segs] == [("pretoken", (b"low",)), ("dropped", (b"  ",)), ("pretoken", (b"low", b"est"))]
+    html, note = views.sentence(tok, b"low  lowest", 12, b"est")
+    assert html.count('class="pre"') == 2 and 'class="dropped"' in html
+    assert note.startswith("3 tokens in 2 pre-tokens (underlined), for 9 bytes; the pre-tokenizer dropped 2 bytes of whitespace")
+    assert "found 1 time here" in note
+
+
+def test_special_tokens_stay_whole_and_gpt2_drops_nothing():
+    tok = Tokenizer.from_merges([(b" ", b"l")], ["<|endoftext|>"], "gpt2")
+    segs = views.segments(tok, b"a<|endoftext|> low", 1)
+    assert [s.kind for s in segs] == ["pretoken", "special", "pretoken"]
+    assert segs[1].tokens == (b"<|endoftext|>",) and segs[2].tokens == (b" l", b"o", b"w")
+
+
+def test_a_latin1_sentence_keeps_its_bytes(tok):
+    html, _ = views.sentence(tok, "café".encode("latin-1"), 12, b"st")
+    assert "\\xe9" in html and "\\xef" not in html

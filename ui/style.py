@@ -1,0 +1,131 @@
+"""The look of the whole app: sizes a projector at the back of a room can read, and presenter mode.
+
+The theme (.streamlit/config.toml) sets the root font to 18 px; Streamlit draws
+captions, buttons, widget labels and some inputs smaller than the root, so the
+CSS here lifts them to 1rem. Charts set their own label sizes (at least 14 px:
+see AXIS). Presenter mode zooms the page (not the sidebar) and lets the step
+page drop what a projector does not need.
+
+Also here: the classes of the HTML that ui/render.py and ui/views.py write
+(token chips, the merge card, the pair table, the heap diagram).
+
+Not here: what any page shows; st.dataframe, whose cells are drawn on a canvas
+at 0.875 of the root size (15.75 px) that CSS cannot reach.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+PRESENTER_ZOOM = 1.25  # presenter mode enlarges the page (not the sidebar, which is for the teacher): 18 px text reads as 22.5
+AXIS = {"labelFontSize": 16, "titleFontSize": 17}  # Vega-Lite axis text for every chart of ours
+
+APP_CSS = """
+/* ---- projector sizes ---- */
+[data-testid="stMainBlockContainer"]{padding:2.7rem 1.6rem 3rem 1.6rem}
+[data-testid="stHeader"]{background:transparent}  /* the page title may pass under its empty middle */
+section[data-testid="stSidebar"][data-collapsed="false"]{width:20.8rem !important} /* the longest preset name (ui.sidebar.short_label), 375 px at 18 px */
+[data-testid="stSidebarUserContent"]{padding-left:1rem;padding-right:1rem}
+[data-testid="stCaptionContainer"], [data-testid="stCaptionContainer"] p,
+[data-testid="stWidgetLabel"] p, [data-testid="stWidgetLabel"] label,
+[data-testid="stMetricLabel"] p, [data-testid="stMetricDelta"],
+[data-testid^="stBaseButton"] p, [data-testid^="stBaseButton"] div,
+[data-testid="stSidebarNavLink"] span, [data-testid="stSidebarNavSeparator"] span,
+[data-testid="stSelectbox"] input, [data-testid="stSelectbox"] div[value],
+[data-baseweb="popover"] li, [data-baseweb="popover"] li div,
+[data-testid="stTextInput"] input, [data-testid="stNumberInput"] input, [data-testid="stTextArea"] textarea,
+[data-testid="stCheckbox"] p, [data-testid="stRadio"] p,
+[data-testid="stSliderThumbValue"],
+[data-testid="stSliderTickBar"] p, [data-testid="stMarkdownContainer"] code, [data-testid="stCaptionContainer"] code,
+[data-testid="stTooltipContent"] p, [data-testid="stExpander"] summary p, [data-testid="stTab"] p,
+[data-testid="stAlertContent"] p, [data-testid="stTable"] td, [data-testid="stTable"] th,
+[data-testid="stMarkdownContainer"] td, [data-testid="stMarkdownContainer"] th,
+[data-testid="stFileUploaderDropzoneInstructions"] span, [data-testid="stFileUploaderDropzoneInstructions"] small,
+[data-testid="stHeadingWithActionElements"] + div p, kbd
+{font-size:1rem !important}
+/* a button too narrow for its label grows a line taller rather than cut the label off */
+[data-testid^="stBaseButton"] *{white-space:normal !important;text-overflow:clip !important;overflow:visible !important}
+[data-testid^="stBaseButton"]{height:auto !important}
+h1{font-size:1.95rem !important;padding:0 0 .4rem 0 !important}
+h2{font-size:1.7rem !important}
+h3{font-size:1.35rem !important;padding:.2rem 0 .3rem 0 !important}
+.stHtml h3{margin:0 0 .2rem 0;padding:0 !important}
+
+.caption{color:rgba(49,51,63,.7);font-size:1rem;margin:.3rem 0 0 0;line-height:1.45}
+
+/* ---- token chips (ui/render.py) ---- */
+.toks{display:flex;flex-wrap:wrap;row-gap:6px;font-family:monospace;font-size:1.15rem;align-items:center}
+.toks.nowrap{flex-wrap:nowrap}
+.tok{white-space:pre-wrap;overflow-wrap:anywhere;padding:2px 3px;margin:0 1px;border-radius:4px;border:1px solid #0002;color:#111}
+.tok.joined{border:2px dashed #555}
+.tok.new{outline:3px solid #1f4e9c;outline-offset:0}
+.pre{display:inline-flex;align-items:center;margin-right:10px;padding-bottom:3px;border-bottom:3px solid #9aa7b8}
+.dropped{color:#8a8a8a;margin-right:10px}
+.special{display:inline-flex;margin-right:10px}
+
+/* ---- the step page's views (ui/views.py) ---- */
+.step-row{display:flex;flex-wrap:wrap;gap:.8rem 2rem;margin-top:1rem}
+.step-row > .left{flex:2 1 300px;min-width:0}
+.step-row > .right{flex:3 1 420px;min-width:0}
+.merge-card{border:2px solid #4c78a8;border-radius:10px;padding:.4rem 1rem .5rem;background:#f6f9fd;color:#111}
+.merge-card .head{display:flex;flex-wrap:wrap;align-items:center;column-gap:1.5rem}
+.merge-card .big{font-size:1.8rem;font-family:monospace;display:flex;flex-wrap:wrap;align-items:center;gap:.4rem}
+.merge-card .times{font-size:1.3rem}
+.merge-card .work{color:#333;margin-top:.2rem}
+.pill{display:inline-block;padding:0 7px;border-radius:6px;background:#fff;border:1px solid #0003;font-family:monospace;white-space:pre;color:#111}
+table.pairs{border-collapse:collapse;width:100%;font-size:1rem}
+table.pairs th{text-align:left;font-weight:600;border-bottom:2px solid #0003;padding:2px 8px}
+table.pairs td{padding:0 8px;line-height:1.35;border-bottom:1px solid #0001;color:#111}
+table.pairs td.n, table.pairs th.n{text-align:right;font-variant-numeric:tabular-nums}
+table.pairs td.pair{font-family:monospace;white-space:pre-wrap;overflow-wrap:anywhere}
+table.pairs tr.chosen td{background:#c8f0cf}
+table.pairs tr.tie td{background:#fff1b8}
+table.pairs tr.runner td{background:#e3ecfb}
+.heap{display:flex;flex-wrap:wrap;gap:.6rem 1.2rem;align-items:flex-start}
+.heap{display:flex;flex-wrap:wrap;gap:.6rem 1.2rem;align-items:flex-start}
+.htree{display:grid;flex:1 1 330px;min-width:0;max-width:640px}
+.hnode{justify-self:center;box-sizing:border-box;border:2px solid #4c78a8;border-radius:9px;background:#fff;color:#111;
+  padding:2px 4px 3px;text-align:center;display:flex;flex-direction:column;align-items:center;min-width:0}
+.hnode.stale{border:2px dashed #d62728;background:#fdecec}
+.hnode .hidx{color:#666}
+.hnode .hpair{font-family:monospace;white-space:pre-wrap;overflow-wrap:anywhere;line-height:1.2}
+.hnode .hcount{font-variant-numeric:tabular-nums;line-height:1.2}
+.hnode.stale .hcount{color:#b51d1f}
+.hedge{position:relative;height:22px}
+.hedge .hstub{position:absolute;left:50%;top:0;height:9px;border-left:2px solid #7d8ea3}
+.hedge .hbar{position:absolute;top:9px;height:13px;border:2px solid #7d8ea3;border-bottom:0}
+.hedge .hbar.one{border-right:0}
+table.heap-array{border-collapse:collapse;font-size:1rem;flex:0 0 auto;align-self:flex-start}
+table.heap-array td, table.heap-array th{padding:0 8px;line-height:1.35;border-bottom:1px solid #0001;white-space:pre}
+table.heap-array td.pair{font-family:monospace}
+table.heap-array tr.stale td{color:#b51d1f}
+table.heap-array td.n, table.heap-array th.n{text-align:right}
+.words{display:grid;grid-template-columns:minmax(0,max-content) auto minmax(0,max-content) auto;justify-content:start;gap:6px 6px;align-items:center;min-width:0}
+.words .toks{min-width:0}
+.words .count{font-weight:600;white-space:nowrap}
+.changes{display:grid;grid-template-columns:minmax(0,max-content) 1fr 1fr;gap:3px 8px;align-items:center}
+.changes .pair{font-family:monospace;white-space:pre-wrap;overflow-wrap:anywhere}
+.changes .neg{display:flex;justify-content:flex-end;align-items:center;gap:6px}
+.changes .pos{display:flex;justify-content:flex-start;align-items:center;gap:6px;border-left:2px solid #555}
+.changes .neg{border-right:0}
+.changes .bar{height:1.1rem;border-radius:3px}
+.changes .neg .bar{background:#d62728}
+.changes .pos .bar{background:#2ca02c}
+.work-table{border-collapse:collapse;font-size:1rem}
+.work-table td{padding:2px 10px;border-bottom:1px solid #0001}
+.work-table td.n{text-align:right;font-variant-numeric:tabular-nums;font-weight:600}
+"""
+
+
+# presenter mode: everything larger; the step page's pair table shorter (8 pairs) and its views without
+# their captions (the teacher says it), so that the card, the pairs and the heap fit on a projector's screen
+PRESENTER_CSS = f"""
+[data-testid="stMainBlockContainer"]{{zoom:{PRESENTER_ZOOM}}}
+table.pairs tr:nth-child(n+10){{display:none}}
+.stHtml p.caption{{display:none}}
+"""
+
+
+def apply(presenter: bool) -> None:
+    """Add the app's CSS to this run (presenter mode: the page zoomed, the step page simpler)."""
+    st.html(f"<style>{APP_CSS}{PRESENTER_CSS if presenter else ''}</style>")
