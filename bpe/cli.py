@@ -4,6 +4,10 @@
     python -m bpe encode DIR --text "Hello world"       # prints ids: 72 101 ...
     python -m bpe decode DIR 72 101 ...                 # prints the text
 
+encode and decode read any tokenizer load.py knows: a directory written by
+train, GPT-2's vocab.json + merges.txt, a HuggingFace tokenizer.json, a
+.tiktoken file.
+
 Training shows progress bars for pre-tokenization and merging, then a summary.
 Bad input prints one sentence and exits with code 2, never a traceback.
 """
@@ -17,6 +21,7 @@ from pathlib import Path
 
 from . import export
 from .pretokenize import ENCODING, ERRORS, PATTERNS, check_pattern, pretokenize_file
+from .rule import RULES
 from .tokenizer import Tokenizer
 from .train import ALGORITHMS, build_vocab, check_settings, steps
 from .trainer import paused_gc
@@ -70,24 +75,45 @@ def parser() -> argparse.ArgumentParser:
     t.add_argument("--algorithm", default="heap", help=f"one of {', '.join(ALGORITHMS)} (default heap)")
     t.add_argument("--min-pair-frequency", type=int, default=1, metavar="K", help="stop when the best pair occurs fewer than K times")
     t.add_argument("--pretokenizer", default="gpt2", help=f"one of {', '.join(PATTERNS)} (default gpt2)")
+    t.add_argument(
+        "--tie-break",
+        default="cs336",
+        metavar="RULE",
+        help="how pairs with equal counts are chosen, to match a tool's merges: "
+        + "; ".join(f"{name}: {rule.prefers}" for name, rule in RULES.items())
+        + " (default cs336)",
+    )
     t.add_argument("--workers", type=int, default=None, metavar="W", help="processes for pre-tokenization (default: CPU count)")
     t.add_argument("--out", type=Path, required=True, metavar="DIR", help=f"writes {', '.join(FILES)} to DIR")
 
-    e = sub.add_parser("encode", help="print the token ids of a text, using a tokenizer saved by train")
-    e.add_argument("dir", type=Path, metavar="DIR", help="a directory written by train (or one tokenizer file)")
+    e = sub.add_parser("encode", help="print the token ids of a text, using a tokenizer saved by train (or another tool's)")
+    e.add_argument("dir", type=Path, metavar="DIR", help=TOKENIZER_HELP)
     source = e.add_mutually_exclusive_group()
     source.add_argument("--text", metavar="T", help="the text to encode")
     source.add_argument("--file", type=Path, metavar="F", help="a file to encode (any bytes); default: standard input")
     e.add_argument("--k", type=int, default=None, metavar="K", help="use only the first K merges")
-
-    d = sub.add_parser("decode", help="print the text of token ids, using a tokenizer saved by train")
-    d.add_argument("dir", type=Path, metavar="DIR", help="a directory written by train (or one tokenizer file)")
+    d = sub.add_parser("decode", help="print the text of token ids, using a tokenizer saved by train (or another tool's)")
+    d.add_argument("dir", type=Path, metavar="DIR", help=TOKENIZER_HELP)
     d.add_argument("ids", nargs="*", metavar="ID", help="token ids; default: read them from standard input")
+    for command in (e, d):  # what GPT-2 and tiktoken files do not record
+        command.add_argument("--special-token", action="append", default=[], metavar="T", help="a special token the files do not list")
+        command.add_argument(
+            "--pretokenizer", default=None, help=f"for GPT-2 and .tiktoken files: one of {', '.join(PATTERNS)} (default gpt2)"
+        )
     return p
 
 
+TOKENIZER_HELP = (
+    "a directory written by train, or a tokenizer file: vocab.json / encoder.json, tokenizer.json, *.tiktoken, tokenizer.bpe.json"
+)
+
+
+def load_tokenizer(args: argparse.Namespace) -> Tokenizer:
+    return Tokenizer.load(args.dir, pattern=args.pretokenizer, special_tokens=args.special_token)
+
+
 def train_command(args: argparse.Namespace) -> None:
-    num_merges = check_settings(args.vocab_size, args.special_token, args.algorithm, args.min_pair_frequency)
+    num_merges = check_settings(args.vocab_size, args.special_token, args.algorithm, args.min_pair_frequency, args.tie_break)
     check_pattern(args.pretokenizer)
     if args.out.exists() and not args.out.is_dir():
         raise ValueError(f"--out {args.out} exists and is not a directory.")
@@ -104,7 +130,9 @@ def train_command(args: argparse.Namespace) -> None:
     bar.close()
     t1 = time.perf_counter()
     with paused_gc():
-        trainer, events = steps(corpus, num_merges, algorithm=args.algorithm, min_pair_frequency=args.min_pair_frequency)
+        trainer, events = steps(
+            corpus, num_merges, algorithm=args.algorithm, min_pair_frequency=args.min_pair_frequency, tie_break=args.tie_break
+        )
         t2 = time.perf_counter()
         bar = Bar("merge", num_merges, " merges")
         merges, counts = [], []
@@ -115,7 +143,7 @@ def train_command(args: argparse.Namespace) -> None:
     bar.update(num_merges if trainer.stop_reason == "vocab_size" else len(merges))
     bar.close()
     t3 = time.perf_counter()
-    vocab = build_vocab(merges, args.special_token)
+    vocab = build_vocab(merges, args.special_token, distinct=trainer.rule.reuses_tokens)
     paths = export.save_all(args.out, merges, args.special_token, args.pretokenizer, counts)
     t4 = time.perf_counter()
 
@@ -124,7 +152,7 @@ def train_command(args: argparse.Namespace) -> None:
         "no pairs left": "no pair was left to merge",
         "min_pair_frequency": f"the best pair occurred fewer than {args.min_pair_frequency} times",
     }[trainer.stop_reason]
-    longest = max((vocab[256 + i] for i in range(len(merges))), key=len, default=b"")
+    longest = max((a + b for a, b in merges), key=len, default=b"")
     print(
         f"{len(merges):,} merges ({why}); vocab {len(vocab):,} tokens; {len(corpus.counts):,} unique pre-tokens in {corpus.n_bytes / 1e6:,.1f} MB"
     )
@@ -137,7 +165,7 @@ def train_command(args: argparse.Namespace) -> None:
 
 
 def encode_command(args: argparse.Namespace) -> None:
-    tokenizer = Tokenizer.load(args.dir)
+    tokenizer = load_tokenizer(args)
     if args.text is not None:
         text = args.text
     elif args.file is not None:
@@ -149,7 +177,7 @@ def encode_command(args: argparse.Namespace) -> None:
 
 
 def decode_command(args: argparse.Namespace) -> None:
-    tokenizer = Tokenizer.load(args.dir)
+    tokenizer = load_tokenizer(args)
     words = args.ids if args.ids else sys.stdin.read().split()
     ids = []
     for word in words:

@@ -5,8 +5,10 @@ trainer; run each with detail off on its own clock (`run_timed`, or `race` to
 let them take turns), keeping the time after every merge; stop a trainer that uses up its time budget and mark it cut off; find the
 first merge where the merge lists differ (`first_difference`); sweep corpus
 sizes (`scaling_sweep`); time parallel pre-tokenization (`pretokenize_speedup`);
-and, when HuggingFace `tokenizers` is installed, train its Rust BPE on the same
-text as a reference (`hf_reference`).
+and, when HuggingFace `tokenizers` or karpathy's `rustbpe` is installed, train
+its Rust BPE on the same text as a reference (`hf_reference`,
+`rustbpe_reference`), which our trainers match merge for merge under that
+tool's tie-break rule (`REFERENCE_RULES`).
 
 What it does not do: draw, print or keep state between calls. The race page and
 benchmarks/race.py call these same functions, so they measure the same code.
@@ -33,7 +35,8 @@ from pathlib import Path
 from time import perf_counter, thread_time
 
 from .gpt2_bytes import from_unicode
-from .pretokenize import PARALLEL_MIN_BYTES, PreTokens, pretokenize, pretokenize_file, split_on_special
+from .load import merges_from_ranks
+from .pretokenize import PARALLEL_MIN_BYTES, PATTERNS, PreTokens, pretokenize, pretokenize_file, split_on_special
 from .train import ALGORITHMS, steps
 from .trainer import paused_gc
 
@@ -307,12 +310,12 @@ def _merge_at(result: RaceResult, rank: int) -> tuple[Merge, int | None] | None:
     return result.merges[rank], result.counts[rank] if rank < len(result.counts) else None
 
 
-def pair_count_after(corpus: PreTokens, merges: Sequence[Merge], pair: Merge) -> int:
-    """The count of pair (as bytes) after making merges, replayed with the heap trainer.
+def pair_count_after(corpus: PreTokens, merges: Sequence[Merge], pair: Merge, tie_break: str = "cs336") -> int:
+    """The count of pair (as bytes) after making merges, replayed with the heap trainer under tie_break.
 
     Used to show that a reference trainer's different choice was a tie.
     """
-    trainer, events = steps(corpus, len(merges), algorithm="heap")
+    trainer, events = steps(corpus, len(merges), algorithm="heap", tie_break=tie_break)
     for _ in events:
         pass
     ids = {token: i for i, token in reversed(list(enumerate(trainer.vocab)))}  # first id with those bytes
@@ -403,21 +406,32 @@ def write_repeated(path: str | os.PathLike, data: bytes, size: int) -> int:
 
 
 # ---------------------------------------------------------------------------
-# HuggingFace tokenizers, when it happens to be installed
+# reference trainers in Rust, when they happen to be installed
 
 HF = "hf tokenizers"
+RUSTBPE = "rustbpe"
+REFERENCE_RULES = {HF: "huggingface", RUSTBPE: "rustbpe"}  # the tie-break rule under which ours makes the same merges
 
 
 def hf_available() -> bool:
     return importlib.util.find_spec("tokenizers") is not None
 
 
+def rustbpe_available() -> bool:
+    return importlib.util.find_spec("rustbpe") is not None
+
+
 def hf_reference(text: str, num_merges: int, special_tokens: Sequence[str] = ()) -> RaceResult:
     """Train HuggingFace's Rust BPE (byte-level, GPT-2 regex) on the same text; its merges as bytes.
 
-    The text is cut at special tokens first, as our pre-tokenizer does. Its time
-    is wall-clock (it uses every core) and includes its own pre-tokenization;
-    it records no per-merge times or counts, and it breaks ties its own way.
+    It gets the pre-tokens ours gets: the text is cut at special tokens first
+    (its trainer does not), each piece is one sequence, and ByteLevel splits it
+    with GPT-2's regex. Its vocab_size counts the special tokens and the 256
+    bytes, so num_merges new tokens are asked for. The text must be valid
+    Unicode (no lone surrogates): decode bytes with 'replace' for both. Its time
+    is wall-clock (it uses every core) and includes its own pre-tokenization; it
+    records no per-merge times or counts. Ours makes the same merges with
+    tie_break="huggingface".
     """
     from tokenizers import Tokenizer, models, pre_tokenizers, trainers
 
@@ -437,3 +451,23 @@ def hf_reference(text: str, num_merges: int, special_tokens: Sequence[str] = ())
         left, right = merge.split(" ") if isinstance(merge, str) else merge
         merges.append((from_unicode(left), from_unicode(right)))
     return RaceResult(HF, tuple(merges), (), (), {"train (all phases)": seconds}, {}, False, "vocab_size")
+
+
+def rustbpe_reference(text: str, num_merges: int, special_tokens: Sequence[str] = ()) -> RaceResult:
+    """Train karpathy's rustbpe on the same text with GPT-2's regex; its merges as bytes.
+
+    As for hf_reference, the text is cut at special tokens and each piece is one
+    sequence (rustbpe knows no special tokens: its vocab_size is 256 + merges).
+    It reports tokens and ranks, not pairs, so each merge is recovered the way
+    tiktoken would build its token (load.merges_from_ranks). Ours makes the same
+    merges with tie_break="rustbpe".
+    """
+    import rustbpe
+
+    start = perf_counter()
+    tokenizer = rustbpe.Tokenizer()
+    tokenizer.train_from_iterator(split_on_special(text, special_tokens), vocab_size=256 + num_merges, pattern=PATTERNS["gpt2"])
+    seconds = perf_counter() - start
+    ranks = {bytes(token): rank for token, rank in tokenizer.get_mergeable_ranks()}
+    merges = tuple(merges_from_ranks(ranks))
+    return RaceResult(RUSTBPE, merges, (), (), {"train (all phases)": seconds}, {}, False, "vocab_size")

@@ -118,11 +118,15 @@ class Tokenizer:
     def from_files(
         cls, vocab_filepath: str | Path, merges_filepath: str | Path, special_tokens: Sequence[str] | None = None, *, pattern: str = "gpt2"
     ) -> Tokenizer:
-        """CS336's constructor from GPT-2-format files (vocab.json + merges.txt, or encoder.json + vocab.bpe)."""
+        """CS336's constructor from GPT-2-format files (vocab.json + merges.txt, or encoder.json + vocab.bpe).
+
+        As with the constructor, the special tokens are the ones given: GPT-2's
+        '<|endoftext|>' is special only when listed (load() finds it by itself).
+        """
         vocab_path, merges_path = Path(vocab_filepath), Path(merges_filepath)
         texts = [load._read_text(p) for p in (vocab_path, merges_path)]
         loaded = load.parse_gpt2(*texts, str(vocab_path), str(merges_path))
-        return cls._from_loaded(loaded, pattern, special_tokens)
+        return cls(loaded.vocab, loaded.merges, special_tokens, pattern=pattern)
 
     @classmethod
     def load(cls, path: str | Path, *, pattern: str | None = None, special_tokens: Sequence[str] | None = None) -> Tokenizer:
@@ -343,6 +347,8 @@ class Tokenizer:
         get, made = self._ranks.get, self._made
         parts: list[int] = list(ids)
         n = len(parts)
+        if n < 2:
+            return parts
         nxt, prv = list(range(1, n + 1)), list(range(-1, n - 1))
         nxt[-1] = -1
         heap = [(r, i) for i in range(n - 1) if (r := get(parts[i] << 32 | parts[i + 1], limit)) < limit]

@@ -8,6 +8,7 @@ that encoding with k merges is the same as replaying the first k merges.
 from __future__ import annotations
 
 from collections import Counter
+from unittest import mock
 
 import pytest
 from hypothesis import assume, given, settings
@@ -194,3 +195,46 @@ def test_encoding_with_k_merges_matches_replaying_the_first_k(case, pattern, dat
     assume(not has_twins(tok.merges[:k]))  # see Tokenizer.bpe: twins are matched by bytes
     expected = [piece for word in sequence_of_text(text, pattern) for piece in replay(tok.merges[:k], word.encode())]
     assert tok.pieces(text, k) == expected
+
+
+# ---------------------------------------------------------------------------
+# long pre-tokens and streaming
+
+
+@settings(max_examples=200, deadline=None)
+@given(case=corpus_and_text(), pattern=st.sampled_from(list(PATTERNS)), data=st.data())
+def test_long_pre_tokens_merge_as_short_ones_do(case, pattern, data):
+    corpus, text = case
+    tok = trained(corpus, pattern, num_merges=30, specials=())
+    k = data.draw(st.integers(0, len(tok.merges)))
+    word = (text * 3).encode()
+    start = tok._byte_ids_of(word)
+    assert tok._merge_long(start, k) == tok._merge_short(start, k)
+
+
+def test_a_long_run_of_one_letter_encodes_quickly_and_round_trips():
+    tok = Tokenizer.from_merges([(b"a", b"a"), (b"aa", b"aa"), (b"aaaa", b"aaaa")], pattern="gpt2")
+    text = "a" * 200_001  # one pre-token: merged with the heap, not rescanned per merge
+    ids = tok.encode(text)
+    assert len(ids) == 200_001 // 8 + 1 and tok.decode(ids) == text
+
+
+@pytest.mark.parametrize("pattern", list(PATTERNS))
+@settings(max_examples=80, deadline=None)
+@given(
+    text=st.lists(st.sampled_from(["a", "b", " ", "\n", "é", "1", ".", "'", SPECIAL, "<|", "|>", "\t"]), max_size=80).map("".join),
+    cuts=st.lists(st.integers(0, 200), max_size=10),
+    as_bytes=st.booleans(),
+)
+def test_encode_iterable_equals_encode_however_the_text_is_cut(pattern, text, cuts, as_bytes):
+    tok = TOKENIZERS[pattern]
+    data = text.encode() if as_bytes else text
+    bounds = sorted({0, len(data), *(c for c in cuts if c < len(data))})
+    with mock.patch("bpe.tokenizer.STREAM_CHUNK", 8):  # cut as often as possible, so every boundary is tried
+        streamed = list(tok.encode_iterable(data[a:b] for a, b in zip(bounds, bounds[1:])))
+    assert streamed == tok.encode(text)
+
+
+def test_encode_iterable_refuses_what_is_not_text():
+    with pytest.raises(ValueError, match="pieces of text \\(str or bytes\\), not int"):
+        list(TOKENIZERS["gpt2"].encode_iterable([1, 2]))
