@@ -141,6 +141,8 @@ def _check_merges_in_vocab(vocab: Vocab, merges: Merges, vocab_name: str, merges
     for rank, (a, b) in enumerate(merges):
         for token in (a, b, a + b):
             if token not in tokens:
+                if vocab_name == merges_name:
+                    raise ValueError(f"{vocab_name}: merge {rank + 1} ({show(a)} + {show(b)}) needs {show(token)}, which its vocab lacks.")
                 raise ValueError(
                     f"{vocab_name}: merge {rank + 1} of {merges_name} ({show(a)} + {show(b)}) needs {show(token)}, "
                     "which is not in the vocabulary; the two files do not belong together (or one is truncated)."
