@@ -135,14 +135,15 @@ class Tokenizer:
         `pattern` is only used by formats that do not record it (GPT-2 files, .tiktoken; default gpt2);
         `special_tokens` are added to those the file declares.
         """
-        return cls._from_loaded(load.load(path, pattern=pattern), None, special_tokens)
+        return cls.from_loaded(load.load(path, pattern=pattern), special_tokens=special_tokens)
 
     @classmethod
-    def _from_loaded(cls, loaded: load.Loaded, pattern: str | None, special_tokens: Sequence[str] | None) -> Tokenizer:
+    def from_loaded(cls, loaded: load.Loaded, *, special_tokens: Sequence[str] | None = None) -> Tokenizer:
+        """The tokenizer a file held (load.load, load.load_uploads), with extra special tokens if given."""
         specials = list(loaded.special_tokens) + [t for t in special_tokens or () if t not in loaded.special_tokens]
         if loaded.vocab is None:
-            return cls.from_merges(loaded.merges, specials, pattern or loaded.pattern, counts=loaded.counts)
-        return cls(loaded.vocab, loaded.merges, specials, pattern=pattern or loaded.pattern, counts=loaded.counts)
+            return cls.from_merges(loaded.merges, specials, loaded.pattern, counts=loaded.counts)
+        return cls(loaded.vocab, loaded.merges, specials, pattern=loaded.pattern, counts=loaded.counts)
 
     @property
     def own_layout(self) -> bool:

@@ -26,6 +26,10 @@ DEFAULTS: dict[str, object] = {
     "threshold": 1,  # min_pair_frequency on the threshold explorer
     "tok_text": None,  # the tokenize page's text; None: a sample of the corpus
     "tok_k": None,  # merges the tokenize page uses; None: all of them
+    "tok_ref_source": "gpt2",  # the tokenize page's real tokenizer: "gpt2" (../shared/gpt2) or "upload"
+    "tok_upload_ref": None,  # the files uploaded as the real tokenizer: ui.tokenize_views.Reference
+    "tok_ref_pattern": "gpt2",  # the pre-tokenizer for uploaded files that do not record one (GPT-2, .tiktoken)
+    "tok_merge_query": "",  # the real tokenizer's merges shown: those whose token contains this
     "settings": None,  # written by the sidebar on every run: ui.sidebar.Settings, or a sentence saying what to fix
 }
 

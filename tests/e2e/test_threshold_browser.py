@@ -57,5 +57,5 @@ def test_real_text_then_tokenize_and_export(page):
     wait_idle(page)
     assert "✓ identical" in page.locator('[data-testid="stAlert"]').first.inner_text()
     assert page.get_by_role("button", name="tokenizer.json").count() == 1
-    assert page.locator(".tok").count() == int(metric(page, "Tokens").replace(",", ""))
+    assert page.locator('[data-testid="stHtml"]').first.locator(".tok").count() == int(metric(page, "Tokens").replace(",", ""))
     shot(page, "tokenize")
