@@ -383,14 +383,14 @@ def load(path: str | Path, *, pattern: str | None = None) -> Loaded:
     for vocab_name, merges_name in GPT2_PAIRS:
         if path.name in (vocab_name, merges_name):
             return _with_pattern(_load_gpt2_pair(path.parent / vocab_name, path.parent / merges_name), pattern)
-    return _with_pattern(parse_one(str(path), _read_text(path)), pattern)
+    return _with_pattern(parse_one(str(path), read_text(path)), pattern)
 
 
 def _load_gpt2_pair(vocab_path: Path, merges_path: Path) -> Loaded:
     for p in (merges_path, vocab_path):
         if not p.is_file():
             raise ValueError(f"{p.parent}: no {p.name} here; a GPT-2 tokenizer is {vocab_path.name} and {merges_path.name} side by side.")
-    return parse_gpt2(_read_text(vocab_path), _read_text(merges_path), str(vocab_path), str(merges_path))
+    return parse_gpt2(read_text(vocab_path), read_text(merges_path), str(vocab_path), str(merges_path))
 
 
 def parse_one(name: str, text: str) -> Loaded:
@@ -443,7 +443,8 @@ def _with_pattern(loaded: Loaded, pattern: str | None) -> Loaded:
 # reading safely
 
 
-def _read_text(path: Path) -> str:
+def read_text(path: Path) -> str:
+    """A file's UTF-8 text, or a ValueError naming the file."""
     try:
         data = path.read_bytes()
     except OSError as e:

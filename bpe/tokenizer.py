@@ -124,7 +124,7 @@ class Tokenizer:
         '<|endoftext|>' is special only when listed (load() finds it by itself).
         """
         vocab_path, merges_path = Path(vocab_filepath), Path(merges_filepath)
-        texts = [load._read_text(p) for p in (vocab_path, merges_path)]
+        texts = [load.read_text(p) for p in (vocab_path, merges_path)]
         loaded = load.parse_gpt2(*texts, str(vocab_path), str(merges_path))
         return cls(loaded.vocab, loaded.merges, special_tokens, pattern=pattern)
 
