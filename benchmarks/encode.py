@@ -25,6 +25,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench import best_of  # noqa: E402  (benchmarks/ is on the path when this runs as a script)
+
 from bpe import Tokenizer  # noqa: E402
 from bpe.corpora import stdlib_prose  # noqa: E402
 
@@ -49,15 +51,6 @@ def tiktoken_gpt2():
         shutil.copy(GPT2 / name, cache / hashlib.sha1((TIKTOKEN_URL + name).encode()).hexdigest())
     os.environ["TIKTOKEN_CACHE_DIR"] = str(cache)
     return tiktoken.get_encoding("gpt2")
-
-
-def best_of(n: int, f) -> float:
-    times = []
-    for _ in range(n):
-        t = time.perf_counter()
-        f()
-        times.append(time.perf_counter() - t)
-    return min(times)
 
 
 def cold_run(text: str) -> float:

@@ -317,33 +317,51 @@ class Tokenizer:
 
         b'lower' with merges l+o, lo+w -> (0, [lo, w, e, r]), then (1, [low, e, r])
         """
-        vocab = self.vocab
-        for rank, ids in self._steps(self._byte_ids_of(word), self._limit(k)):
+        vocab, ids = self.vocab, self._byte_ids_of(word)
+        for rank in self._rounds(ids, self._limit(k)):
             yield rank, [vocab[i] for i in ids]
 
     def _merge_short(self, ids: list[int], limit: int) -> list[int]:
-        for _, merged in self._steps(ids, limit):
-            ids = merged
+        ids = list(ids)
+        for _ in self._rounds(ids, limit):
+            pass
         return ids
 
-    def _steps(self, ids: list[int], limit: int) -> Iterator[tuple[int, list[int]]]:
-        """Merge by rank: each step joins every pair of the lowest rank present, left to right."""
+    def _rounds(self, ids: list[int], limit: int) -> Iterator[int]:
+        """Merge by rank, in place: each round joins every pair of the lowest rank present, left to right.
+
+        Yields each round's rank. [97, 97, 97] with (97, 97) -> 256 as rank 0: one round, [256, 97].
+        Only the two pairs beside a merge change, so ranks are looked up there, not for the whole word.
+        subtle: the pair a merge creates never has the rank being merged (it holds the new token), so
+        the next occurrence of that rank is searched for to the right only.
+        """
         get, made = self._ranks.get, self._made
-        while len(ids) > 1:
-            # the lowest rank among adjacent pairs; `limit` means "no merge"
-            ranks = [get(a << 32 | b, limit) for a, b in zip(ids, ids[1:])]
+        ranks = [get(a << 32 | b, limit) for a, b in zip(ids, ids[1:])]  # ranks[i]: the pair (ids[i], ids[i + 1])
+        while ranks:
             rank = min(ranks)
             if rank >= limit:
                 return
-            ids = _merge(ids, ranks, rank, made[rank])
-            yield rank, ids
+            new = made[rank]
+            i = ranks.index(rank)
+            more = ranks.count(rank) > 1
+            while True:
+                ids[i : i + 2] = [new]
+                del ranks[i]
+                if i:
+                    ranks[i - 1] = get(ids[i - 1] << 32 | new, limit)
+                if i < len(ranks):
+                    ranks[i] = get(new << 32 | ids[i + 1], limit)
+                if not more or rank not in ranks:  # an overlap ('a a a') can use up the next occurrence
+                    break
+                i = ranks.index(rank, i + 1)
+            yield rank
 
     def _merge_long(self, ids: list[int], limit: int) -> list[int]:
         """_merge_short for a long pre-token, in O(n log n): a heap of (rank, position) over a linked list.
 
         Each round takes every position holding the lowest rank present and
         merges them left to right, skipping those an earlier merge of the round
-        used up -- the same rounds as _steps, without rescanning the word.
+        used up -- the same rounds as _rounds, without its O(n) list edits.
         """
         get, made = self._ranks.get, self._made
         parts: list[int] = list(ids)
@@ -425,23 +443,6 @@ def _checked_merges(merges: Sequence[tuple[bytes, bytes]]) -> Merges:
         if not (isinstance(pair, (tuple, list)) and len(pair) == 2 and all(isinstance(p, (bytes, bytearray)) and p for p in pair)):
             raise ValueError(f"merge {rank + 1} is not a pair of non-empty bytes: {pair!r}.")
         out.append((bytes(pair[0]), bytes(pair[1])))
-    return out
-
-
-def _merge(ids: list[int], ranks: list[int], rank: int, new_id: int) -> list[int]:
-    """Replace every pair of the given rank by new_id, left to right, without overlaps.
-
-    [97, 97, 97] with ranks [0, 0] for (97, 97) -> 256 gives [256, 97]
-    """
-    out: list[int] = []
-    i, n = 0, len(ids)
-    while i < n:
-        if i < n - 1 and ranks[i] == rank:
-            out.append(new_id)
-            i += 2
-        else:
-            out.append(ids[i])
-            i += 1
     return out
 
 

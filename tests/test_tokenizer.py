@@ -238,3 +238,46 @@ def test_encode_iterable_equals_encode_however_the_text_is_cut(pattern, text, cu
 def test_encode_iterable_refuses_what_is_not_text():
     with pytest.raises(ValueError, match="pieces of text \\(str or bytes\\), not int"):
         list(TOKENIZERS["gpt2"].encode_iterable([1, 2]))
+
+
+@st.composite
+def merge_lists(draw):
+    """Merges over 'a', 'b', 'c' in which each pair joins tokens made before it; twins ('a'+'bc', 'ab'+'c') allowed."""
+    known, merges = [b"a", b"b", b"c"], []
+    for _ in range(draw(st.integers(0, 12))):
+        pair = (draw(st.sampled_from(known)), draw(st.sampled_from(known)))
+        if pair not in merges:
+            merges.append(pair)
+            known.append(pair[0] + pair[1])
+    return merges
+
+
+def gpt2_bpe(merges, word: bytes) -> list[bytes]:
+    """The definition, as in GPT-2's encoder.py: join every occurrence of the lowest-ranked pair present, repeat."""
+    ranks = {pair: rank for rank, pair in reversed(list(enumerate(merges)))}
+    parts = [bytes([b]) for b in word]
+    while len(parts) > 1:
+        pair = min(zip(parts, parts[1:]), key=lambda p: ranks.get(p, len(merges)))
+        if pair not in ranks:
+            return parts
+        out, i = [], 0
+        while i < len(parts):
+            if parts[i : i + 2] == list(pair):
+                out.append(pair[0] + pair[1])
+                i += 2
+            else:
+                out.append(parts[i])
+                i += 1
+        parts = out
+    return parts
+
+
+@settings(max_examples=300, deadline=None)
+@given(merges=merge_lists(), word=st.text(alphabet="abc", max_size=40))
+def test_merging_follows_gpt2s_definition_for_any_merge_list(merges, word):
+    tok = Tokenizer.from_merges(merges, pattern="none")
+    data = word.encode()
+    start = tok._byte_ids_of(data)
+    expected = gpt2_bpe(merges, data)
+    assert list(tok.bpe(data)) == expected
+    assert [tok.vocab[i] for i in tok._merge_long(start, len(merges))] == expected
