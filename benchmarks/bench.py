@@ -112,10 +112,12 @@ def rules() -> None:
     if CS336.exists():
         texts = {"corpus.en": (CS336.read_text(encoding="utf-8"), 500), **texts}
     references = {"huggingface": (R.hf_available, R.hf_reference), "rustbpe": (R.rustbpe_available, R.rustbpe_reference)}
-    print("## training under each tie-break rule: heap trainer (pre-tokenized once), best of 3; the real trainer, best of 3")
+    print(f"## training under each tie-break rule (load {os.getloadavg()[0]:.1f}): heap trainer, best of 3; the real trainer, best of 3")
     for name, (text, vocab_size) in texts.items():
+        seconds = best_of(3, partial(pretokenize, text, special_tokens=SPECIAL))
         corpus = pretokenize(text, special_tokens=SPECIAL)
         num_merges = vocab_size - 256 - len(SPECIAL)
+        print(f"{name}: pre-tokenizing takes {seconds:.2f} s, then {num_merges:,} merges")
         for rule in TIE_BREAKS:
             run = partial(train, corpus, num_merges, special_tokens=SPECIAL, tie_break=rule)
             ours, merges = best_of(3, run), run().merges
