@@ -156,3 +156,13 @@ def test_hostile_special_tokens_in_an_upload_are_shown_escaped():
     at.text_area(key="w_tok_text").set_value("ab <script>alert(1)</script>").run()
     assert not at.error
     assert all("<script>" not in h.value for h in at.html)
+
+
+def test_without_shared_gpt2_files_the_page_offers_uploads(tmp_path, monkeypatch):
+    import ui.tokenize_views
+
+    monkeypatch.setattr(ui.tokenize_views, "SHARED_GPT2", tmp_path / "absent")
+    at = open_page()
+    assert at.radio(key="w_tok_ref_source").options == ["Upload files"]
+    assert at.info[0].value.startswith("Upload a tokenizer")
+    assert [d.label for d in at.get("download_button")] == ["vocab.json", "merges.txt", "tokenizer.json", "tokenizer.bpe.json"]
