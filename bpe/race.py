@@ -37,6 +37,7 @@ from time import perf_counter, thread_time
 from .gpt2_bytes import from_unicode
 from .load import merges_from_ranks
 from .pretokenize import PARALLEL_MIN_BYTES, PATTERNS, PreTokens, pretokenize, pretokenize_file, split_on_special
+from .rule import rule_for
 from .train import ALGORITHMS, steps
 from .trainer import paused_gc
 
@@ -133,12 +134,14 @@ class Runner:
     so a caller can show progress before the slowest constructor runs.
     """
 
-    def __init__(self, corpus: PreTokens, algorithm: str, num_merges: int, budget_s: float) -> None:
+    def __init__(self, corpus: PreTokens, algorithm: str, num_merges: int, budget_s: float, tie_break: str = "cs336") -> None:
         if algorithm not in ALGORITHMS:
             raise ValueError(f"Unknown algorithm {algorithm!r}; choose one of {', '.join(ALGORITHMS)}.")
         if budget_s <= 0:
             raise ValueError(f"The time budget must be above 0 seconds, not {budget_s!r}.")
+        rule_for(tie_break)
         self.corpus, self.algorithm, self.num_merges, self.budget_s = corpus, algorithm, num_merges, budget_s
+        self.tie_break = tie_break  # whose merges: cs336, huggingface or rustbpe (see REFERENCE_RULES)
         self.trainer = self.events = None
         self.init_s = self.loop_s = 0.0  # processor time
         self.wall_s = 0.0  # wall-clock time of the turns, for the safety cut-off
@@ -167,7 +170,7 @@ class Runner:
         with paused_gc():
             if self.trainer is None:
                 start = CLOCK()
-                self.trainer, self.events = steps(self.corpus, self.num_merges, algorithm=self.algorithm)
+                self.trainer, self.events = steps(self.corpus, self.num_merges, algorithm=self.algorithm, tie_break=self.tie_break)
                 self.init_s = CLOCK() - start
                 finished = False
             else:
@@ -227,12 +230,13 @@ def run_timed(
     budget_s: float,
     on_progress: Callable[[RaceResult], None] | None = None,
     every_s: float = 0.2,
+    tie_break: str = "cs336",
 ) -> RaceResult:
     """Train one algorithm with detail off, stopping at budget_s seconds (initial count included).
 
     on_progress gets a snapshot about every every_s seconds; the clock is stopped while it runs.
     """
-    runner = Runner(corpus, algorithm, num_merges, budget_s)
+    runner = Runner(corpus, algorithm, num_merges, budget_s, tie_break)
     while not runner.done:
         runner.advance(every_s)
         if on_progress:
@@ -241,7 +245,12 @@ def run_timed(
 
 
 def race(
-    corpus: PreTokens, num_merges: int, budget_s: float, algorithms: Sequence[str] = tuple(ALGORITHMS), slice_s: float = SLICE_S
+    corpus: PreTokens,
+    num_merges: int,
+    budget_s: float,
+    algorithms: Sequence[str] = tuple(ALGORITHMS),
+    slice_s: float = SLICE_S,
+    tie_break: str = "cs336",
 ) -> Iterator[tuple[RaceResult, ...]]:
     """Take turns: each unfinished trainer works for slice_s of its own time, then everyone's results so far are yielded.
 
@@ -249,7 +258,7 @@ def race(
     line of the chart has reached t and the fast ones have gone further right.
     The last tuple yielded is the final one.
     """
-    runners = [Runner(corpus, a, num_merges, budget_s) for a in algorithms]
+    runners = [Runner(corpus, a, num_merges, budget_s, tie_break) for a in algorithms]
     while True:
         for runner in runners:
             runner.advance(slice_s)

@@ -13,6 +13,10 @@ count a *tie-break rule* decides, and three tools use three rules:
 - ``rustbpe``: the smaller pair of ids in this tool's numbering -- bytes 0-255,
   then the merges in order (karpathy's rustbpe, used by nanochat).
 
+subtle: HuggingFace numbers special tokens first, which shifts every id alike
+and so changes no choice -- unless a special token is a single byte character
+('!', 'Ā'): it then takes that byte's place. This rule assumes none is.
+
 A rule is one key per token (`Rule.token_key`); among equal counts the pair
 whose (key of left, key of right) is smaller wins, and the ids break the last
 ties so that the order is total. The same tuple (`order`) sorts the scans of

@@ -225,3 +225,12 @@ def test_huggingface_rule_reuses_a_token_and_counts_distinct_tokens():
         twin = trainer.mint((97, bc))  # 'a' + 'bc' = 'abc' again
         assert (twin == first + 1) == reused
         assert len(trainer.vocab) == (256 + 3 if reused else 256 + 4)
+
+
+@EVERY_REFERENCE
+def test_a_race_under_a_tools_rule_agrees_with_that_tool(rule, corpus_en):
+    reference = reference_trainer(rule)(corpus_en, 100, (SPECIAL,))
+    corpus = pretokenized(corpus_en, (SPECIAL,))
+    *_, final = R.race(corpus, 100, budget_s=60, tie_break=rule)
+    assert R.REFERENCE_RULES[reference.algorithm] == rule
+    assert R.first_difference([*final, reference]) is None
