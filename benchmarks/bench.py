@@ -8,6 +8,8 @@ pretokenize: MB/s with 1..N workers on the big corpus
 big:         heap trainer end to end on the big corpus to vocab 10,000 with N workers
 hf:          HuggingFace tokenizers trained the same way on the same file (if installed)
 rustbpe:     rustbpe (karpathy) on the same file, cut at <|endoftext|>, GPT-2 regex (if installed)
+rules:       training time under each tie-break rule (heap trainer), next to the real trainer each
+             rule reproduces, on corpus.en (vocab 500) and 2 MB of stdlib prose (vocab 5,000)
 """
 
 from __future__ import annotations
@@ -17,12 +19,15 @@ import os
 import subprocess
 import sys
 import time
+from functools import partial
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bpe import ALGORITHMS, pretokenize_file, train, train_bpe  # noqa: E402
+from bpe import ALGORITHMS, TIE_BREAKS, pretokenize, pretokenize_file, train, train_bpe  # noqa: E402
+from bpe import race as R  # noqa: E402
+from bpe.corpora import stdlib_prose  # noqa: E402
 
 CS336 = ROOT.parent / "shared" / "cs336" / "corpus.en"
 BIG = ROOT / "benchmarks" / "data" / "corpus50.txt"
@@ -120,7 +125,30 @@ def rustbpe(vocab_size: int = 10_000) -> None:
     print(f"## rustbpe 0.1.0, GPT-2 regex, {path.name}, vocab {vocab_size:,} (both cores): {time.perf_counter() - t:.2f} s")
 
 
-SECTIONS = {"cs336": cs336, "pretokenize": pretokenize_speed, "big": big, "hf": hf, "rustbpe": rustbpe}
+def rules() -> None:
+    texts = {"stdlib prose 2 MB": (stdlib_prose(2_000_000), 5_000)}
+    if CS336.exists():
+        texts = {"corpus.en": (CS336.read_text(encoding="utf-8"), 500), **texts}
+    references = {"huggingface": (R.hf_available, R.hf_reference), "rustbpe": (R.rustbpe_available, R.rustbpe_reference)}
+    print(f"## training under each tie-break rule (load {os.getloadavg()[0]:.1f}): heap trainer, best of 3; the real trainer, best of 3")
+    for name, (text, vocab_size) in texts.items():
+        seconds = best_of(3, partial(pretokenize, text, special_tokens=SPECIAL))
+        corpus = pretokenize(text, special_tokens=SPECIAL)
+        num_merges = vocab_size - 256 - len(SPECIAL)
+        print(f"{name}: pre-tokenizing takes {seconds:.2f} s, then {num_merges:,} merges")
+        for rule in TIE_BREAKS:
+            run = partial(train, corpus, num_merges, special_tokens=SPECIAL, tie_break=rule)
+            ours, merges = best_of(3, run), run().merges
+            line = f"{name:<18} {rule:<12} ours {ours:6.2f} s"
+            available, reference = references.get(rule, (lambda: False, None))
+            if available():
+                run = partial(reference, text, num_merges, SPECIAL)
+                theirs, same = best_of(3, run), list(run().merges) == merges
+                line += f"   {rule} itself {theirs:6.2f} s (all phases, all cores)   same merges: {same}"
+            print(line)
+
+
+SECTIONS = {"cs336": cs336, "pretokenize": pretokenize_speed, "big": big, "hf": hf, "rustbpe": rustbpe, "rules": rules}
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)

@@ -1,8 +1,8 @@
-"""Byte-pair-encoding training, four ways, with identical results.
+"""Byte-pair-encoding training, four ways, with identical results; and a tokenizer for any BPE vocabulary.
 
 Reading order: pretokenize -> inputs -> count -> rule -> events -> trainer ->
-naive, positions, parent_set, heap -> train -> tokenizer -> export -> threshold,
-race -> counts_file, ray_count, memory -> cli.
+naive, positions, parent_set, heap -> train -> tokenizer -> load, export ->
+threshold, race -> counts_file, ray_count, memory -> cli.
 The package imports no UI library; pyarrow, zstandard and ray only when a
 Parquet, .zst or counts file or a cluster is used.
 """
@@ -10,17 +10,24 @@ Parquet, .zst or counts file or a cluster is used.
 from .count import count_inputs, pretokenize_file, pretokenize_files
 from .events import MergeDetail, MergeEvent
 from .pretokenize import PATTERNS, PreTokens, pretokenize
+from .rule import RULES, TIE_BREAKS, TieChoice, explain_tie
+from .tokenizer import Tokenizer
 from .train import ALGORITHMS, Training, build_vocab, train, train_bpe, train_bpe_text, train_from_counts
 
 __all__ = [
     "ALGORITHMS",
     "PATTERNS",
+    "RULES",
+    "TIE_BREAKS",
     "MergeDetail",
     "MergeEvent",
     "PreTokens",
+    "TieChoice",
+    "Tokenizer",
     "Training",
     "build_vocab",
     "count_inputs",
+    "explain_tie",
     "pretokenize",
     "pretokenize_file",
     "pretokenize_files",

@@ -9,8 +9,10 @@
 
 `bpe` is `python -m bpe`. INPUT is a path or glob of plain or compressed text,
 JSON Lines or Parquet. Training shows tqdm progress for each phase (on a pipe,
-one line per phase), then a summary of time and peak memory per phase. Bad
-input prints one sentence and exits with code 2, never a traceback.
+one line per phase), then a summary of time and peak memory per phase. encode
+and decode read any tokenizer load.py knows: a directory written by train,
+GPT-2's vocab.json + merges.txt, a HuggingFace tokenizer.json, a .tiktoken file.
+Bad input prints one sentence and exits with code 2, never a traceback.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from .count import Counted, count_inputs, pretokenize_files
 from .events import stop_sentence
 from .memory import megabytes, peak_rss, reset_peak
 from .pretokenize import ENCODING, ERRORS, PATTERNS, PreTokens, Progress, check_pattern, check_special_tokens
+from .rule import RULES
 from .tokenizer import Tokenizer
 from .train import ALGORITHMS, build_vocab, check_settings, steps
 from .trainer import paused_gc
@@ -141,6 +144,14 @@ def parser() -> argparse.ArgumentParser:
     t.add_argument("--algorithm", default="heap", help=f"one of {', '.join(ALGORITHMS)} (default heap)")
     t.add_argument("--min-pair-frequency", type=int, default=1, metavar="K", help="stop when the best pair occurs fewer than K times")
     t.add_argument("--pretokenizer", default=None, help=f"one of {', '.join(PATTERNS)} (default gpt2, or the counts file's)")
+    t.add_argument(
+        "--tie-break",
+        default="cs336",
+        metavar="RULE",
+        help="how pairs with equal counts are chosen, to match a tool's merges: "
+        + "; ".join(f"{name}: {rule.prefers}" for name, rule in RULES.items())
+        + " (default cs336)",
+    )
     t.add_argument("--workers", type=int, default=None, metavar="W", help="processes for pre-tokenization (default: CPU count)")
     t.add_argument("--out", type=Path, required=True, metavar="DIR", help=f"writes {', '.join(FILES)} to DIR")
     add_reading_options(t)
@@ -156,17 +167,30 @@ def parser() -> argparse.ArgumentParser:
     c.add_argument("--merge", action="store_true", help="add up the counts files given as INPUTs (made with the same settings)")
     c.add_argument("--ray", metavar="ADDRESS", help="count on a Ray cluster: 'auto' (the one this machine belongs to) or ADDRESS")
 
-    e = sub.add_parser("encode", help="print the token ids of a text, using a tokenizer saved by train")
-    e.add_argument("dir", type=Path, metavar="DIR", help="a directory written by train (or one tokenizer file)")
+    e = sub.add_parser("encode", help="print the token ids of a text, using a tokenizer saved by train (or another tool's)")
+    e.add_argument("dir", type=Path, metavar="DIR", help=TOKENIZER_HELP)
     source = e.add_mutually_exclusive_group()
     source.add_argument("--text", metavar="T", help="the text to encode")
     source.add_argument("--file", type=Path, metavar="F", help="a file to encode (any bytes); default: standard input")
     e.add_argument("--k", type=int, default=None, metavar="K", help="use only the first K merges")
-
-    d = sub.add_parser("decode", help="print the text of token ids, using a tokenizer saved by train")
-    d.add_argument("dir", type=Path, metavar="DIR", help="a directory written by train (or one tokenizer file)")
+    d = sub.add_parser("decode", help="print the text of token ids, using a tokenizer saved by train (or another tool's)")
+    d.add_argument("dir", type=Path, metavar="DIR", help=TOKENIZER_HELP)
     d.add_argument("ids", nargs="*", metavar="ID", help="token ids; default: read them from standard input")
+    for command in (e, d):  # what GPT-2 and tiktoken files do not record
+        command.add_argument("--special-token", action="append", default=[], metavar="T", help="a special token the files do not list")
+        command.add_argument(
+            "--pretokenizer", default=None, help=f"for GPT-2 and .tiktoken files: one of {', '.join(PATTERNS)} (default gpt2)"
+        )
     return p
+
+
+TOKENIZER_HELP = (
+    "a directory written by train, or a tokenizer file: vocab.json / encoder.json, tokenizer.json, *.tiktoken, tokenizer.bpe.json"
+)
+
+
+def load_tokenizer(args: argparse.Namespace) -> Tokenizer:
+    return Tokenizer.load(args.dir, pattern=args.pretokenizer, special_tokens=args.special_token)
 
 
 def add_reading_options(p: argparse.ArgumentParser) -> None:
@@ -186,7 +210,7 @@ def train_command(args: argparse.Namespace) -> None:
         if not args.inputs:
             raise ValueError("Name the text to train on (files or globs), or a counts file with --from-counts.")
         special_tokens, pattern = args.special_token or [], args.pretokenizer or "gpt2"
-        check_settings(args.vocab_size, special_tokens, args.algorithm, args.min_pair_frequency)
+        check_settings(args.vocab_size, special_tokens, args.algorithm, args.min_pair_frequency, args.tie_break)
         check_pattern(pattern)
         if args.algorithm == "positions":  # it walks the occurrences in text order, read in this process
             with phases.phase("pre-tokenize"), bar("pre-tokenize", 0, "B", scale=True) as progress:
@@ -203,12 +227,14 @@ def train_command(args: argparse.Namespace) -> None:
             counted = counting(args, phases, special_tokens, pattern)
             corpus = PreTokens(counted.counts, None, counted.text_bytes)
             del counted
-    num_merges = check_settings(args.vocab_size, special_tokens, args.algorithm, args.min_pair_frequency)
+    num_merges = check_settings(args.vocab_size, special_tokens, args.algorithm, args.min_pair_frequency, args.tie_break)
     unique, n_bytes = len(corpus.counts), corpus.n_bytes
 
     with paused_gc():
         with phases.phase("initial count"):
-            trainer, events = steps(corpus, num_merges, algorithm=args.algorithm, min_pair_frequency=args.min_pair_frequency)
+            trainer, events = steps(
+                corpus, num_merges, algorithm=args.algorithm, min_pair_frequency=args.min_pair_frequency, tie_break=args.tie_break
+            )
             del corpus  # the trainer keeps its own copy of the words: the counts by bytes can go
         merges, counts = [], []
         with phases.phase("merges"), bar("merges", num_merges, " merges") as progress:
@@ -218,7 +244,7 @@ def train_command(args: argparse.Namespace) -> None:
                 progress.update(1)
         say(f"merges: {len(merges):,} in {phases.seconds['merges']:.1f}s")
     with phases.phase("write"):
-        vocab = build_vocab(merges, special_tokens)
+        vocab = build_vocab(merges, special_tokens, distinct=trainer.rule.reuses_tokens)
         paths = export.save_all(args.out, merges, special_tokens, pattern, counts)
 
     why = stop_sentence(
@@ -228,7 +254,7 @@ def train_command(args: argparse.Namespace) -> None:
         specials=len(special_tokens),
         min_pair_frequency=args.min_pair_frequency,
     )
-    longest = max((vocab[256 + i] for i in range(len(merges))), key=len, default=b"")
+    longest = max((a + b for a, b in merges), key=len, default=b"")
     print(f"{why} Vocab {len(vocab):,} tokens; {unique:,} unique pre-tokens in {n_bytes / 1e6:,.1f} MB of text")
     print("\n".join(phases.summary()))
     if longest:
@@ -241,7 +267,7 @@ def load_counted(args: argparse.Namespace, phases: Phases) -> tuple[PreTokens, l
     from .counts_file import check_request, load_counts
 
     special_tokens = list(check_request(args.from_counts, args.pretokenizer, args.special_token))
-    check_settings(args.vocab_size, special_tokens, args.algorithm, args.min_pair_frequency)
+    check_settings(args.vocab_size, special_tokens, args.algorithm, args.min_pair_frequency, args.tie_break)
     with phases.phase("load counts"):
         counts, info = load_counts(args.from_counts)
     say(f"load counts: {len(counts):,} unique pre-tokens from {args.from_counts} in {phases.seconds['load counts']:.1f}s")
@@ -290,7 +316,7 @@ def count_command(args: argparse.Namespace) -> None:
 
 
 def encode_command(args: argparse.Namespace) -> None:
-    tokenizer = Tokenizer.load(args.dir)
+    tokenizer = load_tokenizer(args)
     if args.text is not None:
         text = args.text
     elif args.file is not None:
@@ -302,7 +328,7 @@ def encode_command(args: argparse.Namespace) -> None:
 
 
 def decode_command(args: argparse.Namespace) -> None:
-    tokenizer = Tokenizer.load(args.dir)
+    tokenizer = load_tokenizer(args)
     words = args.ids if args.ids else sys.stdin.read().split()
     ids = []
     for word in words:

@@ -103,7 +103,7 @@ class MergeEvent:
 
     @property
     def tie(self) -> bool:
-        """The runner-up had the same count, so the bytes order decided."""
+        """The runner-up had the same count, so the tie-break rule decided (rule.py)."""
         return self.runner_up is not None and self.runner_up_count == self.count
 
     def work_done(self, counter: str) -> int:

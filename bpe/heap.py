@@ -5,10 +5,13 @@ entry per pair, (3) merge loop: pop the best entry, rewrite only the words the
 index lists, push entries for the new pairs.
 
 subtle: lazy deletion. When a merge lowers a pair's count the old heap entry is
-left in place. Counts of old pairs only ever go down (every new pair contains
-the new token), so a stored count is never below the true one: when a stale
-entry reaches the top it is pushed back with its true count (or dropped at
-zero), and the first entry popped whose count is current is the true best.
+left in place. Every pair whose count goes *up* gets a new entry with its true
+count (normally only new pairs, which contain the new token; under the
+huggingface rule a reused token can also raise an old pair). So every pair has
+an entry whose stored count is at least its true one: when a stale entry
+reaches the top it is pushed back with its true count (or dropped at zero),
+and the first entry popped whose count is current is the true best. An entry
+stored *below* the true count is harmless: a current one pops before it.
 
 subtle: the index is lazy too. A word stays listed under a pair it no longer
 holds; merging it then changes nothing and it is skipped.
@@ -22,7 +25,7 @@ from collections.abc import Mapping, Sequence
 from heapq import heapify, heappop, heappush
 
 from .events import DETAIL_CAP, HeapEntry, HeapView
-from .rule import Pair, descending, entry_pair, heap_entry
+from .rule import Pair, entry_pair, heap_entry
 from .trainer import Delta, Trainer, word_lists
 
 # levels of the heap tree kept in a snapshot: 2**5 - 1 = 31 entries
@@ -33,10 +36,9 @@ class Heap(Trainer):
     name = "heap"
     summary = "inverted index pair -> words, and a max-heap with lazy deletion"
 
-    def __init__(self, words: Mapping[bytes, int], sequence: Sequence[bytes] | None = None) -> None:
-        super().__init__(words)
+    def __init__(self, words: Mapping[bytes, int], sequence: Sequence[bytes] | None = None, *, tie_break: str = "cs336") -> None:
+        super().__init__(words, tie_break=tie_break)
         self.words, self.counts = word_lists(words)
-        self.keys = [descending(t) for t in self.vocab]  # heap order of each token's bytes
         # phase 1: pair counts and the inverted index, in one pass
         pair_counts: dict[Pair, int] = defaultdict(int)
         self.where: dict[Pair, set[int]] = defaultdict(set)
@@ -49,11 +51,6 @@ class Heap(Trainer):
         self.heap = [heap_entry(p, c, self.keys) for p, c in self.pair_counts.items()]
         heapify(self.heap)
         self._stale: list[HeapEntry] = []
-
-    def mint(self, pair: Pair) -> int:
-        new_id = super().mint(pair)
-        self.keys.append(descending(self.vocab[new_id]))
-        return new_id
 
     def _clean_top(self, detail: bool) -> None:
         """Pop stale entries until the top one is current: refresh them, or drop them at zero."""
@@ -104,9 +101,9 @@ class Heap(Trainer):
         return delta, touched
 
     def apply(self, delta: Delta) -> None:
-        """Apply the changes, and push an entry for each new pair (those with the new token).
+        """Apply the changes, and push an entry for each pair whose count went up (those with the new token).
 
-        Older pairs only went down: their entries go stale and are fixed when popped.
+        Pairs that went down keep their entries: they go stale and are fixed when popped.
         Trainer.apply written out with the push, so the changes are walked once (hot path).
         """
         counts, heap, keys = self.pair_counts, self.heap, self.keys
@@ -126,11 +123,12 @@ class Heap(Trainer):
     def _top_pairs(self) -> list[tuple[Pair, int]]:
         """The best pairs, read off the heap itself without changing it.
 
-        Walk the heap tree best-first from the root. A stored count is never below
-        the true one, so once the next stored entry is worse than the DETAIL_CAP-th
-        best true entry found, nothing further down can make the list.
+        Walk the heap tree best-first from the root. Every pair has an entry whose
+        stored count is at least the true one, so once the next stored entry is
+        worse than the DETAIL_CAP-th best true entry found, nothing further down
+        can make the list. (A pair with two entries is listed once.)
         """
-        heap, counts, found = self.heap, self.pair_counts, []
+        heap, counts, found, seen = self.heap, self.pair_counts, [], set()
         frontier = [(heap[0], 0)] if heap else []
         while frontier:
             entry, i = heappop(frontier)
@@ -138,7 +136,8 @@ class Heap(Trainer):
                 break
             pair = entry_pair(entry)
             count = counts.get(pair, 0)
-            if count:
+            if count and pair not in seen:
+                seen.add(pair)
                 insort(found, heap_entry(pair, count, self.keys))
             for child in (2 * i + 1, 2 * i + 2):
                 if child < len(heap):

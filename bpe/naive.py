@@ -18,8 +18,8 @@ class Naive(Trainer):
     name = "naive"
     summary = "recount every pair of every word before each merge"
 
-    def __init__(self, words: Mapping[bytes, int], sequence: Sequence[bytes] | None = None) -> None:
-        super().__init__(words)
+    def __init__(self, words: Mapping[bytes, int], sequence: Sequence[bytes] | None = None, *, tie_break: str = "cs336") -> None:
+        super().__init__(words, tie_break=tie_break)
         self.words, self.counts = word_lists(words)
         self.pair_counts = count_pairs(self.words, self.counts)
 

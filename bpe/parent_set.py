@@ -19,8 +19,8 @@ class ParentSet(Trainer):
     name = "parent_set"
     summary = "pairs know their parent words; a merge visits only those; best pair by a scan"
 
-    def __init__(self, words: Mapping[bytes, int], sequence: Sequence[bytes] | None = None) -> None:
-        super().__init__(words)
+    def __init__(self, words: Mapping[bytes, int], sequence: Sequence[bytes] | None = None, *, tie_break: str = "cs336") -> None:
+        super().__init__(words, tie_break=tie_break)
         self.words, self.counts = word_lists(words)
         self.word_pairs: list[Counter[Pair]] = [Counter(zip(w, w[1:])) for w in self.words]
         self.parents: dict[Pair, set[int]] = defaultdict(set)

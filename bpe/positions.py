@@ -25,8 +25,8 @@ class Positions(Trainer):
     name = "positions"
     summary = "pair -> positions in the flat sequence; update only next to merge sites"
 
-    def __init__(self, words: Mapping[bytes, int], sequence: Sequence[bytes] | None = None) -> None:
-        super().__init__(words)
+    def __init__(self, words: Mapping[bytes, int], sequence: Sequence[bytes] | None = None, *, tie_break: str = "cs336") -> None:
+        super().__init__(words, tie_break=tie_break)
         if sequence is None:  # the order of occurrences does not change the merges
             sequence = [w for w, c in words.items() for _ in range(c)]
         self.tok: list[int] = []  # token at each position; NONE once merged into its left neighbour

@@ -5,8 +5,10 @@ trainer; run each with detail off on its own clock (`run_timed`, or `race` to
 let them take turns), keeping the time after every merge; stop a trainer that uses up its time budget and mark it cut off; find the
 first merge where the merge lists differ (`first_difference`); sweep corpus
 sizes (`scaling_sweep`); time parallel pre-tokenization (`pretokenize_speedup`);
-and, when HuggingFace `tokenizers` is installed, train its Rust BPE on the same
-text as a reference (`hf_reference`).
+and, when HuggingFace `tokenizers` or karpathy's `rustbpe` is installed, train
+its Rust BPE on the same text as a reference (`hf_reference`,
+`rustbpe_reference`), which our trainers match merge for merge under that
+tool's tie-break rule (`REFERENCE_RULES`).
 
 What it does not do: draw, print or keep state between calls. The race page and
 benchmarks/race.py call these same functions, so they measure the same code.
@@ -34,7 +36,9 @@ from time import perf_counter, thread_time
 
 from .count import PARALLEL_MIN_BYTES, pretokenize_file
 from .gpt2_bytes import from_unicode
-from .pretokenize import PreTokens, pretokenize, split_on_special
+from .load import merges_from_ranks
+from .pretokenize import PATTERNS, PreTokens, pretokenize, split_on_special
+from .rule import rule_for
 from .train import ALGORITHMS, steps
 from .trainer import paused_gc
 
@@ -131,12 +135,14 @@ class Runner:
     so a caller can show progress before the slowest constructor runs.
     """
 
-    def __init__(self, corpus: PreTokens, algorithm: str, num_merges: int, budget_s: float) -> None:
+    def __init__(self, corpus: PreTokens, algorithm: str, num_merges: int, budget_s: float, tie_break: str = "cs336") -> None:
         if algorithm not in ALGORITHMS:
             raise ValueError(f"Unknown algorithm {algorithm!r}; choose one of {', '.join(ALGORITHMS)}.")
         if budget_s <= 0:
             raise ValueError(f"The time budget must be above 0 seconds, not {budget_s!r}.")
+        rule_for(tie_break)
         self.corpus, self.algorithm, self.num_merges, self.budget_s = corpus, algorithm, num_merges, budget_s
+        self.tie_break = tie_break  # whose merges: cs336, huggingface or rustbpe (see REFERENCE_RULES)
         self.trainer = self.events = None
         self.init_s = self.loop_s = 0.0  # processor time
         self.wall_s = 0.0  # wall-clock time of the turns, for the safety cut-off
@@ -165,7 +171,7 @@ class Runner:
         with paused_gc():
             if self.trainer is None:
                 start = CLOCK()
-                self.trainer, self.events = steps(self.corpus, self.num_merges, algorithm=self.algorithm)
+                self.trainer, self.events = steps(self.corpus, self.num_merges, algorithm=self.algorithm, tie_break=self.tie_break)
                 self.init_s = CLOCK() - start
                 finished = False
             else:
@@ -225,12 +231,13 @@ def run_timed(
     budget_s: float,
     on_progress: Callable[[RaceResult], None] | None = None,
     every_s: float = 0.2,
+    tie_break: str = "cs336",
 ) -> RaceResult:
     """Train one algorithm with detail off, stopping at budget_s seconds (initial count included).
 
     on_progress gets a snapshot about every every_s seconds; the clock is stopped while it runs.
     """
-    runner = Runner(corpus, algorithm, num_merges, budget_s)
+    runner = Runner(corpus, algorithm, num_merges, budget_s, tie_break)
     while not runner.done:
         runner.advance(every_s)
         if on_progress:
@@ -239,7 +246,12 @@ def run_timed(
 
 
 def race(
-    corpus: PreTokens, num_merges: int, budget_s: float, algorithms: Sequence[str] = tuple(ALGORITHMS), slice_s: float = SLICE_S
+    corpus: PreTokens,
+    num_merges: int,
+    budget_s: float,
+    algorithms: Sequence[str] = tuple(ALGORITHMS),
+    slice_s: float = SLICE_S,
+    tie_break: str = "cs336",
 ) -> Iterator[tuple[RaceResult, ...]]:
     """Take turns: each unfinished trainer works for slice_s of its own time, then everyone's results so far are yielded.
 
@@ -247,7 +259,7 @@ def race(
     line of the chart has reached t and the fast ones have gone further right.
     The last tuple yielded is the final one.
     """
-    runners = [Runner(corpus, a, num_merges, budget_s) for a in algorithms]
+    runners = [Runner(corpus, a, num_merges, budget_s, tie_break) for a in algorithms]
     while True:
         for runner in runners:
             runner.advance(slice_s)
@@ -308,12 +320,12 @@ def _merge_at(result: RaceResult, rank: int) -> tuple[Merge, int | None] | None:
     return result.merges[rank], result.counts[rank] if rank < len(result.counts) else None
 
 
-def pair_count_after(corpus: PreTokens, merges: Sequence[Merge], pair: Merge) -> int:
-    """The count of pair (as bytes) after making merges, replayed with the heap trainer.
+def pair_count_after(corpus: PreTokens, merges: Sequence[Merge], pair: Merge, tie_break: str = "cs336") -> int:
+    """The count of pair (as bytes) after making merges, replayed with the heap trainer under tie_break.
 
     Used to show that a reference trainer's different choice was a tie.
     """
-    trainer, events = steps(corpus, len(merges), algorithm="heap")
+    trainer, events = steps(corpus, len(merges), algorithm="heap", tie_break=tie_break)
     for _ in events:
         pass
     ids = {token: i for i, token in reversed(list(enumerate(trainer.vocab)))}  # first id with those bytes
@@ -404,21 +416,32 @@ def write_repeated(path: str | os.PathLike, data: bytes, size: int) -> int:
 
 
 # ---------------------------------------------------------------------------
-# HuggingFace tokenizers, when it happens to be installed
+# reference trainers in Rust, when they happen to be installed
 
 HF = "hf tokenizers"
+RUSTBPE = "rustbpe"
+REFERENCE_RULES = {HF: "huggingface", RUSTBPE: "rustbpe"}  # the tie-break rule under which ours makes the same merges
 
 
 def hf_available() -> bool:
     return importlib.util.find_spec("tokenizers") is not None
 
 
+def rustbpe_available() -> bool:
+    return importlib.util.find_spec("rustbpe") is not None
+
+
 def hf_reference(text: str, num_merges: int, special_tokens: Sequence[str] = ()) -> RaceResult:
     """Train HuggingFace's Rust BPE (byte-level, GPT-2 regex) on the same text; its merges as bytes.
 
-    The text is cut at special tokens first, as our pre-tokenizer does. Its time
-    is wall-clock (it uses every core) and includes its own pre-tokenization;
-    it records no per-merge times or counts, and it breaks ties its own way.
+    It gets the pre-tokens ours gets: the text is cut at special tokens first
+    (its trainer does not), each piece is one sequence, and ByteLevel splits it
+    with GPT-2's regex. Its vocab_size counts the special tokens and the 256
+    bytes, so num_merges new tokens are asked for. The text must be valid
+    Unicode (no lone surrogates): decode bytes with 'replace' for both. Its time
+    is wall-clock (it uses every core) and includes its own pre-tokenization; it
+    records no per-merge times or counts. Ours makes the same merges with
+    tie_break="huggingface".
     """
     from tokenizers import Tokenizer, models, pre_tokenizers, trainers
 
@@ -438,3 +461,23 @@ def hf_reference(text: str, num_merges: int, special_tokens: Sequence[str] = ())
         left, right = merge.split(" ") if isinstance(merge, str) else merge
         merges.append((from_unicode(left), from_unicode(right)))
     return RaceResult(HF, tuple(merges), (), (), {"train (all phases)": seconds}, {}, False, "vocab_size")
+
+
+def rustbpe_reference(text: str, num_merges: int, special_tokens: Sequence[str] = ()) -> RaceResult:
+    """Train karpathy's rustbpe on the same text with GPT-2's regex; its merges as bytes.
+
+    As for hf_reference, the text is cut at special tokens and each piece is one
+    sequence (rustbpe knows no special tokens: its vocab_size is 256 + merges).
+    It reports tokens and ranks, not pairs, so each merge is recovered the way
+    tiktoken would build its token (load.merges_from_ranks). Ours makes the same
+    merges with tie_break="rustbpe".
+    """
+    import rustbpe
+
+    start = perf_counter()
+    tokenizer = rustbpe.Tokenizer()
+    tokenizer.train_from_iterator(split_on_special(text, special_tokens), vocab_size=256 + num_merges, pattern=PATTERNS["gpt2"])
+    seconds = perf_counter() - start
+    ranks = {bytes(token): rank for token, rank in tokenizer.get_mergeable_ranks()}
+    merges = tuple(merges_from_ranks(ranks))
+    return RaceResult(RUSTBPE, merges, (), (), {"train (all phases)": seconds}, {}, False, "vocab_size")

@@ -1,90 +1,168 @@
-"""Using a trained tokenizer: encode text to ids, decode ids back to text, save and load.
+"""Using a tokenizer: encode text to ids, decode ids back to text, save and load.
 
-Encoding cuts out special tokens (kept whole), pre-tokenizes the rest with the
-training pattern, and inside each pre-token applies merges by rank: the
-lowest-ranked pair present is merged everywhere, left to right, until no merge
-applies. This gives the same tokens as replaying the training merges in order
-(see `Tokenizer.bpe` for the one exception), and the same tokens as GPT-2,
-HuggingFace tokenizers and tiktoken given the same merges.
+The CS336 interface, exactly: ``Tokenizer(vocab, merges, special_tokens)`` with
+ids taken from ``vocab`` as given (GPT-2's own order included),
+``Tokenizer.from_files(vocab_path, merges_path, special_tokens)``, ``encode``,
+``encode_iterable`` and ``decode``. ``Tokenizer.from_merges`` builds one in this
+tool's own layout (bytes, merges in order, special tokens), ``from_training``
+from a run, ``load`` from any file load.py reads.
 
-decode(encode(x)) == x for every string without lone surrogates, and for every
-string decoded from bytes with surrogateescape (that is how invalid UTF-8 is
-kept) -- except with the 'whitespace' pre-tokenizer, which drops whitespace by
-design. decode_bytes(encode(b)) == b for all bytes b.
+Encoding cuts out special tokens (kept whole, the longest first), pre-tokenizes
+the rest with the pattern, and inside each pre-token applies merges by rank:
+the lowest-ranked pair present is merged everywhere, left to right, until no
+merge applies. This gives the same tokens as replaying the training merges in
+order (see `Tokenizer.bpe` for the one exception), and the same ids as GPT-2,
+HuggingFace tokenizers and tiktoken given the same files.
 
-Not here: the file formats (export.py) or training (train.py).
+decode() replaces bytes that are not valid UTF-8 with U+FFFD, as CS336 and
+tiktoken do; decode_bytes() is lossless: decode_bytes(encode(b)) == b for all
+bytes b (invalid UTF-8 is kept through surrogateescape), except with the
+'whitespace' pre-tokenizer, which drops whitespace by design.
+
+Not here: the file formats (load.py, export.py) or training (train.py).
 """
 
 from __future__ import annotations
 
+import codecs
 from collections import Counter
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from heapq import heapify, heappop, heappush
 from pathlib import Path
 
 import regex
 
-from . import export
-from .pretokenize import ENCODING, ERRORS, check_pattern, check_special_tokens, sequence_of_text
-from .train import Merges, Training, build_vocab
+from . import export, load
+from .pretokenize import _UNITS, ENCODING, ERRORS, check_pattern, check_special_tokens, sequence_of_text, split_gpt2
+from .train import Merges, Training, Vocab, build_vocab
 
 BYTES = [bytes([b]) for b in range(256)]
-CACHE_CAP = 200_000  # (pre-token, k) -> tokens; cleared when full
+CACHE_CAP = 200_000  # cached pre-tokens (and GPT-2 units); cleared when full
+LONG_WORD = 64  # pre-tokens longer than this are merged with a heap: O(n log n), not O(n^2)
+STREAM_CHUNK = 1 << 16  # encode_iterable encodes about this many characters at a time
+
+# A safe place to cut text for streaming: a letter or digit followed by whitespace.
+# No pre-token of gpt2, gpt4 or whitespace spans it, and none looks across it.
+_CUT = regex.compile(r"(?r)[\p{L}\p{N}](?=\s)")
 
 
 class Tokenizer:
     def __init__(
         self,
-        merges: Merges,
-        special_tokens: Sequence[str] = (),
-        pattern: str = "gpt2",
+        vocab: Mapping[int, bytes],
+        merges: Sequence[tuple[bytes, bytes]],
+        special_tokens: Sequence[str] | None = None,
         *,
+        pattern: str = "gpt2",
         counts: Sequence[int | None] | None = None,
     ) -> None:
+        """A tokenizer over any vocabulary: ids are the keys of vocab, as given.
+
+        A special token already in vocab keeps its id; one that is not gets the
+        next free id. Every merge's two tokens and the token it makes must be in
+        vocab. `counts` is each merge's count when it was made (None: unknown).
+        """
         check_pattern(pattern)
-        check_special_tokens(special_tokens)
-        export.check_merges(merges)
-        self.merges = [(bytes(a), bytes(b)) for a, b in merges]
-        self.special_tokens = tuple(special_tokens)
+        specials = list(special_tokens or ())
+        check_special_tokens(specials)
+        self.vocab: Vocab = _checked_vocab(vocab)
+        self.merges: Merges = _checked_merges(merges)
         self.pattern = pattern
-        # the winning pair's count when each merge was made (None: not recorded, e.g. loaded from merges.txt)
         self.counts: tuple[int | None, ...] = tuple(counts) if counts is not None else (None,) * len(self.merges)
         if len(self.counts) != len(self.merges):
             raise ValueError(f"Got {len(self.counts)} counts for {len(self.merges)} merges.")
-        self.vocab = build_vocab(self.merges, special_tokens)
         self.ids: dict[bytes, int] = {}
-        for i, token in self.vocab.items():
-            self.ids.setdefault(token, i)  # subtle: equal bytes from two merges share the first id
+        for i, token in sorted(self.vocab.items()):
+            self.ids.setdefault(token, i)  # subtle: equal bytes under two ids share the first
+        for token in specials:
+            data = token.encode(ENCODING)
+            if data not in self.ids:
+                new_id = max(self.vocab, default=-1) + 1
+                self.vocab[new_id], self.ids[data] = data, new_id
+        self.special_tokens = tuple(specials)
+        for rank, (a, b) in enumerate(self.merges):
+            for token in (a, b, a + b):
+                if token not in self.ids:
+                    raise ValueError(
+                        f"Merge {rank + 1} ({load.show(a)} + {load.show(b)}) needs {load.show(token)}, which is not in the vocabulary."
+                    )
         self.ranks = {pair: rank for rank, pair in reversed(list(enumerate(self.merges)))}
+        # the merges as ids, for encoding: (left id << 32 | right id) -> rank, and rank -> the id it makes
+        self._ranks = {self.ids[a] << 32 | self.ids[b]: rank for (a, b), rank in self.ranks.items()}
+        self._made = [self.ids[a + b] for a, b in self.merges]
+        self._byte_ids = {b: self.ids[BYTES[b]] for b in range(256) if BYTES[b] in self.ids}
         ordered = sorted(self.special_tokens, key=len, reverse=True)
         self._special = regex.compile("(" + "|".join(regex.escape(t) for t in ordered) + ")") if ordered else None
-        self._cache: dict[tuple[bytes, int], tuple[bytes, ...]] = {}
+        self._longest_special = max((len(t) for t in self.special_tokens), default=0)
+        self._words: dict[tuple[bytes, int], tuple[int, ...]] = {}  # (pre-token, merges used) -> ids
+        self._units: dict[str, tuple[int, ...]] = {}  # GPT-2 unit -> ids, with every merge
 
     # -- building, saving, loading ------------------------------------------
     @classmethod
     def from_merges(
         cls, merges: Merges, special_tokens: Sequence[str] = (), pattern: str = "gpt2", *, counts: Sequence[int | None] | None = None
     ) -> Tokenizer:
-        """A tokenizer in this tool's id layout (bytes, merges in order, specials) from its merges."""
-        return cls(merges, special_tokens, pattern, counts=counts)
+        """A tokenizer in this tool's id layout (bytes 0-255, merges in order, then specials) from its merges."""
+        load.check_merges(merges)
+        merges = [(bytes(a), bytes(b)) for a, b in merges]
+        return cls(build_vocab(merges, special_tokens), merges, special_tokens, pattern=pattern, counts=counts)
 
     @classmethod
     def from_training(cls, training: Training, pattern: str = "gpt2") -> Tokenizer:
         """The tokenizer a training run made, with each merge's count."""
-        return cls.from_merges(training.merges, training.special_tokens, pattern, counts=[e.count for e in training.events])
+        merges = training.merges
+        counts = [e.count for e in training.events]
+        return cls(training.vocab, merges, training.special_tokens, pattern=pattern, counts=counts)
 
     @classmethod
-    def load(cls, path: str | Path, *, pattern: str | None = None) -> Tokenizer:
-        """Load any format export.py writes (a directory or one file); ValueError says what is wrong.
+    def from_files(
+        cls, vocab_filepath: str | Path, merges_filepath: str | Path, special_tokens: Sequence[str] | None = None, *, pattern: str = "gpt2"
+    ) -> Tokenizer:
+        """CS336's constructor from GPT-2-format files (vocab.json + merges.txt, or encoder.json + vocab.bpe).
 
-        `pattern` is only needed for vocab.json + merges.txt, which do not record it (default gpt2).
+        As with the constructor, the special tokens are the ones given: GPT-2's
+        '<|endoftext|>' is special only when listed (load() finds it by itself).
         """
-        saved = export.load(path, pattern=pattern)
-        return cls.from_merges(saved.merges, saved.special_tokens, saved.pattern, counts=saved.counts)
+        vocab_path, merges_path = Path(vocab_filepath), Path(merges_filepath)
+        texts = [load.read_text(p) for p in (vocab_path, merges_path)]
+        loaded = load.parse_gpt2(*texts, str(vocab_path), str(merges_path))
+        return cls(loaded.vocab, loaded.merges, special_tokens, pattern=pattern)
+
+    @classmethod
+    def load(cls, path: str | Path, *, pattern: str | None = None, special_tokens: Sequence[str] | None = None) -> Tokenizer:
+        """Load any format load.py reads (a directory or one file); ValueError says what is wrong.
+
+        `pattern` is only used by formats that do not record it (GPT-2 files, .tiktoken; default gpt2);
+        `special_tokens` are added to those the file declares.
+        """
+        return cls.from_loaded(load.load(path, pattern=pattern), special_tokens=special_tokens)
+
+    @classmethod
+    def from_loaded(cls, loaded: load.Loaded, *, special_tokens: Sequence[str] | None = None) -> Tokenizer:
+        """The tokenizer a file held (load.load, load.load_uploads), with extra special tokens if given."""
+        specials = list(loaded.special_tokens) + [t for t in special_tokens or () if t not in loaded.special_tokens]
+        if loaded.vocab is None:
+            return cls.from_merges(loaded.merges, specials, loaded.pattern, counts=loaded.counts)
+        return cls(loaded.vocab, loaded.merges, specials, pattern=loaded.pattern, counts=loaded.counts)
+
+    @property
+    def own_layout(self) -> bool:
+        """Ids follow this tool's layout: the bytes in byte order, the merges in order, then the special tokens."""
+        return self.vocab == build_vocab(self.merges, self.special_tokens)
 
     def save(self, directory: str | Path, k: int | None = None) -> list[Path]:
-        """Write every format (with the first k merges) to directory; return the paths."""
+        """Write every format (with the first k merges) to directory; return the paths.
+
+        A tokenizer whose ids follow another tool's layout keeps them, in
+        vocab.json and tokenizer.json (the plain JSON format cannot hold them).
+        """
         k = self._limit(k)
-        return export.save_all(directory, self.merges[:k], self.special_tokens, self.pattern, self.counts[:k])
+        vocab = None if self.own_layout else self._vocab_of_first(k)
+        return export.save_all(directory, self.merges[:k], self.special_tokens, self.pattern, self.counts[:k], vocab=vocab)
+
+    def _vocab_of_first(self, k: int) -> Vocab:
+        kept = set(BYTES) | {a + b for a, b in self.merges[:k]} | {t.encode(ENCODING) for t in self.special_tokens}
+        return {i: t for i, t in self.vocab.items() if t in kept}
 
     # -- encoding -------------------------------------------------------------
     def _limit(self, k: int | None) -> int:
@@ -94,63 +172,231 @@ class Tokenizer:
             raise ValueError(f"k must be a whole number of merges, at least 0, not {k!r}.")
         return min(k, len(self.merges))
 
+    def encode(self, text: str | bytes, k: int | None = None) -> list[int]:
+        """The ids of text (bytes are decoded with surrogateescape, so invalid UTF-8 is kept).
+
+        With k, only the first k merges are used.
+        """
+        limit = self._limit(k)
+        if isinstance(text, bytes):
+            text = text.decode(ENCODING, ERRORS)
+        out: list[int] = []
+        chunks = self._special.split(text) if self._special else [text]
+        for n, chunk in enumerate(chunks):
+            if n % 2 == 1:  # a special token, kept whole
+                out.append(self.ids[chunk.encode(ENCODING)])
+            elif chunk:
+                self._encode_ordinary(chunk, limit, out)
+        return out
+
+    def _encode_ordinary(self, text: str, limit: int, out: list[int]) -> None:
+        """Append the ids of a text without special tokens to out.
+
+        For gpt2 with every merge the text is cut into units (a word with the
+        whitespace before it, see pretokenize._UNITS): no GPT-2 pre-token crosses
+        a unit, so each unique unit is split and merged once and its ids cached.
+        """
+        if self.pattern == "gpt2" and limit == len(self.merges):
+            units = self._units
+            for unit in _UNITS.findall(text):
+                ids = units.get(unit)
+                if ids is None:
+                    ids = ()
+                    for token in split_gpt2([unit]):
+                        ids += self._word_ids(_to_bytes(token), limit)
+                    if len(units) >= CACHE_CAP:
+                        units.clear()
+                    units[unit] = ids
+                out += ids
+            return
+        for token in sequence_of_text(text, self.pattern):
+            out += self._word_ids(_to_bytes(token), limit)
+
+    def encode_iterable(self, iterable: Iterable[str | bytes], k: int | None = None) -> Iterator[int]:
+        """The ids of a text given in pieces (a file's lines, say), lazily and in bounded memory.
+
+        Pieces are gathered into chunks of about STREAM_CHUNK characters, each cut
+        at a place no pre-token or special token spans (`_safe_cut`), so the ids
+        are exactly those of encode() on the whole text. Bytes are decoded
+        incrementally, so a character split between two pieces is kept whole.
+        subtle: with the 'none' pre-tokenizer a document (the text between special
+        tokens) is one pre-token and is held whole.
+        """
+        limit = self._limit(k)
+        decoder = codecs.getincrementaldecoder(ENCODING)(ERRORS)
+        pending: list[str] = []
+        size, goal = 0, STREAM_CHUNK
+        for piece in iterable:
+            if isinstance(piece, (bytes, bytearray)):
+                piece = decoder.decode(piece)
+            elif not isinstance(piece, str):
+                raise ValueError(f"encode_iterable takes pieces of text (str or bytes), not {type(piece).__name__}.")
+            pending.append(piece)
+            size += len(piece)
+            if size >= goal:
+                text = "".join(pending)
+                cut = self._safe_cut(text)
+                if cut:
+                    yield from self.encode(text[:cut], limit)
+                    text = text[cut:]
+                    goal = STREAM_CHUNK
+                else:
+                    goal = 2 * len(text)  # no safe cut yet: wait for more rather than join again and again
+                pending, size = [text], len(text)
+        pending.append(decoder.decode(b"", final=True))
+        yield from self.encode("".join(pending), limit)
+
+    def _safe_cut(self, text: str) -> int:
+        """The last place to cut text so that both halves encode as the whole does; 0 if there is none.
+
+        A cut goes after a letter or digit that whitespace follows (not for the
+        'none' pre-tokenizer), or just before a special token. It must leave room
+        for any special token that could straddle it, and no occurrence may.
+        """
+        end = len(text) - max(self._longest_special - 1, 1)
+        while end > 0:
+            cut = 0
+            if self.pattern != "none":
+                m = _CUT.search(text, 0, end)
+                cut = m.end() if m else 0
+            if self._special:
+                starts = [m.start() for m in self._special.finditer(text, max(cut, 0), end)]
+                cut = max([cut] + starts)
+            if cut <= 0:
+                return 0
+            straddle = self._straddling(text, cut)
+            if straddle is None:
+                return cut
+            end = straddle  # look again before the special token that spans the cut
+        return 0
+
+    def _straddling(self, text: str, cut: int) -> int | None:
+        """Where a special token occurrence that spans cut starts, or None."""
+        for token in self.special_tokens:
+            i = text.find(token, max(0, cut - len(token) + 1), cut + len(token) - 1)
+            if 0 <= i < cut:
+                return i
+        return None
+
+    def _word_ids(self, word: bytes, limit: int) -> tuple[int, ...]:
+        """The ids of one pre-token with the first `limit` merges, cached."""
+        key = (word, limit)
+        ids = self._words.get(key)
+        if ids is None:
+            start = self._byte_ids_of(word)
+            ids = tuple(self._merge_long(start, limit) if len(start) > LONG_WORD else self._merge_short(start, limit))
+            if len(self._words) >= CACHE_CAP:
+                self._words.clear()
+            self._words[key] = ids
+        return ids
+
+    def _byte_ids_of(self, word: bytes) -> list[int]:
+        byte_ids = self._byte_ids
+        try:
+            return [byte_ids[b] for b in word]
+        except KeyError:
+            bad = next(b for b in word if b not in byte_ids)
+            raise ValueError(_unknown_byte(word, bad)) from None
+
     def bpe(self, word: bytes, k: int | None = None) -> tuple[bytes, ...]:
         """Split one pre-token with the first k merges (all when k is None).
 
         With merges [(b'l', b'o'), (b'lo', b'w')]: b'lower' -> (b'low', b'e', b'r').
 
-        subtle: merges are matched by their bytes, as GPT-2 and HuggingFace do.
-        When two merges make the same bytes (b'a'+b'bc' and b'ab'+b'c'), a later
-        pair can then look like an earlier one, and this can differ from what the
-        trainer did with its ids. Trainers rarely produce such twins.
+        subtle: merges are matched by their bytes, as GPT-2 and HuggingFace do
+        (each distinct token has one id here). When two merges make the same
+        bytes (b'a'+b'bc' and b'ab'+b'c'), a later pair can then look like an
+        earlier one, and this can differ from what a trainer would do with ids.
+        Training never makes such twins (see Trainer.mint), but a hand-made merge
+        list can.
         """
-        limit = self._limit(k)
-        key = (word, limit)
-        cached = self._cache.get(key)
-        if cached is not None:
-            return cached
-        parts = [BYTES[b] for b in word]
-        for _, merged in self.merge_steps(word, limit):
-            parts = merged
-        result = tuple(parts)
-        if len(self._cache) >= CACHE_CAP:
-            self._cache.clear()
-        self._cache[key] = result
-        return result
+        return tuple(self.vocab[i] for i in self._word_ids(word, self._limit(k)))
 
     def merge_steps(self, word: bytes, k: int | None = None) -> Iterator[tuple[int, list[bytes]]]:
         """Each merge that encoding applies to word, in order: (its rank, the tokens after it).
 
         b'lower' with merges l+o, lo+w -> (0, [lo, w, e, r]), then (1, [low, e, r])
         """
-        limit = self._limit(k)
-        parts = [BYTES[b] for b in word]
-        get = self.ranks.get
-        while len(parts) > 1:
-            # the lowest rank among adjacent pairs; `limit` means "no merge"
-            ranks = [get(pair, limit) for pair in zip(parts, parts[1:])]
+        vocab, ids = self.vocab, self._byte_ids_of(word)
+        for rank in self._rounds(ids, self._limit(k)):
+            yield rank, [vocab[i] for i in ids]
+
+    def _merge_short(self, ids: list[int], limit: int) -> list[int]:
+        ids = list(ids)
+        for _ in self._rounds(ids, limit):
+            pass
+        return ids
+
+    def _rounds(self, ids: list[int], limit: int) -> Iterator[int]:
+        """Merge by rank, in place: each round joins every pair of the lowest rank present, left to right.
+
+        Yields each round's rank. [97, 97, 97] with (97, 97) -> 256 as rank 0: one round, [256, 97].
+        Only the two pairs beside a merge change, so ranks are looked up there, not for the whole word.
+        subtle: the pair a merge creates never has the rank being merged (it holds the new token), so
+        the next occurrence of that rank is searched for to the right only.
+        """
+        get, made = self._ranks.get, self._made
+        ranks = [get(a << 32 | b, limit) for a, b in zip(ids, ids[1:])]  # ranks[i]: the pair (ids[i], ids[i + 1])
+        while ranks:
             rank = min(ranks)
             if rank >= limit:
                 return
-            parts = _merge(parts, ranks, rank)
-            yield rank, parts
+            new = made[rank]
+            i = ranks.index(rank)
+            more = ranks.count(rank) > 1
+            while True:
+                ids[i : i + 2] = [new]
+                del ranks[i]
+                if i:
+                    ranks[i - 1] = get(ids[i - 1] << 32 | new, limit)
+                if i < len(ranks):
+                    ranks[i] = get(new << 32 | ids[i + 1], limit)
+                if not more or rank not in ranks:  # an overlap ('a a a') can use up the next occurrence
+                    break
+                i = ranks.index(rank, i + 1)
+            yield rank
+
+    def _merge_long(self, ids: list[int], limit: int) -> list[int]:
+        """_merge_short for a long pre-token, in O(n log n): a heap of (rank, position) over a linked list.
+
+        Each round takes every position holding the lowest rank present and
+        merges them left to right, skipping those an earlier merge of the round
+        used up -- the same rounds as _rounds, without its O(n) list edits.
+        """
+        get, made = self._ranks.get, self._made
+        parts: list[int] = list(ids)
+        n = len(parts)
+        if n < 2:
+            return parts
+        nxt, prv = list(range(1, n + 1)), list(range(-1, n - 1))
+        nxt[-1] = -1
+        heap = [(r, i) for i in range(n - 1) if (r := get(parts[i] << 32 | parts[i + 1], limit)) < limit]
+        heapify(heap)
+        while heap:
+            rank = heap[0][0]
+            sites = []
+            while heap and heap[0][0] == rank:
+                sites.append(heappop(heap)[1])
+            for i in sorted(sites):
+                j = nxt[i] if parts[i] >= 0 else -1
+                if j < 0 or get(parts[i] << 32 | parts[j], limit) != rank:
+                    continue  # used up earlier in this round, or changed since it was pushed
+                parts[i], parts[j] = made[rank], -1
+                after = nxt[j]
+                nxt[i] = after
+                if after >= 0:
+                    prv[after] = i
+                    if (r := get(parts[i] << 32 | parts[after], limit)) < limit:
+                        heappush(heap, (r, i))
+                before = prv[i]
+                if before >= 0 and (r := get(parts[before] << 32 | parts[i], limit)) < limit:
+                    heappush(heap, (r, before))
+        return [p for p in parts if p >= 0]
 
     def pieces(self, text: str | bytes, k: int | None = None) -> list[bytes]:
         """The tokens of text as bytes, in order."""
-        if isinstance(text, bytes):
-            text = text.decode(ENCODING, ERRORS)
-        out: list[bytes] = []
-        chunks = self._special.split(text) if self._special else [text]
-        for n, chunk in enumerate(chunks):
-            if n % 2 == 1:  # a special token, kept whole
-                out.append(chunk.encode(ENCODING))
-                continue
-            for token in sequence_of_text(chunk, self.pattern):
-                out.extend(self.bpe(_to_bytes(token), k))
-        return out
-
-    def encode(self, text: str | bytes, k: int | None = None) -> list[int]:
-        return [self.ids[p] for p in self.pieces(text, k)]
+        vocab = self.vocab
+        return [vocab[i] for i in self.encode(text, k)]
 
     def token_counts(self, words: Mapping[bytes, int], k: int | None = None) -> Counter[bytes]:
         """How often each token occurs when pre-token counts are encoded with the first k merges.
@@ -164,31 +410,39 @@ class Tokenizer:
         return counts
 
     # -- decoding -------------------------------------------------------------
-    def decode_bytes(self, ids: Sequence[int]) -> bytes:
+    def decode_bytes(self, ids: Iterable[int]) -> bytes:
+        """The exact bytes of ids (lossless, invalid UTF-8 included)."""
+        ids = list(ids)
         try:
-            return b"".join(self.vocab[i] for i in ids)
+            return b"".join([self.vocab[i] for i in ids])
         except (KeyError, TypeError):
             bad = next(i for i in ids if not isinstance(i, int) or i not in self.vocab)
-            raise ValueError(f"Token id {bad!r} is not in the vocabulary (0..{len(self.vocab) - 1}).") from None
+            raise ValueError(f"Token id {bad!r} is not in the vocabulary (ids {min(self.vocab)}..{max(self.vocab)}).") from None
 
-    def decode(self, ids: Sequence[int]) -> str:
-        return self.decode_bytes(ids).decode(ENCODING, ERRORS)
+    def decode(self, ids: Iterable[int]) -> str:
+        """The text of ids; bytes that are not valid UTF-8 become U+FFFD, as in CS336 and tiktoken."""
+        return self.decode_bytes(ids).decode(ENCODING, "replace")
 
 
-def _merge(parts: list[bytes], ranks: list[int], rank: int) -> list[bytes]:
-    """Join every pair of the given rank, left to right, without overlaps.
+def _checked_vocab(vocab: Mapping[int, bytes]) -> Vocab:
+    if not isinstance(vocab, Mapping):
+        raise ValueError(f"vocab must map token ids to bytes, not {type(vocab).__name__}.")
+    out: Vocab = {}
+    for i, token in vocab.items():
+        if isinstance(i, bool) or not isinstance(i, int) or i < 0:
+            raise ValueError(f"Token id {i!r} must be a whole number of at least 0.")
+        if not isinstance(token, (bytes, bytearray)) or not token:
+            raise ValueError(f"Token {i} must be non-empty bytes, not {token!r}.")
+        out[i] = bytes(token)
+    return out
 
-    [a, a, a] with ranks [0, 0] for (a, a) -> [aa, a]
-    """
-    out: list[bytes] = []
-    i, n = 0, len(parts)
-    while i < n:
-        if i < n - 1 and ranks[i] == rank:
-            out.append(parts[i] + parts[i + 1])
-            i += 2
-        else:
-            out.append(parts[i])
-            i += 1
+
+def _checked_merges(merges: Sequence[tuple[bytes, bytes]]) -> Merges:
+    out: Merges = []
+    for rank, pair in enumerate(merges):
+        if not (isinstance(pair, (tuple, list)) and len(pair) == 2 and all(isinstance(p, (bytes, bytearray)) and p for p in pair)):
+            raise ValueError(f"merge {rank + 1} is not a pair of non-empty bytes: {pair!r}.")
+        out.append((bytes(pair[0]), bytes(pair[1])))
     return out
 
 
@@ -201,3 +455,8 @@ def _to_bytes(token: str) -> bytes:
             f"The text holds a lone surrogate U+{ord(bad):04X}, which no UTF-8 bytes decode to; "
             "only U+DC80..U+DCFF (invalid bytes kept by surrogateescape) can be encoded."
         ) from None
+
+
+def _unknown_byte(word: bytes, byte: int) -> str:
+    shown = word.decode(ENCODING, "backslashreplace")
+    return f"The text holds byte 0x{byte:02x} (in {shown[:40]!r}), which this tokenizer's vocabulary lacks, so it cannot be encoded."

@@ -7,6 +7,10 @@ supply two steps -- `choose` (find the best pair and the runner-up) and `merge`
 -- and the loop here applies the changes, so every trainer updates its counts
 the same way and the changes can be shown.
 
+A trainer follows one tie-break rule (rule.py: cs336, huggingface or
+rustbpe), given by name when it is built; `keys` holds the rule's key of every
+token, kept up to date as tokens are minted.
+
 Not here: reading or pre-tokenizing text (see pretokenize.py), or choosing
 between equal counts (see rule.py).
 """
@@ -21,7 +25,7 @@ from contextlib import contextmanager
 from typing import ClassVar
 
 from .events import DETAIL_CAP, MergeDetail, MergeEvent, WordChange
-from .rule import Pair, best_two, top_pairs
+from .rule import Pair, best_two, rule_for, top_pairs
 
 Delta = dict[Pair, int]
 
@@ -30,8 +34,11 @@ class Trainer:
     name: ClassVar[str]
     summary: ClassVar[str]
 
-    def __init__(self, words: Mapping[bytes, int], sequence: Sequence[bytes] | None = None) -> None:
+    def __init__(self, words: Mapping[bytes, int], sequence: Sequence[bytes] | None = None, *, tie_break: str = "cs336") -> None:
+        self.rule = rule_for(tie_break)
         self.vocab: list[bytes] = [bytes([i]) for i in range(256)]
+        self.keys: list[object] = [self.rule.token_key(i, t) for i, t in enumerate(self.vocab)]  # the rule's key of each token
+        self.token_ids: dict[bytes, int] = {t: i for i, t in enumerate(self.vocab)}  # bytes -> id, for rules that reuse tokens
         self.pair_counts: dict[Pair, int] = {}
         self.work: Counter[str] = Counter()  # counters that explain the cost
         self.stop_reason = ""
@@ -49,7 +56,7 @@ class Trainer:
         if not self.pair_counts:
             return None
         self.work["pairs_scanned"] += len(self.pair_counts)
-        return best_two(self.pair_counts, self.vocab)
+        return best_two(self.pair_counts, self.keys)
 
     def merge(self, pair: Pair, new_id: int, detail: bool) -> tuple[Delta, int]:
         """Rewrite every occurrence of pair as new_id; return (pair-count changes, words touched)."""
@@ -63,9 +70,15 @@ class Trainer:
 
     # -- the loop -------------------------------------------------------------
     def merges(self, max_merges: int, min_pair_frequency: int = 1, detail: bool = False) -> Iterator[MergeEvent]:
-        """Yield up to max_merges merge events; stop early when no pair reaches min_pair_frequency."""
+        """Yield merge events until max_merges new tokens exist; stop early when no pair reaches min_pair_frequency.
+
+        Every merge mints a new token, except under a rule that reuses tokens
+        (huggingface), where a merge whose bytes are already a token makes no new
+        one -- so the count is of new tokens, as HuggingFace's vocab_size counts.
+        """
         self.stop_reason = "vocab_size"
-        for rank in range(max_merges):
+        rank = 0
+        while len(self.vocab) - 256 < max_merges:
             before = dict(self.work)  # this merge's work is what the counters gain until its event
             heap = self.heap_view(detail)
             top = self._top_pairs() if detail else None
@@ -98,11 +111,25 @@ class Trainer:
                 detail=self._detail(top, distinct, delta, heap) if detail else None,
                 work=spent(self.work, before),
             )
+            rank += 1
 
     def mint(self, pair: Pair) -> int:
-        """A new token for pair: its id is the next free one, its bytes the two halves joined."""
-        self.vocab.append(self.vocab[pair[0]] + self.vocab[pair[1]])
-        return len(self.vocab) - 1
+        """A new token for pair: its id is the next free one, its bytes the two halves joined.
+
+        subtle: under a rule that reuses tokens (huggingface), a merge whose bytes
+        are already a token gets that token's id, as HuggingFace's trainer does.
+        Merging whole pre-tokens left to right never makes the same bytes twice
+        (a token's pieces evolve exactly as its bytes would alone, so both merges
+        would have had to happen at once), so on real text this never fires.
+        """
+        token = self.vocab[pair[0]] + self.vocab[pair[1]]
+        if self.rule.reuses_tokens and token in self.token_ids:
+            return self.token_ids[token]
+        new_id = len(self.vocab)
+        self.vocab.append(token)
+        self.keys.append(self.rule.token_key(new_id, token))
+        self.token_ids.setdefault(token, new_id)
+        return new_id
 
     def apply(self, delta: Delta) -> None:
         """Add the changes a merge caused to the pair counts; drop pairs that reach zero."""
@@ -117,7 +144,7 @@ class Trainer:
 
     # -- detail (only when asked) --------------------------------------------
     def _top_pairs(self) -> list[tuple[Pair, int]]:
-        return top_pairs(self.pair_counts, self.vocab, DETAIL_CAP)
+        return top_pairs(self.pair_counts, self.keys, DETAIL_CAP)
 
     def record_word(self, before: Sequence[int], after: Sequence[int], count: int) -> None:
         self._rewritten.append((before, after, count))  # capped to the most frequent in _detail

@@ -58,7 +58,7 @@ def link(k: int) -> dict[str, str]:
 def draw() -> None:
     event = events[step.merge - 1]
     if step.view == "heap":
-        step_views.heap_tree(event)
+        st.html(step_views.heap_panel(event))
         return
     html = {
         "words": lambda: views.corpus_and_words(text, counts),

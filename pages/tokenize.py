@@ -1,20 +1,20 @@
-"""Tokenize any text with the trained tokenizer (or its first k merges), and download it in every format."""
+"""Tokenize any text with the trained tokenizer (or its first k merges), next to a real tokenizer, and download it."""
 
 import streamlit as st
 
-from bpe import export
+from bpe import PATTERNS, export, load
 from ui import corpus as corpora
 from ui import sidebar, state
+from ui import tokenize_views as real
 from ui.render import token_spans
 
 SHOWN = 3000  # tokens drawn; a longer text is still counted and checked in full
 
 st.title("Tokenize & export")
-st.caption("Any text, split by the tokenizer trained in the sidebar. Hover a token to see its id.")
+st.caption("Any text, split by the tokenizer trained in the sidebar and by a real one, side by side. Hover a token to see its id.")
 
 settings = sidebar.current()
 
-training = corpora.trained_for(settings)
 tok = corpora.tokenizer_for(settings)
 n = len(tok.merges)
 
@@ -73,7 +73,102 @@ with st.expander("Token ids and the decoded text"):
     st.code(" ".join(map(str, ids)) or "(no tokens)", language=None, wrap_lines=True)
     st.code(decoded or "(empty)", language=None, wrap_lines=True)
 
-st.subheader(f"Download the tokenizer ({k:,} merges)")
+# ---------------------------------------------------------------------------
+st.subheader("Next to a real tokenizer")
+
+SOURCES = {"gpt2": "GPT-2 (its own files)", "upload": "Upload files"}
+if not real.shared_gpt2_available():
+    SOURCES.pop("gpt2")
+    st.session_state["tok_ref_source"] = "upload"
+source = st.radio(
+    "Real tokenizer",
+    list(SOURCES),
+    format_func=SOURCES.get,
+    horizontal=True,
+    key=state.widget("tok_ref_source"),
+    on_change=state.save,
+    args=("tok_ref_source",),
+    label_visibility="collapsed",
+)
+
+
+def take_upload() -> None:
+    st.session_state["tok_upload_ref"] = real.uploaded(st.session_state["tok_upload"])
+
+
+def next_to_real() -> None:
+    """The real tokenizer chosen above: loaded (or why not), both tokenizations side by side, its merges."""
+    pattern = "gpt2"
+    if source == "upload":
+        u1, u2 = st.columns([3, 1])
+        u1.file_uploader(
+            "GPT-2's vocab.json and merges.txt together, a HuggingFace tokenizer.json, or a tiktoken .tiktoken file",
+            accept_multiple_files=True,
+            key="tok_upload",
+            on_change=take_upload,
+        )
+        pattern = u2.selectbox(
+            "Pre-tokenizer",
+            list(PATTERNS),
+            key=state.widget("tok_ref_pattern"),
+            on_change=state.save,
+            args=("tok_ref_pattern",),
+            help="GPT-2 files and .tiktoken files do not record their pre-tokenizer; a tokenizer.json does, and wins.",
+        )
+        reference = st.session_state["tok_upload_ref"]
+        if reference is None:
+            st.info("Upload a tokenizer to see how it splits the same text (up to 5 MB).")
+            return
+    else:
+        reference = real.shared_gpt2()
+
+    result = real.load_reference(reference, pattern)
+    if result.error:
+        st.error(result.error)
+        return
+    other = result.tokenizer
+    st.caption(f"{real.describe(result)}.")
+    try:
+        other_ids = other.encode(text)
+    except ValueError as e:
+        st.warning(str(e))
+        other_ids = None
+
+    left, right = st.columns(2)
+    with left:
+        st.markdown(f"**Trained here** · {k:,} merges")
+        st.metric("Tokens (trained here)", f"{len(ids):,}")
+        st.html(token_spans(pieces[:SHOWN], ids[:SHOWN]))
+    with right:
+        st.markdown(f"**{reference.label}** · {len(other.merges):,} merges")
+        if other_ids is not None:
+            fewer = len(ids) - len(other_ids)
+            st.metric(f"Tokens ({reference.label})", f"{len(other_ids):,}", delta=f"{-fewer:+,} vs trained here", delta_color="inverse")
+            st.html(token_spans([other.vocab[i] for i in other_ids[:SHOWN]], other_ids[:SHOWN]))
+
+    with st.expander(f"Browse the merges of {reference.label}"):
+        query = st.text_input(
+            "Merges whose new token contains",
+            key=state.widget("tok_merge_query"),
+            on_change=state.save,
+            args=("tok_merge_query",),
+            placeholder="e.g.  the",
+        )
+        frame, found = real.merges_frame(other, query)
+        st.dataframe(frame, hide_index=True, width="stretch", height=320)
+        shown = f"; showing the first {len(frame):,}" if found > len(frame) else ""
+        st.caption(f"{found:,} merges{' match' if query else ''}{shown}. Rank 1 is the first merge made.")
+        if not result.has_counts:
+            st.caption(
+                f"No counts: {load.FORMATS[result.format]} record the merges in order but not how often each pair occurred "
+                "when it was merged. Only this tool's tokenizer.bpe.json keeps them."
+            )
+
+
+next_to_real()
+
+# ---------------------------------------------------------------------------
+st.subheader(f"Download the tokenizer trained here ({k:,} merges)")
 WHAT = {
     export.VOCAB: "GPT-2 format, with merges.txt",
     export.MERGES: "GPT-2 format, with vocab.json",

@@ -4,11 +4,16 @@ from __future__ import annotations
 
 import html
 import re
+from pathlib import Path
 
+import pytest
 from conftest import open_app
 from streamlit.testing.v1 import AppTest
 
+from bpe import Tokenizer, export, pretokenize, train
+
 PAGE = "pages/tokenize.py"
+TEXT = "low low low low low lower lower widest widest widest newest newest newest newest newest newest"
 HOSTILE = "<script>alert(1)</script> <img src=x onerror=alert(1)>"
 
 
@@ -72,3 +77,92 @@ def test_the_text_and_k_are_kept_across_pages():
     at.switch_page(PAGE).run()
     assert at.text_area(key="w_tok_text").value == "lowest newest"
     assert metric(at, "Merges used") == "3 of 12"
+
+
+# ---------------------------------------------------------------------------
+# next to a real tokenizer
+
+
+def uploaded(at: AppTest, *files: tuple[str, bytes]) -> AppTest:
+    at.radio(key="w_tok_ref_source").set_value("upload").run()
+    at.file_uploader(key="tok_upload").set_value([(name, data, "application/octet-stream") for name, data in files]).run()
+    return at
+
+
+def gpt2_files(gpt2: Path) -> list[tuple[str, bytes]]:
+    return [(name, (gpt2 / name).read_bytes()) for name in ("encoder.json", "vocab.bpe")]
+
+
+def test_gpt2_is_shown_next_to_the_trained_tokenizer(gpt2):
+    at = open_page("ties", pattern="gpt2")
+    at.text_area(key="w_tok_text").set_value("Hello world, this is GPT-2.").run()
+    expected = Tokenizer.from_files(gpt2 / "encoder.json", gpt2 / "vocab.bpe", ["<|endoftext|>"]).encode("Hello world, this is GPT-2.")
+    assert metric(at, "Tokens (GPT-2)") == str(len(expected))
+    assert metric(at, "Tokens (trained here)") == metric(at, "Tokens")
+    gpt2_html = at.html[2].value
+    assert [int(i) for i in re.findall(r'title="id (\d+)"', gpt2_html)] == expected
+    assert at.caption[1].value.startswith("GPT-2 files: 50,257 tokens, 50,000 merges")
+
+
+def test_uploaded_gpt2_files_load_and_survive_a_page_change(gpt2):
+    at = uploaded(open_page(), *gpt2_files(gpt2))
+    assert not at.error
+    label = "Tokens (encoder.json, vocab.bpe)"
+    tokens = metric(at, label)
+    at.switch_page("pages/threshold.py").run()
+    at.switch_page(PAGE).run()
+    assert at.radio(key="w_tok_ref_source").value == "upload"
+    assert metric(at, label) == tokens  # the uploader is empty again, the choice is kept
+
+
+def test_an_uploaded_tokenizer_bpe_json_shows_its_counts(tmp_path):
+    tok = Tokenizer.from_training(train(pretokenize(TEXT, pattern="whitespace"), 12), "whitespace")
+    tok.save(tmp_path)
+    at = uploaded(open_page(), ("tokenizer.bpe.json", (tmp_path / "tokenizer.bpe.json").read_bytes()))
+    frame = at.dataframe[0].value
+    assert list(frame.columns) == ["rank", "pair", "new token", "id", "count"]
+    assert list(frame["count"]) == list(tok.counts)
+    assert not [c for c in at.caption if c.value.startswith("No counts")]
+
+
+def test_the_merge_browser_searches_and_says_gpt2_has_no_counts(gpt2):
+    at = open_page()
+    at.text_input(key="w_tok_merge_query").set_value(" the").run()
+    frame = at.dataframe[0].value
+    assert "count" not in frame.columns and frame["rank"].iloc[0] < frame["rank"].iloc[-1]
+    assert all("␣the" in token for token in frame["new token"])
+    assert any(c.value.startswith("No counts: GPT-2 files record the merges in order") for c in at.caption)
+
+
+@pytest.mark.parametrize(
+    "files, message",
+    [
+        ([("notes.json", b'{"hello": 1}')], "notes.json: not a tokenizer file this tool knows"),
+        ([("vocab.json", b"{}")], "vocab.json: a GPT-2 tokenizer needs merges.txt too"),
+        ([("photo.png", bytes(range(256)))], "photo.png: not UTF-8 text"),
+        ([("t.tiktoken", b"YQ== 0\n")], "t.tiktoken: byte 0x00 has no rank"),
+    ],
+)
+def test_a_bad_upload_is_one_sentence(files, message):
+    at = uploaded(open_page(), *files)
+    assert not at.exception
+    assert at.error[0].value.startswith(message)
+
+
+def test_hostile_special_tokens_in_an_upload_are_shown_escaped():
+    tok = Tokenizer.from_merges([(b"a", b"b")], ["<script>alert(1)</script>"], "gpt2")
+    tokenizer_json = export.files(tok.merges, tok.special_tokens, tok.pattern)["tokenizer.json"].encode()
+    at = uploaded(open_page(), ("tokenizer.json", tokenizer_json))
+    at.text_area(key="w_tok_text").set_value("ab <script>alert(1)</script>").run()
+    assert not at.error
+    assert all("<script>" not in h.value for h in at.html)
+
+
+def test_without_shared_gpt2_files_the_page_offers_uploads(tmp_path, monkeypatch):
+    import ui.tokenize_views
+
+    monkeypatch.setattr(ui.tokenize_views, "SHARED_GPT2", tmp_path / "absent")
+    at = open_page()
+    assert at.radio(key="w_tok_ref_source").options == ["Upload files"]
+    assert at.info[0].value.startswith("Upload a tokenizer")
+    assert [d.label for d in at.get("download_button")] == ["vocab.json", "merges.txt", "tokenizer.json", "tokenizer.bpe.json"]

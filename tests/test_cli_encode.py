@@ -6,12 +6,14 @@ subprocess to check the exit code, the bytes on stdout and that no traceback sho
 
 from __future__ import annotations
 
+import base64
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from bpe import train_bpe
 from bpe.cli import main
 from bpe.tokenizer import Tokenizer
 
@@ -106,3 +108,49 @@ def test_a_broken_tokenizer_file_is_an_error_not_a_traceback(saved, tmp_path):
     assert result.returncode == 2
     assert b"Traceback" not in result.stderr
     assert b"not valid JSON" in result.stderr and b"looks truncated" in result.stderr
+
+
+# ---------------------------------------------------------------------------
+# tie-break rules, and other tools' files
+
+
+@pytest.mark.parametrize("rule", ["cs336", "huggingface", "rustbpe"])
+def test_train_with_a_tie_break_rule_makes_that_rules_merges(tmp_path, rule):
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text(CORPUS, encoding="utf-8")
+    args = ["train", str(corpus), "--vocab-size", "300", "--special-token", SPECIAL, "--workers", "1"]
+    assert main([*args, "--tie-break", rule, "--out", str(tmp_path / rule)]) == 0
+    _, expected = train_bpe(corpus, 300, [SPECIAL], tie_break=rule)
+    assert Tokenizer.load(tmp_path / rule).merges == expected
+
+
+def test_the_rules_differ_on_this_corpus(tmp_path):
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text(CORPUS, encoding="utf-8")
+    merges = {rule: tuple(train_bpe(corpus, 300, [SPECIAL], tie_break=rule)[1]) for rule in ("cs336", "huggingface", "rustbpe")}
+    assert len(set(merges.values())) == 3
+
+
+def test_an_unknown_tie_break_is_one_sentence(tmp_path, capsys):
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text(CORPUS, encoding="utf-8")
+    assert main(["train", str(corpus), "--vocab-size", "300", "--tie-break", "hf", "--out", str(tmp_path / "o")]) == 2
+    assert capsys.readouterr().err == "error: Unknown tie-break rule 'hf'; choose one of cs336, huggingface, rustbpe.\n"
+
+
+def test_encode_with_gpt2s_own_files_matches_tiktoken(gpt2, tiktoken_gpt2, capsys):
+    text = f"Hello world, naïve 🙂{SPECIAL}  end\n"
+    assert main(["encode", str(gpt2 / "encoder.json"), "--text", text]) == 0
+    assert ids_of(capsys.readouterr().out) == tiktoken_gpt2.encode(text, allowed_special="all")
+
+
+def test_a_tiktoken_file_with_a_special_token_and_a_pattern(saved, tmp_path, capsys):
+    tok = Tokenizer.load(saved)
+    ranks = {token: i for i, token in tok.vocab.items() if token != SPECIAL.encode()}
+    path = tmp_path / "t.tiktoken"
+    path.write_text("".join(f"{base64.b64encode(t).decode()} {r}\n" for t, r in ranks.items()))
+    assert main(["encode", str(path), "--special-token", SPECIAL, "--pretokenizer", "gpt4", "--text", f"low{SPECIAL}"]) == 0
+    ids = ids_of(capsys.readouterr().out)
+    assert ids == Tokenizer.load(path, special_tokens=[SPECIAL], pattern="gpt4").encode(f"low{SPECIAL}")
+    assert main(["decode", str(path), *map(str, ids), "--special-token", SPECIAL]) == 0
+    assert capsys.readouterr().out == f"low{SPECIAL}"

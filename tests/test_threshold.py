@@ -74,7 +74,7 @@ def test_replay_answers_for_every_k_exactly_as_encoding_with_k_merges(text, samp
 
 def test_replay_is_exact_when_two_merges_make_the_same_bytes():
     # 'abc' twice: a+bc (rank 2) and ab+c (rank 3); then abc+d only matches by bytes
-    tok = Tokenizer([(b"b", b"c"), (b"a", b"b"), (b"a", b"bc"), (b"ab", b"c"), (b"abc", b"d")], pattern="whitespace")
+    tok = Tokenizer.from_merges([(b"b", b"c"), (b"a", b"b"), (b"a", b"bc"), (b"ab", b"c"), (b"abc", b"d")], pattern="whitespace")
     text = "abcd abc abd bcd abcabc"
     answer = replay(tok, sample_of(text, "whitespace"))
     for k in range(len(tok.merges) + 1):

@@ -8,6 +8,7 @@ that encoding with k merges is the same as replaying the first k merges.
 from __future__ import annotations
 
 from collections import Counter
+from unittest import mock
 
 import pytest
 from hypothesis import assume, given, settings
@@ -55,21 +56,21 @@ def has_twins(merges) -> bool:
 
 
 def test_merges_apply_by_rank_inside_a_pre_token():
-    tok = Tokenizer([(b"l", b"o"), (b"lo", b"w")], pattern="whitespace")
+    tok = Tokenizer.from_merges([(b"l", b"o"), (b"lo", b"w")], pattern="whitespace")
     assert tok.bpe(b"lower") == (b"low", b"e", b"r")
     assert tok.bpe(b"lower", 1) == (b"lo", b"w", b"e", b"r")
     assert tok.bpe(b"lower", 0) == tuple(bytes([b]) for b in b"lower")
 
 
 def test_overlapping_pairs_merge_left_to_right():
-    tok = Tokenizer([(b"a", b"a")], pattern="none")
+    tok = Tokenizer.from_merges([(b"a", b"a")], pattern="none")
     assert tok.pieces("aaa") == [b"aa", b"a"]
     assert tok.pieces("aaaa") == [b"aa", b"aa"]
 
 
 def test_lowest_rank_wins_wherever_it_is_in_the_word():
     # (b, c) has the lower rank, so 'abc' becomes a + bc although 'ab' comes first
-    tok = Tokenizer([(b"b", b"c"), (b"a", b"b")], pattern="none")
+    tok = Tokenizer.from_merges([(b"b", b"c"), (b"a", b"b")], pattern="none")
     assert tok.pieces("abc") == [b"a", b"bc"]
 
 
@@ -81,17 +82,17 @@ def test_special_tokens_are_kept_whole_and_never_merged_into():
 
 
 def test_longest_special_token_wins():
-    tok = Tokenizer([], ["<a>", "<a><a>"], pattern="none")
+    tok = Tokenizer.from_merges([], ["<a>", "<a><a>"], pattern="none")
     assert tok.pieces("<a><a><a>") == [b"<a><a>", b"<a>"]
 
 
 def test_token_counts_encode_pre_token_counts():
-    tok = Tokenizer([(b"l", b"o"), (b"lo", b"w")], pattern="whitespace")
+    tok = Tokenizer.from_merges([(b"l", b"o"), (b"lo", b"w")], pattern="whitespace")
     assert tok.token_counts({b"low": 5, b"lower": 2}) == Counter({b"low": 7, b"e": 2, b"r": 2})
 
 
 def test_merge_steps_show_each_merge_applied():
-    tok = Tokenizer([(b"l", b"o"), (b"lo", b"w")], pattern="whitespace")
+    tok = Tokenizer.from_merges([(b"l", b"o"), (b"lo", b"w")], pattern="whitespace")
     assert list(tok.merge_steps(b"lower")) == [(0, [b"lo", b"w", b"e", b"r"]), (1, [b"low", b"e", b"r"])]
 
 
@@ -111,7 +112,7 @@ def test_training_counts_travel_with_the_tokenizer():
 )
 def test_a_merge_of_unknown_tokens_is_refused(merges, message):
     with pytest.raises(ValueError, match=message):
-        Tokenizer(merges)
+        Tokenizer.from_merges(merges)
 
 
 def test_unknown_id_is_a_clear_error():
@@ -135,12 +136,13 @@ def test_a_lone_surrogate_that_no_bytes_give_is_a_clear_error():
         trained().encode("a\ud800b")
 
 
-def test_invalid_utf8_survives_as_bytes():
+def test_invalid_utf8_survives_as_bytes_and_decode_replaces_it():
     tok = trained()
     data = b"low \xff\xfe lower \xc3"
     assert tok.decode_bytes(tok.encode(data)) == data
     text = data.decode("utf-8", "surrogateescape")
-    assert tok.decode(tok.encode(text)) == text
+    assert tok.decode_bytes(tok.encode(text)) == data
+    assert tok.decode(tok.encode(data)) == "low \ufffd\ufffd lower \ufffd"  # as CS336 and tiktoken
 
 
 # ---------------------------------------------------------------------------
@@ -164,7 +166,8 @@ def test_round_trip_of_any_bytes(pattern, data):
     tok = TOKENIZERS[pattern]
     assert tok.decode_bytes(tok.encode(data)) == data
     text = data.decode("utf-8", "surrogateescape")
-    assert tok.decode(tok.encode(text)) == text
+    assert tok.decode_bytes(tok.encode(text)) == data
+    assert tok.decode(tok.encode(data)) == data.decode("utf-8", "replace")
 
 
 @settings(max_examples=100, deadline=None)
@@ -192,3 +195,89 @@ def test_encoding_with_k_merges_matches_replaying_the_first_k(case, pattern, dat
     assume(not has_twins(tok.merges[:k]))  # see Tokenizer.bpe: twins are matched by bytes
     expected = [piece for word in sequence_of_text(text, pattern) for piece in replay(tok.merges[:k], word.encode())]
     assert tok.pieces(text, k) == expected
+
+
+# ---------------------------------------------------------------------------
+# long pre-tokens and streaming
+
+
+@settings(max_examples=200, deadline=None)
+@given(case=corpus_and_text(), pattern=st.sampled_from(list(PATTERNS)), data=st.data())
+def test_long_pre_tokens_merge_as_short_ones_do(case, pattern, data):
+    corpus, text = case
+    tok = trained(corpus, pattern, num_merges=30, specials=())
+    k = data.draw(st.integers(0, len(tok.merges)))
+    word = (text * 3).encode()
+    start = tok._byte_ids_of(word)
+    assert tok._merge_long(start, k) == tok._merge_short(start, k)
+
+
+def test_a_long_run_of_one_letter_encodes_quickly_and_round_trips():
+    tok = Tokenizer.from_merges([(b"a", b"a"), (b"aa", b"aa"), (b"aaaa", b"aaaa")], pattern="gpt2")
+    text = "a" * 200_001  # one pre-token: merged with the heap, not rescanned per merge
+    ids = tok.encode(text)
+    assert len(ids) == 200_001 // 8 + 1 and tok.decode(ids) == text
+
+
+@pytest.mark.parametrize("pattern", list(PATTERNS))
+@settings(max_examples=80, deadline=None)
+@given(
+    text=st.lists(st.sampled_from(["a", "b", " ", "\n", "é", "1", ".", "'", SPECIAL, "<|", "|>", "\t"]), max_size=80).map("".join),
+    cuts=st.lists(st.integers(0, 200), max_size=10),
+    as_bytes=st.booleans(),
+)
+def test_encode_iterable_equals_encode_however_the_text_is_cut(pattern, text, cuts, as_bytes):
+    tok = TOKENIZERS[pattern]
+    data = text.encode() if as_bytes else text
+    bounds = sorted({0, len(data), *(c for c in cuts if c < len(data))})
+    with mock.patch("bpe.tokenizer.STREAM_CHUNK", 8):  # cut as often as possible, so every boundary is tried
+        streamed = list(tok.encode_iterable(data[a:b] for a, b in zip(bounds, bounds[1:])))
+    assert streamed == tok.encode(text)
+
+
+def test_encode_iterable_refuses_what_is_not_text():
+    with pytest.raises(ValueError, match="pieces of text \\(str or bytes\\), not int"):
+        list(TOKENIZERS["gpt2"].encode_iterable([1, 2]))
+
+
+@st.composite
+def merge_lists(draw):
+    """Merges over 'a', 'b', 'c' in which each pair joins tokens made before it; twins ('a'+'bc', 'ab'+'c') allowed."""
+    known, merges = [b"a", b"b", b"c"], []
+    for _ in range(draw(st.integers(0, 12))):
+        pair = (draw(st.sampled_from(known)), draw(st.sampled_from(known)))
+        if pair not in merges:
+            merges.append(pair)
+            known.append(pair[0] + pair[1])
+    return merges
+
+
+def gpt2_bpe(merges, word: bytes) -> list[bytes]:
+    """The definition, as in GPT-2's encoder.py: join every occurrence of the lowest-ranked pair present, repeat."""
+    ranks = {pair: rank for rank, pair in reversed(list(enumerate(merges)))}
+    parts = [bytes([b]) for b in word]
+    while len(parts) > 1:
+        pair = min(zip(parts, parts[1:]), key=lambda p: ranks.get(p, len(merges)))
+        if pair not in ranks:
+            return parts
+        out, i = [], 0
+        while i < len(parts):
+            if parts[i : i + 2] == list(pair):
+                out.append(pair[0] + pair[1])
+                i += 2
+            else:
+                out.append(parts[i])
+                i += 1
+        parts = out
+    return parts
+
+
+@settings(max_examples=300, deadline=None)
+@given(merges=merge_lists(), word=st.text(alphabet="abc", max_size=40))
+def test_merging_follows_gpt2s_definition_for_any_merge_list(merges, word):
+    tok = Tokenizer.from_merges(merges, pattern="none")
+    data = word.encode()
+    start = tok._byte_ids_of(data)
+    expected = gpt2_bpe(merges, data)
+    assert list(tok.bpe(data)) == expected
+    assert [tok.vocab[i] for i in tok._merge_long(start, len(merges))] == expected

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from bpe import ALGORITHMS, PATTERNS, pretokenize, train, train_bpe_text
 from bpe.heap import merge_counting
-from bpe.rule import best_two, descending, entry_pair, heap_entry, merge_word, pair_key
+from bpe.rule import RULES, best_two, descending, entry_pair, heap_entry, hf_byte_order, merge_word, order
 from bpe.trainer import count_pairs, word_delta
 
 EVERY_ALGORITHM = pytest.mark.parametrize("algorithm", list(ALGORITHMS))
@@ -283,30 +283,57 @@ def test_sorting_by_descending_is_reverse_bytes_order(values):
 
 @st.composite
 def vocab_and_pair_counts(draw):
-    vocab = draw(st.lists(tokens, min_size=1, max_size=6))  # duplicates allowed: 'a bc' and 'ab c'
-    ids = st.integers(0, len(vocab) - 1)
+    """The 256 bytes, a few merged tokens (duplicates allowed: 'a bc' and 'ab c'), and counts of pairs among some ids."""
+    merged = draw(st.lists(tokens.filter(lambda t: len(t) > 1), max_size=4))
+    vocab = [bytes([i]) for i in range(256)] + merged
+    ids = st.sampled_from([0, 33, 97, 98, 160, 255] + list(range(256, len(vocab))))
     pair_counts = draw(st.dictionaries(st.tuples(ids, ids), st.integers(1, 3), min_size=1, max_size=12))
     return vocab, pair_counts
 
 
-@settings(max_examples=300, deadline=None)
-@given(vocab_and_pair_counts())
-def test_popping_heap_entries_follows_pair_key_descending(case):
+def by_definition(rule: str, pair_counts, vocab) -> list:
+    """The pairs in the order a rule chooses them, written from its definition with stable sorts."""
+    pairs = sorted(pair_counts)  # the last resort: smaller ids
+    if rule == "cs336":
+        pairs.sort(key=lambda p: (vocab[p[0]], vocab[p[1]]), reverse=True)  # greater bytes
+    elif rule == "huggingface":
+        hf = [hf_byte_order()[i] if i < 256 else i for i in range(len(vocab))]
+        pairs.sort(key=lambda p: (hf[p[0]], hf[p[1]]))  # smaller ids in HuggingFace's numbering
+    pairs.sort(key=lambda p: pair_counts[p], reverse=True)  # the count decides first
+    return pairs
+
+
+EVERY_RULE = pytest.mark.parametrize("rule", list(RULES))
+
+
+@EVERY_RULE
+@settings(max_examples=200, deadline=None)
+@given(case=vocab_and_pair_counts())
+def test_popping_heap_entries_follows_the_rule(rule, case):
     vocab, pair_counts = case
-    by_key = sorted(pair_counts, key=lambda p: pair_key(p, pair_counts[p], vocab), reverse=True)
-    keys = [descending(t) for t in vocab]
+    keys = [RULES[rule].token_key(i, t) for i, t in enumerate(vocab)]
     heap = [heap_entry(p, c, keys) for p, c in pair_counts.items()]
     heapq.heapify(heap)
     popped = [entry_pair(heapq.heappop(heap)) for _ in range(len(heap))]
-    assert popped == by_key
+    assert popped == by_definition(rule, pair_counts, vocab)
+    assert popped == sorted(pair_counts, key=lambda p: order(p, pair_counts[p], keys))
 
 
-@settings(max_examples=300, deadline=None)
-@given(vocab_and_pair_counts())
-def test_best_two_are_the_first_two_by_pair_key(case):
+@EVERY_RULE
+@settings(max_examples=200, deadline=None)
+@given(case=vocab_and_pair_counts())
+def test_best_two_are_the_first_two_by_the_rule(rule, case):
     vocab, pair_counts = case
-    by_key = sorted(pair_counts, key=lambda p: pair_key(p, pair_counts[p], vocab), reverse=True)
-    assert best_two(pair_counts, vocab) == (by_key[0], by_key[1] if len(by_key) > 1 else None)
+    keys = [RULES[rule].token_key(i, t) for i, t in enumerate(vocab)]
+    expected = by_definition(rule, pair_counts, vocab)
+    assert best_two(pair_counts, keys) == (expected[0], expected[1] if len(expected) > 1 else None)
+
+
+def test_hf_numbers_the_bytes_by_their_gpt2_character():
+    order_of = hf_byte_order()
+    assert order_of[ord("!")] == 0 and order_of[ord("~")] == 93  # printable ASCII first
+    assert order_of[0] == 188 and order_of[ord(" ")] == 188 + 32  # then 'Ā' (byte 0) ... 'Ġ' (the space)
+    assert sorted(order_of) == list(range(256))
 
 
 # ---------------------------------------------------------------------------

@@ -35,6 +35,10 @@ DEFAULTS: dict[str, object] = {
     "quiz_merge": 1,  # the merge the quiz asks about, 1-based
     "quiz_answers": None,  # {question id: ui.quiz.Answer}; replaced on each answer, never changed in place (defaults are shared)
     "lesson_step": 1,  # the guided lesson's screen, 1-based
+    "tok_ref_source": "gpt2",  # the tokenize page's real tokenizer: "gpt2" (../shared/gpt2) or "upload"
+    "tok_upload_ref": None,  # the files uploaded as the real tokenizer: ui.tokenize_views.Reference
+    "tok_ref_pattern": "gpt2",  # the pre-tokenizer for uploaded files that do not record one (GPT-2, .tiktoken)
+    "tok_merge_query": "",  # the real tokenizer's merges shown: those whose token contains this
     "settings": None,  # written by the sidebar on every run: ui.sidebar.Settings, or a sentence saying what to fix
 }
 

@@ -58,6 +58,8 @@ def test_real_text_then_tokenize_and_export(page):
     assert "✓ identical" in page.locator('[data-testid="stAlert"]').first.inner_text()
     assert page.get_by_role("button", name="tokenizer.json").count() == 1
     # a chip holds one token, or several when they split one character (🙂 is 4 byte tokens): data-tokens
-    chips = page.evaluate("() => [...document.querySelectorAll('.tok')].reduce((n, e) => n + (+e.dataset.tokens || 1), 0)")
+    chips = page.evaluate(
+        "() => [...document.querySelector('[data-testid=stHtml]').querySelectorAll('.tok')].reduce((n, e) => n + (+e.dataset.tokens || 1), 0)"
+    )
     assert chips == int(metric(page, "Tokens").replace(",", ""))
     shot(page, "tokenize")

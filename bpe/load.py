@@ -1,0 +1,506 @@
+"""Reading tokenizer files from any tool: GPT-2, HuggingFace, tiktoken, and this tool's own.
+
+- GPT-2: vocab.json (or encoder.json) maps each token, written through the
+  byte-to-unicode table, to its id; merges.txt (or vocab.bpe) lists the merges
+  in order. Ids are taken as given, in any order (GPT-2's own numbers the bytes
+  '!' first). A vocab entry that is neither a byte nor made by a merge
+  ('<|endoftext|>') is a special token. The pre-tokenizer is not recorded.
+- HuggingFace tokenizer.json with a byte-level BPE model, as `tokenizers` writes
+  it (after training, or by this tool): vocab, merges, and the added tokens as
+  special tokens; the pre-tokenizer must be one of this tool's patterns.
+- tiktoken rank files (``.tiktoken``): one 'base64-token rank' per line; a
+  token's rank is its id. The merges are not stored: each token is split the
+  way tiktoken would build it from lower-ranked tokens (`merges_from_ranks`).
+- This tool's plain JSON (tokenizer.bpe.json, see export.py), the only one with
+  each merge's count.
+
+Everything is parsed from text (JSON or lines); nothing is unpickled or
+evaluated. A bad file raises ValueError("<file>: <what is wrong>"), one
+sentence. `load(path)` finds the format of a file or a directory;
+`load_uploads(files)` does the same for files given as bytes (the app).
+
+Not here: writing files (export.py) or encoding (tokenizer.py).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from .gpt2_bytes import from_unicode, to_unicode
+from .pretokenize import PATTERNS, check_pattern, check_special_tokens
+
+Vocab = dict[int, bytes]
+Merges = list[tuple[bytes, bytes]]
+
+FORMAT, VERSION = "bpe-workbench", 1
+PLAIN, HF, VOCAB, MERGES = "tokenizer.bpe.json", "tokenizer.json", "vocab.json", "merges.txt"
+GPT2_PAIRS = ((VOCAB, MERGES), ("encoder.json", "vocab.bpe"))  # (vocab, merges) names, this tool's and OpenAI's
+TIKTOKEN = ".tiktoken"
+FORMATS = {
+    "workbench": "this tool's plain JSON",
+    "gpt2": "GPT-2 files",
+    "huggingface": "HuggingFace tokenizer.json",
+    "tiktoken": "tiktoken ranks",
+}
+
+
+@dataclass(frozen=True)
+class Loaded:
+    """What a tokenizer file holds."""
+
+    merges: Merges
+    special_tokens: tuple[str, ...] = ()
+    pattern: str = "gpt2"
+    counts: tuple[int | None, ...] | None = None  # None when the format does not record them
+    vocab: Vocab | None = None  # id -> bytes, special tokens included; None: this tool's layout, derived from the merges
+    format: str = "workbench"  # a key of FORMATS
+
+
+def check_merges(merges: Merges) -> None:
+    """Every merge joins two tokens that exist before it; raise ValueError naming the first that does not."""
+    known = {bytes([i]) for i in range(256)}
+    for rank, pair in enumerate(merges):
+        if not (isinstance(pair, (tuple, list)) and len(pair) == 2 and all(isinstance(p, (bytes, bytearray)) for p in pair)):
+            raise ValueError(f"merge {rank + 1} is not a pair of bytes: {pair!r}.")
+        for part in pair:
+            if bytes(part) not in known:
+                raise ValueError(
+                    f"merge {rank + 1} ({show(pair[0])} + {show(pair[1])}) uses {show(part)}, "
+                    "which is neither a byte nor made by an earlier merge."
+                )
+        known.add(bytes(pair[0]) + bytes(pair[1]))
+
+
+def show(token: bytes) -> str:
+    """A token as GPT-2 writes it, quoted: b' the' -> "'Ġthe'"."""
+    return repr(to_unicode(bytes(token)))
+
+
+# ---------------------------------------------------------------------------
+# GPT-2: vocab.json + merges.txt (or encoder.json + vocab.bpe)
+
+
+def parse_gpt2(vocab_text: str, merges_text: str, vocab_name: str = VOCAB, merges_name: str = MERGES) -> Loaded:
+    """GPT-2-format files, given as text; ids as the vocab file gives them."""
+    merges = parse_merges_txt(merges_text, merges_name)
+    table = _parse_json(vocab_text, vocab_name)
+    if not isinstance(table, dict):
+        raise ValueError(f"{vocab_name}: expected a JSON object mapping tokens to ids, got {_kind(table)}.")
+    vocab, specials = _vocab_and_specials(table, merges, vocab_name)
+    _check_merges_in_vocab(vocab, merges, vocab_name, merges_name)
+    return Loaded(merges, specials, "gpt2", None, vocab, "gpt2")
+
+
+def parse_merges_txt(text: str, name: str = MERGES) -> Merges:
+    """merges.txt: an optional '#version' line, then 'left right' per line in GPT-2's byte-to-unicode form."""
+    if not text:
+        raise ValueError(f"{name}: the file is empty; even a tokenizer with no merges has a '#version' line.")
+    if not text.endswith("\n"):
+        raise ValueError(f"{name}: the last line does not end with a newline; the file looks truncated.")
+    merges: Merges = []
+    for n, line in enumerate(text.split("\n"), start=1):
+        if (n == 1 and line.startswith("#version")) or not line:
+            continue
+        parts = line.split(" ")
+        if len(parts) != 2 or not all(parts):
+            raise ValueError(f"{name}: line {n} should be two tokens separated by one space, got {line[:60]!r}.")
+        merges.append(_decode_pair(name, f"line {n}", parts))
+    return merges
+
+
+def _vocab_and_specials(table: dict, merges: Merges, name: str) -> tuple[Vocab, tuple[str, ...]]:
+    """A token -> id table as id -> bytes; entries that are neither a byte nor a merge's token are special tokens."""
+    made = {bytes([i]) for i in range(256)} | {a + b for a, b in merges}
+    vocab: Vocab = {}
+    specials: list[tuple[int, str]] = []
+    for key, i in table.items():
+        if not _is_int(i) or i < 0:
+            raise ValueError(f"{name}: the id of {key!r} must be a whole number of at least 0, not {i!r}.")
+        if i in vocab:
+            raise ValueError(f"{name}: id {i} is given to two tokens, {to_unicode(vocab[i])!r} and {key!r}.")
+        try:
+            token = from_unicode(key)
+        except ValueError:
+            token = None
+        if token is None or token not in made:
+            specials.append((i, key))
+            token = key.encode("utf-8")
+        vocab[i] = token
+    ordered = tuple(key for _, key in sorted(specials))
+    _wrap(name, check_special_tokens, ordered)
+    return vocab, ordered
+
+
+def _check_merges_in_vocab(vocab: Vocab, merges: Merges, vocab_name: str, merges_name: str) -> None:
+    tokens = set(vocab.values())
+    for rank, (a, b) in enumerate(merges):
+        for token in (a, b, a + b):
+            if token not in tokens:
+                if vocab_name == merges_name:
+                    raise ValueError(f"{vocab_name}: merge {rank + 1} ({show(a)} + {show(b)}) needs {show(token)}, which its vocab lacks.")
+                raise ValueError(
+                    f"{vocab_name}: merge {rank + 1} of {merges_name} ({show(a)} + {show(b)}) needs {show(token)}, "
+                    "which is not in the vocabulary; the two files do not belong together (or one is truncated)."
+                )
+
+
+# ---------------------------------------------------------------------------
+# HuggingFace tokenizer.json
+
+
+def parse_hf(text: str, name: str = HF) -> Loaded:
+    """A tokenizer.json holding a byte-level BPE model; ids as the file gives them."""
+    document = _parse_json(text, name)
+    if not isinstance(document, dict):
+        raise ValueError(f"{name}: expected a JSON object, got {_kind(document)}.")
+    model = _field(name, document, "model", dict)
+    if model.get("type") != "BPE":
+        raise ValueError(f"{name}: model type is {model.get('type')!r}; only BPE models can be loaded.")
+    for option in ("continuing_subword_prefix", "end_of_word_suffix", "dropout"):
+        if model.get(option) not in (None, ""):
+            raise ValueError(f"{name}: model.{option} is {model[option]!r}; this tool supports plain byte-level BPE only.")
+    for option in ("byte_fallback", "ignore_merges"):
+        if model.get(option):
+            raise ValueError(f"{name}: model.{option} is true; this tool supports plain byte-level BPE only.")
+    if document.get("normalizer") not in (None, {"type": "Sequence", "normalizers": []}):
+        kind = document["normalizer"].get("type") if isinstance(document["normalizer"], dict) else document["normalizer"]
+        raise ValueError(f"{name}: it normalizes text first ({kind}); this tool encodes text as it is, so it cannot match.")
+    pattern = _hf_pattern(name, document.get("pre_tokenizer"))
+    merges = []
+    for n, item in enumerate(_field(name, model, "merges", list), start=1):
+        pair = item.split(" ") if isinstance(item, str) else item
+        if not (isinstance(pair, list) and len(pair) == 2 and all(isinstance(p, str) and p for p in pair)):
+            raise ValueError(f"{name}: merge {n} should be two tokens, got {item!r}.")
+        merges.append(_decode_pair(name, f"merge {n}", pair))
+    table = dict(_field(name, model, "vocab", dict))
+    added = _field(name, document, "added_tokens", list)
+    for token in added:
+        if not (isinstance(token, dict) and isinstance(token.get("content"), str) and _is_int(token.get("id"))):
+            raise ValueError(f"{name}: each added token needs a string 'content' and a whole-number 'id', got {token!r}.")
+        flags = [flag for flag in ("single_word", "lstrip", "rstrip") if token.get(flag)]
+        if flags:
+            raise ValueError(f"{name}: added token {token['content']!r} sets {flags[0]}; this tool matches special tokens exactly.")
+        if table.get(token["content"], token["id"]) != token["id"]:
+            raise ValueError(
+                f"{name}: added token {token['content']!r} has id {token['id']}, but the vocab gives it {table[token['content']]}."
+            )
+        table[token["content"]] = token["id"]
+    vocab, specials = _vocab_and_specials(table, merges, name)
+    declared = {t["content"] for t in added}
+    extra = [s for s in specials if s not in declared]
+    if extra:
+        raise ValueError(f"{name}: vocab entry {extra[0]!r} is neither a byte, nor made by a merge, nor an added token.")
+    _check_merges_in_vocab(vocab, merges, name, name)
+    ordered = tuple(t["content"] for t in sorted(added, key=lambda t: t["id"]))
+    return Loaded(merges, ordered, pattern, None, vocab, "huggingface")
+
+
+def hf_pre_tokenizer(pattern: str) -> dict | None:
+    """How HuggingFace expresses each pre-tokenizer.
+
+    gpt2: ByteLevel's own regex, which is GPT-2's. gpt4 and whitespace: a Split that
+    keeps the regex's matches and removes the rest (findall), then ByteLevel without
+    its regex. none: ByteLevel alone. Limits: HuggingFace runs the regex with
+    Oniguruma, not Python's `regex`; on the text we test they agree, but Unicode
+    tables of different versions can disagree on new characters.
+    """
+    check_pattern(pattern)
+    byte_level = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": pattern == "gpt2"}
+    if pattern in ("gpt2", "none"):
+        return byte_level
+    split = {"type": "Split", "pattern": {"Regex": PATTERNS[pattern]}, "behavior": "Removed", "invert": True}
+    return {"type": "Sequence", "pretokenizers": [split, byte_level]}
+
+
+def _hf_pattern(name: str, pre: object) -> str:
+    for pattern in PATTERNS:
+        if pre == hf_pre_tokenizer(pattern):
+            return pattern
+    if isinstance(pre, dict) and pre.get("type") == "ByteLevel":
+        if pre.get("add_prefix_space"):
+            raise ValueError(f"{name}: its ByteLevel pre-tokenizer adds a space before the text (add_prefix_space); this tool does not.")
+        return "gpt2" if pre.get("use_regex", True) else "none"
+    # a Split by one of our regexes that keeps every match (Isolated), then ByteLevel without its regex
+    steps = pre.get("pretokenizers") if isinstance(pre, dict) and pre.get("type") == "Sequence" else None
+    if isinstance(steps, list) and len(steps) == 2 and all(isinstance(s, dict) for s in steps):
+        split, byte_level = steps
+        regex = split.get("pattern", {}).get("Regex") if isinstance(split.get("pattern"), dict) else None
+        keeps = (split.get("behavior"), bool(split.get("invert"))) in (("Isolated", False), ("Removed", True))
+        plain = byte_level.get("type") == "ByteLevel" and not byte_level.get("use_regex", True) and not byte_level.get("add_prefix_space")
+        for pattern, text in PATTERNS.items():
+            if split.get("type") == "Split" and regex == text and keeps and plain:
+                return pattern
+    raise ValueError(
+        f"{name}: pre_tokenizer {json.dumps(pre)[:120]} is not one this tool knows; "
+        f"expected ByteLevel (gpt2), or a Split by one of the {', '.join(p for p in PATTERNS if PATTERNS[p])} regexes followed by ByteLevel."
+    )
+
+
+# ---------------------------------------------------------------------------
+# tiktoken rank files
+
+
+def parse_tiktoken(text: str, name: str = "tokenizer.tiktoken") -> Loaded:
+    """'base64-token rank' per line; the rank is the id, and the merges are recovered from the ranks."""
+    ranks: dict[bytes, int] = {}
+    taken: dict[int, bytes] = {}
+    for n, line in enumerate(text.splitlines(), start=1):
+        if not line:
+            continue
+        parts = line.split()
+        if len(parts) != 2 or not (parts[1].isascii() and parts[1].isdigit()):
+            raise ValueError(f"{name}: line {n} should be a base64 token and a rank, got {line[:60]!r}.")
+        try:
+            token = base64.b64decode(parts[0], validate=True)
+        except (binascii.Error, ValueError):
+            raise ValueError(f"{name}: line {n}: {parts[0][:40]!r} is not base64.") from None
+        rank = int(parts[1])
+        if token in ranks:
+            raise ValueError(f"{name}: line {n}: token {show(token)} is listed twice.")
+        if rank in taken:
+            raise ValueError(f"{name}: line {n}: rank {rank} is given to two tokens, {show(taken[rank])} and {show(token)}.")
+        ranks[token], taken[rank] = rank, token
+    if not ranks:
+        raise ValueError(f"{name}: the file holds no tokens.")
+    merges = _wrap(name, merges_from_ranks, ranks)
+    return Loaded(merges, (), "gpt2", None, dict(taken), "tiktoken")
+
+
+def merges_from_ranks(ranks: Mapping[bytes, int]) -> Merges:
+    """The merges a tiktoken rank table implies, in rank order.
+
+    A token of two or more bytes is built by tiktoken from lower-ranked tokens:
+    encoding its bytes with only the tokens ranked below it must leave exactly
+    two pieces, and those are its merge. {a: 0, b: 1, c: 2, ab: 3, abc: 4} ->
+    [(a, b), (ab, c)]. Raises ValueError for a token that cannot be built so.
+    """
+    missing = [b for b in range(256) if bytes([b]) not in ranks]
+    if missing:
+        raise ValueError(f"byte 0x{missing[0]:02x} has no rank; a byte-level BPE ranks all 256 bytes.")
+    merges: Merges = []
+    for token, rank in sorted(ranks.items(), key=lambda item: item[1]):
+        if len(token) < 2:
+            continue
+        parts = _rank_merge(token, ranks, rank)
+        if len(parts) != 2:
+            raise ValueError(f"token {show(token)} (rank {rank}) cannot be made by joining two tokens of lower rank.")
+        merges.append((parts[0], parts[1]))
+    return merges
+
+
+def _rank_merge(token: bytes, ranks: Mapping[bytes, int], below: int) -> list[bytes]:
+    """tiktoken's byte-pair merge of token, using only ranks below `below`: join the lowest-ranked pair, repeat."""
+    parts = [token[i : i + 1] for i in range(len(token))]
+    while len(parts) > 1:
+        best, at = below, -1
+        for i in range(len(parts) - 1):
+            r = ranks.get(parts[i] + parts[i + 1], below)
+            if r < best:
+                best, at = r, i
+        if at < 0:
+            break
+        parts[at : at + 2] = [parts[at] + parts[at + 1]]
+    return parts
+
+
+# ---------------------------------------------------------------------------
+# this tool's plain JSON, with counts
+
+
+def parse_plain(text: str, name: str = PLAIN) -> Loaded:
+    document = _parse_json(text, name)
+    if not isinstance(document, dict):
+        raise ValueError(f"{name}: expected a JSON object, got {_kind(document)}.")
+    if document.get("format") != FORMAT:
+        raise ValueError(f"{name}: 'format' should be {FORMAT!r}, got {document.get('format')!r}.")
+    if document.get("version") != VERSION:
+        raise ValueError(f"{name}: version {document.get('version')!r} is not supported (this tool reads version {VERSION}).")
+    pattern = _field(name, document, "pattern", str)
+    _wrap(name, check_pattern, pattern)
+    specials = _field(name, document, "special_tokens", list)
+    _wrap(name, check_special_tokens, specials)
+    merges, counts = [], []
+    for n, row in enumerate(_field(name, document, "merges", list), start=1):
+        if not isinstance(row, dict):
+            raise ValueError(f"{name}: merge {n} should be an object with 'left', 'right' and 'count', got {_kind(row)}.")
+        left, right = (_token_bytes(name, n, row, side) for side in ("left", "right"))
+        count = row.get("count")
+        if count is not None and (not _is_int(count) or count < 1):
+            raise ValueError(f"{name}: merge {n} has count {count!r}; a count is a whole number of at least 1 (or null).")
+        merges.append((left, right))
+        counts.append(count)
+    _wrap(name, check_merges, merges)
+    return Loaded(merges, tuple(specials), pattern, tuple(counts))
+
+
+def _token_bytes(name: str, n: int, row: dict, side: str) -> bytes:
+    value = row.get(side)
+    if isinstance(value, str):
+        try:
+            data = bytes.fromhex(value)
+        except ValueError:
+            data = b""
+        if data and len(value) == 2 * len(data):
+            return data
+    elif isinstance(value, list) and value and all(_is_int(b) and 0 <= b < 256 for b in value):
+        return bytes(value)
+    raise ValueError(f"{name}: merge {n} '{side}' should be non-empty hex (\"6c6f\") or a list of byte values, got {value!r}.")
+
+
+# ---------------------------------------------------------------------------
+# finding the format: a path (file or directory), or uploaded files
+
+
+def load(path: str | Path, *, pattern: str | None = None) -> Loaded:
+    """Load a directory or one file in any format above; ValueError names the file and what is wrong.
+
+    A directory is read as tokenizer.bpe.json, else tokenizer.json, else
+    vocab.json + merges.txt (or encoder.json + vocab.bpe), else its one .tiktoken file.
+    `pattern` is for the formats that do not record one (GPT-2, tiktoken; default gpt2).
+    """
+    path = Path(path)
+    if path.is_dir():
+        for name in (PLAIN, HF):
+            if (path / name).is_file():
+                return load(path / name)
+        for vocab_name, merges_name in GPT2_PAIRS:
+            if (path / vocab_name).exists() or (path / merges_name).exists():
+                return _with_pattern(_load_gpt2_pair(path / vocab_name, path / merges_name), pattern)
+        ranks = sorted(path.glob("*" + TIKTOKEN))
+        if len(ranks) == 1:
+            return load(ranks[0], pattern=pattern)
+        raise ValueError(
+            f"{path}: no tokenizer here; expected {PLAIN}, {HF}, {VOCAB} with {MERGES} "
+            f"(or encoder.json with vocab.bpe), or one {TIKTOKEN} file."
+        )
+    if not path.exists():
+        raise ValueError(f"{path}: no such file or directory.")
+    for vocab_name, merges_name in GPT2_PAIRS:
+        if path.name in (vocab_name, merges_name):
+            return _with_pattern(_load_gpt2_pair(path.parent / vocab_name, path.parent / merges_name), pattern)
+    return _with_pattern(parse_one(str(path), read_text(path)), pattern)
+
+
+def _load_gpt2_pair(vocab_path: Path, merges_path: Path) -> Loaded:
+    for p in (merges_path, vocab_path):
+        if not p.is_file():
+            raise ValueError(f"{p.parent}: no {p.name} here; a GPT-2 tokenizer is {vocab_path.name} and {merges_path.name} side by side.")
+    return parse_gpt2(read_text(vocab_path), read_text(merges_path), str(vocab_path), str(merges_path))
+
+
+def parse_one(name: str, text: str) -> Loaded:
+    """One file that holds a whole tokenizer: plain JSON, tokenizer.json or a .tiktoken file, told apart by name, then content."""
+    if name.endswith(".bpe.json"):
+        return parse_plain(text, name)
+    if name.endswith(TIKTOKEN):
+        return parse_tiktoken(text, name)
+    if name.endswith(".json") or text.lstrip()[:1] in ("{", "["):
+        document = _parse_json(text, name)
+        if isinstance(document, dict) and "format" in document:
+            return parse_plain(text, name)
+        if isinstance(document, dict) and "model" in document:
+            return parse_hf(text, name)
+        raise ValueError(f"{name}: not a tokenizer file this tool knows (no 'format' or 'model' field).")
+    if text.strip():
+        return parse_tiktoken(text, name)
+    raise ValueError(f"{name}: the file is empty.")
+
+
+def load_uploads(files: Mapping[str, bytes], *, pattern: str | None = None) -> Loaded:
+    """A tokenizer from uploaded files (name -> bytes): one whole-tokenizer file, or GPT-2's pair."""
+    texts = {name: _decode(name, data) for name, data in files.items()}
+    if not texts:
+        raise ValueError("No file given: upload vocab.json with merges.txt, a tokenizer.json, or a .tiktoken file.")
+    if len(texts) == 1:
+        ((name, text),) = texts.items()
+        if Path(name).name in {n for pair in GPT2_PAIRS for n in pair}:
+            partner = next(m if name.endswith(v) else v for v, m in GPT2_PAIRS if Path(name).name in (v, m))
+            raise ValueError(f"{name}: a GPT-2 tokenizer needs {partner} too; upload both files together.")
+        return _with_pattern(parse_one(name, text), pattern)
+    if len(texts) == 2:
+        vocab_name = next((n for n in texts if n.endswith(".json")), None)
+        merges_name = next((n for n in texts if not n.endswith(".json")), None)
+        if vocab_name and merges_name:
+            return _with_pattern(parse_gpt2(texts[vocab_name], texts[merges_name], vocab_name, merges_name), pattern)
+    names = ", ".join(texts)
+    raise ValueError(f"{names}: expected one tokenizer file, or a vocab .json file with a merges .txt/.bpe file.")
+
+
+def _with_pattern(loaded: Loaded, pattern: str | None) -> Loaded:
+    """Formats that do not record their pre-tokenizer take the one asked for."""
+    if pattern is None or loaded.format not in ("gpt2", "tiktoken"):
+        return loaded
+    check_pattern(pattern)
+    return Loaded(loaded.merges, loaded.special_tokens, pattern, loaded.counts, loaded.vocab, loaded.format)
+
+
+# ---------------------------------------------------------------------------
+# reading safely
+
+
+def read_text(path: Path) -> str:
+    """A file's UTF-8 text, or a ValueError naming the file."""
+    try:
+        data = path.read_bytes()
+    except OSError as e:
+        raise ValueError(f"{path}: cannot be read ({e.strerror}).") from None
+    return _decode(str(path), data)
+
+
+def _decode(name: str, data: bytes) -> str:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise ValueError(f"{name}: not UTF-8 text (bad byte at offset {e.start}).") from None
+
+
+def _parse_json(text: str, name: str) -> object:
+    if not text.strip():
+        raise ValueError(f"{name}: the file is empty.")
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as e:
+        hint = " The file looks truncated: it stops before the JSON is closed." if text.rstrip()[-1] not in "}]" else ""
+        raise ValueError(f"{name}: not valid JSON ({e.msg}: line {e.lineno}, column {e.colno}).{hint}") from None
+    except RecursionError:
+        raise ValueError(f"{name}: the JSON is nested too deeply to be a tokenizer.") from None
+
+
+def _decode_pair(name: str, where: str, parts: Sequence[str]) -> tuple[bytes, bytes]:
+    """A merge's two tokens from GPT-2 byte-to-unicode text, or a ValueError saying where."""
+    try:
+        return from_unicode(parts[0]), from_unicode(parts[1])
+    except ValueError as e:
+        raise ValueError(f"{name}: {where}: {e} Tokens are written with GPT-2's byte-to-unicode table.") from None
+
+
+def _field(name: str, document: dict, field: str, kind: type):
+    if field not in document:
+        raise ValueError(f"{name}: the '{field}' field is missing.")
+    value = document[field]
+    if not isinstance(value, kind):
+        raise ValueError(f"{name}: '{field}' should be {_kind(kind())}, got {_kind(value)}.")
+    return value
+
+
+def _kind(value: object) -> str:
+    return {dict: "an object", list: "a list", str: "a string", int: "a number", float: "a number", bool: "true/false"}.get(
+        type(value), "null" if value is None else type(value).__name__
+    )
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _wrap(name: str, check, value):
+    """Run a check (or a parse); put the file name in front of its sentence."""
+    try:
+        return check(value)
+    except ValueError as e:
+        raise ValueError(f"{name}: {e}") from None

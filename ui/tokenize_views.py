@@ -1,0 +1,121 @@
+"""The Tokenize page's real tokenizer: loading it (GPT-2 from ../shared, or uploaded files), and its merges.
+
+A loaded tokenizer is cached on a content digest of its files and the
+pre-tokenizer asked for, and shared by every session (st.cache_resource); a
+session keeps only which files it chose (`Reference`), so its choice survives
+a visit to another page. A bad file gives one sentence, never a traceback.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+import streamlit as st
+
+from bpe import Tokenizer, load
+
+from .render import show
+
+SHARED_GPT2 = Path(__file__).resolve().parents[1].parent / "shared" / "gpt2"
+GPT2_FILES = ("encoder.json", "vocab.bpe")
+MERGES_SHOWN = 500  # rows of the merge browser: a search narrows them down
+
+
+@dataclass(frozen=True)
+class Reference:
+    """The files a session chose as its real tokenizer."""
+
+    label: str  # what to call it: 'GPT-2' or the uploaded file names
+    files: tuple[tuple[str, bytes], ...]  # (name, content)
+    digest: str
+
+
+@dataclass(frozen=True)
+class Loaded:
+    """A loaded tokenizer, or the sentence saying why it could not be loaded."""
+
+    tokenizer: Tokenizer | None
+    error: str | None = None
+    format: str = ""  # a key of bpe.load.FORMATS
+
+    @property
+    def has_counts(self) -> bool:
+        return self.tokenizer is not None and any(c is not None for c in self.tokenizer.counts)
+
+
+def reference_of(label: str, files: dict[str, bytes]) -> Reference:
+    digest = hashlib.blake2b(digest_size=16)
+    for name, data in sorted(files.items()):
+        digest.update(name.encode() + b"\0" + hashlib.blake2b(data, digest_size=16).digest())
+    return Reference(label, tuple(sorted(files.items())), digest.hexdigest())
+
+
+def shared_gpt2_available() -> bool:
+    return all((SHARED_GPT2 / name).is_file() for name in GPT2_FILES)
+
+
+@st.cache_resource(show_spinner=False)
+def shared_gpt2() -> Reference:
+    """GPT-2's own encoder.json and vocab.bpe from ../shared/gpt2, read once for every session."""
+    return reference_of("GPT-2", {name: (SHARED_GPT2 / name).read_bytes() for name in GPT2_FILES})
+
+
+def uploaded(files) -> Reference | None:
+    """A Reference for what st.file_uploader holds (UploadedFile objects), or None when it is empty."""
+    if not files:
+        return None
+    return reference_of(", ".join(f.name for f in files), {f.name: f.getvalue() for f in files})
+
+
+@st.cache_resource(max_entries=8, show_spinner="Loading the tokenizer…")
+def loaded(digest: str, pattern: str, _reference: Reference) -> Loaded:
+    """The tokenizer in a Reference's files, cached on their digest and the pattern and shared by sessions."""
+    try:
+        found = load.load_uploads(dict(_reference.files), pattern=pattern)
+        return Loaded(Tokenizer.from_loaded(found), None, found.format)
+    except ValueError as e:
+        return Loaded(None, str(e))
+
+
+def load_reference(reference: Reference, pattern: str) -> Loaded:
+    return loaded(reference.digest, pattern, reference)
+
+
+def describe(result: Loaded) -> str:
+    """'GPT-2 files: 50,257 tokens, 50,000 merges, special tokens <|endoftext|>; pre-tokenizer gpt2'."""
+    tok = result.tokenizer
+    specials = ", ".join(tok.special_tokens) or "none"
+    return (
+        f"{load.FORMATS[result.format]}: {len(tok.vocab):,} tokens, {len(tok.merges):,} merges, "
+        f"special tokens {specials}; pre-tokenizer {tok.pattern}"
+    )
+
+
+def merges_frame(tok: Tokenizer, query: str = "", limit: int = MERGES_SHOWN) -> tuple[pd.DataFrame, int]:
+    """The merges whose new token contains query (all when empty), first `limit` of them, and how many match.
+
+    Columns: rank (1 = first merge), pair, new token, its id, and the count when the format recorded one.
+    """
+    needle = query.encode("utf-8")
+    rows, found = [], 0
+    for rank, ((left, right), count) in enumerate(zip(tok.merges, tok.counts), start=1):
+        if needle and needle not in left + right:
+            continue
+        found += 1
+        if len(rows) < limit:
+            rows.append(
+                {
+                    "rank": rank,
+                    "pair": f"{show(left)} + {show(right)}",
+                    "new token": show(left + right),
+                    "id": tok.ids[left + right],
+                    "count": count,
+                }
+            )
+    frame = pd.DataFrame(rows, columns=["rank", "pair", "new token", "id", "count"])
+    if not any(c is not None for c in tok.counts):
+        frame = frame.drop(columns="count")
+    return frame, found
