@@ -30,7 +30,7 @@ section[data-testid="stSidebar"][data-collapsed="false"]{width:20.8rem !importan
 [data-testid="stWidgetLabel"] p, [data-testid="stWidgetLabel"] label,
 [data-testid="stMetricLabel"] p, [data-testid="stMetricDelta"],
 [data-testid^="stBaseButton"] p, [data-testid^="stBaseButton"] div,
-[data-testid="stSidebarNavLink"] span, [data-testid="stSidebarNavSeparator"] span,
+[data-testid="stSidebarNavLink"] span, [data-testid="stSidebarNavSeparator"] span, [data-testid="stNavSectionHeader"], [data-testid="stNavSectionHeader"] span,
 [data-testid="stSelectbox"] input, [data-testid="stSelectbox"] div[value],
 [data-baseweb="popover"] li, [data-baseweb="popover"] li div,
 [data-testid="stTextInput"] input, [data-testid="stNumberInput"] input, [data-testid="stTextArea"] textarea,
