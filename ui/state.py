@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+
 import streamlit as st
 
 DEFAULTS: dict[str, object] = {
@@ -27,12 +29,14 @@ DEFAULTS: dict[str, object] = {
     "tok_text": None,  # the tokenize page's text; None: a sample of the corpus
     "tok_k": None,  # merges the tokenize page uses; None: all of them
     "settings": None,  # written by the sidebar on every run: ui.sidebar.Settings, or a sentence saying what to fix
+    "watching": {},  # purpose ("trace", "race", ...) -> key of the worker-pool job this session waits for: ui.work
+    "failed": {},  # purpose -> the sentence saying why its last run failed, shown until the next run
 }
 
 
 def init() -> None:
     for key, value in DEFAULTS.items():
-        st.session_state.setdefault(key, value)
+        st.session_state.setdefault(key, copy.copy(value))  # subtle: a dict default must not be shared by sessions
 
 
 def widget(key: str) -> str:
