@@ -129,7 +129,7 @@ def pretokenized_for(settings, keep_sequence: bool = False) -> PreTokens:
 # training runs, built in the server's worker pool (ui/work.py) and shared by every session
 
 INLINE_BYTES = 10_000  # a corpus this small is trained in the session's own thread: starting a process would cost more
-WAIT_S = 1.5  # a page waits this long for a new run to finish before it shows progress instead
+WAIT_S = 0.5  # a page waits this long for a new run to finish before it shows progress instead
 ROUND = 250  # runs are built for a multiple of this many merges, so nudging the vocab size up reuses them
 
 
@@ -235,9 +235,12 @@ def _busy(status: Status, doing: str) -> None:
 
 def _training(settings, status: Status, build: int) -> None:
     done = status.progress.merges if status.progress else 0
+    where = f"{settings.corpus.name} ({len(settings.corpus.data) / 1e6:.1f} MB)"
     _busy(
         status,
-        f"Training once on {settings.corpus.name} ({len(settings.corpus.data) / 1e6:.1f} MB) in a worker process: {done:,} of {build:,} merges…",
+        f"Training once on {where} in a worker process: {done:,} of {build:,} merges…"
+        if done
+        else f"Pre-tokenizing {where} in a worker process…",
     )
 
 
@@ -250,19 +253,20 @@ def _tracing(settings, status: Status, family: tuple, build: int) -> None:
         built = status.progress or jobs.Built(0, status.seconds)
         rate = built.merges / built.seconds if built.seconds > 0.5 else 0.0
         share = max(built.merges / max(build, 1), built.seconds / TRACE_SECONDS)
-        speed = f" ({rate:,.0f} merges/s)" if rate else ""
-        st.progress(
-            min(share, 1.0), text=f"Training `{algorithm}` with detail in a worker process: {built.merges:,} of {build:,} merges{speed}…"
-        )
+        if built.merges:
+            text = f"Training `{algorithm}` with detail in a worker process: {built.merges:,} of {build:,} merges ({rate:,.0f} merges/s)…"
+        else:
+            text = f"Pre-tokenizing and counting pairs for `{algorithm}` in a worker process…"
+        st.progress(min(share, 1.0), text=text)
     shorter = _longest(family)
     if shorter:
         vocab = 256 + shorter + len(settings.specials)
-        st.caption(f"The first {shorter:,} merges are ready: a vocab size of {vocab:,} shows them at once.")
+        st.info(f"The first {shorter:,} merges are ready: a vocab size of {vocab:,} shows them at once.")
     if algorithm != "heap":
-        st.caption(
+        st.info(
             f"All four algorithms make the same merges; they differ in the work each merge costs. `heap` is the fast one: "
             f"it traces {build:,} merges of this corpus within seconds, while `{algorithm}` {SLOW[algorithm]} "
-            f"A trace stops after {TRACE_SECONDS:.0f} s. Pick heap in the sidebar to step through every merge now."
+            f"A trace stops after {TRACE_SECONDS:.0f} s. **Pick heap in the sidebar to step through every merge now.**"
         )
 
 

@@ -1,0 +1,515 @@
+"""A classroom on one server: N simulated students speak Streamlit's own websocket protocol to `streamlit run app.py`.
+
+    .venv/bin/python benchmarks/classroom.py                       # every scenario: 30 students, 5 of them racing
+    .venv/bin/python benchmarks/classroom.py --scenario stepping --sessions 10 --seconds 30
+    .venv/bin/python benchmarks/classroom.py --app /work/main/app.py   # another checkout (run read-only: no .pyc written)
+
+Results go in BENCHMARKS.md. No browsers: a student is one websocket to
+/_stcore/stream sending what Chromium sends (captured once with Playwright's
+websocket events): a `rerun_script` BackMsg with the page, the widgets the
+student changed and, for a click, the button's trigger and its fragment id; the
+server answers with ForwardMsgs, and a click counts as done at its
+`script_finished`, when the browser would show the updated page. Fragments that
+rerun by themselves (`auto_rerun`, a page polling its worker) are rerun on their
+interval, as the browser does.
+
+Scenarios, each on a fresh server:
+
+- cold: N students open the app at the same moment (the step page, the textbook
+  preset); how long until each sees it.
+- stepping: N students open the app and pick the 2 MB "Python's own docs" preset
+  (1,000 merges) together, then each clicks Next every ~INTERVAL s (jittered);
+  latency per click, clicks per second the server answered.
+- racing: one race alone first (its figures and wall time), then N students
+  stepping while K of them press Start the race on the 2 MB preset together;
+  stepping latency, each race's wall time and figures against the race alone,
+  whether any trainer was cut off for lack of processor ("server/machine busy").
+
+Server memory (RSS of the server process, and of its worker processes) is
+sampled every second throughout, and printed as a timeline with the idle figure
+(after start-up and one visit) and the figure after the races end.
+
+Targets (issue 8; figures on a 2-core machine, not tests): stepping p95 <= 0.5 s;
+with 5 racing, stepping p95 <= 1 s and every race uncut within 1.5x its time
+alone; cold start p95 <= 5 s; RSS after the races within 100 MB of idle.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import io
+import os
+import random
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pyarrow as pa
+import websockets
+from streamlit.proto.BackMsg_pb2 import BackMsg
+from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+from streamlit.proto.WidgetStates_pb2 import WidgetState
+
+ROOT = Path(__file__).resolve().parents[1]
+STDLIB = "Python's own docs (stdlib docstrings, 2 MB)"
+DONE = (ForwardMsg.FINISHED_SUCCESSFULLY, ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY)
+
+
+# ---------------------------------------------------------------------------
+# one student: a websocket speaking BackMsg / ForwardMsg
+
+
+@dataclass
+class Widget:
+    kind: str  # "button", "selectbox", ...
+    id: str
+    fragment: str  # the fragment it was drawn in ("" for the whole page)
+    proto: object
+
+
+@dataclass
+class Student:
+    """A browser tab, as far as the server can tell: it sends reruns, and keeps what it needs of the page."""
+
+    url: str
+    name: str
+    widgets: dict[str, Widget] = field(default_factory=dict)  # label -> the widget drawn with it
+    texts: list[str] = field(default_factory=list)  # html, markdown and alert bodies drawn by the current run
+    drawn: set[str] = field(default_factory=set)  # labels of the widgets the current run drew
+    tables: dict[str, object] = field(default_factory=dict)  # first column name -> the last dataframe with it
+    pages: dict[str, str] = field(default_factory=dict)  # page name -> script hash
+    page: str = ""  # the script hash of the page shown
+    changed: dict[str, WidgetState] = field(default_factory=dict)  # widget id -> the value this student set
+    polls: dict[str, asyncio.Task] = field(default_factory=dict)  # fragment id -> its auto-rerun loop
+
+    async def open(self, timeout: float = 600) -> float:
+        """Connect and run the default page, as a browser opening the URL does; seconds until it is shown."""
+        start = time.perf_counter()
+        self.ws = await websockets.connect(self.url, max_size=None, open_timeout=timeout, ping_interval=None)
+        self.finished: asyncio.Queue[tuple[int, float]] = asyncio.Queue()
+        self.reader = asyncio.create_task(self._read())
+        await self._send(self._rerun())
+        await self.wait_finished(timeout)
+        return time.perf_counter() - start
+
+    async def close(self) -> None:
+        for task in self.polls.values():
+            task.cancel()
+        self.reader.cancel()
+        await self.ws.close()
+
+    # -- what a student does --------------------------------------------------------
+    async def click(self, label: str, timeout: float = 600) -> float:
+        """Press the button labelled label (starts-with); seconds until the run it starts has finished."""
+        widget = self.find(label, "button")
+        trigger = WidgetState(id=widget.id, trigger_value=True)
+        return await self._timed(self._rerun(fragment=widget.fragment, extra=[trigger]), timeout)
+
+    async def choose(self, label: str, option: str, timeout: float = 600) -> float:
+        """Pick option in the selectbox labelled label; seconds until that run has finished."""
+        widget = self.find(label, "selectbox")
+        self.changed[widget.id] = WidgetState(id=widget.id, string_value=option)
+        return await self._timed(self._rerun(fragment=widget.fragment), timeout)
+
+    async def go(self, page: str, timeout: float = 600) -> float:
+        """Open another page from the sidebar; seconds until it is shown."""
+        self.page = self.pages[page]
+        return await self._timed(self._rerun(), timeout)
+
+    def find(self, label: str, kind: str) -> Widget:
+        for name, widget in self.widgets.items():
+            if widget.kind == kind and name.startswith(label):
+                return widget
+        raise LookupError(f"{self.name}: no {kind} labelled {label!r} on the page (have {sorted(self.widgets)})")
+
+    def shows(self, text: str) -> bool:
+        return any(text in t for t in self.texts)
+
+    async def until(self, condition, timeout: float = 600) -> float:
+        """Wait for runs (auto-reruns included) until condition() holds after one; seconds waited."""
+        start = time.perf_counter()
+        while not condition():
+            left = timeout - (time.perf_counter() - start)
+            if left <= 0:
+                raise TimeoutError(f"{self.name}: still waiting after {timeout:.0f} s")
+            await self.wait_finished(left)
+        return time.perf_counter() - start
+
+    async def wait_finished(self, timeout: float) -> int:
+        status, _ = await asyncio.wait_for(self.finished.get(), timeout)
+        return status
+
+    # -- the protocol --------------------------------------------------------------------
+    def _rerun(self, fragment: str = "", extra: list[WidgetState] = (), auto: bool = False) -> BackMsg:
+        msg = BackMsg()
+        state = msg.rerun_script
+        state.page_script_hash = self.page
+        state.fragment_id = fragment
+        state.is_auto_rerun = auto
+        for widget in list(self.changed.values()) + list(extra):
+            state.widget_states.widgets.append(widget)
+        info = state.context_info
+        info.timezone, info.locale, info.url, info.color_scheme = "UTC", "en-US", self.url.replace("ws", "http", 1), "light"
+        return msg
+
+    async def _send(self, msg: BackMsg) -> None:
+        await self.ws.send(msg.SerializeToString())
+
+    async def _timed(self, msg: BackMsg, timeout: float) -> float:
+        while not self.finished.empty():  # a poll that ended before this click is not its answer
+            self.finished.get_nowait()
+        start = time.perf_counter()
+        await self._send(msg)
+        while await self.wait_finished(timeout) not in DONE:
+            pass
+        return time.perf_counter() - start
+
+    async def _read(self) -> None:
+        async for raw in self.ws:
+            msg = ForwardMsg()
+            msg.ParseFromString(raw)
+            kind = msg.WhichOneof("type")
+            if kind == "new_session":  # a run starts: what it draws replaces what was there
+                self.texts, self.drawn = [], set()
+            elif kind == "navigation":
+                self.pages = {p.page_name: p.page_script_hash for p in msg.navigation.app_pages}
+                self.page = msg.navigation.page_script_hash or self.page
+            elif kind == "delta" and msg.delta.WhichOneof("type") == "new_element":
+                self._keep(msg.delta.new_element, msg.delta.fragment_id)
+            elif kind == "auto_rerun":
+                self._poll(msg.auto_rerun.fragment_id, msg.auto_rerun.interval)
+            elif kind == "stop_auto_rerun":
+                for fragment in msg.stop_auto_rerun.fragment_ids:
+                    task = self.polls.pop(fragment, None)
+                    if task:
+                        task.cancel()
+            elif kind == "script_finished":
+                self.finished.put_nowait((msg.script_finished, time.perf_counter()))
+
+    def _keep(self, element, fragment: str) -> None:
+        kind = element.WhichOneof("type")
+        body = getattr(element, kind, None)
+        if kind in ("html", "markdown", "alert"):
+            self.texts.append(body.body)
+        elif kind in ("dataframe", "table"):
+            try:
+                frame = pa.ipc.open_stream(io.BytesIO(body.arrow_data.data)).read_all()
+                self.tables[frame.column_names[0]] = frame.to_pydict()
+            except (pa.ArrowInvalid, IndexError):
+                pass
+        elif body is not None and hasattr(body, "id") and hasattr(body, "label"):
+            self.widgets[body.label] = Widget(kind, body.id, fragment, body)
+            self.drawn.add(body.label)
+
+    def _poll(self, fragment: str, interval: float) -> None:
+        if fragment in self.polls:
+            return
+
+        async def loop() -> None:
+            while True:
+                await asyncio.sleep(interval)
+                await self._send(self._rerun(fragment=fragment, auto=True))
+
+        self.polls[fragment] = asyncio.create_task(loop())
+
+
+# ---------------------------------------------------------------------------
+# the server, and its memory
+
+
+class Server:
+    """`streamlit run APP` on a free port, from APP's folder; stopped with stop()."""
+
+    def __init__(self, app: Path) -> None:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            self.port = s.getsockname()[1]
+        handle, self.log = tempfile.mkstemp(prefix="classroom-server-", suffix=".log")  # the server's output, for when it fails
+        command = [sys.executable, "-m", "streamlit", "run", str(app), "--server.headless", "true", "--server.port", str(self.port)]
+        command += ["--server.address", "127.0.0.1", "--server.fileWatcherType", "none", "--browser.gatherUsageStats", "false"]
+        env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}  # read-only on another checkout
+        self.process = subprocess.Popen(command, cwd=app.parent, stdout=handle, stderr=subprocess.STDOUT, env=env)
+        os.close(handle)
+        self.url = f"ws://127.0.0.1:{self.port}/_stcore/stream"
+        deadline = time.time() + 90
+        while time.time() < deadline:
+            try:
+                if urllib.request.urlopen(f"http://127.0.0.1:{self.port}/_stcore/health", timeout=2).read() == b"ok":
+                    break
+            except OSError:
+                time.sleep(0.3)
+        else:
+            raise RuntimeError(f"the server did not start; see {self.log}")
+        self.memory = Memory(self.process.pid)
+
+    def stop(self) -> None:
+        self.memory.stop()
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+
+
+def rss_mb(pid: int) -> float:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    except (FileNotFoundError, ProcessLookupError):
+        pass
+    return 0.0
+
+
+def descendants(pid: int) -> list[int]:
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (FileNotFoundError, ProcessLookupError, IndexError, ValueError):
+                continue
+            children.setdefault(ppid, []).append(int(entry.name))
+    found, todo = [], [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.append(child)
+            todo.append(child)
+    return found
+
+
+class Memory:
+    """Samples the server's RSS, and its worker processes' together, every second."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid, self.samples, self.marks = pid, [], []  # samples: (seconds, server MB, workers MB)
+        self.start = time.perf_counter()
+        self._stop = threading.Event()
+        threading.Thread(target=self._sample, daemon=True).start()
+
+    def _sample(self) -> None:
+        while not self._stop.wait(1.0):
+            workers = sum(rss_mb(p) for p in descendants(self.pid))
+            self.samples.append((time.perf_counter() - self.start, rss_mb(self.pid), workers))
+
+    def mark(self, label: str) -> float:
+        """Note what happens now; returns the server's RSS at this moment."""
+        now = rss_mb(self.pid)
+        self.marks.append((time.perf_counter() - self.start, label, now))
+        return now
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    def timeline(self, every: float = 5.0) -> str:
+        lines, last = ["  t (s) | server RSS (MB) | workers RSS (MB) | what happened"], -every
+        marks = list(self.marks)
+        for t, server, workers in self.samples:
+            due = [m for m in marks if m[0] <= t]
+            if t - last >= every or due:
+                what = "; ".join(label for _, label, _ in due)
+                marks = [m for m in marks if m[0] > t]
+                lines.append(f"  {t:5.0f} | {server:15.0f} | {workers:16.0f} | {what}")
+                last = t
+        return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------------
+# figures
+
+
+def summary(latencies: list[float]) -> str:
+    if not latencies:
+        return "no clicks"
+    ordered = sorted(latencies)
+    p95 = ordered[min(len(ordered) - 1, int(round(0.95 * (len(ordered) - 1))))]
+    return f"median {statistics.median(ordered):.2f} s, p95 {p95:.2f} s, max {ordered[-1]:.2f} s ({len(ordered)} clicks)"
+
+
+def p95(latencies: list[float]) -> float:
+    ordered = sorted(latencies)
+    return ordered[min(len(ordered) - 1, int(round(0.95 * (len(ordered) - 1))))] if ordered else float("nan")
+
+
+def load() -> str:
+    return "load average " + " ".join(f"{x:.1f}" for x in os.getloadavg())
+
+
+@dataclass
+class Race:
+    wall_s: float
+    totals: dict[str, float]  # algorithm -> trainer total (s)
+    status: dict[str, str]  # algorithm -> status ("finished", "cut off", "cut off: server busy", ...)
+
+
+def race_of(student: Student, wall_s: float) -> Race:
+    table = student.tables.get("algorithm", {})
+    names = table.get("algorithm", [])
+    return Race(wall_s, dict(zip(names, table.get("trainer total", []))), dict(zip(names, table.get("status", []))))
+
+
+def race_text(race: Race) -> str:
+    parts = [f"{a} {race.totals[a]:.2f} s ({race.status.get(a, '?')})" for a in race.totals]
+    return f"{race.wall_s:.1f} s from Start to the verdict; " + ", ".join(parts)
+
+
+# ---------------------------------------------------------------------------
+# scenarios
+
+
+async def open_all(server: Server, n: int) -> tuple[list[Student], list[float]]:
+    students = [Student(server.url, f"student {i + 1}") for i in range(n)]
+    seconds = await asyncio.gather(*(s.open() for s in students))
+    return students, list(seconds)
+
+
+def stepping_stdlib(student: Student) -> bool:
+    """The step page on the 2 MB preset: the sidebar says 1,000 merges and the run drew a Next button."""
+    return student.shows("1,000 merges") and any(label.startswith("Next") for label in student.drawn)
+
+
+async def pick_stdlib(students: list[Student]) -> list[float]:
+    """Everyone picks the 2 MB preset at once; seconds until each one's step page shows a merge of it."""
+
+    async def one(s: Student) -> float:
+        start = time.perf_counter()
+        await s.choose("Corpus", STDLIB)
+        await s.until(lambda: stepping_stdlib(s))
+        return time.perf_counter() - start
+
+    return list(await asyncio.gather(*(one(s) for s in students)))
+
+
+async def step(students: list[Student], seconds: float, interval: float, rng: random.Random) -> list[float]:
+    """Each student clicks Next every ~interval s (uniform +-25 %) for seconds; the latency of every click."""
+    latencies: list[float] = []
+    stop = time.perf_counter() + seconds
+
+    async def one(s: Student) -> None:
+        await asyncio.sleep(rng.uniform(0, interval))
+        while time.perf_counter() < stop:
+            took = await s.click("Next")
+            latencies.append(took)
+            await asyncio.sleep(max(0.0, interval * rng.uniform(0.75, 1.25) - took))
+
+    await asyncio.gather(*(one(s) for s in students))
+    return latencies
+
+
+async def race(student: Student) -> Race:
+    """Open the race page, press Start, wait for the verdict; what the page shows then."""
+    await student.go("Algorithm race")
+    start = time.perf_counter()
+    await student.click("Start the race", timeout=1800)  # the whole race, where it runs in the page's script
+    await student.until(lambda: student.shows("Agreement") or student.shows("Disagreement") or student.shows("stopped"), timeout=1800)
+    return race_of(student, time.perf_counter() - start)
+
+
+async def cold(server: Server, n: int) -> None:
+    print(f"\n## cold start: {n} students open the app at once ({load()})")
+    students, seconds = await open_all(server, n)
+    server.memory.mark(f"{n} opened")
+    print(f"step page shown: {summary(seconds)}")
+    await asyncio.gather(*(s.close() for s in students))
+
+
+async def stepping(server: Server, n: int, seconds: float, interval: float, rng: random.Random) -> None:
+    print(f"\n## stepping: {n} students click Next every ~{interval:g} s on the 2 MB preset ({load()})")
+    students, opened = await open_all(server, n)
+    print(f"app opened: {summary(opened)}")
+    picked = await pick_stdlib(students)
+    server.memory.mark(f"{n} on the 2 MB preset")
+    print(f"2 MB preset picked together, until the merge card shows: {summary(picked)}")
+    start = time.perf_counter()
+    latencies = await step(students, seconds, interval, rng)
+    elapsed = time.perf_counter() - start
+    server.memory.mark("stepping ends")
+    print(f"Next, until the page is updated: {summary(latencies)}")
+    print(f"clicks answered: {len(latencies) / elapsed:.1f}/s (the class asks for {n / interval:.1f}/s)")
+    await asyncio.gather(*(s.close() for s in students))
+
+
+async def racing(server: Server, n: int, k: int, seconds: float, interval: float, rng: random.Random) -> None:
+    print(f"\n## racing: one race alone, then {n} stepping while {k} race on the 2 MB preset ({load()})")
+    idle = server.memory.mark("idle")
+    [alone], _ = await open_all(server, 1)
+    await pick_stdlib([alone])
+    server.memory.mark("race alone starts")
+    solo = await race(alone)
+    server.memory.mark("race alone ends")
+    print(f"race alone: {race_text(solo)}")
+    await alone.close()
+
+    students, _ = await open_all(server, n)
+    await pick_stdlib(students)
+    racers = students[:k]
+    steppers = students[k:]
+    server.memory.mark(f"{len(steppers)} stepping, {k} press Start together")
+    stepping_task = asyncio.create_task(step(steppers, seconds, interval, rng))
+    races = await asyncio.gather(*(race(r) for r in racers))
+    server.memory.mark("races end")
+    latencies = await stepping_task
+    print(f"stepping while racing, Next until the page is updated: {summary(latencies)}")
+    worst = 0.0
+    for i, r in enumerate(races, 1):
+        slower = max((r.totals[a] / solo.totals[a] for a in r.totals if solo.totals.get(a)), default=float("nan"))
+        worst = max(worst, slower)
+        print(f"race {i}: {race_text(r)}; slowest trainer {slower:.2f}x its time alone")
+    busy = [r for r in races if any("busy" in s for s in r.status.values())]
+    print(f"races cut off for lack of processor: {len(busy)} of {k}; worst trainer time against alone {worst:.2f}x")
+    await asyncio.gather(*(s.close() for s in students))
+    await asyncio.sleep(15)
+    after = server.memory.mark("15 s after the races")
+    print(f"server RSS: idle {idle:.0f} MB, 15 s after the races {after:.0f} MB ({after - idle:+.0f} MB)")
+
+
+async def run(name: str, server: Server, args: argparse.Namespace, rng: random.Random) -> None:
+    first = Student(server.url, "first visit")  # start-up: the first visit imports and caches the app's modules
+    await first.open()
+    await first.close()
+    server.memory.mark("one visit")
+    if name == "cold":
+        await cold(server, args.sessions)
+    elif name == "stepping":
+        await stepping(server, args.sessions, args.seconds, args.interval, rng)
+    else:
+        await racing(server, args.sessions, args.racers, args.seconds, args.interval, rng)
+
+
+# ---------------------------------------------------------------------------
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--app", type=Path, default=ROOT / "app.py", help="the app to serve (default: this checkout's)")
+    parser.add_argument("--scenario", choices=["cold", "stepping", "racing", "all"], default="all")
+    parser.add_argument("--sessions", type=int, default=30, help="students (default 30)")
+    parser.add_argument("--racers", type=int, default=5, help="of them racing in the racing scenario (default 5)")
+    parser.add_argument("--seconds", type=float, default=60.0, help="how long students step (default 60)")
+    parser.add_argument("--interval", type=float, default=2.0, help="seconds between one student's clicks (default 2)")
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+    rng = random.Random(args.seed)
+    app = args.app.resolve()
+    print(f"# {app} on {os.cpu_count()} cores; {load()}; {time.strftime('%Y-%m-%d %H:%M')}")
+    scenarios = ["cold", "stepping", "racing"] if args.scenario == "all" else [args.scenario]
+    for name in scenarios:
+        server = Server(app)
+        try:
+            asyncio.run(run(name, server, args, rng))
+            print("\nmemory:\n" + server.memory.timeline())
+        finally:
+            server.stop()
+    print(f"\n# done; {load()}")
+
+
+if __name__ == "__main__":
+    main()
