@@ -135,3 +135,14 @@ def test_a_difference_that_shows_as_zero_is_no_change():
     assert deltas["Bytes per token"] == deltas["Tokens per word"] == "same as with no threshold"  # t = 1 keeps every merge
     assert versus(2.3141, 2.3119, "normal")["delta"] == "same as with no threshold"  # both show as 2.31
     assert versus(2.10, 2.31, "normal") == {"delta": "-0.21 vs no threshold", "delta_color": "normal"}
+
+
+def test_the_browser_is_told_the_slider_value_only_when_it_cannot_know_it():
+    """A slider move never sends the slider a value back (a late run would undo a newer move); another corpus does."""
+    at = open_page()
+    at.select_slider(key="w_threshold").set_value(5).run()
+    assert not at.select_slider(key="w_threshold").proto.set_value
+    at.sidebar.selectbox(key="source").set_value("ties").run()  # other options: the browser would reset the slider
+    slider = at.select_slider(key="w_threshold")
+    assert slider.proto.set_value and list(slider.proto.raw_value) == [f"{slider.value:,}"]
+    assert kept_label(at) == f"Merges kept at t = {slider.value:,}"

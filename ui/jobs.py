@@ -185,7 +185,7 @@ def sweep(
         throttle(replace(record, doing=doing))
 
     for point in R.scaling_sweep(data, record.sizes, num_merges, budget_s, pattern=pattern, special_tokens=specials, on_progress=tick):
-        record = replace(record, points=record.points + (point,))
+        record = replace(record, points=record.points + (point,), doing=f"{point.n_bytes / 1e6:.2f} MB: {point.result.algorithm} done")
         throttle(record, now=True)
     return replace(record, status="finished", doing="")
 

@@ -166,7 +166,7 @@ def race_chart(record: RaceRecord) -> None:
             "title": None,
             "sort": names,
             "scale": {"domain": names, "range": [COLOURS[r.algorithm] for r in runs]},
-            "legend": {"orient": "bottom", "columns": 3, "labelFontSize": 15, "symbolStrokeWidth": 4, "labelLimit": 420},
+            "legend": {"orient": "top", "columns": 3, "labelFontSize": 15, "symbolStrokeWidth": 4, "labelLimit": 420},
         },
         "tooltip": [{"field": "line", "title": "algorithm"}, {"field": "merges"}, {"field": "seconds", "format": ".3f"}],
     }
@@ -175,7 +175,7 @@ def race_chart(record: RaceRecord) -> None:
         return {"transform": [{"filter": f"datum.kind == '{kind}'"}], "mark": mark, "encoding": encoding}
 
     spec = {
-        "height": 480,
+        "height": 400,
         "title": {"text": f"{record.corpus_label}: time to make {record.num_merges:,} merges", "fontSize": 17},
         "config": {"axis": AXIS},
         "layer": [

@@ -26,6 +26,7 @@ DEFAULTS: dict[str, object] = {
     "sweep_budget": 5.0,  # seconds per algorithm per corpus size
     "speedup": None,  # the last parallel pre-tokenization timing: ui.race_views.SpeedupRecord
     "threshold": 1,  # min_pair_frequency on the threshold explorer
+    "threshold_options": (),  # what the threshold slider's options were when drawn: ui.threshold_views.restore_slider
     "tok_text": None,  # the tokenize page's text; None: a sample of the corpus
     "tok_k": None,  # merges the tokenize page uses; None: all of them
     "settings": None,  # written by the sidebar on every run: ui.sidebar.Settings, or a sentence saying what to fix

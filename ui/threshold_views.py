@@ -78,16 +78,19 @@ def snap(t: int, options: list[int]) -> int:
 def restore_slider(options: list[int]) -> None:
     """Give the slider the session's t (snapped to the options), writing the widget's state only when it must.
 
-    subtle: writing a widget's state makes the next run send its value to the
-    browser. Written on every run, a run still going when the student has
-    moved the slider on sends the slider back to the older t; so it is written
-    only when the widget has no state (a visit to another page dropped it) or
-    a value the options no longer hold (another corpus).
+    subtle: writing a widget's state makes the run send its value to the
+    browser. Written on every run, a run still going when the student has moved
+    the slider on would send the slider back to an older t; so it is written
+    only when the browser's value cannot be right: the widget has no state (a
+    visit to another page dropped it), or other options (another corpus, whose
+    slider the browser resets to its first value while the server keeps t).
     """
     t = snap(st.session_state["threshold"], options)
     st.session_state["threshold"] = t
-    if st.session_state.get("w_threshold") not in options:
+    drawn = (len(options), options[0], options[-1], hash(tuple(options)))
+    if st.session_state.get("w_threshold") not in options or st.session_state["threshold_options"] != drawn:
         st.session_state["w_threshold"] = t
+        st.session_state["threshold_options"] = drawn
 
 
 def choose(t: int) -> None:
@@ -107,9 +110,11 @@ def slider(options: list[int]) -> int:
 
 
 def presets(current: int, options: list[int]) -> None:
+    """The tools' defaults as buttons, two to a row so that every label (its t first) shows whole."""
     st.markdown("**What tools do by default** — click to set the slider:")
-    for column, preset in zip(st.columns(len(PRESETS)), PRESETS):
-        column.button(
+    columns = st.columns(2)
+    for i, preset in enumerate(PRESETS):
+        columns[i % 2].button(
             f"t = {preset.t} · {preset.label}",
             help=preset.help,
             on_click=choose,
@@ -174,11 +179,12 @@ def counts_chart(events: tuple[MergeEvent, ...], t: int, k: int) -> None:
         "field": "merge",
         "type": "ordinal" if few else "quantitative",
         "title": "merge",
-        "axis": {"labelAngle": 0, "labelFontSize": 13} if few else {"format": "d", "labelFontSize": 13},
+        "axis": {"labelAngle": 0, "labelFontSize": 15} if few else {"format": "d", "labelFontSize": 15},
     }
     threshold = {"y": {"field": "t", "type": "quantitative"}}
     spec = {
         "height": 300,
+        "config": {"axis": {"titleFontSize": 16}},
         "layer": [
             {
                 "mark": mark,
@@ -188,14 +194,14 @@ def counts_chart(events: tuple[MergeEvent, ...], t: int, k: int) -> None:
                         "field": "count",
                         "type": "quantitative",
                         "title": "count of the winning pair",
-                        "axis": {"labelFontSize": 13},
+                        "axis": {"labelFontSize": 15},
                         **({"scale": {"type": "log"}} if log else {}),
                     },
                     "color": {
                         "field": "status",
                         "type": "nominal",
                         "scale": {"domain": ["kept", "dropped"], "range": [KEPT, DROPPED]},
-                        "legend": {"title": None, "orient": "top", "labelFontSize": 14},
+                        "legend": {"title": None, "orient": "top", "labelFontSize": 15},
                     },
                     "tooltip": [{"field": f} for f in ("merge", "pair", "count", "status")],
                 },
@@ -221,11 +227,12 @@ def compression_chart(test: Replay, k: int, label: str) -> None:
     step = max(1, n // 1500)  # at most ~1500 points on the wire
     ks = sorted(set(range(0, n + 1, step)) | {n, k})
     frame = pd.DataFrame({"merges": ks, "bytes per token": [round(test.compression(i).bytes_per_token, 4) for i in ks], "k": k})
-    x = {"field": "merges", "type": "quantitative", "title": "merges used", "axis": {"format": "d", "labelFontSize": 13}}
-    y = {"field": "bytes per token", "type": "quantitative", "scale": {"zero": False}, "axis": {"labelFontSize": 13}}
+    x = {"field": "merges", "type": "quantitative", "title": "merges used", "axis": {"format": "d", "labelFontSize": 15}}
+    y = {"field": "bytes per token", "type": "quantitative", "scale": {"zero": False}, "axis": {"labelFontSize": 15}}
     here = [{"filter": "datum.merges == datum.k"}]
     spec = {
         "height": 300,
+        "config": {"axis": {"titleFontSize": 16}},
         "layer": [
             {
                 "mark": {"type": "line", "color": KEPT, "strokeWidth": 2},
