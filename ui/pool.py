@@ -101,7 +101,7 @@ class Pool:
         workers: int | None = None,
         *,
         quick: int = 1,
-        keep: int = 24,
+        keep: int = 16,
         alive: Callable[[str], bool] = lambda who: True,
         grace_s: float = 5.0,
         check_s: float = 1.0,
@@ -202,7 +202,7 @@ class Pool:
     def _start_next(self, lane: str) -> None:
         """Start queued jobs while the lane has room (the lock is held)."""
         queue = self._queue[lane]
-        while queue and self._running(lane) < self.capacity[lane]:
+        while queue and not self._closed and self._running(lane) < self.capacity[lane]:
             job = queue.pop(0)
             job.process = subprocess.Popen(
                 [sys.executable, "-m", "ui.pool"],
@@ -262,6 +262,7 @@ class Pool:
         if job.state in ENDED:
             return
         job.state, job.ended_at, job.used = kind, time.perf_counter(), time.monotonic()
+        job.args = ()  # a corpus is megabytes: a finished job keeps only what it found
         if kind == "done":
             job.result = value
         elif kind == "failed":
