@@ -131,6 +131,7 @@ def pretokenized_for(settings, keep_sequence: bool = False) -> PreTokens:
 INLINE_BYTES = 10_000  # a corpus this small is trained in the session's own thread: starting a process would cost more
 WAIT_S = 0.5  # a page waits this long for a new run to finish before it shows progress instead
 ROUND = 250  # runs are built for a multiple of this many merges, so nudging the vocab size up reuses them
+POLL_S = 1.0  # how often a page waiting for its run looks again: a class waiting together costs 30 polls a second
 
 
 def trace_for(settings) -> Trace:
@@ -225,7 +226,7 @@ def _result(purpose: str, key: tuple, fn, *args, small: bool, draw):
     if status.state == "failed":
         st.error(status.error)
         st.stop()
-    work.follow(key, draw)
+    work.follow(key, draw, every=POLL_S)
     st.stop()
 
 

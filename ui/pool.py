@@ -37,6 +37,7 @@ unpickle anything but what our own worker processes send back.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import logging
 import os
 import pickle
@@ -360,13 +361,36 @@ def failure_message(error: Exception) -> str:
 # the worker process: python -m ui.pool
 
 
+class Pickler(pickle.Pickler):
+    """Pickles frozen dataclasses as a call to their class with their fields.
+
+    subtle: the default pickles a slotted dataclass as state that a Python-level
+    __setstate__ restores field by field; a trace is a quarter of a million such
+    objects, and the server unpickles it holding the interpreter lock every page
+    needs. Calling the class is about twice as fast to load.
+    """
+
+    fields: dict[type, tuple[str, ...] | None] = {}
+
+    def reducer_override(self, obj: Any) -> Any:
+        cls = type(obj)
+        if cls not in self.fields:
+            params = getattr(cls, "__dataclass_params__", None)
+            simple = params is not None and params.frozen and all(f.init for f in dataclasses.fields(cls))
+            self.fields[cls] = tuple(f.name for f in dataclasses.fields(cls)) if simple else None
+        names = self.fields[cls]
+        if names is None:
+            return NotImplemented
+        return cls, tuple(getattr(obj, name) for name in names)
+
+
 def work() -> None:
     """Read (fn, args) from stdin, run fn, and write its reports and then its result (or a sentence) to stdout."""
     out = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
     sys.stdout = sys.stderr  # a stray print must not corrupt the reports
 
     def send(kind: str, value: Any) -> None:
-        pickle.dump((kind, value), out)
+        Pickler(out, protocol=pickle.HIGHEST_PROTOCOL).dump((kind, value))
         out.flush()  # fails when the server is gone, which ends this process
 
     fn, args = pickle.load(sys.stdin.buffer)  # from the server that started this process

@@ -4,8 +4,8 @@
 (`ask`), at most one per purpose ("trace", "race", ...): asking for a new one
 stops watching the old, so a student who switches from naive to heap frees the
 worker. `follow` draws a running job's progress in a fragment that reruns every
-POLL_S seconds, holding no script thread while it waits, and reruns the page
-when the job has ended.
+POLL_S seconds (or as asked), holding no script thread while it waits, and
+reruns the page when the job has ended.
 
 What it does not do: run anything itself (ui/jobs.py is the work), or decide
 what to show (the pages and their views do).
@@ -24,7 +24,7 @@ from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_r
 
 from .pool import Pool, Status
 
-POLL_S = 0.5  # how often a page looks at a running job
+POLL_S = 0.5  # how often a page looks at a running job it draws live (a race's chart)
 
 
 @st.cache_resource(show_spinner=False, on_release=lambda pool: pool.close())
@@ -111,10 +111,10 @@ def _keep_progress(status: Status | None, state_key: str) -> None:
         st.session_state[state_key] = replace(progress, status="stopped", doing="")
 
 
-def follow(key: Hashable, draw: Callable[[Status], None]) -> None:
-    """Draw the job's progress with draw(status) every POLL_S seconds; rerun the page once it has ended."""
+def follow(key: Hashable, draw: Callable[[Status], None], every: float = POLL_S) -> None:
+    """Draw the job's progress with draw(status) every `every` seconds; rerun the page once it has ended."""
 
-    @st.fragment(run_every=POLL_S)
+    @st.fragment(run_every=every)
     def poll() -> None:
         status = pool().status(key)
         if status is None or status.ended:
