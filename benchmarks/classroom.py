@@ -6,8 +6,9 @@
 
 Results go in BENCHMARKS.md. No browsers: a student is one websocket to
 /_stcore/stream sending what Chromium sends (captured once with Playwright's
-websocket events): a `rerun_script` BackMsg with the page, the widgets the
-student changed and, for a click, the button's trigger and its fragment id; the
+websocket events): a `rerun_script` BackMsg with the page, every widget's value
+(as drawn, or as the student set it) and, for a click, the button's trigger and
+its fragment id; the
 server answers with ForwardMsgs, and a click counts as done at its
 `script_finished`, when the browser would show the updated page. Fragments that
 rerun by themselves (`auto_rerun`, a page polling its worker) are rerun on their
@@ -92,7 +93,7 @@ class Student:
     tables: dict[str, object] = field(default_factory=dict)  # first column name -> the last dataframe with it
     pages: dict[str, str] = field(default_factory=dict)  # page name -> script hash
     page: str = ""  # the script hash of the page shown
-    changed: dict[str, WidgetState] = field(default_factory=dict)  # widget id -> the value this student set
+    values: dict[str, WidgetState] = field(default_factory=dict)  # widget id -> its value in this tab, sent with every rerun
     polls: dict[str, asyncio.Task] = field(default_factory=dict)  # fragment id -> its auto-rerun loop
 
     async def open(self, timeout: float = 600) -> float:
@@ -121,7 +122,7 @@ class Student:
     async def choose(self, label: str, option: str, timeout: float = 600) -> float:
         """Pick option in the selectbox labelled label; seconds until that run has finished."""
         widget = self.find(label, "selectbox")
-        self.changed[widget.id] = WidgetState(id=widget.id, string_value=option)
+        self.values[widget.id] = WidgetState(id=widget.id, string_value=option)
         return await self._timed(self._rerun(fragment=widget.fragment), timeout)
 
     async def go(self, page: str, timeout: float = 600) -> float:
@@ -166,7 +167,7 @@ class Student:
         state.page_script_hash = self.page
         state.fragment_id = fragment
         state.is_auto_rerun = auto
-        for widget in list(self.changed.values()) + list(extra):
+        for widget in list(self.values.values()) + list(extra):
             state.widget_states.widgets.append(widget)
         info = state.context_info
         info.timezone, info.locale, info.url, info.color_scheme = "UTC", "en-US", self.url.replace("ws", "http", 1), "light"
@@ -225,6 +226,10 @@ class Student:
         elif body is not None and hasattr(body, "id") and hasattr(body, "label"):
             self.widgets[body.label] = Widget(kind, body.id, fragment, body)
             self.drawn.add(body.label)
+            if body.id not in self.values or getattr(body, "set_value", False):
+                value = browser_value(kind, body)
+                if value is not None:
+                    self.values[body.id] = value
 
     def _poll(self, fragment: str, interval: float) -> None:
         if fragment in self.polls:
@@ -236,6 +241,40 @@ class Student:
                 await self._send(self._rerun(fragment=fragment, auto=True))
 
         self.polls[fragment] = asyncio.create_task(loop())
+
+
+def browser_value(kind: str, proto) -> WidgetState | None:
+    """The value a browser holds for a widget it has just been sent, as it sends it back with every rerun.
+
+    Its default, or the value the server set; None for widgets without one (buttons, uploads).
+    """
+    state = WidgetState(id=proto.id)
+    if kind in ("selectbox", "radio"):
+        if proto.set_value and proto.HasField("raw_value"):
+            state.string_value = proto.raw_value
+        elif proto.HasField("default") and proto.options:
+            state.string_value = proto.options[proto.default]
+        else:
+            return None
+    elif kind == "number_input":
+        value = proto.value if proto.set_value and proto.HasField("value") else proto.default if proto.HasField("default") else None
+        if value is None:
+            return None
+        if proto.data_type == proto.INT:
+            state.int_value = int(value)
+        else:
+            state.double_value = value
+    elif kind in ("text_input", "text_area"):
+        state.string_value = proto.value if proto.set_value and proto.HasField("value") else proto.default
+    elif kind == "checkbox":
+        state.bool_value = proto.value if proto.set_value else proto.default
+    elif kind == "slider" and proto.type == proto.SELECT_SLIDER:
+        state.string_array_value.data.extend(list(proto.raw_value) if proto.set_value else [proto.options[int(i)] for i in proto.default])
+    elif kind == "slider":
+        state.double_array_value.data.extend(proto.value if proto.set_value else proto.default)
+    else:
+        return None
+    return state
 
 
 # ---------------------------------------------------------------------------
