@@ -90,7 +90,7 @@ class Student:
     texts: list[str] = field(default_factory=list)  # html, markdown and alert bodies drawn since the last full run began
     drawn: set[str] = field(default_factory=set)  # labels of the widgets drawn since then
     seen: tuple[list[str], set[str]] = ([], set())  # texts and drawn as they were when the last run waited for finished
-    tables: dict[str, object] = field(default_factory=dict)  # first column name -> the last dataframe with it
+    tables: list[bytes] = field(default_factory=list)  # the Arrow data of the tables drawn since the last full run began
     pages: dict[str, str] = field(default_factory=dict)  # page name -> script hash
     page: str = ""  # the script hash of the page shown
     values: dict[str, WidgetState] = field(default_factory=dict)  # widget id -> its value in this tab, sent with every rerun
@@ -135,6 +135,17 @@ class Student:
             if widget.kind == kind and name.startswith(label):
                 return widget
         raise LookupError(f"{self.name}: no {kind} labelled {label!r} on the page (have {sorted(self.widgets)})")
+
+    def table(self, first_column: str) -> dict[str, list]:
+        """The last table drawn whose first column is first_column, as columns; {} if none."""
+        for data in reversed(self.tables):
+            try:
+                frame = pa.ipc.open_stream(io.BytesIO(data)).read_all()
+            except pa.ArrowInvalid:
+                continue
+            if frame.column_names and frame.column_names[0] == first_column:
+                return frame.to_pydict()
+        return {}
 
     def shows(self, text: str) -> bool:
         """Whether the page, as the last finished run left it, shows text."""
@@ -193,7 +204,7 @@ class Student:
             if kind == "new_session" and not msg.metadata.run.fragment_ids:
                 # a full run starts: what it draws replaces the page, and (as the browser does)
                 # the fragments that rerun by themselves stop until the run draws them again
-                self.texts, self.drawn = [], set()
+                self.texts, self.drawn, self.tables = [], set(), []
                 for task in self.polls.values():
                     task.cancel()
                 self.polls.clear()
@@ -218,11 +229,7 @@ class Student:
         if kind in ("html", "markdown", "alert"):
             self.texts.append(body.body)
         elif kind in ("dataframe", "table"):
-            try:
-                frame = pa.ipc.open_stream(io.BytesIO(body.arrow_data.data)).read_all()
-                self.tables[frame.column_names[0]] = frame.to_pydict()
-            except (pa.ArrowInvalid, IndexError):
-                pass
+            self.tables.append(body.arrow_data.data)  # read only when asked for: table()
         elif body is not None and hasattr(body, "id") and hasattr(body, "label"):
             self.widgets[body.label] = Widget(kind, body.id, fragment, body)
             self.drawn.add(body.label)
@@ -410,7 +417,7 @@ class Race:
 
 
 def race_of(student: Student, wall_s: float) -> Race:
-    table = student.tables.get("algorithm", {})
+    table = student.table("algorithm")
     names = table.get("algorithm", [])
     return Race(wall_s, dict(zip(names, table.get("trainer total", []))), dict(zip(names, table.get("status", []))))
 
