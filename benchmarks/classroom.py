@@ -64,7 +64,7 @@ from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from streamlit.proto.WidgetStates_pb2 import WidgetState
 
 ROOT = Path(__file__).resolve().parents[1]
-STDLIB = "Python's own docs (stdlib docstrings, 2 MB)"
+STDLIB = "Python's own docs"  # the 2 MB preset: how its option in the Corpus box starts
 DONE = (ForwardMsg.FINISHED_SUCCESSFULLY, ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY)
 
 
@@ -120,9 +120,12 @@ class Student:
         return await self._timed(self._rerun(fragment=widget.fragment, extra=[trigger]), timeout)
 
     async def choose(self, label: str, option: str, timeout: float = 600) -> float:
-        """Pick option in the selectbox labelled label; seconds until that run has finished."""
+        """Pick the option starting with option in the selectbox labelled label; seconds until that run has finished."""
         widget = self.find(label, "selectbox")
-        self.values[widget.id] = WidgetState(id=widget.id, string_value=option)
+        shown = next((o for o in widget.proto.options if o.startswith(option)), None)
+        if shown is None:
+            raise LookupError(f"{self.name}: {label!r} has no option starting with {option!r} (has {list(widget.proto.options)})")
+        self.values[widget.id] = WidgetState(id=widget.id, string_value=shown)
         return await self._timed(self._rerun(fragment=widget.fragment), timeout)
 
     async def go(self, page: str, timeout: float = 600) -> float:
@@ -332,6 +335,15 @@ def rss_mb(pid: int) -> float:
     return 0.0
 
 
+def cpu_seconds(pid: int, tick: int) -> float:
+    """Processor seconds (user + system) the process has used; 0 once it is gone."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / tick
+    except (FileNotFoundError, ProcessLookupError, IndexError, ValueError):
+        return 0.0
+
+
 def descendants(pid: int) -> list[int]:
     children: dict[int, list[int]] = {}
     for entry in Path("/proc").iterdir():
@@ -350,18 +362,26 @@ def descendants(pid: int) -> list[int]:
 
 
 class Memory:
-    """Samples the server's RSS, and its worker processes' together, every second."""
+    """Samples the server's RSS and processor use, and its worker processes' together, every second."""
 
     def __init__(self, pid: int) -> None:
-        self.pid, self.samples, self.marks = pid, [], []  # samples: (seconds, server MB, workers MB)
+        self.pid, self.samples, self.marks = pid, [], []  # samples: (seconds, server MB, workers MB, server %, workers %)
         self.start = time.perf_counter()
         self._stop = threading.Event()
         threading.Thread(target=self._sample, daemon=True).start()
 
     def _sample(self) -> None:
+        tick = os.sysconf("SC_CLK_TCK")
+        seen: dict[int, float] = {}  # pid -> processor seconds at the last sample
+        last = time.perf_counter()
         while not self._stop.wait(1.0):
-            workers = sum(rss_mb(p) for p in descendants(self.pid))
-            self.samples.append((time.perf_counter() - self.start, rss_mb(self.pid), workers))
+            now, workers = time.perf_counter(), descendants(self.pid)
+            used = {pid: cpu_seconds(pid, tick) for pid in [self.pid, *workers]}
+            share = {pid: (used[pid] - seen.get(pid, used[pid] if pid == self.pid else 0.0)) / (now - last) * 100 for pid in used}
+            seen, last = used, now
+            self.samples.append(
+                (now - self.start, rss_mb(self.pid), sum(rss_mb(p) for p in workers), share[self.pid], sum(share[p] for p in workers))
+            )
 
     def mark(self, label: str) -> float:
         """Note what happens now; returns the server's RSS at this moment."""
@@ -373,17 +393,20 @@ class Memory:
         self._stop.set()
 
     def timeline(self, every: float = 5.0) -> str:
-        lines, last = ["  t (s) | server RSS (MB) | workers RSS (MB) | what happened"], -every
-        marks = list(self.marks)
-        for t, server, workers in self.samples:
+        """Every `every` seconds and at each mark: RSS, and processor use averaged since the line before (100 % = a core)."""
+        lines = ["  t (s) | server RSS (MB) | workers RSS (MB) | server CPU | workers CPU | what happened"]
+        marks, last, pending = list(self.marks), -every, []
+        for t, server, workers, server_cpu, workers_cpu in self.samples:
+            pending.append((server_cpu, workers_cpu))
             due = [m for m in marks if m[0] <= t]
             if t - last >= every or due:
                 what = "; ".join(label for _, label, _ in due)
                 marks = [m for m in marks if m[0] > t]
-                lines.append(f"  {t:5.0f} | {server:15.0f} | {workers:16.0f} | {what}")
-                last = t
+                cpu = [sum(c) / len(pending) for c in zip(*pending)]
+                lines.append(f"  {t:5.0f} | {server:15.0f} | {workers:16.0f} | {cpu[0]:9.0f}% | {cpu[1]:10.0f}% | {what}")
+                last, pending = t, []
         for t, label, server in marks:  # after the last sample
-            lines.append(f"  {t:5.0f} | {server:15.0f} | {'':16} | {label}")
+            lines.append(f"  {t:5.0f} | {server:15.0f} | {'':16} | {'':10} | {'':11} | {label}")
         return "\n".join(lines)
 
 
