@@ -151,14 +151,21 @@ def trace_for(settings) -> Trace:
         build = wanted if small else _rounded(wanted, TRACE_MERGES)
         args = (settings.corpus.data, settings.pattern, settings.specials, build, settings.algorithm, TRACE_SECONDS)
         ready = _result("trace", family + (build,), jobs.trace, *args, small=small, draw=lambda s: _tracing(settings, s, family, build))
-    events = ready.events[:wanted]
     if len(ready.events) < wanted:
         reason = ready.stop_reason  # it stopped early: no pairs left, or the time budget
     elif wanted < settings.num_merges:
         reason = f"the step-through shows the first {TRACE_MERGES:,} merges"
     else:
         reason = "vocab_size"
-    return Trace(events, reason, ready.seconds, ready.unique_words)
+    if len(ready.events) <= wanted and reason == ready.stop_reason:
+        return ready
+    return prefix(family, wanted, reason, len(ready.events), ready)
+
+
+@st.cache_resource(max_entries=32)
+def prefix(family: tuple, wanted: int, reason: str, built: int, _run):
+    """The first `wanted` merges of a longer run, made once: every session gets the same object (pages cache on it)."""
+    return replace(_run, events=_run.events[:wanted], stop_reason=reason)
 
 
 def trained_for(settings) -> Training:
@@ -172,7 +179,7 @@ def trained_for(settings) -> Training:
         args = (settings.corpus.data, settings.pattern, settings.specials, build)
         ready = _result("train", family + (build,), jobs.training, *args, small=small, draw=lambda s: _training(settings, s, build))
     if len(ready.events) > wanted:
-        return replace(ready, events=ready.events[:wanted], stop_reason="vocab_size")
+        return prefix(family, wanted, "vocab_size", len(ready.events), ready)
     return ready
 
 
