@@ -2,6 +2,7 @@
 
     python benchmarks/race.py                          # 1,000 merges, six sizes up to 2 MB (about 10 minutes)
     python benchmarks/race.py --merges 300 --budget 5  # what the app's sweep does by default
+    python benchmarks/race.py --in-worker              # the same, run as the app runs it: in a worker process of its pool
 
 It calls bpe.race, the code the app's race page runs: each size is pre-tokenized
 once and the same PreTokens go to every trainer; trainers run with detail off on
@@ -15,6 +16,10 @@ speed-up of heap over naive at the size nearest 1 MB, the work counters per
 merge there, the cumulative time of every trainer at 10, 100 and all merges,
 and (as the page's last section does) the wall-clock time of pre-tokenizing the
 prose repeated to SPEEDUP_BYTES (25 MB) with 1..cpu_count worker processes.
+
+With --in-worker the sweep and the timing run through the app's worker pool
+(ui/pool.py running ui/jobs.py), exactly as the race page runs them: the figures
+should match a run without it, up to the noise of the machine.
 """
 
 from __future__ import annotations
@@ -32,6 +37,8 @@ sys.path.insert(0, str(ROOT))
 from bpe import ALGORITHMS  # noqa: E402
 from bpe import race as R  # noqa: E402
 from bpe.corpora import END_OF_TEXT, stdlib_prose  # noqa: E402
+from ui import jobs  # noqa: E402
+from ui.pool import Pool  # noqa: E402
 
 WORK = ["pairs_counted", "pairs_scanned", "words_checked", "words_touched", "positions_touched", "heap_pushes", "heap_pops", "stale_pops"]
 
@@ -76,14 +83,16 @@ def main() -> None:
     parser.add_argument("--merges", type=int, default=1000)
     parser.add_argument("--budget", type=float, default=600.0, help="seconds per trainer and size (default 600)")
     parser.add_argument("--max-bytes", type=int, default=2_000_000, help="largest prefix of the stdlib prose")
+    parser.add_argument("--in-worker", action="store_true", help="run in a worker process of the app's pool, as the race page does")
     args = parser.parse_args()
 
     data = stdlib_prose(args.max_bytes).encode("utf-8")
     sizes = R.sweep_sizes(len(data))
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    where = "in a worker process of the app's pool" if args.in_worker else "in this process"
     print(
         f"# stdlib prose of Python {platform.python_version()}, {len(data):,} bytes; {args.merges:,} merges; "
-        f"budget {args.budget:g} s; {os.cpu_count()} cores; load average {load:.1f} at the start"
+        f"budget {args.budget:g} s; {os.cpu_count()} cores; load average {load:.1f} at the start; {where}"
     )
 
     def progress(n_bytes: int, result: R.RaceResult) -> None:
@@ -91,10 +100,13 @@ def main() -> None:
             f"  {n_bytes / 1e6:.2f} MB {result.algorithm}: {len(result.merges):,} merges, {result.total:.1f} s", end="\r", file=sys.stderr
         )
 
-    points = []
-    for point in R.scaling_sweep(data, sizes, args.merges, args.budget, special_tokens=[END_OF_TEXT], on_progress=progress):
-        points.append(point)
-        print(f"  {point.n_bytes / 1e6:.2f} MB {point.result.algorithm}: {cell(point.result)} s" + " " * 20, file=sys.stderr)
+    if args.in_worker:
+        points = list(in_worker("sweep", jobs.sweep, "stdlib", data, "gpt2", (END_OF_TEXT,), args.merges, args.budget).points)
+    else:
+        points = []
+        for point in R.scaling_sweep(data, sizes, args.merges, args.budget, special_tokens=[END_OF_TEXT], on_progress=progress):
+            points.append(point)
+            print(f"  {point.n_bytes / 1e6:.2f} MB {point.result.algorithm}: {cell(point.result)} s" + " " * 20, file=sys.stderr)
 
     table, by_size = scaling_table(points, sizes)
     print(f"\nSeconds of processor time, initial count + merge loop, for {args.merges:,} merges:\n")
@@ -117,13 +129,32 @@ def main() -> None:
         marks = [r.times[k - 1] for k in (10, 100, len(r.times)) if 0 < k <= len(r.times)]
         print(f"  {a:>10}: " + ", ".join(f"{t:.3f}" for t in marks))
 
-    with tempfile.TemporaryDirectory() as folder:
-        path = Path(folder) / "corpus.txt"
-        n_bytes = R.write_repeated(path, data, R.SPEEDUP_BYTES)
-        print(f"\nPre-tokenizing {n_bytes / 1e6:.1f} MB, wall-clock seconds (pool start-up included):\n")
-        points = list(R.pretokenize_speedup(path, range(1, (os.cpu_count() or 1) + 1), special_tokens=[END_OF_TEXT]))
-        for p in points:
-            print(f"  {p.workers} worker(s): {p.seconds:.2f} s, {points[0].seconds / p.seconds:.2f}x, {p.unique:,} unique pre-tokens")
+    if args.in_worker:
+        timing = in_worker("speedup", jobs.speedup, data, R.SPEEDUP_BYTES)
+        n_bytes, points = timing.n_bytes, list(timing.points)
+    else:
+        with tempfile.TemporaryDirectory() as folder:
+            path = Path(folder) / "corpus.txt"
+            n_bytes = R.write_repeated(path, data, R.SPEEDUP_BYTES)
+            points = list(R.pretokenize_speedup(path, range(1, (os.cpu_count() or 1) + 1), special_tokens=[END_OF_TEXT]))
+    print(f"\nPre-tokenizing {n_bytes / 1e6:.1f} MB, wall-clock seconds (pool start-up included):\n")
+    for p in points:
+        print(f"  {p.workers} worker(s): {p.seconds:.2f} s, {points[0].seconds / p.seconds:.2f}x, {p.unique:,} unique pre-tokens")
+
+
+def in_worker(key: str, fn, *args):
+    """Run a job of ui/jobs.py in a worker process of the app's pool; print its progress; return its result."""
+    pool = Pool(workers=1)
+    try:
+        pool.submit(key, fn, *args, who="benchmark")
+        while not (status := pool.wait(key, timeout=1.0)).ended:
+            doing = getattr(status.progress, "doing", "")
+            print(f"  {doing}" + " " * 20, end="\r", file=sys.stderr)
+        if status.state != "done":
+            raise SystemExit(status.error or f"the worker's run was {status.state}")
+        return status.result
+    finally:
+        pool.close()
 
 
 if __name__ == "__main__":

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import gc
 import heapq
+import threading
 from collections import Counter, defaultdict
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -193,7 +194,15 @@ def paused_gc():
     full collection walks all of them, and the merge loop allocates enough to
     trigger many (a third of the time on a 50 MB corpus). Trainers make no
     reference cycles; reference counting still frees everything.
+
+    subtle: the collector belongs to the whole process, so only the main thread
+    pauses it (the CLI, a benchmark, a worker process of the app). Any other
+    thread shares its process with work that is not ours to starve -- a web
+    server's sessions run in threads -- and trains with the collector on.
     """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
     was_enabled = gc.isenabled()
     gc.disable()
     try:

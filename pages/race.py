@@ -1,26 +1,32 @@
-"""The algorithm race: the four trainers on the same input, timed, compared, and scaled up."""
+"""The algorithm race: the four trainers on the same input, timed, compared, and scaled up.
+
+Every run happens in the server's worker pool; this page asks for runs, stops
+them, and draws what they report. Leaving the page, any click, or Streamlit's
+own stop leaves a run going: only Stop (or closing the tab) ends it.
+"""
 
 import os
-from dataclasses import replace
 
 import streamlit as st
 
 from bpe import race as R
 from ui import race_views as views
-from ui import state
+from ui import state, work
 
 st.title("Algorithm race")
 st.caption(
-    "naive, positions, parent_set and heap train on the same pre-tokenized corpus, taking turns, each on its own "
-    "clock with detail off. The numbers come from the same code as `python benchmarks/race.py`."
+    "naive, positions, parent_set and heap train on the same pre-tokenized corpus in a worker process, taking turns, "
+    "each on its own clock with detail off. The numbers come from the same code as `python benchmarks/race.py`."
 )
 
 settings = st.session_state["settings"]
+running = {purpose: work.settle(purpose, purpose) for purpose in ("race", "sweep", "speedup")}
 
-# a run still marked running was interrupted (a Stop button, or any click, stops the script): keep what it found
-for key in ("race", "sweep", "speedup"):
-    if st.session_state[key] is not None and st.session_state[key].status == "running":
-        st.session_state[key] = replace(st.session_state[key], status="stopped")
+
+def failure(purpose: str) -> None:
+    if purpose in st.session_state["failed"]:
+        st.error(st.session_state["failed"][purpose])
+
 
 # ---- the race ---------------------------------------------------------------
 c1, c2, c3, c4 = st.columns([2, 2, 1.3, 1], vertical_alignment="bottom")
@@ -41,19 +47,25 @@ c2.toggle(
     disabled=not R.hf_available(),
     help="Also train HuggingFace tokenizers' Rust BPE on the same text (needs the gpt2 pre-tokenizer).",
 )
-start = c3.button("Start the race", type="primary", key="race_start", disabled=isinstance(settings, str), width="stretch")
-c4.button("Stop", key="race_stop", help="Stops the run; what it has done so far is kept.", width="stretch")
-progress_slot, chart_slot = st.empty(), st.empty()
-if isinstance(settings, str):
-    st.error(settings)
-elif start:
-    views.live_race(settings, st.session_state["race_budget"], st.session_state["race_hf"], progress_slot, chart_slot)
+if c3.button("Start the race", type="primary", key="race_start", disabled=isinstance(settings, str), width="stretch"):
+    views.start_race(settings, st.session_state["race_budget"], st.session_state["race_hf"])
+    running["race"] = work.settle("race", "race")
+if c4.button(
+    "Stop", key="race_stop", help="Stops the run; what it has done so far is kept.", disabled=not running["race"], width="stretch"
+):
+    work.stop("race", "race")
+    running["race"] = None
 
 record = st.session_state["race"]
-if record is None:
+failure("race")
+if isinstance(settings, str):
+    st.error(settings)
+if running["race"]:
+    work.follow(work.watched("race"), views.live_race)
+elif record is None:
     st.info(f"Press **Start the race** to train all four on the sidebar's corpus. Each may run for {st.session_state['race_budget']:g} s.")
 else:
-    chart_slot.altair_chart(views.race_chart(record), width="stretch")
+    views.race_chart(record)
     if record.status == "stopped":
         st.warning("This race was stopped; below is what it had done by then.")
     if not isinstance(settings, str) and record.key != views.race_key(settings):
@@ -66,14 +78,17 @@ else:
     st.caption(
         f"{record.n_bytes:,} bytes, pre-tokenized once for everyone (keeping the sequence positions walks). "
         f"Time budget {record.budget_s:g} s each, initial count included. Measuring costs "
-        f"{record.clock_overhead_s * 1e6:.2f} µs per merge (one clock reading); chart redraws happen with every clock stopped."
+        f"{record.clock_overhead_s * 1e6:.2f} µs per merge (one clock reading); reports to this page happen with every clock stopped."
     )
     views.work_table(record)
-    st.caption(
-        "Work per merge. naive recounts every pair of every word before each merge; positions and parent_set "
-        "scan every distinct pair to find the best, but rewrite only where the pair occurs; heap rewrites only the "
-        "words its index lists and finds the best by popping the heap, skipping a few stale entries."
-    )
+
+st.subheader("What a merge costs")
+views.complexity_table(record if not running["race"] else None)
+st.caption(
+    "naive recounts every pair of every word before each merge; positions and parent_set scan every distinct pair to find "
+    "the best, but rewrite only where the pair occurs; heap rewrites only the words its index lists and finds the best by "
+    "popping the heap, skipping a few stale entries. The names are the work counters above."
+)
 
 # ---- scaling ----------------------------------------------------------------
 st.header("Scaling")
@@ -90,40 +105,47 @@ s1.radio(
 )
 s2.number_input("Merges", 10, 5000, step=50, key=state.widget("sweep_merges"), on_change=state.save, args=("sweep_merges",))
 s3.number_input("Budget per size (s)", 1.0, 30.0, step=1.0, key=state.widget("sweep_budget"), on_change=state.save, args=("sweep_budget",))
-sweep_start = s4.button("Run the sweep", type="primary", key="sweep_start", width="stretch")
-s5.button("Stop", key="sweep_stop", width="stretch")
-sweep_progress, sweep_chart = st.empty(), st.empty()
-if sweep_start:
-    label, data, pattern, specials = views.sweep_data(st.session_state["sweep_source"], settings)
-    merges, budget = st.session_state["sweep_merges"], st.session_state["sweep_budget"]
-    views.live_sweep(label, data, pattern, specials, merges, budget, sweep_progress, sweep_chart)
+if s4.button("Run the sweep", type="primary", key="sweep_start", width="stretch"):
+    views.start_sweep(st.session_state["sweep_source"], settings, st.session_state["sweep_merges"], st.session_state["sweep_budget"])
+    running["sweep"] = work.settle("sweep", "sweep")
+if s5.button("Stop", key="sweep_stop", disabled=not running["sweep"], width="stretch"):
+    work.stop("sweep", "sweep")
+    running["sweep"] = None
+failure("sweep")
 sweep = st.session_state["sweep"]
-if sweep is None:
+if running["sweep"]:
+    work.follow(work.watched("sweep"), views.live_sweep)
+elif sweep is None or not sweep.points:
     st.info("Run the sweep to time every trainer on six sizes of a corpus, from 50 KB up, on log-log axes.")
-elif sweep.points:
-    sweep_chart.altair_chart(views.size_chart(sweep), width="stretch")
+else:
+    st.altair_chart(views.size_chart(sweep), width="stretch")
     if sweep.status == "stopped":
         st.warning("This sweep was stopped; below is what it had done by then.")
     st.altair_chart(views.merges_chart(sweep), width="stretch")
     views.sweep_table(sweep)
     st.caption(
         f"{sweep.source_label}, {sweep.num_merges:,} merges, budget {sweep.budget_s:g} s per trainer and size. "
-        "On log-log axes a slope of 1 means time grows in proportion. A trainer cut off at one size is not run at larger ones."
+        "On log-log axes a slope of 1 means time grows in proportion to the corpus; the legend gives each trainer's fitted "
+        "slope over its uncut points. A trainer cut off at one size is not run at larger ones."
     )
 
 # ---- parallel pre-tokenization ------------------------------------------------
 st.header("Parallel pre-tokenization")
 p1, p2, _ = st.columns([1.6, 1, 4], vertical_alignment="bottom")
-speed_start = p1.button("Time 1…N workers", type="primary", key="speedup_start", width="stretch")
-p2.button("Stop", key="speedup_stop", width="stretch")
-speed_progress, speed_chart = st.empty(), st.empty()
-if speed_start:
-    views.live_speedup(speed_progress, speed_chart)
+if p1.button("Time 1…N workers", type="primary", key="speedup_start", width="stretch"):
+    views.start_speedup()
+    running["speedup"] = work.settle("speedup", "speedup")
+if p2.button("Stop", key="speedup_stop", disabled=not running["speedup"], width="stretch"):
+    work.stop("speedup", "speedup")
+    running["speedup"] = None
+failure("speedup")
 speedup = st.session_state["speedup"]
-if speedup is None:
+if running["speedup"]:
+    work.follow(work.watched("speedup"), views.live_speedup)
+elif speedup is None or not speedup.points:
     st.info(f"Pre-tokenizes about {R.SPEEDUP_BYTES / 1e6:.0f} MB (the stdlib prose, repeated) with 1 to {os.cpu_count()} worker processes.")
-elif speedup.points:
-    speed_chart.altair_chart(views.speedup_chart(speedup), width="stretch")
+else:
+    st.altair_chart(views.speedup_chart(speedup), width="stretch")
     if speedup.status == "stopped":
         st.warning("This timing was stopped; below are the worker counts it had finished.")
     st.caption(

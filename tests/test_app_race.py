@@ -1,14 +1,28 @@
-"""The algorithm race page, driven by Streamlit's AppTest (no browser), on the small textbook corpus."""
+"""The algorithm race page, driven by Streamlit's AppTest (no browser).
+
+Races run in the server's worker pool, in real worker processes: a test clicks
+Start, then reruns the page (as the page's polling fragment does in a browser)
+until the run has ended.
+"""
 
 from __future__ import annotations
 
 import json
+import os
+import random
+import signal
+import time
 from dataclasses import replace
 
 import pytest
 from conftest import open_app
 
+import ui.work
+from bpe import ALGORITHMS
 from bpe import race as R
+from ui.race_views import COMPLEXITY, slopes
+
+SECTIONS = ["Scaling", "Parallel pre-tokenization"]
 
 
 @pytest.fixture
@@ -20,15 +34,42 @@ def charts(at) -> list[dict]:
     return [json.loads(c.proto.spec) for c in at.get("vega_lite_chart")]
 
 
+def finish(at, purpose: str = "race", timeout: float = 180) -> None:
+    """Rerun the page until this session's run for purpose has ended."""
+    deadline = time.monotonic() + timeout
+    while purpose in at.session_state["watching"]:
+        assert time.monotonic() < deadline, f"the {purpose} did not finish"
+        time.sleep(0.2)
+        at.run()
+    assert not at.exception, at.exception
+
+
+def running(at, purpose: str = "race"):
+    """The pool's status of this session's run for purpose."""
+    return ui.work.pool().status(at.session_state["watching"][purpose])
+
+
+def slow_corpus(at, merges: int = 400) -> None:
+    """Paste ~70 KB of mostly unique words: naive takes seconds, so a race is still going when the test looks."""
+    rng = random.Random(1)
+    words = " ".join("".join(rng.choice("abcdefghij") for _ in range(rng.randint(3, 12))) for _ in range(8000))
+    at.sidebar.selectbox(key="source").set_value("paste").run()
+    at.sidebar.text_area(key="pasted").set_value(words).run()
+    at.sidebar.number_input(key="vocab_size").set_value(256 + merges + 1).run()
+
+
 def test_page_invites_a_race_before_one_is_run(app):
     assert app.title[0].value == "Algorithm race"
     assert any("Start the race" in i.value for i in app.info)
     assert app.session_state["race"] is None
+    assert [h.value for h in app.main.header] == SECTIONS
 
 
-def test_race_draws_a_chart_and_an_agreement_verdict(app):
+def test_race_runs_in_a_worker_then_draws_a_chart_and_an_agreement_verdict(app):
     app.button(key="race_start").click().run()
     assert not app.exception
+    assert "race" in app.session_state["watching"]  # the page only follows it
+    finish(app)
     assert len(app.get("vega_lite_chart")) == 1
     assert "Agreement: the 4 algorithms made the same 12 merges" in app.success[0].value
     record = app.session_state["race"]
@@ -39,9 +80,21 @@ def test_race_draws_a_chart_and_an_agreement_verdict(app):
     assert work.set_index("work per merge").loc["heap pops", "heap"] == "1.0"  # one pop per merge
 
 
+def test_the_complexity_table_names_each_cost_in_the_work_counters_words(app):
+    table = app.table[0].value
+    assert list(table.index) == list(ALGORITHMS)
+    assert "O(pairs scanned)" in table.loc["parent_set", "finding the best pair"]
+    app.button(key="race_start").click().run()
+    finish(app)
+    table = app.table[0].value
+    assert table.loc["heap", "measured per merge"].endswith("words checked")
+    assert table.loc["heap", "finding the best pair"] == COMPLEXITY["heap"][0]
+
+
 def test_results_and_settings_are_kept_when_switching_pages_and_back(app):
     app.number_input(key="w_race_budget").set_value(7.0).run()
     app.button(key="race_start").click().run()
+    finish(app)
     record = app.session_state["race"]
     app.switch_page("pages/step.py").run()
     app.switch_page("pages/race.py").run()
@@ -50,8 +103,18 @@ def test_results_and_settings_are_kept_when_switching_pages_and_back(app):
     assert record.budget_s == app.number_input(key="w_race_budget").value == 7.0
 
 
+def test_the_same_race_asked_again_is_answered_from_the_finished_run(app):
+    app.button(key="race_start").click().run()
+    finish(app)
+    first = app.session_state["race"]
+    app.button(key="race_start").click().run()
+    assert "race" not in app.session_state["watching"]  # done at once: the result was kept
+    assert app.session_state["race"] is first
+
+
 def test_a_planted_difference_is_shown_with_both_candidates(app):
     app.button(key="race_start").click().run()
+    finish(app)
     record = app.session_state["race"]
     heap = record.results[3]
     wrong = replace(heap, merges=heap.merges[:2] + ((b"<b>", b"x"),) + heap.merges[3:])
@@ -63,44 +126,126 @@ def test_a_planted_difference_is_shown_with_both_candidates(app):
     assert table.loc[table["algorithm"] == "naive", "count"].item() == heap.counts[2]
 
 
-def test_a_stopped_race_keeps_what_it_had_done(app, monkeypatch):
-    import streamlit as st
+def wait_for_results(at) -> None:
+    deadline = time.monotonic() + 120
+    while not ((status := running(at)).progress and status.progress.results and status.progress.results[0].merges):
+        assert time.monotonic() < deadline
+        time.sleep(0.1)
 
-    real_race = R.race
 
-    def stopped_after_four_turns(*args, **kwargs):  # as the Stop button does: the script stops mid-race
-        for turn, results in enumerate(real_race(*args, **kwargs)):
-            yield results
-            if turn == 3:
-                st.stop()
-
-    monkeypatch.setattr(R, "race", stopped_after_four_turns)
+def test_stop_keeps_what_the_race_had_done_and_frees_the_worker(app):
+    slow_corpus(app)
     app.button(key="race_start").click().run()
-    partial = app.session_state["race"]
-    assert partial.status == "running" and len(partial.results) == 4  # saved after every turn
-    app.run()  # the next run (the one a click starts) finds it and shows it as stopped
-    assert app.session_state["race"] == replace(partial, status="stopped")
+    key = app.session_state["watching"]["race"]
+    wait_for_results(app)
+    app.button(key="race_stop").click().run()
+    assert not app.exception
+    record = app.session_state["race"]
+    assert record.status == "stopped" and record.results[0].merges
     assert any("stopped" in w.value for w in app.warning)
     assert len(app.get("vega_lite_chart")) == 1
+    deadline = time.monotonic() + 10
+    while ui.work.pool().status(key).state != "cancelled":  # nobody else watched it
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+
+
+def test_any_interruption_leaves_the_race_running_and_every_section_drawn(app):
+    """Streamlit's own stop, another click or a page change end a script run, not the race: it runs in a worker."""
+    slow_corpus(app, merges=60)
+    app.button(key="race_start").click().run()
+    wait_for_results(app)
+    app.run()  # what any click, or the toolbar's stop and a rerun, leaves behind
+    assert running(app).state == "running"
+    assert [h.value for h in app.main.header] == SECTIONS  # the Scaling and Parallel sections never vanish
+    app.switch_page("pages/threshold.py").run()
+    app.switch_page("pages/race.py").run()
+    finish(app)
+    assert app.session_state["race"].status == "finished"
+    assert [h.value for h in app.main.header] == SECTIONS
+
+
+def test_two_sessions_pressing_start_together_share_one_race(monkeypatch):
+    who = {"id": "alice"}
+    monkeypatch.setattr(ui.work, "session_id", lambda: who["id"])
+    alice = open_app("pages/race.py", source="textbook")
+    who["id"] = "bob"
+    bob = open_app("pages/race.py", source="textbook")
+    slow_corpus(bob, merges=60)
+    who["id"] = "alice"
+    slow_corpus(alice, merges=60)
+    alice.button(key="race_start").click().run()
+    who["id"] = "bob"
+    bob.button(key="race_start").click().run()
+    assert alice.session_state["watching"]["race"] == bob.session_state["watching"]["race"]
+    assert running(bob).watchers == 2
+    wait_for_results(bob)
+    who["id"] = "alice"
+    alice.button(key="race_stop").click().run()  # one student's Stop does not stop the class's race
+    assert running(bob).state == "running" and running(bob).watchers == 1
+    who["id"] = "bob"
+    finish(bob)
+    assert bob.session_state["race"].status == "finished"
+    assert alice.session_state["race"].status == "stopped"
+
+
+def test_a_crashed_worker_is_reported_and_the_next_race_works(app):
+    slow_corpus(app, merges=60)
+    app.button(key="race_start").click().run()
+    wait_for_results(app)
+    process = ui.work.pool()._jobs[app.session_state["watching"]["race"]].process  # the worker, as the kernel's OOM killer finds it
+    os.kill(process.pid, signal.SIGKILL)
+    finish(app)
+    assert "The worker process stopped before finishing (killed by signal 9" in app.error[0].value
+    app.button(key="race_start").click().run()
+    assert not app.error  # the sentence is gone with the next run
+    finish(app)
+    assert app.session_state["race"].status == "finished"
 
 
 def test_sweep_over_the_sidebar_corpus_draws_log_log_charts(app):
     app.radio(key="w_sweep_source").set_value("current").run()
     app.number_input(key="w_sweep_merges").set_value(10).run()
     app.button(key="sweep_start").click().run()
-    assert not app.exception
+    finish(app, "sweep")
     sweep = app.session_state["sweep"]
     assert sweep.status == "finished" and len(sweep.points) == 6 * 4
     specs = charts(app)
     scales = [layer["encoding"]["x"].get("scale", {}).get("type") for spec in specs for layer in spec.get("layer", [spec])]
     assert "log" in scales
+    legend = specs[0]["layer"][0]["encoding"]["color"]["scale"]["domain"]
+    assert all("slope" in name for name in legend)  # every trainer finished at every size: each has a fitted slope
+    sizes = app.table[-1].value
+    assert len(sizes) == 6 and set(sizes.columns) >= set(ALGORITHMS)
+
+
+def test_fitted_slopes_read_the_growth_off_the_log_log_points():
+    def point(n_bytes: int, seconds: float, algorithm: str = "heap", cut_off: bool = False) -> R.ScalingPoint:
+        result = R.RaceResult(algorithm, (), (), (), {"initial count": 0.0, "merge loop": seconds}, cut_off=cut_off)
+        return R.ScalingPoint(n_bytes, 0.0, result)
+
+    points = (point(1_000, 1.0), point(4_000, 4.0), point(16_000, 16.0), point(1_000, 2.0, "naive"), point(4_000, 32.0, "naive"))
+    points += (point(16_000, 40.0, "naive", cut_off=True), point(1_000, 1.0, "positions"))
+    from ui.jobs import SweepRecord
+
+    found = slopes(SweepRecord("test", (1_000, 4_000, 16_000), 10, 1.0, points, "finished"))
+    assert found == pytest.approx({"heap": 1.0, "naive": 2.0})  # a cut-off point is not fitted; one point gives no slope
+
+
+def test_parallel_timing_runs_in_a_worker(app, monkeypatch):
+    monkeypatch.setattr(R, "SPEEDUP_BYTES", 1)  # one copy of the stdlib prose: a quick test
+    app.button(key="speedup_start").click().run()
+    finish(app, "speedup", timeout=300)
+    record = app.session_state["speedup"]
+    assert record.status == "finished" and [p.workers for p in record.points] == list(range(1, (os.cpu_count() or 1) + 1))
+    assert len({p.unique for p in record.points}) == 1
 
 
 @pytest.mark.skipif(not R.hf_available(), reason="HuggingFace tokenizers is not installed")
 def test_hf_reference_is_reported_with_the_gpt2_pre_tokenizer(app):
     app.sidebar.selectbox(key="pattern").set_value("gpt2").run()
     app.button(key="race_start").click().run()
-    assert not app.exception
+    finish(app)
     record = app.session_state["race"]
     assert record.hf is not None and len(record.hf.merges) == 12
     assert any(c.value == record.hf_note and "HuggingFace" in c.value for c in app.caption)

@@ -1,10 +1,10 @@
 """The race page's runs, charts and tables, built on bpe.race.
 
-The runs (`live_race`, `live_sweep`, `live_speedup`) draw as they go and keep
-what they have found in st.session_state after every step, so a run that is
-stopped (any click interrupts the script) leaves its partial results behind.
-Heavy runs take a server-wide slot first, so a classroom's sessions queue for
-the processor instead of slowing each other's timings down.
+The runs -- the race, the scaling sweep, the parallel pre-tokenization timing
+-- happen in the server's worker pool (ui/jobs.py does the work, ui/work.py
+the bookkeeping): `start_*` asks for one (joining an identical run another
+session started), `live_*` draws a running one from what its worker reports,
+polling without holding a script thread, and the rest draw a finished record.
 
 Everything here shows numbers, fixed names and show()-rendered tokens in
 dataframes; nothing from the corpus reaches HTML or markdown.
@@ -12,18 +12,12 @@ dataframes; nothing from the corpus reaches HTML or markdown.
 
 from __future__ import annotations
 
+import math
 import os
-import tempfile
-import threading
-import time
-from collections.abc import Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass, replace
 
 import altair as alt
 import pandas as pd
 import streamlit as st
-from streamlit.delta_generator import DeltaGenerator
 
 from bpe import ALGORITHMS
 from bpe import race as R
@@ -31,13 +25,15 @@ from bpe.corpora import END_OF_TEXT
 from bpe.events import WORK_NAMES
 
 from . import corpus as corpora
+from . import jobs, work
+from .jobs import RaceRecord, SpeedupRecord, SweepRecord
+from .pool import Status
 from .render import show_pair
 
 # one colour per trainer, the same in every chart; HF is the grey reference
 COLOURS = {"naive": "#d62728", "positions": "#ff7f0e", "parent_set": "#2ca02c", "heap": "#1f77b4", R.HF: "#7f7f7f"}
-REDRAW_S = 0.2  # how often the live chart is redrawn
 CHART_POINTS = 200  # points per line sent to the browser
-SLOTS = max(1, (os.cpu_count() or 1) // 2)  # heavy runs at a time on the whole server
+AXIS = {"labelFontSize": 15, "titleFontSize": 16}
 
 
 def _axes(chart: alt.Chart, **legend) -> alt.Chart:
@@ -55,115 +51,34 @@ def _colour(field: str = "algorithm:N") -> alt.Color:
 
 
 # ---------------------------------------------------------------------------
-# a server-wide slot for heavy runs
-
-
-@st.cache_resource
-def _slots() -> threading.BoundedSemaphore:
-    return threading.BoundedSemaphore(SLOTS)
-
-
-@contextmanager
-def server_slot(message: DeltaGenerator) -> Iterator[None]:
-    """Wait, visibly and interruptibly, until fewer than SLOTS heavy runs are going on the server."""
-    slots = _slots()
-    while not slots.acquire(timeout=0.5):
-        message.info("Another session is running a race or a sweep; yours starts as soon as it ends…")
-    message.empty()
-    try:
-        yield
-    finally:
-        slots.release()
-
-
-# ---------------------------------------------------------------------------
 # the race
-
-
-@dataclass(frozen=True)
-class RaceRecord:
-    """A race as the page shows it: kept per session, so coming back does not rerun it."""
-
-    key: tuple  # (corpus digest, pattern, special tokens, merges): what it was run on
-    corpus_label: str
-    n_bytes: int
-    num_merges: int
-    budget_s: float
-    prep_seconds: dict[str, float]  # "read", "pre-tokenize": once, shared by all
-    results: tuple[R.RaceResult, ...]
-    status: str  # "running", "finished" or "stopped"
-    clock_overhead_s: float = 0.0
-    hf: R.RaceResult | None = None
-    hf_note: str = ""  # why there is no reference, or whether it agrees (numbers only: shown as markdown)
-    hf_rows: tuple = ()  # (trainer, merge, count) of both choices where HF first differs
 
 
 def race_key(settings) -> tuple:
     return (settings.key, settings.pattern, settings.specials, settings.num_merges)
 
 
-def live_race(settings, budget_s: float, with_hf: bool, progress_slot, chart_slot) -> RaceRecord:
-    """Run the four trainers in turns, redrawing the chart every REDRAW_S; return the finished record."""
-    with server_slot(progress_slot):
-        progress_slot.progress(0.0, text="Pre-tokenizing once for all four trainers…")
-        prepared = R.prepare(settings.corpus.data, pattern=settings.pattern, special_tokens=settings.specials)
-        record = RaceRecord(
-            key=race_key(settings),
-            corpus_label=settings.corpus.name,
-            n_bytes=prepared.corpus.n_bytes,
-            num_merges=settings.num_merges,
-            budget_s=budget_s,
-            prep_seconds=prepared.seconds,
-            results=(),
-            status="running",
-            clock_overhead_s=R.clock_overhead(),
-        )
-        drawn = 0.0
-        for results in R.race(prepared.corpus, settings.num_merges, budget_s):
-            record = replace(record, results=results)
-            st.session_state["race"] = record
-            if time.perf_counter() - drawn >= REDRAW_S:  # the trainers' clocks are stopped here
-                progress_slot.progress(race_progress(record), text=progress_text(record))
-                chart_slot.altair_chart(race_chart(record), width="stretch")
-                drawn = time.perf_counter()
-        if with_hf:
-            progress_slot.progress(1.0, text="Training HuggingFace tokenizers' BPE as a reference…")
-        reference = hf_reference(settings, prepared, record.results) if with_hf else {}
-        record = replace(record, status="finished", **reference)
-    st.session_state["race"] = record
-    progress_slot.empty()
-    return record
+def start_race(settings, budget_s: float, with_hf: bool) -> None:
+    """Ask the pool for this race; sessions asking for the same corpus, settings and budget share one run."""
+    key = ("race", *race_key(settings), budget_s, with_hf)
+    args = (race_key(settings), settings.corpus.name, settings.corpus.data, settings.pattern, settings.specials)
+    work.ask("race", key, jobs.race, *args, settings.num_merges, budget_s, with_hf)
+    st.session_state["failed"].pop("race", None)
 
 
-def hf_reference(settings, prepared: R.Prepared, results: tuple[R.RaceResult, ...]) -> dict:
-    """The HF reference and what to say about it, or only the sentence saying why there is none.
-
-    Its merges are compared with heap's; where they first differ, the count of
-    HF's choice is looked up in our trainer's state to show whether it was a tie.
-    """
-    if not R.hf_available():
-        return {"hf_note": "HuggingFace tokenizers is not installed, so there is no reference line."}
-    if settings.pattern != "gpt2":
-        return {"hf_note": "The HuggingFace reference uses GPT-2's pre-tokenizer; choose the gpt2 pre-tokenizer to add it."}
-    hf = R.hf_reference(settings.corpus.data.decode("utf-8", "replace"), settings.num_merges, settings.specials)
-    ours = next(r for r in results if r.algorithm == "heap")
-    found = R.first_difference([ours, hf])
-    if found is None:
-        return {"hf": hf, "hf_note": f"HuggingFace's Rust trainer made the same {R.compared([ours, hf]):,} merges."}
-    rank, there = found
-    (mine, count), (theirs, _) = there["heap"], there[R.HF]
-    their_count = R.pair_count_after(prepared.corpus, ours.merges[:rank], theirs)
-    why = (
-        "a tie, which it breaks another way."
-        if their_count == count
-        else "its pair has a different count, so its input differs from ours (invalid UTF-8 is replaced for it)."
-    )
-    agreed = f"agrees on the first {rank:,} merges and differs at merge {rank + 1:,}" if rank else "differs already at merge 1"
-    return {
-        "hf": hf,
-        "hf_note": f"HuggingFace's Rust trainer {agreed}: {why}",
-        "hf_rows": (("ours (heap)", show_pair(*mine), f"{count:,}"), (R.HF, show_pair(*theirs), f"{their_count:,}")),
-    }
+def live_race(status: Status) -> None:
+    """A running race: its progress, and the chart of time against merges as the worker reports it."""
+    record = status.progress
+    if status.state == "queued":
+        st.info(work.waiting(status, "Your race"))
+    elif record is None or not record.results or record.doing:
+        st.progress(race_progress(record) if record else 0.0, text=record.doing if record else "Starting a worker process…")
+    else:
+        st.progress(race_progress(record), text=progress_text(record))
+    if record is not None and record.results:
+        race_chart(record)
+    if status.watchers > 1:
+        st.caption(f"{status.watchers} sessions are watching this race: one run, shared.")
 
 
 def hf_table(record: RaceRecord) -> None:
@@ -206,38 +121,60 @@ def line_name(result: R.RaceResult) -> str:
     return f"{result.algorithm}: cut off at {len(result.merges):,} merges" if result.cut_off else result.algorithm
 
 
-def race_chart(record: RaceRecord) -> alt.Chart:
+def race_chart(record: RaceRecord) -> None:
     """Cumulative time against merges done, one line per trainer; a ring where one was cut off.
 
-    The legend names the lines (labels on the lines collide where runs end close together).
+    A plain Vega-Lite spec (no Altair): a running race redraws it every poll, for every
+    session watching. The legend names the lines (labels on the lines collide where runs
+    end close together).
     """
     runs = list(record.results) + ([record.hf] if record.hf else [])
     names = [line_name(r) for r in runs]
-    colour = alt.Color("line:N", title=None, sort=names, scale=alt.Scale(domain=names, range=[COLOURS[r.algorithm] for r in runs]))
-    rows, ends, reference = [], [], []
+    rows = []
     for r, name in zip(runs, names):
         if r.algorithm == R.HF:  # one total only: a straight dashed line to it
-            reference += [{"line": name, "merges": 0, "seconds": 0.0}, {"line": name, "merges": len(r.merges), "seconds": r.total}]
+            rows += [("reference", name, 0, 0.0), ("reference", name, len(r.merges), r.total)]
             continue
         if r.done or r.merges:
-            rows.append({"line": name, "merges": 0, "seconds": r.seconds["initial count"]})
-        rows += [{"line": name, "merges": i + 1, "seconds": r.times[i]} for i in thin(r.times)]
+            rows.append(("line", name, 0, r.seconds["initial count"]))
+        rows += [("line", name, i + 1, r.times[i]) for i in thin(r.times)]
         if r.cut_off:
-            ends.append({"line": name, "merges": len(r.merges), "seconds": r.total})
-    x = alt.X("merges:Q", title="merges done", scale=alt.Scale(domainMin=0))
+            rows.append(("end", name, len(r.merges), r.total))
+    frame = pd.DataFrame(rows, columns=["kind", "line", "merges", "seconds"])
     top = max([r.total for r in runs] + [1e-3]) * 1.08  # room above the highest ring
-    y = alt.Y("seconds:Q", title="seconds of processor time", scale=alt.Scale(domain=[0, top], nice=False))
-    tooltip = [alt.Tooltip("line:N", title="algorithm"), "merges:Q", alt.Tooltip("seconds:Q", format=".3f")]
-    frame = pd.DataFrame(rows, columns=["line", "merges", "seconds"])
-    layers = [alt.Chart(frame).mark_line(strokeWidth=3).encode(x=x, y=y, color=colour, tooltip=tooltip)]
-    if ends:
-        layers.append(alt.Chart(pd.DataFrame(ends)).mark_point(size=220, filled=False, strokeWidth=3).encode(x=x, y=y, color=colour))
-    if reference:
-        layers.append(
-            alt.Chart(pd.DataFrame(reference)).mark_line(strokeWidth=2, strokeDash=[6, 4]).encode(x=x, y=y, color=colour, tooltip=tooltip)
-        )
-    chart = alt.layer(*layers).properties(height=480, title=f"{record.corpus_label}: time to make {record.num_merges:,} merges")
-    return _axes(chart, orient="bottom", columns=3)
+    encoding = {
+        "x": {"field": "merges", "type": "quantitative", "title": "merges done", "scale": {"domainMin": 0}},
+        "y": {
+            "field": "seconds",
+            "type": "quantitative",
+            "title": "seconds of processor time",
+            "scale": {"domain": [0, top], "nice": False},
+        },
+        "color": {
+            "field": "line",
+            "type": "nominal",
+            "title": None,
+            "sort": names,
+            "scale": {"domain": names, "range": [COLOURS[r.algorithm] for r in runs]},
+            "legend": {"orient": "top", "columns": 3, "labelFontSize": 15, "symbolStrokeWidth": 4, "labelLimit": 420},
+        },
+        "tooltip": [{"field": "line", "title": "algorithm"}, {"field": "merges"}, {"field": "seconds", "format": ".3f"}],
+    }
+
+    def layer(kind: str, mark: dict) -> dict:
+        return {"transform": [{"filter": f"datum.kind == '{kind}'"}], "mark": mark, "encoding": encoding}
+
+    spec = {
+        "height": 400,
+        "title": {"text": f"{record.corpus_label}: time to make {record.num_merges:,} merges", "fontSize": 17},
+        "config": {"axis": AXIS},
+        "layer": [
+            layer("line", {"type": "line", "strokeWidth": 3}),
+            layer("end", {"type": "point", "size": 220, "filled": False, "strokeWidth": 3}),
+            layer("reference", {"type": "line", "strokeWidth": 2, "strokeDash": [6, 4]}),
+        ],
+    }
+    st.vega_lite_chart(frame, spec, width="stretch")
 
 
 def verdict(record: RaceRecord) -> None:
@@ -268,7 +205,7 @@ def phase_table(record: RaceRecord) -> None:
     """Seconds per phase per trainer; read and pre-tokenize are done once and shared."""
     rows = []
     for r in record.results:
-        status = {"time budget": "cut off", "wall-clock budget": "cut off: server busy"}.get(
+        status = {"time budget": "cut off", "wall-clock budget": "cut off: machine busy"}.get(
             r.stop_reason, "finished" if r.done else record.status
         )
         rows.append(
@@ -288,7 +225,7 @@ def phase_table(record: RaceRecord) -> None:
     busy = [r.algorithm for r in record.results if r.stop_reason == "wall-clock budget"]
     if busy:
         st.caption(
-            f"The server was busy: {', '.join(busy)} got less than half a processor, so it was stopped after "
+            f"The machine was busy: {', '.join(busy)} got less than half a processor, so it was stopped after "
             f"{R.WALL_FACTOR * record.budget_s:g} s of wall-clock time, before using its {record.budget_s:g} s of processor time."
         )
 
@@ -304,18 +241,45 @@ def work_table(record: RaceRecord) -> None:
     st.dataframe(frame[used], hide_index=True, width="stretch")
 
 
+# how each trainer's cost per merge grows: the work counters' own words, so the two tables read together
+COMPLEXITY = {
+    "naive": (
+        "recount every pair of every word, then scan them all: O(pairs counted + pairs scanned)",
+        "check every word: O(words checked × word length)",
+    ),
+    "positions": (
+        "scan every distinct pair: O(pairs scanned)",
+        "rewrite each site of the pair: O(positions rewritten), each O(1) in the linked list",
+    ),
+    "parent_set": ("scan every distinct pair: O(pairs scanned)", "rewrite the pair's parent words: O(words rewritten × word length)"),
+    "heap": (
+        "pop the heap, pushing stale entries back: O((1 + stale pops) × log heap size)",
+        "rewrite the words its index lists: O(words checked × word length), then O(heap pushes × log heap size)",
+    ),
+}
+MEASURED = {  # the counters that measure each trainer's two steps
+    "naive": ("pairs_counted", "words_checked"),
+    "positions": ("pairs_scanned", "positions_touched"),
+    "parent_set": ("pairs_scanned", "words_touched"),
+    "heap": ("stale_pops", "words_checked"),
+}
+
+
+def complexity_table(record: RaceRecord | None) -> None:
+    """Each trainer's cost per merge in big-O, in the work counters' words, with what this race measured."""
+    rows = []
+    for algorithm, (find, merge) in COMPLEXITY.items():
+        row = {"algorithm": algorithm, "finding the best pair": find, "making the merge": merge}
+        result = next((r for r in record.results if r.algorithm == algorithm), None) if record else None
+        if result is not None and result.merges:
+            per = [result.work.get(key, 0) / len(result.merges) for key in MEASURED[algorithm]]
+            row["measured per merge"] = " · ".join(f"{n:,.1f} {WORK_NAMES[key]}" for n, key in zip(per, MEASURED[algorithm]))
+        rows.append(row)
+    st.table(pd.DataFrame(rows).set_index("algorithm"))
+
+
 # ---------------------------------------------------------------------------
 # scaling
-
-
-@dataclass(frozen=True)
-class SweepRecord:
-    source_label: str
-    sizes: tuple[int, ...]
-    num_merges: int
-    budget_s: float
-    points: tuple[R.ScalingPoint, ...]
-    status: str  # "running", "finished" or "stopped"
 
 
 def sweep_data(source: str, settings) -> tuple[str, bytes, str, tuple[str, ...]]:
@@ -325,35 +289,58 @@ def sweep_data(source: str, settings) -> tuple[str, bytes, str, tuple[str, ...]]
     return "stdlib prose (2 MB)", corpora.stdlib_bytes(), "gpt2", (END_OF_TEXT,)
 
 
-def live_sweep(label: str, data: bytes, pattern: str, specials, num_merges: int, budget_s: float, progress_slot, chart_slot) -> SweepRecord:
-    sizes = tuple(R.sweep_sizes(len(data)))
-    record = SweepRecord(label, sizes, num_merges, budget_s, (), "running")
-    total = len(sizes) * len(ALGORITHMS)
+def start_sweep(source: str, settings, num_merges: int, budget_s: float) -> None:
+    label, data, pattern, specials = sweep_data(source, settings)
+    key = ("sweep", corpora.digest(data), pattern, specials, num_merges, budget_s)
+    work.ask("sweep", key, jobs.sweep, label, data, pattern, specials, num_merges, budget_s)
+    st.session_state["failed"].pop("sweep", None)
 
-    def tick(n_bytes: int, result: R.RaceResult) -> None:  # called with every clock stopped
-        progress_slot.progress(
-            min(1.0, len(record.points) / total),
-            text=f"{n_bytes / 1e6:.2f} MB: {result.algorithm}, {len(result.merges):,} of {num_merges:,} merges in {result.total:.2f} s",
-        )
 
-    with server_slot(progress_slot):
-        progress_slot.progress(0.0, text="Pre-tokenizing the first size…")
-        for point in R.scaling_sweep(data, sizes, num_merges, budget_s, pattern=pattern, special_tokens=specials, on_progress=tick):
-            record = replace(record, points=record.points + (point,))
-            st.session_state["sweep"] = record
-            chart_slot.altair_chart(size_chart(record), width="stretch")
-        record = replace(record, status="finished")
-    st.session_state["sweep"] = record
-    progress_slot.empty()
-    return record
+def live_sweep(status: Status) -> None:
+    record = status.progress
+    if status.state == "queued":
+        st.info(work.waiting(status, "Your sweep"))
+        return
+    total = len(record.sizes) * len(ALGORITHMS) if record else 1
+    st.progress(
+        min(1.0, len(record.points) / total) if record else 0.0, text=(record.doing if record else "") or "Starting a worker process…"
+    )
+    if record is not None and record.points:
+        st.altair_chart(size_chart(record), width="stretch")
+
+
+def slopes(record: SweepRecord) -> dict[str, float]:
+    """Each trainer's fitted slope on the log-log size chart (least squares over its uncut points; two at least).
+
+    Time proportional to size**s has slope s: [(1 MB, 1 s), (2 MB, 2 s)] -> 1.0.
+    """
+    found = {}
+    for algorithm in ALGORITHMS:
+        xy = [
+            (math.log(p.n_bytes), math.log(max(p.result.total, 1e-4)))
+            for p in record.points
+            if p.result.algorithm == algorithm and not p.result.cut_off
+        ]
+        if len(xy) < 2:
+            continue
+        mx, my = sum(x for x, _ in xy) / len(xy), sum(y for _, y in xy) / len(xy)
+        spread = sum((x - mx) ** 2 for x, _ in xy)
+        if spread > 0:
+            found[algorithm] = sum((x - mx) * (y - my) for x, y in xy) / spread
+    return found
 
 
 def size_chart(record: SweepRecord) -> alt.Chart:
-    """Trainer time (initial count + merge loop) against corpus size, log-log; cut-off runs are hollow and labelled."""
+    """Trainer time (initial count + merge loop) against corpus size, log-log, each line named with its fitted slope.
+
+    Cut-off runs are hollow rings labelled with the merges they made.
+    """
+    fitted = slopes(record)
+    names = {a: f"{a}: slope {fitted[a]:.2f}" if a in fitted else a for a in ALGORITHMS}
     frame = pd.DataFrame(
         [
             {
-                "algorithm": p.result.algorithm,
+                "algorithm": names[p.result.algorithm],
                 "MB": p.n_bytes / 1e6,
                 "seconds": max(p.result.total, 1e-4),
                 "merges": len(p.result.merges),
@@ -366,17 +353,23 @@ def size_chart(record: SweepRecord) -> alt.Chart:
     planned = [n / 1e6 for n in record.sizes]
     x = alt.X("MB:Q", title="corpus size (MB)", scale=alt.Scale(type="log", domain=[min(planned) / 1.3, max(planned) * 1.3], nice=False))
     y = alt.Y("seconds:Q", title="seconds (initial count + merges)", scale=alt.Scale(type="log"))
+    colour = alt.Color(
+        "algorithm:N",
+        title=None,
+        sort=list(names.values()),
+        scale=alt.Scale(domain=list(names.values()), range=[COLOURS[a] for a in ALGORITHMS]),
+    )
     base = alt.Chart(frame).encode(
-        x=x, y=y, color=_colour(), tooltip=["algorithm:N", "MB:Q", alt.Tooltip("seconds:Q", format=".3f"), "merges:Q"]
+        x=x, y=y, color=colour, tooltip=["algorithm:N", "MB:Q", alt.Tooltip("seconds:Q", format=".3f"), "merges:Q"]
     )
     finished = base.transform_filter("datum.label == ''")
     cut = base.transform_filter("datum.label != ''")
     chart = alt.layer(
         finished.mark_line(strokeWidth=3, point=alt.OverlayMarkDef(size=80, filled=True)),
         cut.mark_point(size=200, filled=False, strokeWidth=3),
-        cut.mark_text(align="left", dx=12, fontSize=14).encode(text="label"),
-    ).properties(height=340, title=f"Time against corpus size, {record.num_merges:,} merges (log-log)")
-    return _axes(chart)
+        cut.mark_text(align="right", dx=-12, dy=-14, fontSize=15).encode(text="label"),  # left of its ring: clear of the edge
+    ).properties(height=360, title=f"Time against corpus size, {record.num_merges:,} merges (log-log)")
+    return _axes(chart, orient="top", columns=2)
 
 
 def merges_chart(record: SweepRecord) -> alt.Chart:
@@ -402,60 +395,40 @@ def merges_chart(record: SweepRecord) -> alt.Chart:
         )
         .properties(height=340, title="Time against number of merges, at the largest size each ran (log-log)")
     )
-    return _axes(chart)
+    return _axes(chart, orient="top")
 
 
 def sweep_table(record: SweepRecord) -> None:
-    """The sweep as numbers: seconds per trainer (columns) and size (rows), as in BENCHMARKS.md."""
+    """The sweep as numbers: seconds per trainer (columns) and size (rows), as in BENCHMARKS.md; a table that wraps."""
     table: dict[int, dict[str, object]] = {}
     for p in record.points:
-        row = table.setdefault(p.n_bytes, {"size (MB)": p.n_bytes / 1e6, "pre-tokenize (s)": p.pretokenize_s})
+        row = table.setdefault(p.n_bytes, {"size (MB)": f"{p.n_bytes / 1e6:.3f}", "pre-tokenize (s)": f"{p.pretokenize_s:.3f}"})
         r = p.result
-        row[r.algorithm] = f"> {r.total:.2f} (cut off at {len(r.merges):,})" if r.cut_off else f"{r.total:.3f}"
+        row[r.algorithm] = f"> {r.total:.2f} (cut off at {len(r.merges):,} merges)" if r.cut_off else f"{r.total:.3f}"
     frame = pd.DataFrame(list(table.values())).fillna("not run: cut off at a smaller size")
-    st.dataframe(
-        frame,
-        hide_index=True,
-        column_config={
-            "size (MB)": st.column_config.NumberColumn(format="%.3f"),
-            "pre-tokenize (s)": st.column_config.NumberColumn(format="%.3f"),
-        },
-        width="stretch",
-    )
+    st.table(frame.set_index("size (MB)"))
 
 
 # ---------------------------------------------------------------------------
 # parallel pre-tokenization
 
 
-@dataclass(frozen=True)
-class SpeedupRecord:
-    n_bytes: int
-    points: tuple[R.SpeedupPoint, ...]
-    status: str
+def start_speedup() -> None:
+    data = corpora.stdlib_bytes()
+    work.ask("speedup", ("speedup", corpora.digest(data), R.SPEEDUP_BYTES), jobs.speedup, data, R.SPEEDUP_BYTES)
+    st.session_state["failed"].pop("speedup", None)
 
 
-def live_speedup(progress_slot, chart_slot) -> SpeedupRecord:
-    """Pre-tokenize a file of R.SPEEDUP_BYTES or a little more (the stdlib prose, repeated) with 1..cpu_count workers.
-
-    Each run is one call into the library, so a Stop takes effect when that run ends.
-    """
-    workers = list(range(1, (os.cpu_count() or 1) + 1))
-    with server_slot(progress_slot), tempfile.TemporaryDirectory() as folder:
-        path = os.path.join(folder, "corpus.txt")
-        n_bytes = R.write_repeated(path, corpora.stdlib_bytes(), R.SPEEDUP_BYTES)
-        record = SpeedupRecord(n_bytes, (), "running")
-        progress_slot.progress(0.0, text=f"Pre-tokenizing {n_bytes / 1e6:.0f} MB with 1 worker…")
-        for point in R.pretokenize_speedup(path, workers, special_tokens=(END_OF_TEXT,)):
-            record = replace(record, points=record.points + (point,))
-            st.session_state["speedup"] = record
-            chart_slot.altair_chart(speedup_chart(record), width="stretch")
-            if point.workers < workers[-1]:
-                progress_slot.progress(point.workers / len(workers), text=f"Pre-tokenizing with {point.workers + 1} workers…")
-        record = replace(record, status="finished")
-    st.session_state["speedup"] = record
-    progress_slot.empty()
-    return record
+def live_speedup(status: Status) -> None:
+    record = status.progress
+    if status.state == "queued":
+        st.info(work.waiting(status, "Your timing"))
+        return
+    workers = os.cpu_count() or 1
+    done = len(record.points) if record else 0
+    st.progress(done / workers, text=(record.doing if record else "") or "Starting a worker process…")
+    if record is not None and record.points:
+        st.altair_chart(speedup_chart(record), width="stretch")
 
 
 def speedup_chart(record: SpeedupRecord) -> alt.Chart:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+
 import streamlit as st
 
 DEFAULTS: dict[str, object] = {
@@ -28,6 +30,7 @@ DEFAULTS: dict[str, object] = {
     "sweep_budget": 5.0,  # seconds per algorithm per corpus size
     "speedup": None,  # the last parallel pre-tokenization timing: ui.race_views.SpeedupRecord
     "threshold": 1,  # min_pair_frequency on the threshold explorer
+    "threshold_options": (),  # what the threshold slider's options were when drawn: ui.threshold_views.restore_slider
     "tok_text": None,  # the tokenize page's text; None: a sample of the corpus
     "tok_k": None,  # merges the tokenize page uses; None: all of them
     "quiz_mode": "easier",  # "easier": the words with their counts are shown; "hard": only the pairs
@@ -40,12 +43,14 @@ DEFAULTS: dict[str, object] = {
     "tok_ref_pattern": "gpt2",  # the pre-tokenizer for uploaded files that do not record one (GPT-2, .tiktoken)
     "tok_merge_query": "",  # the real tokenizer's merges shown: those whose token contains this
     "settings": None,  # written by the sidebar on every run: ui.sidebar.Settings, or a sentence saying what to fix
+    "watching": {},  # purpose ("trace", "race", ...) -> key of the worker-pool job this session waits for: ui.work
+    "failed": {},  # purpose -> the sentence saying why its last run failed, shown until the next run
 }
 
 
 def init() -> None:
     for key, value in DEFAULTS.items():
-        st.session_state.setdefault(key, value)
+        st.session_state.setdefault(key, copy.copy(value))  # subtle: a dict default must not be shared by sessions
 
 
 def widget(key: str) -> str:

@@ -1,9 +1,9 @@
-"""The threshold explorer's cached work and views.
+"""The threshold explorer's views.
 
 The page trains once with no threshold; a threshold t then keeps the first
 kept(counts, t) merges (bpe.threshold), and the held-out and training texts are
-encoded once with every merge (bpe.threshold.replay), so a slider move is a
-binary search plus a sum: nothing is retrained or re-encoded.
+encoded once with every merge (bpe.threshold.replay, in ui.corpus.replays_for),
+so a slider move is a binary search plus a sum: nothing is retrained or re-encoded.
 """
 
 from __future__ import annotations
@@ -15,10 +15,10 @@ import pandas as pd
 import streamlit as st
 
 from bpe.events import MergeEvent
-from bpe.threshold import Compression, Replay, replay, sample_of
-from bpe.tokenizer import Tokenizer
+from bpe.threshold import Compression, Replay
 
 from . import corpus as corpora
+from . import state
 from .render import show, show_pair
 
 
@@ -55,7 +55,7 @@ KEPT, DROPPED, RULE = "#4c78a8", "#c7c7c7", "#d62728"
 
 
 # ---------------------------------------------------------------------------
-# cached work (shared between sessions, keyed on small values)
+# the corpus to measure on, and the slider
 
 
 def held_out(source: str, data: bytes) -> tuple[str, str, bytes]:
@@ -64,11 +64,6 @@ def held_out(source: str, data: bytes) -> tuple[str, str, bytes]:
         text = corpora.stdlib_held_out()
         return "held-out", f"held-out text: the next {len(text) / 1e3:,.0f} KB of standard-library docstrings, never trained on", text
     return "train", "the training text itself: only the stdlib corpus comes with held-out text", data
-
-
-@st.cache_resource(max_entries=16, show_spinner="Encoding the text once with every merge…")
-def replayed(which: str, key: str, pattern: str, specials: tuple[str, ...], num_merges: int, _tok: Tokenizer, _data: bytes) -> Replay:
-    return replay(_tok, sample_of(_data, pattern, specials))
 
 
 def snap(t: int, options: list[int]) -> int:
@@ -80,39 +75,84 @@ def snap(t: int, options: list[int]) -> int:
 # views
 
 
-def presets(current: int) -> None:
+def restore_slider(options: list[int]) -> None:
+    """Give the slider the session's t (snapped to the options), writing the widget's state only when it must.
+
+    subtle: writing a widget's state makes the run send its value to the
+    browser. Written on every run, a run still going when the student has moved
+    the slider on would send the slider back to an older t; so it is written
+    only when the browser's value cannot be right: the widget has no state (a
+    visit to another page dropped it), or other options (another corpus, whose
+    slider the browser resets to its first value while the server keeps t).
+    """
+    t = snap(st.session_state["threshold"], options)
+    st.session_state["threshold"] = t
+    drawn = (len(options), options[0], options[-1], hash(tuple(options)))
+    if st.session_state.get("w_threshold") not in options or st.session_state["threshold_options"] != drawn:
+        st.session_state["w_threshold"] = t
+        st.session_state["threshold_options"] = drawn
+
+
+def choose(t: int) -> None:
+    st.session_state["threshold"] = st.session_state["w_threshold"] = t
+
+
+def slider(options: list[int]) -> int:
+    return st.select_slider(
+        "Minimum pair frequency t",
+        options=options,
+        key="w_threshold",
+        on_change=state.save,
+        args=("threshold",),
+        format_func=lambda v: f"{v:,}",
+        help="The slider stops at each winning count (and at the presets): the values where the answer changes.",
+    )
+
+
+def presets(current: int, options: list[int]) -> None:
+    """The tools' defaults as buttons, two to a row so that every label (its t first) shows whole."""
     st.markdown("**What tools do by default** — click to set the slider:")
-    columns = st.columns(len(PRESETS))
-    for column, preset in zip(columns, PRESETS):
-        column.button(
-            f"{preset.label} · t = {preset.t}",
+    columns = st.columns(2)
+    for i, preset in enumerate(PRESETS):
+        columns[i % 2].button(
+            f"t = {preset.t} · {preset.label}",
             help=preset.help,
-            on_click=st.session_state.update,
-            kwargs={"threshold": preset.t},
+            on_click=choose,
+            args=(snap(preset.t, options),),
             type="primary" if preset.t == current else "secondary",
             width="stretch",
         )
 
 
-def metrics(k: int, n: int, vocab_size: int, now: Compression, full: Compression) -> None:
+def metrics(t: int, k: int, n: int, vocab_size: int, now: Compression, full: Compression) -> None:
+    """Four numbers for threshold t, each label naming t, so that none can be read as another t's."""
     c1, c2, c3, c4 = st.columns(4)
-    c1.metric(
-        "Merges kept", f"{k:,} of {n:,}", delta=f"{n - k:,} dropped" if k < n else "none dropped", delta_color="off", delta_arrow="off"
-    )
-    c2.metric("Vocabulary size", f"{vocab_size:,}", help="256 bytes + merges kept + special tokens")
+    dropped = f"{n - k:,} of {n:,} dropped" if k < n else f"all {n:,} kept"
+    c1.metric(f"Merges kept at t = {t:,}", f"{k:,}", delta=dropped, delta_color="off", delta_arrow="off")
+    c2.metric(f"Vocabulary at t = {t:,}", f"{vocab_size:,}", help="256 bytes + merges kept + special tokens")
     c3.metric(
         "Bytes per token",
         f"{now.bytes_per_token:.2f}",
-        delta=f"{now.bytes_per_token - full.bytes_per_token:+.2f} vs no threshold",
         help="Higher is better: each token carries more text.",
+        **versus(now.bytes_per_token, full.bytes_per_token, "normal"),
     )
     c4.metric(
         "Tokens per word",
         f"{now.tokens_per_word:.2f}",
-        delta=f"{now.tokens_per_word - full.tokens_per_word:+.2f} vs no threshold",
-        delta_color="inverse",
         help="Lower is better. Words are whitespace-separated.",
+        **versus(now.tokens_per_word, full.tokens_per_word, "inverse"),
     )
+
+
+def versus(value: float, without: float, colour: str) -> dict:
+    """A metric's delta against no threshold, as shown (two decimals): a difference that shows as 0.00 is no change.
+
+    2.31 vs 2.31 -> 'same as with no threshold', no arrow, no colour; 2.10 vs 2.31 -> '-0.21 vs no threshold'.
+    """
+    shown = round(value, 2) - round(without, 2)
+    if abs(shown) < 0.005:
+        return {"delta": "same as with no threshold", "delta_color": "off", "delta_arrow": "off"}
+    return {"delta": f"{shown:+.2f} vs no threshold", "delta_color": colour}
 
 
 # Both charts keep their spec fixed for a corpus and carry t and k in the data: when
@@ -139,11 +179,12 @@ def counts_chart(events: tuple[MergeEvent, ...], t: int, k: int) -> None:
         "field": "merge",
         "type": "ordinal" if few else "quantitative",
         "title": "merge",
-        "axis": {"labelAngle": 0, "labelFontSize": 13} if few else {"format": "d", "labelFontSize": 13},
+        "axis": {"labelAngle": 0, "labelFontSize": 15} if few else {"format": "d", "labelFontSize": 15},
     }
     threshold = {"y": {"field": "t", "type": "quantitative"}}
     spec = {
         "height": 300,
+        "config": {"axis": {"titleFontSize": 16}},
         "layer": [
             {
                 "mark": mark,
@@ -153,14 +194,14 @@ def counts_chart(events: tuple[MergeEvent, ...], t: int, k: int) -> None:
                         "field": "count",
                         "type": "quantitative",
                         "title": "count of the winning pair",
-                        "axis": {"labelFontSize": 13},
+                        "axis": {"labelFontSize": 15},
                         **({"scale": {"type": "log"}} if log else {}),
                     },
                     "color": {
                         "field": "status",
                         "type": "nominal",
                         "scale": {"domain": ["kept", "dropped"], "range": [KEPT, DROPPED]},
-                        "legend": {"title": None, "orient": "top", "labelFontSize": 14},
+                        "legend": {"title": None, "orient": "top", "labelFontSize": 15},
                     },
                     "tooltip": [{"field": f} for f in ("merge", "pair", "count", "status")],
                 },
@@ -186,11 +227,12 @@ def compression_chart(test: Replay, k: int, label: str) -> None:
     step = max(1, n // 1500)  # at most ~1500 points on the wire
     ks = sorted(set(range(0, n + 1, step)) | {n, k})
     frame = pd.DataFrame({"merges": ks, "bytes per token": [round(test.compression(i).bytes_per_token, 4) for i in ks], "k": k})
-    x = {"field": "merges", "type": "quantitative", "title": "merges used", "axis": {"format": "d", "labelFontSize": 13}}
-    y = {"field": "bytes per token", "type": "quantitative", "scale": {"zero": False}, "axis": {"labelFontSize": 13}}
+    x = {"field": "merges", "type": "quantitative", "title": "merges used", "axis": {"format": "d", "labelFontSize": 15}}
+    y = {"field": "bytes per token", "type": "quantitative", "scale": {"zero": False}, "axis": {"labelFontSize": 15}}
     here = [{"filter": "datum.merges == datum.k"}]
     spec = {
         "height": 300,
+        "config": {"axis": {"titleFontSize": 16}},
         "layer": [
             {
                 "mark": {"type": "line", "color": KEPT, "strokeWidth": 2},
@@ -245,9 +287,8 @@ later merge absorbs it (`e` + `st` → `est`), the shorter token is left over.
 """
 
 
-def pair_vs_token(events: tuple[MergeEvent, ...], t: int, k: int, usage: dict[bytes, int]) -> None:
-    """Explain the two thresholds, and show the tokens a token threshold would drop from these k merges."""
-    st.markdown(EXPLAIN)
+def rare_tokens(events: tuple[MergeEvent, ...], t: int, k: int, usage: dict[bytes, int]) -> None:
+    """The tokens these k merges make that a token threshold of t would drop (used fewer than t times)."""
     floor = max(t, 1)  # a token threshold of 0 drops nothing; 1 drops the tokens never used
     made: dict[bytes, int] = {}
     for e in events[:k]:
@@ -258,7 +299,7 @@ def pair_vs_token(events: tuple[MergeEvent, ...], t: int, k: int, usage: dict[by
     )
     if not rare:
         st.markdown(
-            f"Here every one of the {len(made):,} tokens these merges make is used at least {floor} "
+            f"Every one of the {len(made):,} tokens these merges make is used at least {floor} "
             f"time{'s' if floor > 1 else ''} in the tokenized training text, so a token threshold of {floor} would drop none of them."
         )
         return

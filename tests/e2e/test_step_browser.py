@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 import time
 
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
 from .conftest import clipped, pick, shots, wait_idle
 
 STDLIB = "Python's own docs (stdlib docstrings, 2 MB)"
@@ -132,6 +134,24 @@ def test_the_real_corpus_at_merge_501_reads_well_at_1280_and_820_px(page, app_ur
     assert merge_shown(page) == 502 and "merge=502" in page.url
 
 
+def pause(page) -> float:
+    """Click Pause until the page says Play; return when (on the browser's clock) the click that took was made.
+
+    subtle: on a loaded machine a click can land in the instant the playing fragment redraws its row
+    and be lost (seen once in CI); a student would click again, and so does this.
+    """
+    for _ in range(3):
+        paused = page.evaluate("() => performance.now()")
+        page.get_by_role("button", name="Pause").click()
+        try:
+            page.get_by_role("button", name="Play").wait_for(timeout=15_000)
+            wait_idle(page)
+            return paused
+        except PlaywrightTimeout:
+            continue
+    raise AssertionError("Pause did not stop Play after three clicks")
+
+
 def test_play_runs_at_the_speed_it_says(page, app_url):
     # Play counts merges by the clock: merge = 1 + elapsed seconds × speed, whenever the page is redrawn.
     # So the merge Pause stops at measures the speed, however slowly a loaded machine redraws; and no
@@ -146,10 +166,7 @@ def test_play_runs_at_the_speed_it_says(page, app_url):
     started = page.evaluate("() => performance.now()")
     page.get_by_role("button", name="Play").click()
     time.sleep(8)
-    paused = page.evaluate("() => performance.now()")
-    page.get_by_role("button", name="Pause").click()
-    wait_idle(page)
-    page.get_by_role("button", name="Play").wait_for()
+    paused = pause(page)
     merges = merge_shown(page) - 1
     expected = 4 * (paused - started) / 1000
     assert 0.75 * expected <= merges <= 1.25 * expected + 1, (merges, expected)

@@ -1,0 +1,609 @@
+"""A classroom on one server: N simulated students speak Streamlit's own websocket protocol to `streamlit run app.py`.
+
+    .venv/bin/python benchmarks/classroom.py                       # every scenario: 30 students, 5 of them racing
+    .venv/bin/python benchmarks/classroom.py --scenario stepping --sessions 10 --seconds 30
+    .venv/bin/python benchmarks/classroom.py --app /work/main/app.py   # another checkout (run read-only: no .pyc written)
+
+Results go in BENCHMARKS.md. No browsers: a student is one websocket to
+/_stcore/stream sending what Chromium sends (captured once with Playwright's
+websocket events): a `rerun_script` BackMsg with the page, every widget's value
+(as drawn, or as the student set it) and, for a click, the button's trigger and
+its fragment id; the
+server answers with ForwardMsgs, and a click counts as done at its
+`script_finished`, when the browser would show the updated page. Fragments that
+rerun by themselves (`auto_rerun`, a page polling its worker) are rerun on their
+interval, as the browser does.
+
+Scenarios, each on a fresh server (the server is visited once first: start-up):
+
+- cold: N students open the app at the same moment (the step page, the textbook
+  preset); how long until each sees it.
+- stepping: N students open the app and pick the 2 MB "Python's own docs" preset
+  (1,000 merges) together, then each clicks Next every ~INTERVAL s (uniform
+  +-25 %) for SECONDS; latency per click, clicks per second the server answered.
+- racing: one student races alone on a server of its own (the race's figures and
+  its wall time from Start to the verdict); then, on another server, N students
+  pick the 2 MB preset, and N - K step while K press Start the race together;
+  stepping latency, each race's wall time and trainer times against the race
+  alone, and whether any trainer was cut off for lack of processor.
+
+Server memory (RSS of the server process, and of its worker processes together)
+is sampled every second and printed as a timeline; the racing scenario compares
+the server's RSS with everyone on the step page just before the races and 15 s
+after the races end.
+
+Targets (issue 8; figures on a 2-core machine, not tests): stepping p95 <= 0.5 s;
+with 5 racing, stepping p95 <= 1 s and every race uncut within 1.5x its time
+alone; cold start p95 <= 5 s; RSS after the races within 100 MB of idle.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import io
+import math
+import os
+import random
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pyarrow as pa
+import websockets
+from streamlit.proto.BackMsg_pb2 import BackMsg
+from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+from streamlit.proto.WidgetStates_pb2 import WidgetState
+
+ROOT = Path(__file__).resolve().parents[1]
+STDLIB = "Python's own docs"  # the 2 MB preset: how its option in the Corpus box starts
+DONE = (ForwardMsg.FINISHED_SUCCESSFULLY, ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY)
+
+
+# ---------------------------------------------------------------------------
+# one student: a websocket speaking BackMsg / ForwardMsg
+
+
+@dataclass
+class Widget:
+    kind: str  # "button", "selectbox", ...
+    id: str
+    fragment: str  # the fragment it was drawn in ("" for the whole page)
+    proto: object
+
+
+@dataclass
+class Student:
+    """A browser tab, as far as the server can tell: it sends reruns, and keeps what it needs of the page."""
+
+    url: str
+    name: str
+    widgets: dict[str, Widget] = field(default_factory=dict)  # label -> the widget drawn with it
+    texts: list[str] = field(default_factory=list)  # html, markdown and alert bodies drawn since the last full run began
+    drawn: set[str] = field(default_factory=set)  # labels of the widgets drawn since then
+    seen: tuple[list[str], set[str]] = ([], set())  # texts and drawn as they were when the last run waited for finished
+    tables: list[bytes] = field(default_factory=list)  # the Arrow data of the tables drawn since the last full run began
+    pages: dict[str, str] = field(default_factory=dict)  # page name -> script hash
+    page: str = ""  # the script hash of the page shown
+    values: dict[str, WidgetState] = field(default_factory=dict)  # widget id -> its value in this tab, sent with every rerun
+    polls: dict[str, asyncio.Task] = field(default_factory=dict)  # fragment id -> its auto-rerun loop
+
+    async def open(self, timeout: float = 600) -> float:
+        """Connect and run the default page, as a browser opening the URL does; seconds until it is shown."""
+        start = time.perf_counter()
+        self.ws = await websockets.connect(self.url, max_size=None, open_timeout=timeout, ping_interval=None)
+        self.finished: asyncio.Queue[tuple[int, list[str], set[str]]] = asyncio.Queue()
+        self.reader = asyncio.create_task(self._read())
+        await self._send(self._rerun())
+        await self.wait_finished(timeout)
+        return time.perf_counter() - start
+
+    async def close(self) -> None:
+        for task in self.polls.values():
+            task.cancel()
+        self.reader.cancel()
+        await self.ws.close()
+
+    # -- what a student does --------------------------------------------------------
+    async def click(self, label: str, timeout: float = 600) -> float:
+        """Press the button labelled label (starts-with); seconds until the run it starts has finished."""
+        widget = self.find(label, "button")
+        trigger = WidgetState(id=widget.id, trigger_value=True)
+        return await self._timed(self._rerun(fragment=widget.fragment, extra=[trigger]), timeout)
+
+    async def choose(self, label: str, option: str, timeout: float = 600) -> float:
+        """Pick the option starting with option in the selectbox labelled label; seconds until that run has finished."""
+        widget = self.find(label, "selectbox")
+        shown = next((o for o in widget.proto.options if o.startswith(option)), None)
+        if shown is None:
+            raise LookupError(f"{self.name}: {label!r} has no option starting with {option!r} (has {list(widget.proto.options)})")
+        self.values[widget.id] = WidgetState(id=widget.id, string_value=shown)
+        return await self._timed(self._rerun(fragment=widget.fragment), timeout)
+
+    async def go(self, page: str, timeout: float = 600) -> float:
+        """Open another page from the sidebar; seconds until it is shown."""
+        self.page = self.pages[page]
+        return await self._timed(self._rerun(), timeout)
+
+    def find(self, label: str, kind: str) -> Widget:
+        for name, widget in self.widgets.items():
+            if widget.kind == kind and name.startswith(label):
+                return widget
+        raise LookupError(f"{self.name}: no {kind} labelled {label!r} on the page (have {sorted(self.widgets)})")
+
+    def table(self, first_column: str) -> dict[str, list]:
+        """The last table drawn whose first column is first_column, as columns; {} if none."""
+        for data in reversed(self.tables):
+            try:
+                frame = pa.ipc.open_stream(io.BytesIO(data)).read_all()
+            except pa.ArrowInvalid:
+                continue
+            if frame.column_names and frame.column_names[0] == first_column:
+                return frame.to_pydict()
+        return {}
+
+    def shows(self, text: str) -> bool:
+        """Whether the page, as the last finished run left it, shows text."""
+        return any(text in t for t in self.seen[0])
+
+    def drew(self, label: str) -> bool:
+        """Whether the page, as the last finished run left it, has a widget whose label starts with label."""
+        return any(name.startswith(label) for name in self.seen[1])
+
+    async def until(self, condition, timeout: float = 600) -> float:
+        """Wait for runs (auto-reruns included) until condition() holds after one; seconds waited."""
+        start = time.perf_counter()
+        while not condition():
+            left = timeout - (time.perf_counter() - start)
+            if left <= 0:
+                raise TimeoutError(f"{self.name}: still waiting after {timeout:.0f} s")
+            await self.wait_finished(left)
+        return time.perf_counter() - start
+
+    async def wait_finished(self, timeout: float) -> int:
+        """Wait for the next run to finish; what it left on the page becomes `seen`."""
+        status, texts, drawn = await asyncio.wait_for(self.finished.get(), timeout)
+        self.seen = (texts, drawn)
+        return status
+
+    # -- the protocol --------------------------------------------------------------------
+    def _rerun(self, fragment: str = "", extra: list[WidgetState] = (), auto: bool = False) -> BackMsg:
+        msg = BackMsg()
+        state = msg.rerun_script
+        state.page_script_hash = self.page
+        state.fragment_id = fragment
+        state.is_auto_rerun = auto
+        for widget in list(self.values.values()) + list(extra):
+            state.widget_states.widgets.append(widget)
+        info = state.context_info
+        info.timezone, info.locale, info.url, info.color_scheme = "UTC", "en-US", self.url.replace("ws", "http", 1), "light"
+        return msg
+
+    async def _send(self, msg: BackMsg) -> None:
+        await self.ws.send(msg.SerializeToString())
+
+    async def _timed(self, msg: BackMsg, timeout: float) -> float:
+        while not self.finished.empty():  # a poll that ended before this click is not its answer
+            self.finished.get_nowait()
+        start = time.perf_counter()
+        await self._send(msg)
+        while await self.wait_finished(timeout) not in DONE:
+            pass
+        return time.perf_counter() - start
+
+    async def _read(self) -> None:
+        async for raw in self.ws:
+            msg = ForwardMsg()
+            msg.ParseFromString(raw)
+            kind = msg.WhichOneof("type")
+            if kind == "new_session" and not msg.metadata.run.fragment_ids:
+                # a full run starts: what it draws replaces the page, and (as the browser does)
+                # the fragments that rerun by themselves stop until the run draws them again
+                self.texts, self.drawn, self.tables = [], set(), []
+                for task in self.polls.values():
+                    task.cancel()
+                self.polls.clear()
+            elif kind == "navigation":
+                self.pages = {p.page_name: p.page_script_hash for p in msg.navigation.app_pages}
+                self.page = msg.navigation.page_script_hash or self.page
+            elif kind == "delta" and msg.delta.WhichOneof("type") == "new_element":
+                self._keep(msg.delta.new_element, msg.delta.fragment_id)
+            elif kind == "auto_rerun":
+                self._poll(msg.auto_rerun.fragment_id, msg.auto_rerun.interval)
+            elif kind == "stop_auto_rerun":
+                for fragment in msg.stop_auto_rerun.fragment_ids:
+                    task = self.polls.pop(fragment, None)
+                    if task:
+                        task.cancel()
+            elif kind == "script_finished":
+                self.finished.put_nowait((msg.script_finished, list(self.texts), set(self.drawn)))
+
+    def _keep(self, element, fragment: str) -> None:
+        kind = element.WhichOneof("type")
+        body = getattr(element, kind, None)
+        if kind in ("html", "markdown", "alert"):
+            self.texts.append(body.body)
+        elif kind in ("dataframe", "table"):
+            self.tables.append(body.arrow_data.data)  # read only when asked for: table()
+        elif body is not None and hasattr(body, "id") and hasattr(body, "label"):
+            self.widgets[body.label] = Widget(kind, body.id, fragment, body)
+            self.drawn.add(body.label)
+            if body.id not in self.values or getattr(body, "set_value", False):
+                value = browser_value(kind, body)
+                if value is not None:
+                    self.values[body.id] = value
+
+    def _poll(self, fragment: str, interval: float) -> None:
+        if fragment in self.polls:
+            return
+
+        async def loop() -> None:
+            while True:
+                await asyncio.sleep(interval)
+                await self._send(self._rerun(fragment=fragment, auto=True))
+
+        self.polls[fragment] = asyncio.create_task(loop())
+
+
+def browser_value(kind: str, proto) -> WidgetState | None:
+    """The value a browser holds for a widget it has just been sent, as it sends it back with every rerun.
+
+    Its default, or the value the server set; None for widgets without one (buttons, uploads).
+    """
+    state = WidgetState(id=proto.id)
+    if kind in ("selectbox", "radio"):
+        if proto.set_value and proto.HasField("raw_value"):
+            state.string_value = proto.raw_value
+        elif proto.HasField("default") and proto.options:
+            state.string_value = proto.options[proto.default]
+        else:
+            return None
+    elif kind == "number_input":
+        value = proto.value if proto.set_value and proto.HasField("value") else proto.default if proto.HasField("default") else None
+        if value is None:
+            return None
+        if proto.data_type == proto.INT:
+            state.int_value = int(value)
+        else:
+            state.double_value = value
+    elif kind in ("text_input", "text_area"):
+        state.string_value = proto.value if proto.set_value and proto.HasField("value") else proto.default
+    elif kind == "checkbox":
+        state.bool_value = proto.value if proto.set_value else proto.default
+    elif kind == "slider" and proto.type == proto.SELECT_SLIDER:
+        state.string_array_value.data.extend(list(proto.raw_value) if proto.set_value else [proto.options[int(i)] for i in proto.default])
+    elif kind == "slider":
+        state.double_array_value.data.extend(proto.value if proto.set_value else proto.default)
+    else:
+        return None
+    return state
+
+
+# ---------------------------------------------------------------------------
+# the server, and its memory
+
+
+class Server:
+    """`streamlit run APP` on a free port, from APP's folder; stopped with stop()."""
+
+    def __init__(self, app: Path) -> None:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            self.port = s.getsockname()[1]
+        handle, self.log = tempfile.mkstemp(prefix="classroom-server-", suffix=".log")  # the server's output, for when it fails
+        command = [sys.executable, "-m", "streamlit", "run", str(app), "--server.headless", "true", "--server.port", str(self.port)]
+        command += ["--server.address", "127.0.0.1", "--server.fileWatcherType", "none", "--browser.gatherUsageStats", "false"]
+        env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}  # read-only on another checkout
+        self.process = subprocess.Popen(command, cwd=app.parent, stdout=handle, stderr=subprocess.STDOUT, env=env)
+        os.close(handle)
+        self.url = f"ws://127.0.0.1:{self.port}/_stcore/stream"
+        deadline = time.time() + 90
+        while time.time() < deadline:
+            try:
+                if urllib.request.urlopen(f"http://127.0.0.1:{self.port}/_stcore/health", timeout=2).read() == b"ok":
+                    break
+            except OSError:
+                time.sleep(0.3)
+        else:
+            raise RuntimeError(f"the server did not start; see {self.log}")
+        self.memory = Memory(self.process.pid)
+
+    def stop(self) -> None:
+        self.memory.stop()
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+
+
+def rss_mb(pid: int) -> float:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    except (FileNotFoundError, ProcessLookupError):
+        pass
+    return 0.0
+
+
+def cpu_seconds(pid: int, tick: int) -> float:
+    """Processor seconds (user + system) the process has used; 0 once it is gone."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / tick
+    except (FileNotFoundError, ProcessLookupError, IndexError, ValueError):
+        return 0.0
+
+
+def descendants(pid: int) -> list[int]:
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (FileNotFoundError, ProcessLookupError, IndexError, ValueError):
+                continue
+            children.setdefault(ppid, []).append(int(entry.name))
+    found, todo = [], [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.append(child)
+            todo.append(child)
+    return found
+
+
+class Memory:
+    """Samples the server's RSS and processor use, and its worker processes' together, every second."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid, self.samples, self.marks = pid, [], []  # samples: (seconds, server MB, workers MB, server %, workers %)
+        self.start = time.perf_counter()
+        self._stop = threading.Event()
+        threading.Thread(target=self._sample, daemon=True).start()
+
+    def _sample(self) -> None:
+        tick = os.sysconf("SC_CLK_TCK")
+        seen: dict[int, float] = {}  # pid -> processor seconds at the last sample
+        last = time.perf_counter()
+        while not self._stop.wait(1.0):
+            now, workers = time.perf_counter(), descendants(self.pid)
+            used = {pid: cpu_seconds(pid, tick) for pid in [self.pid, *workers]}
+            share = {pid: (used[pid] - seen.get(pid, used[pid] if pid == self.pid else 0.0)) / (now - last) * 100 for pid in used}
+            seen, last = used, now
+            self.samples.append(
+                (now - self.start, rss_mb(self.pid), sum(rss_mb(p) for p in workers), share[self.pid], sum(share[p] for p in workers))
+            )
+
+    def mark(self, label: str) -> float:
+        """Note what happens now; returns the server's RSS at this moment."""
+        now = rss_mb(self.pid)
+        self.marks.append((time.perf_counter() - self.start, label, now))
+        return now
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    def timeline(self, every: float = 5.0) -> str:
+        """Every `every` seconds and at each mark: RSS, and processor use averaged since the line before (100 % = a core)."""
+        lines = ["  t (s) | server RSS (MB) | workers RSS (MB) | server CPU | workers CPU | what happened"]
+        marks, last, pending = list(self.marks), -every, []
+        for t, server, workers, server_cpu, workers_cpu in self.samples:
+            pending.append((server_cpu, workers_cpu))
+            due = [m for m in marks if m[0] <= t]
+            if t - last >= every or due:
+                what = "; ".join(label for _, label, _ in due)
+                marks = [m for m in marks if m[0] > t]
+                cpu = [sum(c) / len(pending) for c in zip(*pending)]
+                lines.append(f"  {t:5.0f} | {server:15.0f} | {workers:16.0f} | {cpu[0]:9.0f}% | {cpu[1]:10.0f}% | {what}")
+                last, pending = t, []
+        for t, label, server in marks:  # after the last sample
+            lines.append(f"  {t:5.0f} | {server:15.0f} | {'':16} | {'':10} | {'':11} | {label}")
+        return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------------
+# figures
+
+
+def summary(seconds: list[float], what: str = "clicks") -> str:
+    """'median 0.21 s, p95 0.40 s, max 0.52 s (412 clicks)'"""
+    if not seconds:
+        return f"no {what}"
+    ordered = sorted(seconds)
+    return f"median {statistics.median(ordered):.2f} s, p95 {p95(ordered):.2f} s, max {ordered[-1]:.2f} s ({len(ordered)} {what})"
+
+
+def p95(seconds: list[float]) -> float:
+    """The nearest-rank 95th percentile."""
+    ordered = sorted(seconds)
+    return ordered[max(0, math.ceil(0.95 * len(ordered)) - 1)] if ordered else float("nan")
+
+
+def load() -> str:
+    return "load average " + " ".join(f"{x:.1f}" for x in os.getloadavg())
+
+
+@dataclass
+class Race:
+    wall_s: float
+    totals: dict[str, float]  # algorithm -> trainer total (s)
+    status: dict[str, str]  # algorithm -> status ("finished", "cut off", "cut off: server busy", ...)
+
+
+def race_of(student: Student, wall_s: float) -> Race:
+    table = student.table("algorithm")
+    names = table.get("algorithm", [])
+    return Race(wall_s, dict(zip(names, table.get("trainer total", []))), dict(zip(names, table.get("status", []))))
+
+
+def race_text(race: Race) -> str:
+    parts = [f"{a} {race.totals[a]:.2f} s ({race.status.get(a, '?')})" for a in race.totals]
+    return f"{race.wall_s:.1f} s from Start to the verdict; " + ", ".join(parts)
+
+
+# ---------------------------------------------------------------------------
+# scenarios
+
+
+async def open_all(server: Server, n: int) -> tuple[list[Student], list[float]]:
+    students = [Student(server.url, f"student {i + 1}") for i in range(n)]
+    seconds = await asyncio.gather(*(s.open() for s in students))
+    return students, list(seconds)
+
+
+def stepping_stdlib(student: Student) -> bool:
+    """The step page on the 2 MB preset: the sidebar says 1,000 merges and the run drew a Next button."""
+    return student.shows("1,000 merges") and student.drew("Next")
+
+
+async def pick_stdlib(students: list[Student]) -> list[float]:
+    """Everyone picks the 2 MB preset at once; seconds until each one's step page shows a merge of it."""
+
+    async def one(s: Student) -> float:
+        start = time.perf_counter()
+        await s.choose("Corpus", STDLIB)
+        await s.until(lambda: stepping_stdlib(s))
+        return time.perf_counter() - start
+
+    return list(await asyncio.gather(*(one(s) for s in students)))
+
+
+async def step(students: list[Student], seconds: float, interval: float, rng: random.Random) -> list[float]:
+    """Each student clicks Next every ~interval s (uniform +-25 %) for seconds; the latency of every click."""
+    latencies: list[float] = []
+    stop = time.perf_counter() + seconds
+
+    async def one(s: Student) -> None:
+        await asyncio.sleep(rng.uniform(0, interval))
+        while time.perf_counter() < stop:
+            took = await s.click("Next")
+            latencies.append(took)
+            await asyncio.sleep(max(0.0, interval * rng.uniform(0.75, 1.25) - took))
+
+    await asyncio.gather(*(one(s) for s in students))
+    return latencies
+
+
+async def race(student: Student) -> Race:
+    """Open the race page, press Start, wait for the verdict; what the page shows then."""
+    await student.go("Algorithm race")
+    start = time.perf_counter()
+    await student.click("Start the race", timeout=1800)  # the whole race, where it runs in the page's script
+    await student.until(lambda: student.shows("Agreement") or student.shows("Disagreement") or student.shows("stopped"), timeout=1800)
+    return race_of(student, time.perf_counter() - start)
+
+
+@contextlib.asynccontextmanager
+async def serving(app: Path):
+    """A fresh server for app, visited once (start-up imports the app's modules); its memory timeline printed at the end."""
+    server = Server(app)
+    try:
+        first = Student(server.url, "first visit")
+        await first.open()
+        await first.close()
+        server.memory.mark("one visit")
+        yield server
+        print("\nserver memory:\n" + server.memory.timeline())
+    finally:
+        server.stop()
+
+
+async def cold(app: Path, args: argparse.Namespace, rng: random.Random) -> None:
+    n = args.sessions
+    print(f"\n## cold start: {n} students open the app at once ({load()})")
+    async with serving(app) as server:
+        students, seconds = await open_all(server, n)
+        server.memory.mark(f"{n} opened")
+        print(f"step page shown: {summary(seconds, 'students')}")
+        await asyncio.gather(*(s.close() for s in students))
+
+
+async def stepping(app: Path, args: argparse.Namespace, rng: random.Random) -> None:
+    n, interval = args.sessions, args.interval
+    print(f"\n## stepping: {n} students click Next every ~{interval:g} s on the 2 MB preset ({load()})")
+    async with serving(app) as server:
+        students, opened = await open_all(server, n)
+        print(f"app opened: {summary(opened, 'students')}")
+        picked = await pick_stdlib(students)
+        server.memory.mark(f"{n} on the 2 MB preset")
+        print(f"2 MB preset picked together, until its step page shows: {summary(picked, 'students')}")
+        start = time.perf_counter()
+        latencies = await step(students, args.seconds, interval, rng)
+        elapsed = time.perf_counter() - start
+        server.memory.mark("stepping ends")
+        print(f"Next, until the page is updated: {summary(latencies)}")
+        print(f"clicks answered: {len(latencies) / elapsed:.1f}/s (the class asks for {n / interval:.1f}/s)")
+        await asyncio.gather(*(s.close() for s in students))
+
+
+async def racing(app: Path, args: argparse.Namespace, rng: random.Random) -> None:
+    n, k = args.sessions, args.racers
+    print(f"\n## racing: one race alone, then {n - k} stepping while {k} race, on the 2 MB preset ({load()})")
+    async with serving(app) as server:  # a server of its own, so that the race alone leaves nothing behind
+        [alone], _ = await open_all(server, 1)
+        await pick_stdlib([alone])
+        solo = await race(alone)
+        print(f"race alone: {race_text(solo)}")
+        await alone.close()
+
+    async with serving(app) as server:
+        students, _ = await open_all(server, n)
+        await pick_stdlib(students)
+        idle = server.memory.mark("all on the 2 MB step page")
+        racers, steppers = students[:k], students[k:]
+        server.memory.mark(f"{len(steppers)} stepping; {k} press Start together")
+        stepping_task = asyncio.create_task(step(steppers, args.seconds, args.interval, rng))
+        races = await asyncio.gather(*(race(r) for r in racers))
+        server.memory.mark("the races end")
+        latencies = await stepping_task
+        print(f"stepping while racing, Next until the page is updated: {summary(latencies)}")
+        for i, r in enumerate(races, 1):
+            print(f"race {i}: {race_text(r)}; {r.wall_s / solo.wall_s:.2f}x the race alone")
+        busy = sum(1 for r in races if any("busy" in s for s in r.status.values()))
+        print(
+            f"races with a trainer cut off for lack of processor ('busy'): {busy} of {k} (alone: {int(any('busy' in s for s in solo.status.values()))})"
+        )
+        print(f"Start to verdict: {summary([r.wall_s for r in races], 'races')}; alone {solo.wall_s:.1f} s")
+        await asyncio.gather(*(s.close() for s in students))
+        await asyncio.sleep(15)
+        after = server.memory.mark("15 s after the races")
+        print(
+            f"server RSS: {idle:.0f} MB with everyone on the step page before the races, {after:.0f} MB 15 s after them ({after - idle:+.0f} MB)"
+        )
+
+
+SCENARIOS = {"cold": cold, "stepping": stepping, "racing": racing}
+
+
+# ---------------------------------------------------------------------------
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--app", type=Path, default=ROOT / "app.py", help="the app to serve (default: this checkout's)")
+    parser.add_argument("--scenario", choices=[*SCENARIOS, "all"], default="all")
+    parser.add_argument("--sessions", type=int, default=30, help="students (default 30)")
+    parser.add_argument("--racers", type=int, default=5, help="of them racing in the racing scenario (default 5)")
+    parser.add_argument("--seconds", type=float, default=60.0, help="how long students step (default 60)")
+    parser.add_argument("--interval", type=float, default=2.0, help="seconds between one student's clicks (default 2)")
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+    rng = random.Random(args.seed)
+    app = args.app.resolve()
+    print(f"# {app} on {os.cpu_count()} cores; {load()}; {time.strftime('%Y-%m-%d %H:%M')}")
+    for name in list(SCENARIOS) if args.scenario == "all" else [args.scenario]:
+        asyncio.run(SCENARIOS[name](app, args, rng))
+    print(f"\n# done; {load()}")
+
+
+if __name__ == "__main__":
+    main()

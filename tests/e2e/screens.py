@@ -1,0 +1,31 @@
+"""Looking at a page as a class would: screenshots scrolled to a section, and what is cut off there at 1280x720."""
+
+from __future__ import annotations
+
+from .conftest import SHOTS, SIZES, clipped
+
+
+def clipped_in_main(page) -> list[str]:
+    """clipped(page), less the sidebar's (shared by every page, and not this page's to fix)."""
+    sidebar = page.locator('[data-testid="stSidebar"]')
+    shown = [sidebar.inner_text()] + [box.input_value() for box in sidebar.locator("input").all()]
+    return [text for text in clipped(page) if not any(text in s for s in shown)]
+
+
+def look(page, name: str, heading: str | None = None) -> list[str]:
+    """shots() at each of SIZES with the view scrolled to heading; returns what is cut off at 1280x720 (clipped_in_main)."""
+    page.mouse.move(5, 5)  # no tooltip in the screenshots
+    before, cut = page.viewport_size, []
+    for width, height in SIZES:
+        page.set_viewport_size({"width": width, "height": height})
+        page.wait_for_timeout(600)  # charts and columns re-lay out
+        if heading:
+            page.get_by_role("heading", name=heading).first.evaluate("e => e.scrollIntoView({block: 'start'})")
+            page.wait_for_timeout(300)
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(SHOTS / f"{name}-{width}x{height}.png"))
+        if (width, height) == (1280, 720):
+            cut = clipped_in_main(page)
+    page.set_viewport_size(before)
+    page.wait_for_timeout(300)
+    return cut

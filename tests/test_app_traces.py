@@ -1,0 +1,111 @@
+"""What the pages get from ui.corpus: traces and trainings built once, in worker processes for big corpora, and reused.
+
+Driven through AppTest on the step page (which calls trace_for at its top) and
+the tokenize page (trained_for); the page content itself is tested elsewhere.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+
+from conftest import open_app
+
+import ui.jobs
+import ui.work
+from bpe import pretokenize
+from ui.corpus import INLINE_BYTES, TRACE_SECONDS, Trace
+from ui.jobs import trace_of
+
+
+def words(n: int, seed: int = 1) -> str:
+    rng = random.Random(seed)
+    return " ".join("".join(rng.choice("abcdefghij") for _ in range(rng.randint(3, 12))) for _ in range(n))
+
+
+def counting(monkeypatch, name: str) -> list:
+    """Count the runs of ui.jobs.name made in this process (the inline ones, for tiny corpora)."""
+    calls, real = [], getattr(ui.jobs, name)
+    monkeypatch.setattr(ui.jobs, name, lambda *a, **k: calls.append(a) or real(*a, **k))
+    return calls
+
+
+def traces(at) -> list[tuple]:
+    """(key, trace) of every trace the pool holds."""
+    return ui.work.pool().find(lambda key: isinstance(key, tuple) and key[0] == "trace")
+
+
+def paste(at, text: str, vocab_size: int, algorithm: str = "heap") -> None:
+    at.sidebar.selectbox(key="source").set_value("paste").run()
+    at.sidebar.text_area(key="pasted").set_value(text).run()
+    at.sidebar.selectbox(key="algorithm").set_value(algorithm).run()
+    at.sidebar.number_input(key="vocab_size").set_value(vocab_size).run()
+
+
+def settle(at, done, timeout: float = 120) -> None:
+    """Rerun the page (as its polling fragment does) until done(at)."""
+    deadline = time.monotonic() + timeout
+    while not done(at):
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.2)
+        at.run()
+    assert not at.exception, at.exception
+
+
+def test_a_smaller_vocab_is_a_prefix_of_the_trace_already_built(monkeypatch):
+    at = open_app(source="textbook")  # 12 merges, traced in this process: the corpus fits on a slide
+    calls = counting(monkeypatch, "trace")
+    at.sidebar.number_input(key="vocab_size").set_value(256 + 5 + 1).run()
+    assert not at.exception and calls == []  # nothing retrained
+    [(_, full)] = traces(at)
+    assert len(full.events) == 12
+    assert "of 5" in next(h.value for h in at.html if "merge-card" in h.value)
+
+
+def test_a_larger_vocab_is_built_once_then_serves_every_smaller_one(monkeypatch):
+    at = open_app(source="ties")
+    calls = counting(monkeypatch, "trace")
+    at.sidebar.number_input(key="vocab_size").set_value(256 + 20 + 1).run()
+    at.sidebar.number_input(key="vocab_size").set_value(256 + 3 + 1).run()
+    at.sidebar.number_input(key="vocab_size").set_value(256 + 15 + 1).run()
+    assert len(calls) == 1 and not at.exception
+
+
+def test_a_big_corpus_is_traced_in_a_worker_with_the_same_merges_as_here():
+    text = words(3000)
+    assert len(text) > INLINE_BYTES
+    at = open_app(source="textbook")
+    paste(at, text, 256 + 100)
+    settle(at, lambda at: any("merge-card" in h.value for h in at.html))
+    [there] = [t for k, t in traces(at) if k[1] == at.session_state["settings"].key]
+    corpus = pretokenize(text.encode(), pattern="gpt2", special_tokens=["<|endoftext|>"])
+    here = trace_of(corpus, 99, "heap", TRACE_SECONDS, lambda progress: None, time.perf_counter())
+    assert [(e.pair, e.count) for e in there.events[:99]] == [(e.pair, e.count) for e in here.events]
+    assert [e.detail.top_pairs for e in there.events[:99]] == [e.detail.top_pairs for e in here.events]
+    assert isinstance(there, Trace)
+
+
+def test_a_slow_algorithm_says_which_is_fast_and_switching_frees_its_worker():
+    at = open_app(source="textbook")
+    paste(at, words(8000), 256 + 2000, algorithm="naive")  # ~70 KB of mostly unique words: naive takes its whole budget
+    advice = " ".join(i.value for i in at.info)
+    assert "heap" in advice and "Pick heap in the sidebar" in advice
+    assert any("worker process" in p.proto.text for p in at.get("progress"))
+    naive = at.session_state["watching"]["trace"]
+    at.sidebar.selectbox(key="algorithm").set_value("heap").run()
+    deadline = time.monotonic() + 30
+    while ui.work.pool().status(naive).state != "cancelled":  # nobody watches the naive trace any more
+        assert time.monotonic() < deadline
+        time.sleep(0.1)
+    settle(at, lambda at: any("merge-card" in h.value for h in at.html))
+
+
+def test_the_tokenize_page_gets_a_training_from_a_worker_and_reuses_it_for_a_smaller_vocab():
+    at = open_app("pages/tokenize.py", source="textbook")
+    paste(at, words(3000), 256 + 200)
+    settle(at, lambda at: any(m.label == "Merges used" and m.value.endswith("of 199") for m in at.metric))
+    [(_, training)] = ui.work.pool().find(lambda key: isinstance(key, tuple) and key[0] == "train" and key[-1] == 250)
+    assert len(training.events) == 250  # built for the vocab size rounded up, so nudging it up reuses the run
+    at.sidebar.number_input(key="vocab_size").set_value(256 + 120).run()
+    assert not at.exception and ui.work.pool().busy()["short running"] == 0  # no new run: the prefix served
+    assert any(m.label == "Merges used" and m.value.endswith("of 119") for m in at.metric)

@@ -1,0 +1,311 @@
+"""The worker pool: runs in worker processes match in-process ones, are shared, stop, and survive crashes.
+
+The jobs below run in real worker processes (forkserver), so they live at the
+top of this module, where a worker can import them by name.
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+import random
+import signal
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from bpe import ALGORITHMS
+from ui import jobs
+from ui.pool import Pool, crash_message
+
+
+def random_words(n_words: int, seed: int = 0) -> bytes:
+    rng = random.Random(seed)
+    return " ".join("".join(rng.choice("abcdefghij") for _ in range(rng.randint(3, 12))) for _ in range(n_words)).encode()
+
+
+TEXT = random_words(1500)  # about 12 KB: every trainer makes 60 merges in well under a second
+
+
+# -- jobs a worker runs ---------------------------------------------------------------
+
+
+def counted(path: str, *, report) -> str:
+    """Append a line to path (one per run), then take a moment: how tests count runs."""
+    with open(path, "a") as f:
+        f.write("run\n")
+    time.sleep(0.5)
+    return "done"
+
+
+def forever(*, report) -> None:
+    """Report a growing number until killed."""
+    n = 0
+    while True:
+        n += 1
+        report(n)
+        time.sleep(0.05)
+
+
+def with_child(path: str, *, report) -> None:
+    """Start a process of its own (as the parallel pre-tokenization timing does), write its pid, then wait."""
+    child = subprocess.Popen(["sleep", "60"])
+    Path(path).write_text(str(child.pid))
+    report(child.pid)
+    child.wait()
+
+
+def crash(*, report) -> None:
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+def refuse(*, report) -> None:
+    raise ValueError("The corpus is empty: paste some text.")
+
+
+def gc_state(*, report) -> bool:
+    """Whether the collector is on in the worker while a trainer runs there (it is paused)."""
+    from bpe.trainer import paused_gc
+
+    with paused_gc():
+        return gc.isenabled()
+
+
+# -- helpers ------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def pool():
+    p = Pool(workers=1, quick=1, check_s=0.05, grace_s=0.2)
+    yield p
+    p.close()
+
+
+def until(condition, timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.02)
+
+
+def gone(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    try:  # a zombie (dead, not yet reaped) counts as gone
+        return Path(f"/proc/{pid}/stat").read_text().split(") ")[1].startswith("Z")
+    except FileNotFoundError:
+        return True
+
+
+RACE_ARGS = (("key",), "random words", TEXT, "gpt2", (), 60, 30.0, False)
+
+
+# -- the same figures as in-process -----------------------------------------------------------
+
+
+def test_a_race_in_a_worker_makes_the_same_merges_and_counters_as_in_process(pool):
+    status = pool.submit("race", jobs.race, *RACE_ARGS, who="a")
+    assert status.state in ("queued", "running")
+    done = pool.wait("race", timeout=120)
+    assert done.state == "done", done.error
+    here = jobs.race(*RACE_ARGS, report=lambda progress: None)
+    there = done.result
+    assert [r.algorithm for r in there.results] == list(ALGORITHMS)
+    for mine, theirs in zip(here.results, there.results):
+        assert theirs.merges == mine.merges and theirs.counts == mine.counts
+        assert theirs.work == mine.work and theirs.stop_reason == mine.stop_reason == "vocab_size"
+    assert there.status == "finished" and there.prep_seconds.keys() == here.prep_seconds.keys()
+
+
+def test_a_race_reports_progress_while_it_runs(pool):
+    seen = []
+    pool.submit("race", jobs.race, *RACE_ARGS, who="a")
+    while (status := pool.status("race")).state != "done":
+        if status.progress is not None:
+            seen.append(status.progress)
+        time.sleep(0.01)
+    assert seen and all(isinstance(p, jobs.RaceRecord) and p.status == "running" for p in seen)
+
+
+def test_the_server_never_switches_the_garbage_collector_off(pool):
+    """A worker pauses it (its main thread trains); the server's script threads train with it on."""
+    pool.submit("gc", gc_state, who="a")
+    assert pool.wait("gc", timeout=60).result is False  # paused in the worker
+    on = []
+    thread = threading.Thread(target=lambda: on.append(gc_state(report=None)))
+    thread.start()
+    thread.join()
+    assert on == [True] and gc.isenabled()
+
+
+# -- shared runs ----------------------------------------------------------------------------
+
+
+def test_two_sessions_asking_for_the_same_run_share_it(pool, tmp_path):
+    log = tmp_path / "runs"
+    first = pool.submit("same", counted, str(log), who="alice")
+    second = pool.submit("same", counted, str(log), who="bob")
+    assert second.watchers == 2
+    assert pool.wait("same", timeout=60).result == "done"
+    assert log.read_text() == "run\n"  # one run for both
+    assert pool.submit("same", counted, str(log), who="carol").state == "done"  # the result is kept
+    assert log.read_text() == "run\n"
+    assert first.state in ("queued", "running")
+
+
+def test_queued_runs_know_how_many_start_before_them(pool):
+    pool.submit("one", forever, who="a")
+    assert pool.submit("two", forever, who="b").ahead == 1
+    assert pool.submit("three", forever, who="c").ahead == 2
+    pool.stop("one", who="a")
+    until(lambda: pool.status("two").state == "running")
+    assert pool.status("three").ahead == 1
+
+
+def test_short_runs_do_not_wait_behind_long_ones(pool, tmp_path):
+    pool.submit("race", forever, who="a")
+    assert pool.submit("trace", counted, str(tmp_path / "runs"), who="b", lane="short").state == "running"
+
+
+# -- stopping ----------------------------------------------------------------------------------
+
+
+def test_stop_kills_the_run_and_the_next_one_starts(pool):
+    pool.submit("long", forever, who="a")
+    pool.submit("next", forever, who="b")
+    until(lambda: (pool.status("long").progress or 0) > 2)
+    pool.stop("long", who="a")
+    until(lambda: pool.status("long").state == "cancelled")
+    assert pool.status("long").progress > 2  # what it had reported is kept
+    until(lambda: pool.status("next").state == "running")
+    assert pool.busy()["long running"] == 1
+
+
+def test_a_shared_run_goes_on_when_one_watcher_stops(pool):
+    pool.submit("shared", forever, who="a")
+    pool.submit("shared", forever, who="b")
+    pool.stop("shared", who="a")
+    time.sleep(0.3)
+    status = pool.status("shared")
+    assert status.state == "running" and status.watchers == 1
+
+
+def test_a_session_that_goes_away_frees_its_run():
+    sessions = {"a": True}
+    pool = Pool(workers=1, alive=lambda who: sessions.get(who, False), check_s=0.05, grace_s=0.2)
+    try:
+        pool.submit("long", forever, who="a")
+        until(lambda: pool.status("long").state == "running")
+        time.sleep(0.4)
+        assert pool.status("long").state == "running"  # alive: it goes on
+        sessions["a"] = False
+        until(lambda: pool.status("long").state == "cancelled")
+    finally:
+        pool.close()
+
+
+def test_a_session_that_is_briefly_disconnected_keeps_its_run():
+    alive = {"a": True}
+    pool = Pool(workers=1, alive=lambda who: alive["a"], check_s=0.05, grace_s=1.0)
+    try:
+        pool.submit("long", forever, who="a")
+        alive["a"] = False
+        time.sleep(0.3)  # under the grace period: a reconnecting browser
+        alive["a"] = True
+        time.sleep(1.2)
+        assert pool.status("long").state == "running"
+    finally:
+        pool.close()
+
+
+def test_stopping_a_run_kills_the_processes_it_started(pool, tmp_path):
+    path = tmp_path / "pid"
+    pool.submit("child", with_child, str(path), who="a")
+    until(lambda: pool.status("child").progress is not None)
+    child = int(path.read_text())
+    assert not gone(child)
+    pool.stop("child", who="a")
+    until(lambda: gone(child), timeout=10)
+
+
+def test_a_queued_run_that_nobody_watches_never_starts(pool, tmp_path):
+    log = tmp_path / "runs"
+    pool.submit("busy", forever, who="a")
+    pool.submit("waiting", counted, str(log), who="b")
+    pool.stop("waiting", who="b")
+    assert pool.status("waiting").state == "cancelled"
+    pool.stop("busy", who="a")
+    time.sleep(0.5)
+    assert not log.exists()
+
+
+# -- failures -----------------------------------------------------------------------------------
+
+
+def test_a_crashing_worker_gives_a_clear_message_and_the_next_run_works(pool, tmp_path):
+    pool.submit("crash", crash, who="a")
+    status = pool.wait("crash", timeout=60)
+    assert status.state == "failed"
+    assert status.error == crash_message(-signal.SIGKILL)
+    assert "stopped before finishing (killed by signal 9, perhaps for lack of memory)" in status.error
+    assert pool.submit("after", counted, str(tmp_path / "runs"), who="a").state == "running"
+    assert pool.wait("after", timeout=60).result == "done"
+    again = pool.submit("crash", counted, str(tmp_path / "runs"), who="a")  # a failed run is started again when asked
+    assert again.state == "running"
+
+
+def test_a_job_that_refuses_its_input_says_why_in_a_sentence(pool):
+    pool.submit("bad", refuse, who="a")
+    status = pool.wait("bad", timeout=60)
+    assert (status.state, status.error) == ("failed", "The corpus is empty: paste some text.")
+
+
+# -- in-process runs, for tiny inputs -------------------------------------------------------------
+
+
+def test_an_inline_run_happens_once_for_sessions_asking_together(pool, tmp_path):
+    log = tmp_path / "runs"
+    results = []
+
+    def ask(who: str) -> None:
+        results.append(pool.submit("tiny", counted, str(log), who=who, inline=True).result)
+
+    threads = [threading.Thread(target=ask, args=(f"s{i}",)) for i in range(5)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert results == ["done"] * 5 and log.read_text() == "run\n"
+
+
+def test_finished_results_are_kept_up_to_a_limit():
+    pool = Pool(workers=1, keep=2)
+    try:
+        for key in ("a", "b", "c"):
+            pool.submit(key, refuse, who="x", inline=True)
+            pool.submit(key + "!", gc_state, who="x", inline=True)
+        kept = [key for key in ("a", "a!", "b", "b!", "c", "c!") if pool.status(key) is not None]
+        assert kept == ["c", "c!"]
+    finally:
+        pool.close()
+
+
+def test_results_cross_the_pipe_unchanged_frozen_dataclasses_included():
+    """The worker pickles frozen dataclasses as calls to their class (faster to load); they come back equal."""
+    import io
+    import pickle
+
+    from bpe import pretokenize
+    from ui.pool import Pickler
+
+    trace = jobs.trace_of(pretokenize(TEXT, pattern="gpt2"), 30, "heap", 60.0, lambda progress: None, time.perf_counter())
+    buffer = io.BytesIO()
+    Pickler(buffer, protocol=pickle.HIGHEST_PROTOCOL).dump(trace)
+    back = pickle.loads(buffer.getvalue())
+    assert back == trace
+    assert [e.detail for e in back.events] == [e.detail for e in trace.events]  # detail is left out of MergeEvent's ==

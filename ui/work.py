@@ -1,0 +1,132 @@
+"""How pages use the worker pool: one pool per server, the session as a watcher, a view that polls.
+
+`pool()` is the server's ui.pool.Pool; a session watches the jobs it asked for
+(`ask`), at most one per purpose ("trace", "race", ...): asking for a new one
+stops watching the old, so a student who switches from naive to heap frees the
+worker. `follow` draws a running job's progress in a fragment that reruns every
+POLL_S seconds (or as asked), holding no script thread while it waits, and
+reruns the page when the job has ended.
+
+What it does not do: run anything itself (ui/jobs.py is the work), or decide
+what to show (the pages and their views do).
+"""
+
+from __future__ import annotations
+
+import atexit
+from collections.abc import Callable, Hashable
+from dataclasses import replace
+from typing import Any
+
+import streamlit as st
+from streamlit.runtime import Runtime
+from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
+
+from .pool import Pool, Status
+
+POLL_S = 0.5  # how often a page looks at a running job it draws live (a race's chart)
+
+
+@st.cache_resource(show_spinner=False, on_release=lambda pool: pool.close())
+def pool() -> Pool:
+    """The server's pool of worker processes (BPE_WORKERS sets how many run long jobs)."""
+    made = Pool(alive=session_alive)
+    atexit.register(made.close)  # the workers must not outlive the server
+    return made
+
+
+def session_id() -> str:
+    ctx = get_script_run_ctx(suppress_warning=True)
+    return ctx.session_id if ctx else "no session"
+
+
+def session_alive(who: str) -> bool:
+    """Whether a browser still holds the session open (always, outside a real server: AppTest)."""
+    return not Runtime.exists() or Runtime.instance().is_active_session(who)
+
+
+def ask(purpose: str, key: Hashable, fn: Callable[..., Any], *args: Any, lane: str = "long", inline: bool = False) -> Status:
+    """Submit (or join) the job for key on behalf of this session; stop watching its previous job for purpose."""
+    watching = st.session_state["watching"]
+    old = watching.get(purpose)
+    if old is not None and old != key:
+        pool().stop(old, session_id())
+    watching[purpose] = key
+    return pool().submit(key, fn, *args, who=session_id(), lane=lane, inline=inline)
+
+
+def let_go(purpose: str) -> Hashable | None:
+    """Stop watching this session's job for purpose (the job ends if nobody else watches); return its key."""
+    key = st.session_state["watching"].pop(purpose, None)
+    if key is not None:
+        pool().stop(key, session_id())
+    return key
+
+
+def watched(purpose: str) -> Hashable | None:
+    return st.session_state["watching"].get(purpose)
+
+
+def settle(purpose: str, state_key: str) -> Status | None:
+    """Bring the record st.session_state[state_key] up to date with this session's job for purpose.
+
+    Returns the job's status while it is queued or running. Once it has ended,
+    the record becomes its result, or -- stopped by someone, cut short by a
+    crash -- the last progress it reported, marked "stopped"; a failure's
+    sentence is kept in st.session_state["failed"][purpose] for the page to say.
+    """
+    key = watched(purpose)
+    if key is None:
+        return None
+    status = pool().status(key)
+    if status is not None and not status.ended:
+        return status
+    let_go(purpose)
+    if status is not None and status.state == "done":
+        st.session_state[state_key] = status.result
+        return None
+    if status is not None and status.state == "failed":
+        st.session_state["failed"][purpose] = status.error
+    _keep_progress(status, state_key)
+    return None
+
+
+def stop(purpose: str, state_key: str) -> None:
+    """This session's Stop: stop watching the job (it ends unless others watch it) and keep what it had done."""
+    key = watched(purpose)
+    if key is None:
+        return
+    status = pool().status(key)
+    let_go(purpose)
+    if status is not None and status.state == "done":
+        st.session_state[state_key] = status.result
+    else:
+        _keep_progress(status, state_key)
+
+
+def _keep_progress(status: Status | None, state_key: str) -> None:
+    """Keep a job's last progress report as the session's record, marked stopped (if it had got anywhere)."""
+    progress = status.progress if status is not None else None
+    if progress is not None and (getattr(progress, "results", None) or getattr(progress, "points", None)):
+        st.session_state[state_key] = replace(progress, status="stopped", doing="")
+
+
+def follow(key: Hashable, draw: Callable[[Status], None], every: float = POLL_S) -> None:
+    """Draw the job's progress with draw(status) every `every` seconds; rerun the page once it has ended."""
+
+    @st.fragment(run_every=every)
+    def poll() -> None:
+        status = pool().status(key)
+        if status is None or status.ended:
+            st.rerun()
+        draw(status)
+
+    poll()
+
+
+def waiting(status: Status, what: str) -> str:
+    """'Waiting for a worker: 2 runs start before yours.' for a queued job, else ''."""
+    if status.state != "queued":
+        return ""
+    runs = "1 run starts" if status.ahead == 1 else f"{status.ahead} runs start"
+    return f"{what} waits for a worker process: {runs} before it."
