@@ -50,4 +50,45 @@ def open_app(page: str | None = None, source: str | None = None, **sidebar: str)
     if page is not None:
         at.switch_page(page).run()
     assert not at.exception, at.exception
+    return settled(at)
+
+
+BUILDS = ("trace", "train", "replays")  # the work a page waits for before it can draw (not races: a test starts those)
+
+
+def settled(at, timeout: float = 300):
+    """Rerun the page, as its polling fragment would, until the runs it waits for in the worker pool have ended.
+
+    Big corpora (the 2 MB stdlib preset) are trained in worker processes; until
+    then a page shows progress and stops, and a real browser's fragment reruns it.
+    """
+    import time
+
+    import ui.work
+
+    deadline, waited = time.monotonic() + timeout, False
+    while True:
+        watching = at.session_state.get("watching", {})
+        keys = [watching[purpose] for purpose in BUILDS if purpose in watching]
+        if not any((status := ui.work.pool().status(key)) is not None and not status.ended for key in keys):
+            break
+        assert time.monotonic() < deadline, f"the page's runs did not end in {timeout:.0f} s"
+        time.sleep(0.2)
+        at.run()
+        waited = True
+    if waited:
+        at.run()  # the page as drawn once its run has ended
+    assert not at.exception, at.exception
     return at
+
+
+def finish(at, purpose: str = "race", timeout: float = 180) -> None:
+    """Rerun the page until this session's run for purpose has ended."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    while purpose in at.session_state["watching"]:
+        assert time.monotonic() < deadline, f"the {purpose} did not finish"
+        time.sleep(0.2)
+        at.run()
+    assert not at.exception, at.exception

@@ -15,7 +15,7 @@ import time
 from dataclasses import replace
 
 import pytest
-from conftest import open_app
+from conftest import finish, open_app
 
 import ui.work
 from bpe import ALGORITHMS
@@ -32,16 +32,6 @@ def app():
 
 def charts(at) -> list[dict]:
     return [json.loads(c.proto.spec) for c in at.get("vega_lite_chart")]
-
-
-def finish(at, purpose: str = "race", timeout: float = 180) -> None:
-    """Rerun the page until this session's run for purpose has ended."""
-    deadline = time.monotonic() + timeout
-    while purpose in at.session_state["watching"]:
-        assert time.monotonic() < deadline, f"the {purpose} did not finish"
-        time.sleep(0.2)
-        at.run()
-    assert not at.exception, at.exception
 
 
 def running(at, purpose: str = "race"):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import open_app
+from conftest import finish, open_app
 
 from bpe import ALGORITHMS
 
@@ -176,6 +176,7 @@ def test_naive_words_checked_is_the_race_pages_figure():
     # the race page's work table and the step page count the same words: every word of 2+ bytes
     race = open_app("pages/race.py", source="textbook")
     race.button(key="race_start").click().run()
+    finish(race)
     work = next(d.value for d in race.dataframe if "work per merge" in d.value.columns)
     per_merge = work.set_index("work per merge").loc["words checked", "naive"]
     app = open_app(algorithm="naive")
