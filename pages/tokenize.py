@@ -1,5 +1,7 @@
 """Tokenize any text with the trained tokenizer (or its first k merges), next to a real tokenizer, and download it."""
 
+import codecs
+
 import streamlit as st
 
 from bpe import PATTERNS, export, load
@@ -19,14 +21,28 @@ tok = corpora.tokenizer_for(settings)
 n = len(tok.merges)
 
 
+def sample_text(data: bytes) -> str:
+    """The corpus's first 400 bytes as text: a character cut at the end is left out, invalid UTF-8 shows as U+FFFD.
+
+    subtle: a text box holds text, not bytes, so bytes that are not UTF-8 (a Latin-1 upload) cannot be
+    typed back; they are shown as U+FFFD, never silently dropped, and the page says so.
+    """
+    return codecs.getincrementaldecoder("utf-8")("replace").decode(data[:400], final=False)
+
+
 def use_sample() -> None:
-    st.session_state["tok_text"] = settings.corpus.data[:400].decode("utf-8", "ignore")
+    st.session_state["tok_text"] = sample_text(settings.corpus.data)
 
 
 if st.session_state["tok_text"] is None:
     use_sample()
 text = st.text_area("Text to tokenize", key=state.widget("tok_text"), on_change=state.save, args=("tok_text",), height=130)
 st.button("Use a sample of the corpus", on_click=use_sample)
+if "\ufffd" in text and text == sample_text(settings.corpus.data) and "\ufffd" not in settings.corpus.data[:400].decode("utf-8", "ignore"):
+    st.info(
+        "This corpus has bytes that are not UTF-8 (Latin-1, perhaps): a text box can only hold text, so each shows here as "
+        "� (U+FFFD). The model was trained on the bytes as they are; the step page's sentence shows them so."
+    )
 
 if st.session_state["tok_k"] is None or st.session_state["tok_k"] > n:
     st.session_state["tok_k"] = n

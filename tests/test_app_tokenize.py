@@ -166,3 +166,12 @@ def test_without_shared_gpt2_files_the_page_offers_uploads(tmp_path, monkeypatch
     assert at.radio(key="w_tok_ref_source").options == ["Upload files"]
     assert at.info[0].value.startswith("Upload a tokenizer")
     assert [d.label for d in at.get("download_button")] == ["vocab.json", "merges.txt", "tokenizer.json", "tokenizer.bpe.json"]
+
+
+def test_a_latin1_corpus_sample_keeps_its_bytes_visible_and_says_why():
+    at = open_app("pages/tokenize.py", source="upload")
+    at.sidebar.file_uploader[0].set_value(("latin1.txt", "caf\xe9 na\xefve ".encode("latin-1") * 40, "text/plain")).run()
+    at.button[0].click().run()  # Use a sample of the corpus
+    assert not at.exception and not at.error
+    assert at.text_area[0].value.startswith("caf\ufffd na\ufffdve")  # shown, not dropped ("caf nave")
+    assert "not UTF-8" in at.info[0].value
