@@ -48,12 +48,12 @@ CSS = (
 .lesson .times{font-weight:700;white-space:nowrap}
 .lesson .corpus{font-family:monospace;font-size:1.1rem;line-height:1.5;padding:.5rem .8rem;border:1px dashed #8888;border-radius:8px;margin-bottom:.6rem;overflow-wrap:anywhere}
 .lesson .duel{display:flex;gap:1rem;margin:.3rem 0 .8rem}
-.lesson .duel>div{flex:1;border:2px solid #8886;border-radius:10px;padding:.5rem .8rem;text-align:center}
+.lesson .duel>div{flex:1 1 0;min-width:0;border:2px solid #8886;border-radius:10px;padding:.5rem .8rem;text-align:center}
 .lesson .duel>div.win{border-color:#2ca02c;background:"""
     + WIN
     + """;color:#111}
 .lesson .duel .big{font-family:monospace;font-size:2.2rem;white-space:pre}
-.lesson .duel .bytes{font-size:1rem}
+.lesson .duel .bytes{font-size:1rem;white-space:normal}
 .lesson .plus{color:#2ca02c;font-weight:700}
 .lesson .minus{color:#d62728;font-weight:700}
 .lesson .verdict{font-size:1.35rem;font-weight:700;margin:.2rem 0 .4rem}
@@ -70,6 +70,7 @@ CSS = (
 PAGE_CSS = """
 <style>
 .st-key-lesson-text p, .st-key-lesson-text li{font-size:1.15rem;line-height:1.55}
+.st-key-lesson-text code{white-space:nowrap}  /* a pair such as `s + t` never breaks across lines */
 .st-key-quiz-options button{min-height:3.2rem}
 .st-key-quiz-options button p{font-size:1.35rem;font-family:monospace}
 /* a long token wraps inside its button instead of being cut off with an ellipsis */
@@ -146,7 +147,7 @@ def duel(event: MergeEvent) -> str:
         byte_list = " | ".join(" ".join(str(x) for x in t) for t in (a, b))
         cards.append(
             f'<div class="{css}"><div class="big">{escape(show_pair(a, b))}</div>'
-            f'<div class="times">× {c:,}</div><div class="bytes mono">bytes {escape(byte_list)}</div>'
+            f'<div class="times">× {c:,}</div><div class="bytes mono">bytes <span class="times">{escape(byte_list)}</span></div>'
             f"<div>{'wins' if css else 'loses'}</div></div>"
         )
     return box(f'<div class="duel">{"".join(cards)}</div>' + rewritten(event))

@@ -20,9 +20,13 @@ def shown(locator) -> str:
 
 
 BEYOND_JS = """
-() => [...document.querySelectorAll('.lesson *')]
-  .filter(el => el.offsetParent && el.getBoundingClientRect().right > window.innerWidth + 1)
-  .map(el => el.innerText.trim().slice(0, 40))
+() => { const edge = document.querySelector('[data-testid="stMainBlockContainer"]').getBoundingClientRect().right;
+        return [...document.querySelectorAll('.lesson *')]
+          .filter(el => el.offsetParent && el.getBoundingClientRect().right > edge + 1)
+          .map(el => el.innerText.trim().slice(0, 40)); }
+"""
+BROKEN_CODE_JS = """
+() => [...document.querySelectorAll('.st-key-lesson-text code')].filter(c => c.getClientRects().length > 1).map(c => c.innerText)
 """
 
 
@@ -33,7 +37,8 @@ def look(page, name: str) -> None:
     page.set_viewport_size({"width": 1280, "height": 720})
     page.wait_for_timeout(600)
     assert clipped_here(page) == [], name
-    assert page.evaluate(BEYOND_JS) == [], name
+    assert page.evaluate(BEYOND_JS) == [], name  # nothing past the page's own right edge
+    assert page.evaluate(BROKEN_CODE_JS) == [], name  # no `s + t` broken across two lines
     page.set_viewport_size(size)
     page.wait_for_timeout(300)
 
