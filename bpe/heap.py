@@ -40,7 +40,7 @@ from heapq import heapify, heappop, heappush
 
 from .events import DETAIL_CAP, HeapEntry, HeapView
 from .rule import Pair, entry_pair, heap_entry
-from .trainer import Delta, Trainer, word_delta
+from .trainer import Delta, Trainer
 
 # levels of the heap tree kept in a snapshot: 2**5 - 1 = 31 entries
 SNAPSHOT_ENTRIES = 31
@@ -136,14 +136,14 @@ class Heap(Trainer):
         before: dict[str, list[int]] = defaultdict(list)  # x -> the words with x just before their one site
         after: dict[str, list[int]] = defaultdict(list)  # y -> the words with y just after it
         touched = 0
-        candidates = self.where.pop(pair)
+        # subtle: a word is listed once per occurrence it gained; dict.fromkeys checks it once (in C)
+        candidates = dict.fromkeys(self.where.pop(pair))
         for i in candidates:
             head, found, tail = words[i].partition(ab)
             if not found:
                 continue  # listed lazily: the word no longer holds the pair
-            if ab in tail:  # several sites; str.replace merges left to right without overlap, as merge_word does
-                new = head + merged + tail.replace(ab, merged)
-                merge_sites(as_ids(words[i]), as_ids(new), new_id, counts[i], delta, self.where, i)
+            if ab in tail:  # several sites
+                new = self.merge_sites(words[i], pair, new_id, i, delta)
             else:  # one site
                 if head:
                     before[head[-1]].append(i)
@@ -158,6 +158,42 @@ class Heap(Trainer):
         self.work["words_checked"] += len(candidates)
         self.work["words_touched"] += touched
         return delta, touched
+
+    def merge_sites(self, word: str, pair: Pair, new_id: int, i: int, delta: Delta) -> str:
+        """Merge word number i, which holds pair at several sites; add its changes to delta and index it.
+
+        Only the pairs that touch a site change: (x, a) and (b, y) lose the
+        word's count, (x, new) and (new, y) gain it. str.replace merges left to
+        right without overlap, as merge_word does. (The pair's own count is set
+        by fold.) 'abcab', (a, b) -> 'Ā': sites 0 and 3; (b, c) and (c, a) lose,
+        (Ā, c) and (c, Ā) gain; returns 'ĀcĀ'.
+        subtle: when two sites are adjacent ('abab') the pair between them is
+        shared: the left site removes (b, a) and adds (Ā, Ā), the right one must not.
+        """
+        a, b = pair
+        ab = chr(a) + chr(b)
+        new = word.replace(ab, chr(new_id))
+        ids, where, count = self.ids, self.where, self.counts[i]
+        n, m = len(word), len(new)
+        site, previous, k = word.find(ab), -3, 0
+        while site >= 0:
+            shared = site - previous == 2  # this site starts where the previous one ended
+            if site > 0 and not shared:
+                delta[(ids[ord(word[site - 1])], a)] -= count
+            if site + 2 < n:
+                delta[(b, ids[ord(word[site + 2])])] -= count
+            j = site - k  # where the new token sits in the new word
+            if j > 0 and not shared:
+                p = (ids[ord(new[j - 1])], new_id)
+                delta[p] += count
+                index(where, p, [i])
+            if j + 1 < m:
+                p = (new_id, ids[ord(new[j + 1])])
+                delta[p] += count
+                index(where, p, [i])
+            previous, k = site, k + 1
+            site = word.find(ab, site + 2)
+        return new
 
     def fold(self, pair: Pair, new_id: int, before: dict[str, list[int]], after: dict[str, list[int]], delta: Delta) -> None:
         """Turn the words listed by neighbour into pair-count changes, and index them under their new pairs.
@@ -280,17 +316,3 @@ def index(where: dict[Pair, Listed], pair: Pair, listed: list[int]) -> None:
         where[pair] = array("I", listed)
     else:
         known.extend(listed)
-
-
-def merge_sites(old: list[int], new: list[int], new_id: int, count: int, delta: Delta, where: dict[Pair, Listed], i: int) -> None:
-    """For word number i with several sites: add its pair-count changes to delta and list it under its new pairs.
-
-    The word occurs `count` times; it is `old` before the merge and `new` after.
-    Pairs that did not change cancel out (word_delta):
-    [1, 2, 3, 1, 2] -> [9, 3, 9]: (1, 2) -2c, (2, 3) -c, (3, 1) -c, (9, 3) +c, (3, 9) +c;
-    the word is listed under (9, 3) and (3, 9).
-    """
-    word_delta(old, new, count, delta)
-    for pair in zip(new, new[1:]):
-        if new_id in pair:
-            index(where, pair, [i])
