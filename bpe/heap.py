@@ -176,6 +176,7 @@ class Heap(Trainer):
         ids, where, count = self.ids, self.where, self.counts[i]
         n, m = len(word), len(new)
         site, previous, k = word.find(ab), -3, 0
+        born: set[Pair] = set()  # the new pairs, each listed once however many sites make it
         while site >= 0:
             shared = site - previous == 2  # this site starts where the previous one ended
             if site > 0 and not shared:
@@ -186,13 +187,15 @@ class Heap(Trainer):
             if j > 0 and not shared:
                 p = (ids[ord(new[j - 1])], new_id)
                 delta[p] += count
-                index(where, p, [i])
+                born.add(p)
             if j + 1 < m:
                 p = (new_id, ids[ord(new[j + 1])])
                 delta[p] += count
-                index(where, p, [i])
+                born.add(p)
             previous, k = site, k + 1
             site = word.find(ab, site + 2)
+        for p in born:
+            index(where, p, [i])
         return new
 
     def fold(self, pair: Pair, new_id: int, before: dict[str, list[int]], after: dict[str, list[int]], delta: Delta) -> None:
