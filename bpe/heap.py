@@ -15,17 +15,18 @@ stored *below* the true count is harmless: a current one pops before it.
 Why the heap needs no rebuilding: outside the huggingface rule a pair's count
 goes up only in the merge that makes the pair, so a live pair has one entry and
 the other entries are pairs that died and have not reached the top yet (on
-50 MB of text: 231,000 entries for 185,000 live pairs after 9,743 merges).
+50 MB of text: 240,000 entries for 192,000 live pairs after 9,743 merges).
 
 subtle: the index is lazy too, so it is plain arrays of word numbers that are
-only ever appended to. A word is listed under a pair each time it gains an
-occurrence of it ('banana' twice under (a, n)) and stays listed when it loses
-it: visiting a word that no longer holds the pair changes nothing, and it is
+only ever appended to. A word is listed under a pair when it gains it (at the
+start once per occurrence, 'banana' twice under (a, n), so that a pair's count
+is the sum of its listed words' counts) and stays listed when it loses it: a
+merge checks each listed word once, and one that no longer holds the pair is
 skipped. A pair leaves the index when its count reaches zero.
 
 How a word is held: as a string with one character per token (`as_text`), so
 that finding and merging a pair are str methods, in C, and a word costs about
-a third of a list of ints.
+half a list of ints.
 
 Not here: choosing between equal counts (rule.py) or the loop itself (trainer.py).
 """
