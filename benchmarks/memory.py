@@ -63,10 +63,10 @@ def sizes(trainer: Heap) -> dict[str, tuple[int, int]]:
     seen: set[int] = set()
     parts = {
         "pair keys (tuples shared by pair_counts and where)": list(trainer.pair_counts),
-        "words (lists of token ids)": trainer.words,
+        "words (one str per word, a character per token)": trainer.words,
         "counts (one int per word)": trainer.counts,
         "pair_counts (dict pair -> count)": trainer.pair_counts,
-        "where (dict pair -> set of word indices)": trainer.where,
+        "where (dict pair -> array of word numbers)": trainer.where,
         "heap (list of 5-tuples)": trainer.heap,
         "keys + vocab (per token)": [trainer.keys, trainer.vocab],
     }
@@ -132,7 +132,7 @@ def main() -> None:
         pass
     after_merges = rss()
     print(f"\nRSS after {trainer.work['merges']:,} merges: {after_merges / 1e6:,.0f} MB (peak {peak_rss() / 1e6:,.0f} MB)")
-    print(f"index entries: {sum(len(s) for s in trainer.where.values()):,} word indices in {len(trainer.where):,} sets")
+    print(f"index entries: {sum(len(s) for s in trainer.where.values()):,} word numbers in {len(trainer.where):,} arrays")
     table("after the merges", sizes(trainer), unique)
 
 

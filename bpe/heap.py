@@ -1,8 +1,8 @@
 """Inverted index + lazy max-heap: the fast trainer.
 
-Phases: (1) count pairs and index which words hold each pair, (2) heapify one
-entry per pair, (3) merge loop: pop the best entry, rewrite only the words the
-index lists, push entries for the new pairs.
+Phases: (1) index the words that hold each pair and count each pair from its
+words, (2) heapify one entry per pair, (3) merge loop: pop the best entry,
+rewrite only the words the index lists, push entries for the new pairs.
 
 subtle: lazy deletion. When a merge lowers a pair's count the old heap entry is
 left in place. Every pair whose count goes *up* gets a new entry with its true
@@ -12,13 +12,28 @@ an entry whose stored count is at least its true one: when a stale entry
 reaches the top it is pushed back with its true count (or dropped at zero),
 and the first entry popped whose count is current is the true best. An entry
 stored *below* the true count is harmless: a current one pops before it.
+Why the heap needs no rebuilding: outside the huggingface rule a pair's count
+goes up only in the merge that makes the pair, so a live pair has one entry and
+the other entries are pairs that died and have not reached the top yet (on
+50 MB of text: 240,000 entries for 192,000 live pairs after 9,743 merges).
 
-subtle: the index is lazy too. A word stays listed under a pair it no longer
-holds; merging it then changes nothing and it is skipped.
+subtle: the index is lazy too, so it is plain arrays of word numbers that are
+only ever appended to. A word is listed under a pair when it gains it (at the
+start once per occurrence, 'banana' twice under (a, n), so that a pair's count
+is the sum of its listed words' counts) and stays listed when it loses it: a
+merge checks each listed word once, and one that no longer holds the pair is
+skipped. A pair leaves the index when its count reaches zero.
+
+How a word is held: as a string with one character per token (`as_text`), so
+that finding and merging a pair are str methods, in C, and a word costs about
+half a list of ints.
+
+Not here: choosing between equal counts (rule.py) or the loop itself (trainer.py).
 """
 
 from __future__ import annotations
 
+from array import array
 from bisect import insort
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
@@ -26,10 +41,15 @@ from heapq import heapify, heappop, heappush
 
 from .events import DETAIL_CAP, HeapEntry, HeapView
 from .rule import Pair, entry_pair, heap_entry
-from .trainer import Delta, Trainer, word_lists
+from .trainer import Delta, Trainer
 
 # levels of the heap tree kept in a snapshot: 2**5 - 1 = 31 entries
 SNAPSHOT_ENTRIES = 31
+
+# the most tokens a word of characters can hold: one character per token, up to U+10FFFF
+MAX_TOKENS = 0x110000
+
+Listed = array  # array('I'): the numbers of the words listed under one pair, 4 bytes each
 
 
 class Heap(Trainer):
@@ -38,20 +58,29 @@ class Heap(Trainer):
 
     def __init__(self, words: Mapping[bytes, int], sequence: Sequence[bytes] | None = None, *, tie_break: str = "cs336") -> None:
         super().__init__(words, tie_break=tie_break)
-        self.words, self.counts = word_lists(words)
-        # phase 1: pair counts and the inverted index, in one pass
-        pair_counts: dict[Pair, int] = defaultdict(int)
-        self.where: dict[Pair, set[int]] = defaultdict(set)
-        for i, (word, c) in enumerate(zip(self.words, self.counts)):
+        kept = [(w, c) for w, c in words.items() if len(w) > 1]  # words of one byte never merge
+        self.counts: list[int] = [c for _, c in kept]
+        # phase 1: list every word under each pair it holds (zip over bytes gives pairs of byte ids) ...
+        where: dict[Pair, list[int]] = defaultdict(list)
+        for i, (word, _) in enumerate(kept):
             for pair in zip(word, word[1:]):
-                pair_counts[pair] += c
-                self.where[pair].add(i)
-        self.pair_counts = dict(pair_counts)
+                where[pair].append(i)
+        # ... then a pair's count is the sum of its words' counts (a word listed twice holds it twice), added up in C
+        self.pair_counts = {pair: self.total(listed) for pair, listed in where.items()}
+        self.where: dict[Pair, Listed] = {pair: array("I", listed) for pair, listed in where.items()}
+        del where
+        self.words: list[str] = [w.decode("latin-1") for w, _ in kept]  # as_text(w): byte b is chr(b)
+        self.ids: list[int] = list(range(256))  # every token id once, so that pairs share their ints
         # phase 2: one heap entry per pair
         self.heap = [heap_entry(p, c, self.keys) for p, c in self.pair_counts.items()]
         heapify(self.heap)
         self._stale: list[HeapEntry] = []
 
+    def total(self, listed: Sequence[int]) -> int:
+        """The summed counts of the words listed: [0, 2, 2] with counts [5, 1, 3] -> 11."""
+        return sum(map(self.counts.__getitem__, listed))
+
+    # -- choosing: the heap ---------------------------------------------------
     def _clean_top(self, detail: bool) -> None:
         """Pop stale entries until the top one is current: refresh them, or drop them at zero."""
         heap, counts = self.heap, self.pair_counts
@@ -82,31 +111,128 @@ class Heap(Trainer):
     def unchoose(self, pair: Pair) -> None:
         heappush(self.heap, heap_entry(pair, self.pair_counts[pair], self.keys))
 
+    # -- merging: the index ---------------------------------------------------
     def merge(self, pair: Pair, new_id: int, detail: bool) -> tuple[Delta, int]:
+        """Rewrite the words the index lists for pair; return the pair-count changes.
+
+        Each word is split at its first site by str.partition, in C. Most words
+        hold the pair once, and then every change is named by a neighbour of the
+        site alone: x just before it loses (x, a) and gains (x, new); y just after
+        it loses (b, y) and gains (new, y). So the loop only lists the word under
+        x and under y -- no pair to build or hash -- and `fold` adds up each
+        neighbour's changes once, after the loop. A word with several sites
+        (rarer) is compared pair by pair (`merge_sites`).
+
+        'lowly', pair (l, o) -> 256 = 'Ā': 'lowly'.partition('lo') is
+        ('', 'lo', 'wly'): no x, y = 'w', so the word is listed under after['w']
+        and becomes 'Āwly'; fold then moves its count from (o, w) to (256, w).
+        """
+        if new_id >= MAX_TOKENS:
+            raise ValueError(f"The heap trainer holds at most {MAX_TOKENS:,} tokens (one character each); ask for fewer merges.")
+        self.ids.extend(range(len(self.ids), new_id + 1))  # usually the one new id; none when a token is reused
+        a, b = pair
+        ab, merged = chr(a) + chr(b), chr(new_id)
+        words, counts = self.words, self.counts
         delta: Delta = defaultdict(int)
-        words, counts, where = self.words, self.counts, self.where
+        before: dict[str, list[int]] = defaultdict(list)  # x -> the words with x just before their one site
+        after: dict[str, list[int]] = defaultdict(list)  # y -> the words with y just after it
         touched = 0
-        candidates = where.pop(pair)
+        # subtle: a word is listed once per occurrence it gained; dict.fromkeys checks it once (in C)
+        candidates = dict.fromkeys(self.where.pop(pair))
         for i in candidates:
-            word = words[i]
-            new = merge_counting(word, pair, new_id, counts[i], delta, where, i)
-            if new is None:
+            head, found, tail = words[i].partition(ab)
+            if not found:
                 continue  # listed lazily: the word no longer holds the pair
-            touched += 1
+            if ab in tail:  # several sites
+                new = self.merge_sites(words[i], pair, new_id, i, delta)
+            else:  # one site
+                if head:
+                    before[head[-1]].append(i)
+                if tail:
+                    after[tail[0]].append(i)
+                new = head + merged + tail
             if detail:
-                self.record_word(word, new, counts[i])
+                self.record_word(as_ids(words[i]), as_ids(new), counts[i])
             words[i] = new
+            touched += 1
+        self.fold(pair, new_id, before, after, delta)
         self.work["words_checked"] += len(candidates)
         self.work["words_touched"] += touched
         return delta, touched
 
+    def merge_sites(self, word: str, pair: Pair, new_id: int, i: int, delta: Delta) -> str:
+        """Merge word number i, which holds pair at several sites; add its changes to delta and index it.
+
+        Only the pairs that touch a site change: (x, a) and (b, y) lose the
+        word's count, (x, new) and (new, y) gain it. str.replace merges left to
+        right without overlap, as merge_word does. (The pair's own count is set
+        by fold.) 'abcab', (a, b) -> 'Ā': sites 0 and 3; (b, c) and (c, a) lose,
+        (Ā, c) and (c, Ā) gain; returns 'ĀcĀ'.
+        subtle: when two sites are adjacent ('abab') the pair between them is
+        shared: the left site removes (b, a) and adds (Ā, Ā), the right one must not.
+        """
+        a, b = pair
+        ab = chr(a) + chr(b)
+        new = word.replace(ab, chr(new_id))
+        ids, where, count = self.ids, self.where, self.counts[i]
+        n, m = len(word), len(new)
+        site, previous, k = word.find(ab), -3, 0
+        born: set[Pair] = set()  # the new pairs, each listed once however many sites make it
+        while site >= 0:
+            shared = site - previous == 2  # this site starts where the previous one ended
+            if site > 0 and not shared:
+                delta[(ids[ord(word[site - 1])], a)] -= count
+            if site + 2 < n:
+                delta[(b, ids[ord(word[site + 2])])] -= count
+            j = site - k  # where the new token sits in the new word
+            if j > 0 and not shared:
+                p = (ids[ord(new[j - 1])], new_id)
+                delta[p] += count
+                born.add(p)
+            if j + 1 < m:
+                p = (new_id, ids[ord(new[j + 1])])
+                delta[p] += count
+                born.add(p)
+            previous, k = site, k + 1
+            site = word.find(ab, site + 2)
+        for p in born:
+            index(where, p, [i])
+        return new
+
+    def fold(self, pair: Pair, new_id: int, before: dict[str, list[int]], after: dict[str, list[int]], delta: Delta) -> None:
+        """Turn the words listed by neighbour into pair-count changes, and index them under their new pairs.
+
+        before {'x': [3, 9]}, words 3 and 9 occurring 5 and 2 times: (x, a) -7,
+        (x, new) +7, and words 3 and 9 listed under (x, new).
+        """
+        a, b = pair
+        ids, where = self.ids, self.where
+        for x, listed in before.items():
+            x = ids[ord(x)]  # subtle: the shared int, not a new one from ord (28 bytes a pair)
+            p = (x, new_id)  # subtle: one tuple for delta, pair_counts and where alike
+            n = self.total(listed)
+            delta[(x, a)] -= n
+            delta[p] += n
+            index(where, p, listed)
+        for y, listed in after.items():
+            y = ids[ord(y)]
+            p = (new_id, y)
+            n = self.total(listed)
+            delta[(b, y)] -= n
+            delta[p] += n
+            index(where, p, listed)
+        # subtle: merging left to right leaves no occurrence of the pair in any
+        # word ('aaa' -> 'Āa'), and the index lists every word that held it
+        delta[pair] = -self.pair_counts[pair]
+
     def apply(self, delta: Delta) -> None:
         """Apply the changes, and push an entry for each pair whose count went up (those with the new token).
 
-        Pairs that went down keep their entries: they go stale and are fixed when popped.
+        Pairs that went down keep their entries: they go stale and are fixed when
+        popped. A pair whose count reaches zero leaves the index: no word holds it.
         Trainer.apply written out with the push, so the changes are walked once (hot path).
         """
-        counts, heap, keys = self.pair_counts, self.heap, self.keys
+        counts, heap, keys, where = self.pair_counts, self.heap, self.keys, self.where
         pushes = 0
         for pair, change in delta.items():
             if change:
@@ -115,11 +241,13 @@ class Heap(Trainer):
                     counts[pair] = n
                 else:
                     del counts[pair]
+                    where.pop(pair, None)
                 if change > 0:
                     heappush(heap, heap_entry(pair, n, keys))
                     pushes += 1
         self.work["heap_pushes"] += pushes
 
+    # -- detail (only when asked) --------------------------------------------
     def _top_pairs(self) -> list[tuple[Pair, int]]:
         """The best pairs, read off the heap itself without changing it.
 
@@ -166,99 +294,29 @@ class Heap(Trainer):
         return super()._detail(top, distinct, delta, heap)
 
 
-def merge_counting(
-    word: list[int], pair: Pair, new_id: int, count: int, delta: Delta, where: dict[Pair, set[int]], index: int
-) -> list[int] | None:
-    """merge_word and word_delta in one pass that looks only at the merge sites.
+# ---------------------------------------------------------------------------
+# words as strings, and the index
 
-    Returns the new word (None if pair does not occur), subtracts count from every
-    old pair touching a site, adds it to every new pair touching the new token,
-    and lists word `index` under those new pairs. Same result as
-    merge_word + word_delta (a property test holds it to that), several times
-    faster on long words: list.index finds the sites in C.
 
-    [1, 2, 3, 1, 2], (1, 2) -> 9: sites [0, 3]; gone (1,2) x2, (2,3), (3,1);
-    born (9,3), (3,9); returns [9, 3, 9].
+def as_text(ids: Sequence[int]) -> str:
+    """Token ids as a string with one character per token: [108, 111, 119] -> 'low', [256, 119] -> 'Āw'.
+
+    The first 256 characters are the bytes (a pre-token decoded as latin-1 is
+    as_text of its bytes), so the first merged token is 'Ā', the character
+    after 'ÿ'. subtle: a character is at most U+10FFFF, hence MAX_TOKENS.
     """
-    a, b = pair
-    remaining = word.count(a)  # subtle: counting first lets list.index run without raising
-    if not remaining:
-        return None
-    n = len(word)
-    if remaining == 1:  # the common case: one 'a', so at most one site
-        i = word.index(a)
-        if i + 1 == n or word[i + 1] != b:
-            return None
+    return "".join(map(chr, ids))
+
+
+def as_ids(word: str) -> list[int]:
+    """as_text undone: 'Āw' -> [256, 119]."""
+    return list(map(ord, word))
+
+
+def index(where: dict[Pair, Listed], pair: Pair, listed: list[int]) -> None:
+    """List words under pair: {(1, 2): array('I', [4])}, (1, 2), [7, 9] -> {(1, 2): array('I', [4, 7, 9])}."""
+    known = where.get(pair)
+    if known is None:  # the usual case: the pair was born in this merge
+        where[pair] = array("I", listed)
     else:
-        sites = _sites(word, a, b, remaining)
-        if len(sites) != 1:
-            return _merge_sites(word, pair, new_id, count, delta, where, index, sites) if sites else None
-        i = sites[0]
-    # one site, written out
-    new = word[:i]
-    new.append(new_id)
-    new += word[i + 2 :]
-    delta[pair] -= count
-    if i:
-        x = word[i - 1]
-        delta[(x, a)] -= count
-        p = (x, new_id)
-        delta[p] += count
-        where[p].add(index)
-    if i + 2 < n:
-        y = word[i + 2]
-        delta[(b, y)] -= count
-        p = (new_id, y)
-        delta[p] += count
-        where[p].add(index)
-    return new
-
-
-def _sites(word: list[int], a: int, b: int, remaining: int) -> list[int]:
-    """Where pair (a, b) starts, left to right without overlap: [97, 97, 97], (97, 97) -> [0]."""
-    n, sites, i, find = len(word), [], 0, word.index
-    while remaining:
-        i = find(a, i)
-        remaining -= 1
-        if i + 1 < n and word[i + 1] == b:
-            sites.append(i)
-            if a == b:
-                remaining -= 1  # the site used up the next occurrence of a too
-            i += 2
-        else:
-            i += 1
-    return sites
-
-
-def _merge_sites(
-    word: list[int], pair: Pair, new_id: int, count: int, delta: Delta, where: dict[Pair, set[int]], index: int, sites: list[int]
-) -> list[int]:
-    """merge_counting for a word with several sites."""
-    a, b = pair
-    n = len(word)
-    new = word[:]
-    for i in reversed(sites):
-        new[i : i + 2] = [new_id]
-    m = len(new)
-    previous = -3
-    for k, i in enumerate(sites):
-        # old pairs that touch the site: (x, a), the pair itself, (b, y).
-        # subtle: when two sites are adjacent ('a b a b') the pair between them is
-        # shared; the left site removes it and the right one must not.
-        if i > 0 and i - previous != 2:
-            delta[(word[i - 1], a)] -= count
-        delta[pair] -= count
-        if i + 2 < n:
-            delta[(b, word[i + 2])] -= count
-        # new pairs that touch the new token, which now sits at i - k
-        j = i - k
-        if j > 0 and i - previous != 2:
-            p = (new[j - 1], new_id)
-            delta[p] += count
-            where[p].add(index)
-        if j + 1 < m:
-            p = (new_id, new[j + 1])
-            delta[p] += count
-            where[p].add(index)
-        previous = i
-    return new
+        known.extend(listed)

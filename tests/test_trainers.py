@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bpe import ALGORITHMS, PATTERNS, pretokenize, train, train_bpe_text
-from bpe.heap import merge_counting
+from bpe.heap import Heap, as_ids, as_text
 from bpe.rule import RULES, best_two, descending, entry_pair, heap_entry, hf_byte_order, merge_word, order
 from bpe.trainer import count_pairs, word_delta
 
@@ -233,33 +233,40 @@ def test_trainer_never_mutates_its_input(algorithm, text):
 
 
 # ---------------------------------------------------------------------------
-# the heap's one-pass merge equals merge_word + word_delta
+# the heap's merge (neighbours folded, several sites pair by pair) equals merge_word + word_delta
 
-small_words = st.lists(st.integers(0, 3), max_size=30)
-small_pairs = st.tuples(st.integers(0, 3), st.integers(0, 3))
+small_words = st.dictionaries(st.lists(st.integers(0, 3), min_size=2, max_size=30).map(bytes), st.integers(1, 5), min_size=1, max_size=6)
 
 
 @settings(max_examples=500, deadline=None)
-@given(word=small_words, pair=small_pairs, count=st.integers(1, 5))
-def test_merge_counting_equals_merge_word_plus_word_delta(word, pair, count):
-    new_id, index = 256, 7
-    original = list(word)
-    delta, where = defaultdict(int), defaultdict(set)
-    got = merge_counting(word, pair, new_id, count, delta, where, index)
-    assert word == original  # the old word is left alone; the caller swaps it
-    expected = merge_word(word, pair, new_id)
-    if len(expected) == len(word):
-        assert got is None
-        assert not any(delta.values()) and not where
-        return
-    assert got == expected
-    expected_delta = defaultdict(int)
-    word_delta(word, expected, count, expected_delta)
+@given(words=small_words, data=st.data())
+def test_heap_merge_equals_merge_word_plus_word_delta(words, data):
+    trainer = Heap(words)
+    pair = data.draw(st.sampled_from(sorted(trainer.pair_counts)))
+    new_id = trainer.mint(pair)
+    delta, touched = trainer.merge(pair, new_id, False)
+    expected_delta, rewritten = defaultdict(int), 0
+    for i, (word, count) in enumerate(words.items()):
+        expected = merge_word(list(word), pair, new_id)
+        assert trainer.words[i] == as_text(expected)
+        if len(expected) < len(word):
+            rewritten += 1
+            word_delta(list(word), expected, count, expected_delta)
+            # the word is listed under every pair it now holds with the new token
+            assert all(i in trainer.where[p] for p in zip(expected, expected[1:]) if new_id in p)
+    assert touched == rewritten
     assert {p: d for p, d in delta.items() if d} == {p: d for p, d in expected_delta.items() if d}
-    # the word is listed under exactly the pairs that hold the new token
-    new_pairs = {p for p in zip(expected, expected[1:]) if new_id in p}
-    assert set(where) == new_pairs
-    assert all(words == {index} for words in where.values())
+
+
+@given(ids=st.lists(st.integers(0, 0x10FFFF), max_size=20))
+def test_a_word_as_text_has_one_character_per_token(ids):
+    assert len(as_text(ids)) == len(ids)
+    assert as_ids(as_text(ids)) == ids
+
+
+def test_a_pre_token_decoded_as_latin_1_is_its_bytes_as_text():
+    word = "né ÿ".encode()
+    assert word.decode("latin-1") == as_text(list(word))
 
 
 # ---------------------------------------------------------------------------
