@@ -210,20 +210,30 @@ def speedup(data: bytes, size: int, *, report: Report) -> SpeedupRecord:
 
 
 def trace(
-    data: bytes, pattern: str, specials: tuple[str, ...], num_merges: int, algorithm: str, budget_s: float, *, report: Report
+    data: bytes,
+    pattern: str,
+    specials: tuple[str, ...],
+    num_merges: int,
+    algorithm: str,
+    budget_s: float,
+    tie_break: str = "cs336",
+    *,
+    report: Report,
 ) -> Trace:
-    """Every merge with detail, up to num_merges or budget_s seconds; reports Built as it goes."""
+    """Every merge with detail, up to num_merges or budget_s seconds, ties broken by tie_break; reports Built as it goes."""
     start = perf_counter()
     corpus = pretokenize(data, pattern=pattern, special_tokens=specials, keep_sequence=algorithm == "positions")
-    return trace_of(corpus, num_merges, algorithm, budget_s, report, start)
+    return trace_of(corpus, num_merges, algorithm, budget_s, report, start, tie_break)
 
 
-def trace_of(corpus: PreTokens, num_merges: int, algorithm: str, budget_s: float, report: Report, start: float) -> Trace:
+def trace_of(
+    corpus: PreTokens, num_merges: int, algorithm: str, budget_s: float, report: Report, start: float, tie_break: str = "cs336"
+) -> Trace:
     """trace() on a corpus pre-tokenized already (the app does this in-process for tiny corpora)."""
     throttle = Throttle(report)
     kept = []
     with paused_gc():
-        trainer, events = steps(corpus, num_merges, algorithm=algorithm, detail=True)
+        trainer, events = steps(corpus, num_merges, algorithm=algorithm, detail=True, tie_break=tie_break)
         for event in events:
             kept.append(event)
             seconds = perf_counter() - start
@@ -234,8 +244,10 @@ def trace_of(corpus: PreTokens, num_merges: int, algorithm: str, budget_s: float
     return Trace(tuple(kept), trainer.stop_reason, perf_counter() - start, len(corpus.counts))
 
 
-def training(data: bytes, pattern: str, specials: tuple[str, ...], num_merges: int, *, report: Report) -> Training:
-    """Every merge up to num_merges with no threshold and no detail (heap: all four give the same merges)."""
+def training(
+    data: bytes, pattern: str, specials: tuple[str, ...], num_merges: int, tie_break: str = "cs336", *, report: Report
+) -> Training:
+    """Every merge up to num_merges with no threshold and no detail (heap: all four give the same merges), ties broken by tie_break."""
     start = perf_counter()
     corpus = pretokenize(data, pattern=pattern, special_tokens=specials)
     throttle = Throttle(report)
@@ -243,7 +255,7 @@ def training(data: bytes, pattern: str, specials: tuple[str, ...], num_merges: i
     def made(event: MergeEvent) -> None:
         throttle(Built(event.rank + 1, perf_counter() - start))
 
-    return train(corpus, num_merges, algorithm="heap", special_tokens=specials, on_merge=made)
+    return train(corpus, num_merges, algorithm="heap", special_tokens=specials, on_merge=made, tie_break=tie_break)
 
 
 def replays(merges: tuple, specials: tuple[str, ...], pattern: str, texts: tuple[bytes, ...], *, report: Report) -> tuple[Replay, ...]:

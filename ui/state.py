@@ -13,6 +13,7 @@ DEFAULTS: dict[str, object] = {
     "specials": "<|endoftext|>",
     "vocab_size": 256 + 12 + 1,
     "algorithm": "heap",
+    "tie_break": "cs336",  # a key of bpe.rule.RULES: whose rule breaks ties between pairs with the same count
     "step": 1,  # the merge shown on the step-through page, 1-based
     "playing": False,
     "speed": 1.0,  # merges per second while playing

@@ -15,6 +15,7 @@ can call. Every corpus string reaches HTML through ui.render (escaped).
 from __future__ import annotations
 
 import html
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import pyarrow as pa
@@ -23,8 +24,9 @@ import streamlit as st
 from streamlit import dataframe_util
 
 from bpe import ALGORITHMS
-from bpe.events import WORK_NAMES, HeapEntry, MergeEvent
+from bpe.events import DETAIL_CAP, WORK_NAMES, HeapEntry, MergeEvent
 from bpe.pretokenize import ENCODING, ERRORS, sequence_of_text
+from bpe.rule import RULES, explain_tie
 from bpe.tokenizer import Tokenizer
 
 from .render import character_runs, chips, show, show_pair
@@ -47,12 +49,22 @@ class MergeView:
     now: bytes  # the counts chart's "you are here" row, as Arrow (see arrow)
 
 
-def merge_view(event: MergeEvent, k: int, n: int, vocab_size: int, algorithm: str) -> MergeView:
-    """The HTML of every panel for merge k (1-based) of n."""
+def merge_view(
+    event: MergeEvent,
+    k: int,
+    n: int,
+    vocab_size: int,
+    algorithm: str,
+    *,
+    tie_break: str = "cs336",
+    before: Sequence[tuple[bytes, bytes]] = (),
+    specials: int = 0,
+) -> MergeView:
+    """The HTML of every panel for merge k (1-based) of n, trained under tie_break after the merges `before`."""
     right = heap_panel(event) if event.detail.heap is not None else work_panel(event, algorithm)
     return MergeView(
         # one element, laid out by CSS: the two panels side by side, one above the other on a narrow screen
-        top=f'{merge_card(event, k, n, vocab_size)}<div class="step-row"><div class="left">{pair_table(event, k)}</div>'
+        top=f'{merge_card(event, k, n, vocab_size, tie_break, before, specials)}<div class="step-row"><div class="left">{pair_table(event, k)}</div>'
         f'<div class="right">{right}</div></div>',
         words=affected_words(event),
         changes=pair_changes(event),
@@ -88,15 +100,24 @@ def work_line(event: MergeEvent) -> str:
 # the merge card
 
 
-def merge_card(event: MergeEvent, k: int, n: int, vocab_size: int) -> str:
-    """The headline: which pair won, and why."""
+def merge_card(
+    event: MergeEvent,
+    k: int,
+    n: int,
+    vocab_size: int,
+    tie_break: str = "cs336",
+    before: Sequence[tuple[bytes, bytes]] = (),
+    specials: int = 0,
+) -> str:
+    """The headline: which pair won, and why (on a tie, what every rule would take)."""
     if event.runner_up is None:
         why = "It was the only pair left."
     elif event.tie:
+        rule = RULES[tie_break]
         why = (
-            f"Tied at {event.count:,} with {pill(event.runner_up[0])}+{pill(event.runner_up[1])}: "
-            "ties go to the pair whose bytes are greater, compared left token first, then right."
-        )
+            f"Tied at {event.count:,} with {pill(event.runner_up[0])}+{pill(event.runner_up[1])}. "
+            f"The sidebar's tie-break rule, <b>{rule.name}</b>, takes {html.escape(rule.prefers)}."
+        ) + tie_rules(event, before, specials, tie_break)
     else:
         why = (
             f"Highest count: {event.count:,}, ahead of {pill(event.runner_up[0])}+{pill(event.runner_up[1])} at {event.runner_up_count:,}."
@@ -107,6 +128,42 @@ def merge_card(event: MergeEvent, k: int, n: int, vocab_size: int) -> str:
         f'<span class="where">Merge <b>{k}</b> of {n:,} · new token id <b>{event.new_id}</b> · vocabulary now {vocab_size:,}</span></div>'
         f'<div class="why">{why}</div>'
         f'<div class="work">Work for this merge: {html.escape(work_line(event))}</div></div>'
+    )
+
+
+def tied_pairs(event: MergeEvent) -> list[tuple[bytes, bytes]]:
+    """The recorded pairs with the winner's count (the winner first): the pairs a tie-break rule chose among."""
+    return [(a, b) for a, b, c in event.detail.top_pairs if c == event.count]
+
+
+def tie_rules(event: MergeEvent, before: Sequence[tuple[bytes, bytes]], specials: int, tie_break: str) -> str:
+    """A table: which of the tied pairs each rule merges, and why, the trace's own rule highlighted.
+
+    Every rule is asked about the same pairs after the same merges (`before`):
+    what it would do *here*; from a different choice on, its merges would differ.
+    subtle: the trace records DETAIL_CAP pairs; when all of them tie, more may
+    tie, and another rule's pick could be one that was not recorded -- said so.
+    """
+    tied = tied_pairs(event)
+    if len(tied) < 2:
+        return ""
+    rows = []
+    for choice in explain_tie(tied, before, specials):
+        rule = RULES[choice.rule]
+        mine = choice.rule == tie_break
+        name = f"<b>{rule.name}</b>" + (" ✔ this trace" if mine else "")
+        reason = choice.reason.removeprefix(rule.tool + " ")
+        rows.append(
+            f'<tr class="{"mine" if mine else ""}"><td class="rule">{name}</td>'
+            f'<td class="pair">{html.escape(show_pair(*choice.pair))}</td>'
+            f"<td>{html.escape(rule.tool)} {html.escape(reason)}</td></tr>"
+        )
+    many = len(tied) >= DETAIL_CAP and len(event.detail.top_pairs) == len(tied)
+    tie = f"At least {len(tied)} pairs tie (the trace keeps {DETAIL_CAP}); among those kept" if many else f"{len(tied)} pairs tie"
+    when = "at the start" if not before else f"after the same {len(before):,} merge{'s' if len(before) > 1 else ''}"
+    return (
+        f'<div class="tie-head">{tie}: what each tool\'s rule would merge here, {when}:</div>'
+        '<table class="tie-rules"><tr><th>rule</th><th>merges</th><th>why</th></tr>' + "".join(rows) + "</table>"
     )
 
 
