@@ -318,7 +318,8 @@ def test_an_id_rule_in_the_sidebar_makes_e_s_win_the_tie_that_cs336_gives_to_s_t
 
 def test_a_tied_merge_shows_which_pair_each_rule_would_take_with_the_sidebars_highlighted(app):
     assert rule_rows(app) == {"cs336": ("s + t", True), "huggingface": ("e + s", False), "rustbpe": ("e + s", False)}
-    assert "2 pairs tie: what each tool's rule would merge here, at the start" in card(app)
+    assert "2 pairs tie; what each tool's rule would merge here, at the start, and why" in card(app)
+    assert 'Each rule\'s pick: <span class="mine"><b>cs336</b>' in card(app)  # one line; the table opens under it
     assert "takes the greater bytes: comparing the left tokens, &#x27;s&#x27; &gt; &#x27;e&#x27;" in card(app)
     app.sidebar.selectbox(key="tie_break").set_value("rustbpe").run()
     assert rule_rows(app) == {"cs336": ("s + t", False), "huggingface": ("e + s", False), "rustbpe": ("e + s", True)}

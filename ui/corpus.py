@@ -46,7 +46,7 @@ SOURCES: dict[str, Source] = {
         "low low low low low lower lower widest widest widest newest newest newest newest newest newest",
         pattern="whitespace",
         merges=12,
-        note="The Sennrich et al. example: watch 's t' win a tie against 'e s'.",
+        note="The Sennrich et al. example: 's t' and 'e s' tie for the first merge, and the tie-break rule decides.",
     ),
     "wikipedia": Source(
         "aaabdaaabac (Wikipedia)",

@@ -113,11 +113,9 @@ def merge_card(
     if event.runner_up is None:
         why = "It was the only pair left."
     elif event.tie:
-        rule = RULES[tie_break]
-        why = (
-            f"Tied at {event.count:,} with {pill(event.runner_up[0])}+{pill(event.runner_up[1])}. "
-            f"The sidebar's tie-break rule, <b>{rule.name}</b>, takes {html.escape(rule.prefers)}."
-        ) + tie_rules(event, before, specials, tie_break)
+        why = f"Tied at {event.count:,} with {pill(event.runner_up[0])}+{pill(event.runner_up[1])}. " + tie_rules(
+            event, before, specials, tie_break
+        )
     else:
         why = (
             f"Highest count: {event.count:,}, ahead of {pill(event.runner_up[0])}+{pill(event.runner_up[1])} at {event.runner_up_count:,}."
@@ -137,33 +135,41 @@ def tied_pairs(event: MergeEvent) -> list[tuple[bytes, bytes]]:
 
 
 def tie_rules(event: MergeEvent, before: Sequence[tuple[bytes, bytes]], specials: int, tie_break: str) -> str:
-    """A table: which of the tied pairs each rule merges, and why, the trace's own rule highlighted.
+    """Which of the tied pairs each rule merges, on one line, the trace's own rule highlighted; a click opens why.
 
     Every rule is asked about the same pairs after the same merges (`before`):
     what it would do *here*; from a different choice on, its merges would differ.
+    One line, so that a tied merge's card is no taller than another's; the
+    table of reasons opens under it (<details>).
     subtle: the trace records DETAIL_CAP pairs; when all of them tie, more may
     tie, and another rule's pick could be one that was not recorded -- said so.
     """
     tied = tied_pairs(event)
     if len(tied) < 2:
         return ""
-    rows = []
-    for choice in explain_tie(tied, before, specials):
+    picks, rows = [], []
+    choices = explain_tie(tied, before, specials)
+    for choice in choices:
         rule = RULES[choice.rule]
-        mine = choice.rule == tie_break
-        name = f"<b>{rule.name}</b>" + (" ✔ this trace" if mine else "")
+        mine = ' class="mine"' if choice.rule == tie_break else ""
+        pair = html.escape(show_pair(*choice.pair))
+        picks.append(f'<span{mine}><b>{rule.name}</b> <span class="mono">{pair}</span></span>')
         reason = choice.reason.removeprefix(rule.tool + " ")
         rows.append(
-            f'<tr class="{"mine" if mine else ""}"><td class="rule">{name}</td>'
-            f'<td class="pair">{html.escape(show_pair(*choice.pair))}</td>'
+            f'<tr{mine}><td class="rule"><b>{rule.name}</b>{" (sidebar)" if mine else ""}</td><td class="pair">{pair}</td>'
             f"<td>{html.escape(rule.tool)} {html.escape(reason)}</td></tr>"
         )
     many = len(tied) >= DETAIL_CAP and len(event.detail.top_pairs) == len(tied)
     tie = f"At least {len(tied)} pairs tie (the trace keeps {DETAIL_CAP}); among those kept" if many else f"{len(tied)} pairs tie"
     when = "at the start" if not before else f"after the same {len(before):,} merge{'s' if len(before) > 1 else ''}"
+    if len({c.pair for c in choices}) == 1:
+        picked = f'Every rule picks <span class="mono">{html.escape(show_pair(*choices[0].pair))}</span> here.'
+    else:
+        picked = f"Each rule's pick: {' · '.join(picks)}"
     return (
-        f'<div class="tie-head">{tie}: what each tool\'s rule would merge here, {when}:</div>'
-        '<table class="tie-rules"><tr><th>rule</th><th>merges</th><th>why</th></tr>' + "".join(rows) + "</table>"
+        f'<details class="tie-rules"><summary>{picked} <span class="open">why?</span></summary>'
+        f'<div class="tie-head">{tie}; what each tool\'s rule would merge here, {when}, and why:</div>'
+        '<table class="tie-rules"><tr><th>rule</th><th>merges</th><th>why</th></tr>' + "".join(rows) + "</table></details>"
     )
 
 
