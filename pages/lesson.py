@@ -34,6 +34,11 @@ where.caption(f"Guided lesson · {corpora.SOURCES[lesson.PRESET].label} · step 
 back.button("◀ Back", on_click=go, args=(i - 1,), disabled=i <= 1, width="stretch", key="lesson_back")
 forward.button("Next ▶", on_click=go, args=(i + 1,), disabled=i >= n, width="stretch", type="primary", key="lesson_next")
 st.title(f"{i}. {step.title}")
+if st.session_state["tie_break"] != settings.tie_break:
+    st.caption(
+        f"This lesson breaks ties by the {settings.tie_break} rule, as the textbook does, whatever the sidebar says; "
+        f"the other pages follow the sidebar's {st.session_state['tie_break']} rule, so their merges can differ from these."
+    )
 
 
 def narrate() -> None:

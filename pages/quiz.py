@@ -16,7 +16,8 @@ MODES = {"easier": "Easier: see the words and their counts", "hard": "Hard: pair
 settings = sidebar.current()
 trace = corpora.trace_for(settings)
 events = trace.events
-run = f"{settings.key}|{settings.pattern}|{','.join(settings.specials)}"  # the merges depend on these, not on the vocab size
+# the merges depend on these, not on the vocab size
+run = f"{settings.key}|{settings.pattern}|{','.join(settings.specials)}|{settings.tie_break}"
 asked = quiz.askable(events)
 
 st.html(views.PAGE_CSS)
@@ -101,7 +102,8 @@ with reply:
     if answer is None:
         st.caption("Pick a pair: the answer and the reason appear here.")
     else:
-        st.html(views.verdict(q, answer.pick, quiz.explain(q, answer.pick)))
+        why = quiz.explain(q, answer.pick, settings.tie_break, made, len(settings.specials))
+        st.html(views.verdict(q, answer.pick, why))
         st.html(views.reveal(q, answer.pick))
         later = [m for m in asked if m > k]
         b1, b2 = st.columns(2)

@@ -40,12 +40,13 @@ c1.number_input(
     args=("race_budget",),
 )
 c2.toggle(
-    "HuggingFace reference",
+    "HuggingFace & rustbpe",
     key=state.widget("race_hf"),
     on_change=state.save,
     args=("race_hf",),
-    disabled=not R.hf_available(),
-    help="Also train HuggingFace tokenizers' Rust BPE on the same text (needs the gpt2 pre-tokenizer).",
+    disabled=not (R.hf_available() or R.rustbpe_available()),
+    help="Also train HuggingFace tokenizers' and karpathy's rustbpe's Rust BPE on the same text (when installed; needs the "
+    "gpt2 pre-tokenizer), and check that ours makes their merges under each tool's own tie-break rule.",
 )
 if c3.button("Start the race", type="primary", key="race_start", disabled=isinstance(settings, str), width="stretch"):
     views.start_race(settings, st.session_state["race_budget"], st.session_state["race_hf"])
@@ -71,7 +72,7 @@ else:
     if not isinstance(settings, str) and record.key != views.race_key(settings):
         st.caption("These results are from earlier settings: press Start the race to race on the sidebar's current ones.")
     views.verdict(record)
-    views.hf_table(record)
+    views.references(record)
 
     st.subheader("Where the time goes")
     views.phase_table(record)

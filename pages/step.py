@@ -19,7 +19,7 @@ SPEEDS = [0.5, 1.0, 2.0, 4.0]  # merges per second Play offers
 
 settings = sidebar.current()
 presenter = st.session_state["presenter"]
-trace_key = (settings.key, settings.pattern, settings.specials, settings.num_merges, settings.algorithm)
+trace_key = (settings.key, settings.pattern, settings.specials, settings.num_merges, settings.algorithm, settings.tie_break)
 
 
 def building_message() -> str:
@@ -152,7 +152,7 @@ def stepper() -> None:
         label_visibility="collapsed",
         width=175,
     )
-    view = step_data.merge_view(trace_key, n, k, events[k - 1])
+    view = step_data.merge_view(trace_key, n, k, events)
     whole = step_data.trace_views(trace_key, n, events)
     st.html(view.top)
 
@@ -189,7 +189,7 @@ def stepper() -> None:
 stepper()
 if not presenter:
     st.caption(
-        f"Trace: {n:,} merges by `{settings.algorithm}` over {trace.unique_words:,} unique pre-tokens, "
+        f"Trace: {n:,} merges by `{settings.algorithm}` (ties: the {settings.tie_break} rule) over {trace.unique_words:,} unique pre-tokens, "
         f"computed once in {trace.seconds:.2f} s and shared by every session; stepping replays it. "
         "Keys: ← and → step; a link to this page opens this corpus at this merge."
     )

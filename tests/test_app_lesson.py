@@ -82,3 +82,12 @@ def test_the_lesson_works_whatever_the_sidebar_says(app):
     app.sidebar.selectbox(key="source").set_value("paste").run()  # empty: the other pages say what to fix
     assert not app.exception and not app.error
     assert title(app).startswith("1. ")
+
+
+def test_the_lesson_keeps_the_textbook_rule_and_says_so_when_the_sidebar_has_another(app):
+    assert not [c for c in app.caption if "breaks ties" in c.value]
+    app.sidebar.selectbox(key="tie_break").set_value("huggingface").run()
+    assert any("breaks ties by the cs336 rule" in c.value and "sidebar's huggingface rule" in c.value for c in app.caption)
+    app.button(key="lesson_next").click().run()
+    app.button(key="lesson_next").click().run()
+    assert "bytes 115 | 116" in " ".join(h.value for h in app.html)  # still s + t winning on the bytes

@@ -62,6 +62,16 @@ def test_the_runner_up_pick_is_told_it_lost_on_the_bytes(app):
     assert marks["s + t"] == "✔" and marks["e + s"] == "✘"  # the buttons say it too
 
 
+def test_under_the_rustbpe_rule_e_s_wins_the_first_tie_and_the_ids_say_why():
+    at = open_app("pages/quiz.py", tie_break="rustbpe")
+    answer(at, "s + t")
+    text = shown(at)
+    assert "✘ Not this time: e + s merges next." in text
+    assert "Ties go to the smaller pair of ids (bytes 0-255, then merges)" in text
+    assert "(101, 115) &lt; (115, 116)" in text  # escaped: it is HTML
+    assert "Your pick, s + t, has the same count and lost the tie under the rustbpe rule." in text
+
+
 def test_score_counts_right_and_wrong_answers(app):
     assert score(app) == ("0", "0")
     answer(app, "s + t")

@@ -231,12 +231,41 @@ def test_parallel_timing_runs_in_a_worker(app, monkeypatch):
     assert len({p.unique for p in record.points}) == 1
 
 
-@pytest.mark.skipif(not R.hf_available(), reason="HuggingFace tokenizers is not installed")
-def test_hf_reference_is_reported_with_the_gpt2_pre_tokenizer(app):
+@pytest.mark.skipif(not (R.hf_available() and R.rustbpe_available()), reason="HuggingFace tokenizers or rustbpe is not installed")
+def test_hf_and_rustbpe_agree_merge_for_merge_under_their_own_rule_and_the_first_cs336_tie_is_shown(app):
     app.sidebar.selectbox(key="pattern").set_value("gpt2").run()
     app.button(key="race_start").click().run()
     finish(app)
     record = app.session_state["race"]
-    assert record.hf is not None and len(record.hf.merges) == 12
-    assert any(c.value == record.hf_note and "HuggingFace" in c.value for c in app.caption)
-    assert "HF tokenizers (Rust" in app.get("vega_lite_chart")[0].proto.spec  # a line in the race chart
+    assert [(c.result.algorithm, c.rule, c.agrees) for c in record.references] == [
+        (R.HF, "huggingface", True),
+        (R.RUSTBPE, "rustbpe", True),
+    ]
+    assert all(len(c.result.merges) == 12 for c in record.references)
+    said = [s.value for s in app.success]
+    assert 'HuggingFace tokenizers made the same 12 merges as ours under its rule, tie_break="huggingface", merge for merge.' in said
+    assert 'rustbpe made the same 12 merges as ours under its rule, tie_break="rustbpe", merge for merge.' in said
+    assert any("first parts from HuggingFace tokenizers at merge 1: a tie at 9" in c.value for c in app.caption)
+    table = app.dataframe[0].value  # the tokens of that tie, in a table
+    assert list(table["merge"]) == ["s + t", "e + s"] and list(table["count"]) == ["9", "9"]
+    spec = app.get("vega_lite_chart")[0].proto.spec
+    assert "HF tokenizers (Rust" in spec and "rustbpe (Rust" in spec  # a line each in the race chart
+
+
+def test_the_race_follows_the_sidebars_tie_break_rule(app):
+    app.sidebar.selectbox(key="tie_break").set_value("rustbpe").run()
+    app.toggle(key="w_race_hf").set_value(False).run()
+    app.button(key="race_start").click().run()
+    finish(app)
+    record = app.session_state["race"]
+    assert all(r.merges[0] == (b"e", b"s") for r in record.results)  # rustbpe's rule: ids (101, 115) < (115, 116)
+    assert "ties broken by the rustbpe rule" in app.success[0].value
+    app.sidebar.selectbox(key="tie_break").set_value("cs336").run()
+    assert any("from earlier settings" in c.value for c in app.caption)
+
+
+def test_references_need_the_gpt2_pre_tokenizer_and_say_so(app):
+    app.button(key="race_start").click().run()
+    finish(app)
+    assert app.session_state["race"].references == ()
+    assert any("use GPT-2's pre-tokenizer" in c.value for c in app.caption)

@@ -278,3 +278,60 @@ def test_a_latin1_upload_shows_its_bytes_as_they_are(app):
     assert "\\xe9" in sentence and "\\xef" in sentence  # é and ï as the Latin-1 bytes they are
     assert "\\xbf" not in sentence and "\ufffd" not in sentence  # not replaced by U+FFFD (ef bf bd)
     assert not app.query_params.get("corpus")  # an uploaded corpus cannot travel in a link
+
+
+# ---------------------------------------------------------------------------
+# tie-break rules: the sidebar picks one; a tied merge shows what each would take
+
+
+def rule_rows(at) -> dict[str, tuple[str, bool]]:
+    """The tie table of the merge card: rule -> (pair it merges, highlighted as the trace's own)."""
+    table = card(at).split('<table class="tie-rules">')[1].split("</table>")[0]
+    rows = {}
+    for row in table.split("<tr")[2:]:
+        name = row.split("<b>")[1].split("</b>")[0]
+        pair = row.split('<td class="pair">')[1].split("</td>")[0]
+        rows[name] = (pair, 'class="mine"' in row)
+    return rows
+
+
+def test_the_sidebar_offers_every_tie_break_rule_with_what_it_prefers(app):
+    box = app.sidebar.selectbox(key="tie_break")
+    assert box.value == "cs336" and list(box.options) == ["cs336", "huggingface", "rustbpe"]
+    assert any(
+        c.value == "Ties go to the greater (left bytes, right bytes), as Stanford CS336's reference train_bpe does."
+        for c in app.sidebar.caption
+    )
+    box.set_value("rustbpe").run()
+    assert any("Ties go to the smaller pair of ids" in c.value and "rustbpe" in c.value for c in app.sidebar.caption)
+
+
+@pytest.mark.parametrize("rule", ["huggingface", "rustbpe"])
+def test_an_id_rule_in_the_sidebar_makes_e_s_win_the_tie_that_cs336_gives_to_s_t(rule):
+    at = open_app(tie_break=rule)
+    assert '<span class="pill">e</span> + <span class="pill">s</span>' in card(at)  # ids (101, 115) < (115, 116)
+    click(at, "next")
+    assert '<span class="pill">es</span> + <span class="pill">t</span>' in card(at)
+    assert "Merge <b>2</b> of 12" in card(at)  # still 256 bytes + 12 merges + 1 special: the caption's sum holds
+    assert any("269 = 256 bytes + 12 merges + 1 special" in c.value for c in at.sidebar.caption)
+
+
+def test_a_tied_merge_shows_which_pair_each_rule_would_take_with_the_sidebars_highlighted(app):
+    assert rule_rows(app) == {"cs336": ("s + t", True), "huggingface": ("e + s", False), "rustbpe": ("e + s", False)}
+    assert "2 pairs tie; what each tool's rule would merge here, at the start, and why" in card(app)
+    assert 'Each rule\'s pick: <span class="mine"><b>cs336</b>' in card(app)  # one line; the table opens under it
+    assert "takes the greater bytes: comparing the left tokens, &#x27;s&#x27; &gt; &#x27;e&#x27;" in card(app)
+    app.sidebar.selectbox(key="tie_break").set_value("rustbpe").run()
+    assert rule_rows(app) == {"cs336": ("s + t", False), "huggingface": ("e + s", False), "rustbpe": ("e + s", True)}
+    assert "(101, 115) &lt; (115, 116)" in card(app)
+
+
+def test_a_later_tie_is_explained_with_the_merges_made_before_it(app):
+    app.slider(key="w_step").set_value(3).run()  # merge 3: 'o w' and 'l o' both occur 7 times, after s+t and e+st
+    assert "after the same 2 merges" in card(app)
+    assert rule_rows(app)["cs336"] == ("o + w", True) and rule_rows(app)["rustbpe"] == ("l + o", False)
+
+
+def test_a_merge_that_was_no_tie_has_no_rule_table(app):
+    click(app, "next")
+    assert "tie-rules" not in card(app) and "Highest count" in card(app)

@@ -109,3 +109,21 @@ def test_the_tokenize_page_gets_a_training_from_a_worker_and_reuses_it_for_a_sma
     at.sidebar.number_input(key="vocab_size").set_value(256 + 120).run()
     assert not at.exception and ui.work.pool().busy()["short running"] == 0  # no new run: the prefix served
     assert any(m.label == "Merges used" and m.value.endswith("of 119") for m in at.metric)
+
+
+def test_the_tie_break_rule_is_part_of_every_trace_and_trainings_key(monkeypatch):
+    at = open_app(source="textbook")
+    at.sidebar.selectbox(key="tie_break").set_value("huggingface").run()
+    at.sidebar.selectbox(key="tie_break").set_value("cs336").run()
+    rules = {key[-2]: run for key, run in traces(at)}  # (..., tie_break, merges built)
+    assert rules["cs336"].events[0].token == b"st" and rules["huggingface"].events[0].token == b"es"
+
+    for page in ("pages/tokenize.py", "pages/threshold.py"):
+        at.switch_page(page).run()
+        at.sidebar.selectbox(key="tie_break").set_value("rustbpe").run()
+        assert not at.exception
+    trainings = {key[-2]: run for key, run in ui.work.pool().find(lambda key: isinstance(key, tuple) and key[0] == "train")}
+    assert trainings["rustbpe"].merges[0] == (b"e", b"s") and trainings["rustbpe"].tie_break == "rustbpe"
+    assert trainings["cs336"].merges[0] == (b"s", b"t")
+    replays = ui.work.pool().find(lambda key: isinstance(key, tuple) and key[0] == "replays")
+    assert {key[-2] for key, _ in replays} == {"rustbpe"}  # the threshold page was first drawn under rustbpe

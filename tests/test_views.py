@@ -13,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from bpe import pretokenize, train
-from bpe.events import HeapEntry, MergeDetail, MergeEvent
+from bpe.events import DETAIL_CAP, HeapEntry, MergeDetail, MergeEvent
 from bpe.tokenizer import Tokenizer
 from ui import views
 from ui.render import character_runs, chips, show
@@ -207,3 +207,27 @@ def test_special_tokens_stay_whole_and_gpt2_drops_nothing():
 def test_a_latin1_sentence_keeps_its_bytes(tok):
     html, _ = views.sentence(tok, "café".encode("latin-1"), 12, b"st")
     assert "\\xe9" in html and "\\xef" not in html
+
+
+# ---------------------------------------------------------------------------
+# a tie: what each tie-break rule would take
+
+
+def test_a_tie_every_rule_breaks_alike_is_one_phrase():
+    # 'n' > ' ' for cs336, and n (110) is a smaller id than ' en' (a merge) for the id rules
+    before = [(b"o", b"t"), (b" ", b"e"), (b" e", b"n")]
+    event = event_with([(b"n", b"ot", 5), (b" en", b"d", 5), (b"x", b"y", 4)])
+    html = views.merge_card(event, 4, 10, 260, "cs336", before, 0)
+    assert "Every rule picks" in html and "Each rule&#x27;s pick" not in html and "Each rule's pick" not in html
+    assert "after the same 3 merges" in html
+
+
+def test_a_tie_of_more_pairs_than_the_trace_keeps_says_the_picks_are_among_those_kept():
+    pairs = [(bytes([97 + i // 26]), bytes([97 + i % 26]), 7) for i in range(DETAIL_CAP)]
+    html = views.merge_card(event_with(pairs), 1, 10, 260, "rustbpe")
+    assert f"At least {DETAIL_CAP} pairs tie (the trace keeps {DETAIL_CAP}); among those kept" in html
+
+
+def test_a_merge_without_a_tie_has_no_rule_picks():
+    html = views.merge_card(event_with([(b"a", b"b", 5), (b"c", b"d", 4)]), 1, 10, 260, "huggingface")
+    assert "tie-rules" not in html and "Highest count: 5" in html

@@ -46,7 +46,7 @@ SOURCES: dict[str, Source] = {
         "low low low low low lower lower widest widest widest newest newest newest newest newest newest",
         pattern="whitespace",
         merges=12,
-        note="The Sennrich et al. example: watch 's t' win a tie against 'e s'.",
+        note="The Sennrich et al. example: 's t' and 'e s' tie for the first merge, and the tie-break rule decides.",
     ),
     "wikipedia": Source(
         "aaabdaaabac (Wikipedia)",
@@ -144,12 +144,12 @@ def trace_for(settings) -> Trace:
     get it sooner) and stops the page; the page reruns by itself when it is ready.
     """
     wanted = min(settings.num_merges, TRACE_MERGES)
-    family = ("trace", settings.key, settings.pattern, settings.specials, settings.algorithm)
+    family = ("trace", settings.key, settings.pattern, settings.specials, settings.algorithm, settings.tie_break)
     ready = _covering(family, wanted)
     if ready is None:
         small = _small(settings)
         build = wanted if small else _rounded(wanted, TRACE_MERGES)
-        args = (settings.corpus.data, settings.pattern, settings.specials, build, settings.algorithm, TRACE_SECONDS)
+        args = (settings.corpus.data, settings.pattern, settings.specials, build, settings.algorithm, TRACE_SECONDS, settings.tie_break)
         ready = _result("trace", family + (build,), jobs.trace, *args, small=small, draw=lambda s: _tracing(settings, s, family, build))
     if len(ready.events) < wanted:
         reason = ready.stop_reason  # it stopped early: no pairs left, or the time budget
@@ -171,12 +171,12 @@ def prefix(family: tuple, wanted: int, reason: str, built: int, _run):
 def trained_for(settings) -> Training:
     """The run with no threshold and no detail for a ui.sidebar.Settings, built once and shared (a longer one's prefix serves)."""
     wanted = settings.num_merges
-    family = ("train", settings.key, settings.pattern, settings.specials)
+    family = ("train", settings.key, settings.pattern, settings.specials, settings.tie_break)
     ready = _covering(family, wanted)
     if ready is None:
         small = _small(settings)
         build = wanted if small else _rounded(wanted)
-        args = (settings.corpus.data, settings.pattern, settings.specials, build)
+        args = (settings.corpus.data, settings.pattern, settings.specials, build, settings.tie_break)
         ready = _result("train", family + (build,), jobs.training, *args, small=small, draw=lambda s: _training(settings, s, build))
     if len(ready.events) > wanted:
         return prefix(family, wanted, "vocab_size", len(ready.events), ready)
@@ -185,13 +185,13 @@ def trained_for(settings) -> Training:
 
 def tokenizer_for(settings) -> Tokenizer:
     """The tokenizer trained_for(settings) made, with each merge's count."""
-    return tokenizer(settings.key, settings.pattern, settings.specials, settings.num_merges, trained_for(settings))
+    return tokenizer(settings.key, settings.pattern, settings.specials, settings.num_merges, settings.tie_break, trained_for(settings))
 
 
 def replays_for(settings, test_name: str, test_data: bytes) -> tuple[Replay, Replay]:
     """The test text and the training text, each encoded once with every merge of trained_for(settings)."""
     merges = tuple(trained_for(settings).merges)
-    key = ("replays", test_name, settings.key, settings.pattern, settings.specials, len(merges))
+    key = ("replays", test_name, settings.key, settings.pattern, settings.specials, settings.tie_break, len(merges))
     texts = (test_data, settings.corpus.data)
     small = max(map(len, texts)) <= INLINE_BYTES
     draw = lambda status: _busy(status, "Encoding the texts once with every merge, so the slider needs no re-encoding…")  # noqa: E731
@@ -199,7 +199,7 @@ def replays_for(settings, test_name: str, test_data: bytes) -> tuple[Replay, Rep
 
 
 @st.cache_resource(max_entries=8)
-def tokenizer(key: str, pattern: str, specials: tuple[str, ...], num_merges: int, _training: Training) -> Tokenizer:
+def tokenizer(key: str, pattern: str, specials: tuple[str, ...], num_merges: int, tie_break: str, _training: Training) -> Tokenizer:
     return Tokenizer.from_training(_training, pattern)
 
 

@@ -53,10 +53,26 @@ class RaceRecord:
     results: tuple[R.RaceResult, ...]
     status: str  # "running", "finished" or "stopped"
     clock_overhead_s: float = 0.0
-    hf: R.RaceResult | None = None
-    hf_note: str = ""  # why there is no reference, or whether it agrees (numbers only: shown as markdown)
-    hf_rows: tuple = ()  # (trainer, merge, count) of both choices where HF first differs
+    references: tuple[ReferenceCheck, ...] = ()  # HuggingFace and rustbpe, when asked for and installed
+    reference_note: str = ""  # why a reference is missing (numbers and fixed names only: shown as markdown)
     doing: str = ""  # what the run is doing now, when that is not racing
+    tie_break: str = "cs336"  # the rule the four trainers raced under
+
+
+@dataclass(frozen=True)
+class ReferenceCheck:
+    """A reference tool's merges, checked against ours under its own tie-break rule and under cs336.
+
+    Notes hold numbers and fixed names only (the page shows them as markdown);
+    tokens go in `rows`, which the page shows in a table.
+    """
+
+    result: R.RaceResult  # the tool's own run (its algorithm is its name: R.HF or R.RUSTBPE)
+    rule: str  # its tie-break rule (R.REFERENCE_RULES)
+    agrees: bool  # ours (heap) under its rule made the same merges
+    note: str  # that it agrees merge for merge, or where and why it does not
+    cs336_note: str = ""  # where the cs336 rule first parts from it ("" when that is its rule)
+    rows: tuple = ()  # (run, merge, count) of both choices where cs336 (or, failing agreement, ours) first differs
 
 
 @dataclass(frozen=True)
@@ -120,56 +136,115 @@ def race(
     specials: tuple[str, ...],
     num_merges: int,
     budget_s: float,
-    with_hf: bool,
+    with_references: bool,
+    tie_break: str = "cs336",
     *,
     report: Report,
 ) -> RaceRecord:
-    """The four trainers taking turns on one pre-tokenized corpus; then, if asked, HuggingFace's as a reference."""
-    record = RaceRecord(key, label, len(data), num_merges, budget_s, {}, (), "running", doing="Pre-tokenizing once for all four trainers…")
+    """The four trainers taking turns on one pre-tokenized corpus under tie_break; then, if asked, the Rust references."""
+    record = RaceRecord(
+        key,
+        label,
+        len(data),
+        num_merges,
+        budget_s,
+        {},
+        (),
+        "running",
+        doing="Pre-tokenizing once for all four trainers…",
+        tie_break=tie_break,
+    )
     report(record)
     prepared = R.prepare(data, pattern=pattern, special_tokens=specials)
     record = replace(record, n_bytes=prepared.corpus.n_bytes, prep_seconds=prepared.seconds, clock_overhead_s=R.clock_overhead(), doing="")
     throttle = Throttle(report)
-    for results in R.race(prepared.corpus, num_merges, budget_s):
+    for results in R.race(prepared.corpus, num_merges, budget_s, tie_break=tie_break):
         record = replace(record, results=results)
         throttle(record)  # between turns: every trainer's clock is stopped
-    if with_hf:
-        report(replace(record, doing="Training HuggingFace tokenizers' BPE as a reference…"))
-        record = replace(record, **hf_reference(data, pattern, specials, num_merges, prepared, record.results))
-    return replace(record, status="finished")
+    if with_references:
+        record = references(record, data, pattern, specials, prepared, report)
+    return replace(record, status="finished", doing="")
 
 
-def hf_reference(
-    data: bytes, pattern: str, specials: tuple[str, ...], num_merges: int, prepared: R.Prepared, results: tuple[R.RaceResult, ...]
-) -> dict:
-    """The HF reference and what to say about it, or only the sentence saying why there is none.
+REFERENCES = {  # tool -> (is it installed, train it, its name in a sentence)
+    R.HF: (R.hf_available, R.hf_reference, "HuggingFace tokenizers"),
+    R.RUSTBPE: (R.rustbpe_available, R.rustbpe_reference, "rustbpe"),
+}
 
-    Its merges are compared with heap's; where they first differ, the count of
-    HF's choice is looked up in our trainer's state to show whether it was a tie.
+
+def references(
+    record: RaceRecord, data: bytes, pattern: str, specials: tuple[str, ...], prepared: R.Prepared, report: Report
+) -> RaceRecord:
+    """Each installed Rust reference, trained on the same text and checked against ours under its own rule and under cs336.
+
+    Ours is the heap trainer (the race shows the four agree), run once per rule
+    needed; the race's own heap run serves for its rule when it was not cut off.
     """
-    if not R.hf_available():
-        return {"hf_note": "HuggingFace tokenizers is not installed, so there is no reference line."}
     if pattern != "gpt2":
-        return {"hf_note": "The HuggingFace reference uses GPT-2's pre-tokenizer; choose the gpt2 pre-tokenizer to add it."}
-    hf = R.hf_reference(data.decode("utf-8", "replace"), num_merges, specials)
-    ours = next(r for r in results if r.algorithm == "heap")
-    found = R.first_difference([ours, hf])
-    if found is None:
-        return {"hf": hf, "hf_note": f"HuggingFace's Rust trainer made the same {R.compared([ours, hf]):,} merges."}
-    rank, there = found
-    (mine, count), (theirs, _) = there["heap"], there[R.HF]
-    their_count = R.pair_count_after(prepared.corpus, ours.merges[:rank], theirs)
-    why = (
-        "a tie, which it breaks another way."
-        if their_count == count
-        else "its pair has a different count, so its input differs from ours (invalid UTF-8 is replaced for it)."
+        return replace(record, reference_note="The Rust references use GPT-2's pre-tokenizer; choose the gpt2 pre-tokenizer to add them.")
+    installed = [tool for tool, (available, _, _) in REFERENCES.items() if available()]
+    missing = [REFERENCES[tool][2] for tool in REFERENCES if tool not in installed]
+    note = (
+        f"{' and '.join(missing)} {'is' if len(missing) == 1 else 'are'} not installed, so there is no line for {'it' if len(missing) == 1 else 'them'}."
+        if missing
+        else ""
     )
-    agreed = f"agrees on the first {rank:,} merges and differs at merge {rank + 1:,}" if rank else "differs already at merge 1"
-    return {
-        "hf": hf,
-        "hf_note": f"HuggingFace's Rust trainer {agreed}: {why}",
-        "hf_rows": (("ours (heap)", show_pair(*mine), f"{count:,}"), (R.HF, show_pair(*theirs), f"{their_count:,}")),
-    }
+    heap = next(r for r in record.results if r.algorithm == "heap")
+    ours = {record.tie_break: replace(heap, algorithm=f"ours ({record.tie_break})")} if heap.done and not heap.cut_off else {}
+    text = data.decode("utf-8", "replace")
+    checks = []
+    for tool in installed:
+        _, train_it, name = REFERENCES[tool]
+        rule = R.REFERENCE_RULES[tool]
+        report(replace(record, doing=f"Training {name} as a reference, and ours under its tie-break rule…"))
+        theirs = train_it(text, record.num_merges, tuple(specials))
+        for needed in (rule, "cs336"):
+            if needed not in ours:
+                run = R.run_timed(prepared.corpus, "heap", record.num_merges, max(record.budget_s, 30.0), tie_break=needed)
+                ours[needed] = replace(run, algorithm=f"ours ({needed})")  # subtle: first_difference tells runs apart by this name
+        checks.append(check_reference(theirs, rule, name, ours[rule], ours["cs336"], prepared))
+        record = replace(record, references=tuple(checks))
+    return replace(record, reference_note=note)
+
+
+def check_reference(
+    theirs: R.RaceResult, rule: str, name: str, ours: R.RaceResult, cs336: R.RaceResult, prepared: R.Prepared
+) -> ReferenceCheck:
+    """Does ours under the tool's rule make its merges? Where does the cs336 rule first part from it, and was that a tie?"""
+    found = R.first_difference([ours, theirs])
+    if found is not None:  # not its rule's fault: the input differs (invalid UTF-8 is replaced for it)
+        rank, there = found
+        (mine, count), (their_pair, _) = there[ours.algorithm], there[theirs.algorithm]
+        their_count = R.pair_count_after(prepared.corpus, ours.merges[:rank], their_pair, tie_break=rule)
+        why = (
+            "a tie broken another way"
+            if their_count == count
+            else "its pair has a different count, so its input differs from ours (invalid UTF-8 is replaced for it)"
+        )
+        note = f'{name} and ours under its rule, tie_break="{rule}", agree on {rank:,} merges and differ at merge {rank + 1:,}: {why}.'
+        rows = ((f"ours (heap, {rule})", show_pair(*mine), f"{count:,}"), (name, show_pair(*their_pair), f"{their_count:,}"))
+        return ReferenceCheck(theirs, rule, False, note, rows=rows)
+    note = f'{name} made the same {R.compared([ours, theirs]):,} merges as ours under its rule, tie_break="{rule}", merge for merge.'
+    if rule == "cs336":
+        return ReferenceCheck(theirs, rule, True, note)
+    parted = R.first_difference([cs336, ours])
+    if parted is None:
+        return ReferenceCheck(
+            theirs,
+            rule,
+            True,
+            note,
+            f"The cs336 rule makes the same {R.compared([cs336, ours]):,} merges here too: no tie it breaks otherwise.",
+        )
+    rank, _ = parted
+    mine, count, their_pair, their_count = cs336.merges[rank], cs336.counts[rank], ours.merges[rank], ours.counts[rank]
+    tie = f"a tie at {count:,}, broken the other way" if count == their_count else "after different counts"
+    cs336_note = f"The cs336 rule (Stanford CS336's reference) first parts from {name} at merge {rank + 1:,}: {tie}."
+    rows = (
+        ("ours under cs336", show_pair(*mine), f"{count:,}"),
+        (f"{name}, and ours under {rule}", show_pair(*their_pair), f"{their_count:,}"),
+    )
+    return ReferenceCheck(theirs, rule, True, note, cs336_note, rows)
 
 
 def sweep(
@@ -210,20 +285,30 @@ def speedup(data: bytes, size: int, *, report: Report) -> SpeedupRecord:
 
 
 def trace(
-    data: bytes, pattern: str, specials: tuple[str, ...], num_merges: int, algorithm: str, budget_s: float, *, report: Report
+    data: bytes,
+    pattern: str,
+    specials: tuple[str, ...],
+    num_merges: int,
+    algorithm: str,
+    budget_s: float,
+    tie_break: str = "cs336",
+    *,
+    report: Report,
 ) -> Trace:
-    """Every merge with detail, up to num_merges or budget_s seconds; reports Built as it goes."""
+    """Every merge with detail, up to num_merges or budget_s seconds, ties broken by tie_break; reports Built as it goes."""
     start = perf_counter()
     corpus = pretokenize(data, pattern=pattern, special_tokens=specials, keep_sequence=algorithm == "positions")
-    return trace_of(corpus, num_merges, algorithm, budget_s, report, start)
+    return trace_of(corpus, num_merges, algorithm, budget_s, report, start, tie_break)
 
 
-def trace_of(corpus: PreTokens, num_merges: int, algorithm: str, budget_s: float, report: Report, start: float) -> Trace:
+def trace_of(
+    corpus: PreTokens, num_merges: int, algorithm: str, budget_s: float, report: Report, start: float, tie_break: str = "cs336"
+) -> Trace:
     """trace() on a corpus pre-tokenized already (the app does this in-process for tiny corpora)."""
     throttle = Throttle(report)
     kept = []
     with paused_gc():
-        trainer, events = steps(corpus, num_merges, algorithm=algorithm, detail=True)
+        trainer, events = steps(corpus, num_merges, algorithm=algorithm, detail=True, tie_break=tie_break)
         for event in events:
             kept.append(event)
             seconds = perf_counter() - start
@@ -234,8 +319,10 @@ def trace_of(corpus: PreTokens, num_merges: int, algorithm: str, budget_s: float
     return Trace(tuple(kept), trainer.stop_reason, perf_counter() - start, len(corpus.counts))
 
 
-def training(data: bytes, pattern: str, specials: tuple[str, ...], num_merges: int, *, report: Report) -> Training:
-    """Every merge up to num_merges with no threshold and no detail (heap: all four give the same merges)."""
+def training(
+    data: bytes, pattern: str, specials: tuple[str, ...], num_merges: int, tie_break: str = "cs336", *, report: Report
+) -> Training:
+    """Every merge up to num_merges with no threshold and no detail (heap: all four give the same merges), ties broken by tie_break."""
     start = perf_counter()
     corpus = pretokenize(data, pattern=pattern, special_tokens=specials)
     throttle = Throttle(report)
@@ -243,7 +330,7 @@ def training(data: bytes, pattern: str, specials: tuple[str, ...], num_merges: i
     def made(event: MergeEvent) -> None:
         throttle(Built(event.rank + 1, perf_counter() - start))
 
-    return train(corpus, num_merges, algorithm="heap", special_tokens=specials, on_merge=made)
+    return train(corpus, num_merges, algorithm="heap", special_tokens=specials, on_merge=made, tie_break=tie_break)
 
 
 def replays(merges: tuple, specials: tuple[str, ...], pattern: str, texts: tuple[bytes, ...], *, report: Report) -> tuple[Replay, ...]:

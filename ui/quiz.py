@@ -4,8 +4,9 @@ A question is one merge of the trace: the options are the pair that won and the
 pairs that came closest (the runner-up first, then the next best), shown in an
 order that is shuffled but fixed per question, so a reload or a classmate sees
 the same A, B, C, D. The explanation follows the rule every trainer uses
-(bpe/rule.py): the higher count wins; a tie goes to the greater bytes, compared
-left token first, then right.
+(bpe/rule.py): the higher count wins; a tie goes, under the default cs336 rule,
+to the greater bytes, compared left token first, then right (under another
+tie-break rule, to what bpe.explain_tie says that rule takes).
 
 Plain functions over MergeEvents, no Streamlit: the page draws and keeps the
 score; not here either is the corpus's words (ui/lesson.py `split_words`).
@@ -18,6 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from bpe.events import MergeEvent
+from bpe.rule import RULES, explain_tie
 
 from .render import show, show_pair
 
@@ -105,8 +107,12 @@ def shuffle(items: list, seed: str) -> None:
 # explanations: plain sentences (the page escapes them)
 
 
-def explain(q: Question, pick: Pair | None = None) -> list[str]:
-    """Why the winner won, and (when pick is another pair) why pick did not; one sentence each."""
+def explain(q: Question, pick: Pair | None = None, tie_break: str = "cs336", before: Sequence[Pair] = (), specials: int = 0) -> list[str]:
+    """Why the winner won, and (when pick is another pair) why pick did not; one sentence each.
+
+    tie_break is the rule the trace was trained under; before, the merges made
+    before this one (another rule than cs336 needs them: its ids come from them).
+    """
     event, winner = q.event, q.winner
     tied = [(a, b) for a, b, c in event.detail.top_pairs if c == event.count and (a, b) != winner.pair]
     if not tied:
@@ -116,7 +122,7 @@ def explain(q: Question, pick: Pair | None = None) -> list[str]:
         names = [winner.label] + [show_pair(*p) for p in tied[:3]] + ([f"{len(tied) - 3} more"] if len(tied) > 3 else [])
         lines = [
             f"A tie: {', '.join(names[:-1])} and {names[-1]} {'both' if len(names) == 2 else 'all'} occur {times(event.count)}.",
-            f"Ties go to the pair whose bytes are greater, left token first, then right. {capital(greater_because(winner.pair, tied[0]))}.",
+            tie_reason(winner.pair, tied[0], tie_break, before, specials),
         ]
     picked = q.option(pick) if pick is not None else None
     if picked is not None and picked.pair != winner.pair:
@@ -125,10 +131,27 @@ def explain(q: Question, pick: Pair | None = None) -> list[str]:
                 f"Your pick, {picked.label}, occurs {times(picked.count)}: {event.count - picked.count:,} fewer than {winner.label}."
             )
         elif picked.pair == tied[0]:
-            lines.append(f"Your pick, {picked.label}, has the same count and lost on the bytes.")
+            lost = "lost on the bytes" if tie_break == "cs336" else f"lost the tie under the {tie_break} rule"
+            lines.append(f"Your pick, {picked.label}, has the same count and {lost}.")
+        elif tie_break != "cs336":
+            lines.append(
+                f"Your pick, {picked.label}, has the same count, but {lost_tie(winner.pair, picked.pair, tie_break, before, specials)}"
+            )
         else:
             lines.append(f"Your pick, {picked.label}, has the same count, but {greater_because(winner.pair, picked.pair)}.")
     return lines
+
+
+def tie_reason(winner: Pair, other: Pair, tie_break: str, before: Sequence[Pair], specials: int) -> str:
+    """Why winner beat other on a tie, under tie_break, as sentences."""
+    if tie_break == "cs336":
+        return f"Ties go to the pair whose bytes are greater, left token first, then right. {capital(greater_because(winner, other))}."
+    return f"Ties go to {RULES[tie_break].prefers}: {lost_tie(winner, other, tie_break, before, specials)}"
+
+
+def lost_tie(winner: Pair, other: Pair, tie_break: str, before: Sequence[Pair], specials: int) -> str:
+    """bpe.explain_tie's sentence for the rule tie_break over the two pairs: "karpathy's rustbpe ... takes ... (101, 115) < ..."."""
+    return next(c.reason for c in explain_tie([winner, other], before, specials) if c.rule == tie_break)
 
 
 def greater_because(a: Pair, b: Pair) -> str:

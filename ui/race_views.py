@@ -31,7 +31,8 @@ from .pool import Status
 from .render import show_pair
 
 # one colour per trainer, the same in every chart; HF is the grey reference
-COLOURS = {"naive": "#d62728", "positions": "#ff7f0e", "parent_set": "#2ca02c", "heap": "#1f77b4", R.HF: "#7f7f7f"}
+COLOURS = {"naive": "#d62728", "positions": "#ff7f0e", "parent_set": "#2ca02c", "heap": "#1f77b4", R.HF: "#7f7f7f", R.RUSTBPE: "#8c564b"}
+REFERENCE_LINES = {R.HF: "HF tokenizers (Rust, all phases, wall-clock)", R.RUSTBPE: "rustbpe (Rust, all phases, wall-clock)"}
 CHART_POINTS = 200  # points per line sent to the browser
 AXIS = {"labelFontSize": 15, "titleFontSize": 16}
 
@@ -55,14 +56,14 @@ def _colour(field: str = "algorithm:N") -> alt.Color:
 
 
 def race_key(settings) -> tuple:
-    return (settings.key, settings.pattern, settings.specials, settings.num_merges)
+    return (settings.key, settings.pattern, settings.specials, settings.num_merges, settings.tie_break)
 
 
-def start_race(settings, budget_s: float, with_hf: bool) -> None:
+def start_race(settings, budget_s: float, with_references: bool) -> None:
     """Ask the pool for this race; sessions asking for the same corpus, settings and budget share one run."""
-    key = ("race", *race_key(settings), budget_s, with_hf)
+    key = ("race", *race_key(settings), budget_s, with_references)
     args = (race_key(settings), settings.corpus.name, settings.corpus.data, settings.pattern, settings.specials)
-    work.ask("race", key, jobs.race, *args, settings.num_merges, budget_s, with_hf)
+    work.ask("race", key, jobs.race, *args, settings.num_merges, budget_s, with_references, settings.tie_break)
     st.session_state["failed"].pop("race", None)
 
 
@@ -81,12 +82,27 @@ def live_race(status: Status) -> None:
         st.caption(f"{status.watchers} sessions are watching this race: one run, shared.")
 
 
-def hf_table(record: RaceRecord) -> None:
-    """The sentence about the HF reference, and where it first differs (tokens in a table, never in markdown)."""
-    if record.hf_note:
-        st.caption(record.hf_note)
-    if record.hf_rows:
-        st.dataframe(pd.DataFrame(record.hf_rows, columns=["trainer", "merge", "count"]), hide_index=True)
+def references(record: RaceRecord) -> None:
+    """Each Rust reference: agreement with ours under its own rule, and where the cs336 rule first parts from it.
+
+    The notes hold numbers and fixed names only; tokens go in a table, never in markdown.
+    """
+    if not record.references and not record.reference_note:
+        return
+    st.subheader("The same merges as HuggingFace and rustbpe")
+    for check in record.references:
+        (st.success if check.agrees else st.warning)(check.note)
+        if check.cs336_note:
+            st.caption(check.cs336_note)
+        if check.rows:
+            st.dataframe(pd.DataFrame(check.rows, columns=["run", "merge", "count"]), hide_index=True)
+    if record.reference_note:
+        st.caption(record.reference_note)
+    if record.references:
+        st.caption(
+            "Each tool breaks ties between pairs with the same count its own way; ours follows any of the three rules "
+            "(tie_break=...), and the sidebar's rule decides the race's. The step page shows, on a tied merge, what each rule takes."
+        )
 
 
 def race_progress(record: RaceRecord) -> float:
@@ -116,8 +132,8 @@ def thin(times: tuple[float, ...], limit: int = CHART_POINTS) -> list[int]:
 
 def line_name(result: R.RaceResult) -> str:
     """A trainer's name as the legend shows it: how a cut-off run ended is part of its name."""
-    if result.algorithm == R.HF:
-        return "HF tokenizers (Rust, all phases, wall-clock)"
+    if result.algorithm in REFERENCE_LINES:
+        return REFERENCE_LINES[result.algorithm]
     return f"{result.algorithm}: cut off at {len(result.merges):,} merges" if result.cut_off else result.algorithm
 
 
@@ -128,11 +144,11 @@ def race_chart(record: RaceRecord) -> None:
     session watching. The legend names the lines (labels on the lines collide where runs
     end close together).
     """
-    runs = list(record.results) + ([record.hf] if record.hf else [])
+    runs = list(record.results) + [check.result for check in record.references]
     names = [line_name(r) for r in runs]
     rows = []
     for r, name in zip(runs, names):
-        if r.algorithm == R.HF:  # one total only: a straight dashed line to it
+        if r.algorithm in REFERENCE_LINES:  # one total only: a straight dashed line to it
             rows += [("reference", name, 0, 0.0), ("reference", name, len(r.merges), r.total)]
             continue
         if r.done or r.merges:
@@ -187,9 +203,15 @@ def verdict(record: RaceRecord) -> None:
         longest = max(len(r.merges) for r in results)
         short = [r for r in results if len(r.merges) < longest]
         if not short:
-            st.success(f"Agreement: the {len(results)} algorithms made the same {longest:,} merges in the same order.")
+            st.success(
+                f"Agreement: the {len(results)} algorithms made the same {longest:,} merges in the same order "
+                f"(ties broken by the {record.tie_break} rule)."
+            )
             return
-        st.success(f"Agreement: the {len(results)} algorithms made the same merges in the same order, as far as each got.")
+        st.success(
+            f"Agreement: the {len(results)} algorithms made the same merges in the same order, as far as each got "
+            f"(ties broken by the {record.tie_break} rule)."
+        )
         names = [f"{r.algorithm} ({len(r.merges):,} merges)" for r in short]
         listed = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
         why = "cut off by the time budget" if all(r.cut_off for r in short) else "stopped early"

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import streamlit as st
 
 from bpe import ALGORITHMS, PATTERNS
+from bpe.rule import RULES
 from bpe.train import check_settings
 
 from . import corpus as corpora
@@ -17,6 +18,10 @@ PATTERN_HELP = {
     "whitespace": "Split on whitespace and drop it (the textbook examples).",
     "none": "No pre-tokenizer: each document is one sequence.",
 }
+TIE_HELP = (
+    "Which pair wins when several have the same count. All four algorithms follow the rule chosen; "
+    "pick the tool whose merges you want to reproduce. The step page shows, on a tied merge, what each rule would take."
+)
 
 
 @dataclass(frozen=True)
@@ -26,6 +31,7 @@ class Settings:
     specials: tuple[str, ...]
     num_merges: int
     algorithm: str
+    tie_break: str = "cs336"  # a key of bpe.rule.RULES; the guided lesson keeps the default
 
     @property
     def key(self) -> str:
@@ -130,10 +136,14 @@ def render() -> Settings | str:
         )
         st.selectbox("Algorithm", list(ALGORITHMS), key="algorithm")
         st.caption(ALGORITHMS[st.session_state["algorithm"]].summary.capitalize() + ".")
+        rule = RULES[st.selectbox("Tie-break rule", list(RULES), key="tie_break", help=TIE_HELP)]
+        st.caption(f"Ties go to {rule.prefers}, as {rule.tool} does.")
 
         specials = parse_specials(st.session_state["specials"])
         try:
-            num_merges = check_settings(int(st.session_state["vocab_size"]), specials, st.session_state["algorithm"], 1)
+            num_merges = check_settings(
+                int(st.session_state["vocab_size"]), specials, st.session_state["algorithm"], 1, st.session_state["tie_break"]
+            )
         except ValueError as e:
             return str(e)
         st.caption(f"{st.session_state['vocab_size']:,} = 256 bytes + {num_merges:,} merges + {len(specials)} special")
@@ -145,4 +155,5 @@ def render() -> Settings | str:
         specials=specials,
         num_merges=num_merges,
         algorithm=st.session_state["algorithm"],
+        tie_break=st.session_state["tie_break"],
     )

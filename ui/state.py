@@ -13,6 +13,7 @@ DEFAULTS: dict[str, object] = {
     "specials": "<|endoftext|>",
     "vocab_size": 256 + 12 + 1,
     "algorithm": "heap",
+    "tie_break": "cs336",  # a key of bpe.rule.RULES: whose rule breaks ties between pairs with the same count
     "step": 1,  # the merge shown on the step-through page, 1-based
     "playing": False,
     "speed": 1.0,  # merges per second while playing
@@ -23,7 +24,7 @@ DEFAULTS: dict[str, object] = {
     "trace_seen": None,  # the settings of the last trace this session showed: a new one says it is being built
     "race": None,  # the last race's results, kept per session: ui.race_views.RaceRecord
     "race_budget": 10.0,  # seconds each algorithm may run in the race (initial count included)
-    "race_hf": True,  # add HuggingFace tokenizers as a reference when it is installed
+    "race_hf": True,  # add HuggingFace tokenizers and rustbpe as references, those installed
     "sweep": None,  # the last scaling sweep: ui.race_views.SweepRecord
     "sweep_source": "stdlib",  # "stdlib" (built-in prose) or "current" (the sidebar's corpus)
     "sweep_merges": 300,

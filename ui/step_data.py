@@ -22,7 +22,7 @@ from bpe.tokenizer import Tokenizer
 
 from . import views
 
-TraceKey = tuple  # (digest, pattern, specials, num_merges, algorithm)
+TraceKey = tuple  # (digest, pattern, specials, num_merges, algorithm, tie_break)
 
 
 @dataclass(frozen=True)
@@ -37,7 +37,7 @@ class TraceViews:
 @st.cache_resource(max_entries=8, show_spinner=False)
 def trace_views(trace_key: TraceKey, n: int, _events: tuple[MergeEvent, ...]) -> TraceViews:
     """Built once per trace."""
-    _, pattern, specials, _, _ = trace_key
+    _, pattern, specials, _, _, _ = trace_key
     counts = [e.count for e in _events]
     return TraceViews(
         tokenizer=Tokenizer.from_merges([(e.left, e.right) for e in _events], specials, pattern),
@@ -47,7 +47,13 @@ def trace_views(trace_key: TraceKey, n: int, _events: tuple[MergeEvent, ...]) ->
 
 
 @st.cache_resource(max_entries=3000, show_spinner=False)
-def merge_view(trace_key: TraceKey, n: int, k: int, _event: MergeEvent) -> views.MergeView:
-    """Merge k's views (1-based), built once per (trace, merge) and shared by every session."""
-    _, _, specials, _, algorithm = trace_key
-    return views.merge_view(_event, k, n, 256 + k + len(specials), algorithm)
+def merge_view(trace_key: TraceKey, n: int, k: int, _events: tuple[MergeEvent, ...]) -> views.MergeView:
+    """Merge k's views (1-based), built once per (trace, merge) and shared by every session.
+
+    A tied merge's table of what each rule would take needs the merges before it
+    (they give the tokens their ids): an O(k) step, done here once, not per click.
+    """
+    _, _, specials, _, algorithm, tie_break = trace_key
+    event = _events[k - 1]
+    before = [(e.left, e.right) for e in _events[: k - 1]] if event.tie else ()
+    return views.merge_view(event, k, n, 256 + k + len(specials), algorithm, tie_break=tie_break, before=before, specials=len(specials))

@@ -72,6 +72,19 @@ h3{font-size:1.35rem !important;padding:.2rem 0 .3rem 0 !important}
 .merge-card .big{font-size:1.8rem;font-family:monospace;display:flex;flex-wrap:wrap;align-items:center;gap:.4rem}
 .merge-card .times{font-size:1.3rem}
 .merge-card .work{color:#333;margin-top:.2rem}
+details.tie-rules{display:inline}
+details.tie-rules summary{display:inline;cursor:pointer}
+details.tie-rules summary .mine{background:#c8f0cf;border-radius:5px;padding:0 4px}
+details.tie-rules summary .open{color:#1f4e9c;text-decoration:underline}
+details.tie-rules[open] summary .open{display:none}
+.mono{font-family:monospace;white-space:pre}
+.merge-card .tie-head{margin-top:.3rem}
+table.tie-rules{border-collapse:collapse;width:100%;margin:.1rem 0 .3rem}
+table.tie-rules th{text-align:left;font-weight:600;border-bottom:2px solid #0003;padding:1px 8px}
+table.tie-rules td{padding:1px 8px;border-bottom:1px solid #0001;vertical-align:top;line-height:1.3}
+table.tie-rules td.rule{white-space:nowrap}
+table.tie-rules td.pair{font-family:monospace;white-space:pre}
+table.tie-rules tr.mine td{background:#c8f0cf}
 .pill{display:inline-block;padding:0 7px;border-radius:6px;background:#fff;border:1px solid #0003;font-family:monospace;white-space:pre;color:#111}
 table.pairs{border-collapse:collapse;width:100%;font-size:1rem}
 table.pairs th{text-align:left;font-weight:600;border-bottom:2px solid #0003;padding:2px 8px}

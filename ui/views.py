@@ -15,6 +15,7 @@ can call. Every corpus string reaches HTML through ui.render (escaped).
 from __future__ import annotations
 
 import html
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import pyarrow as pa
@@ -23,8 +24,9 @@ import streamlit as st
 from streamlit import dataframe_util
 
 from bpe import ALGORITHMS
-from bpe.events import WORK_NAMES, HeapEntry, MergeEvent
+from bpe.events import DETAIL_CAP, WORK_NAMES, HeapEntry, MergeEvent
 from bpe.pretokenize import ENCODING, ERRORS, sequence_of_text
+from bpe.rule import RULES, explain_tie
 from bpe.tokenizer import Tokenizer
 
 from .render import character_runs, chips, show, show_pair
@@ -47,12 +49,22 @@ class MergeView:
     now: bytes  # the counts chart's "you are here" row, as Arrow (see arrow)
 
 
-def merge_view(event: MergeEvent, k: int, n: int, vocab_size: int, algorithm: str) -> MergeView:
-    """The HTML of every panel for merge k (1-based) of n."""
+def merge_view(
+    event: MergeEvent,
+    k: int,
+    n: int,
+    vocab_size: int,
+    algorithm: str,
+    *,
+    tie_break: str = "cs336",
+    before: Sequence[tuple[bytes, bytes]] = (),
+    specials: int = 0,
+) -> MergeView:
+    """The HTML of every panel for merge k (1-based) of n, trained under tie_break after the merges `before`."""
     right = heap_panel(event) if event.detail.heap is not None else work_panel(event, algorithm)
     return MergeView(
         # one element, laid out by CSS: the two panels side by side, one above the other on a narrow screen
-        top=f'{merge_card(event, k, n, vocab_size)}<div class="step-row"><div class="left">{pair_table(event, k)}</div>'
+        top=f'{merge_card(event, k, n, vocab_size, tie_break, before, specials)}<div class="step-row"><div class="left">{pair_table(event, k)}</div>'
         f'<div class="right">{right}</div></div>',
         words=affected_words(event),
         changes=pair_changes(event),
@@ -88,14 +100,21 @@ def work_line(event: MergeEvent) -> str:
 # the merge card
 
 
-def merge_card(event: MergeEvent, k: int, n: int, vocab_size: int) -> str:
-    """The headline: which pair won, and why."""
+def merge_card(
+    event: MergeEvent,
+    k: int,
+    n: int,
+    vocab_size: int,
+    tie_break: str = "cs336",
+    before: Sequence[tuple[bytes, bytes]] = (),
+    specials: int = 0,
+) -> str:
+    """The headline: which pair won, and why (on a tie, what every rule would take)."""
     if event.runner_up is None:
         why = "It was the only pair left."
     elif event.tie:
-        why = (
-            f"Tied at {event.count:,} with {pill(event.runner_up[0])}+{pill(event.runner_up[1])}: "
-            "ties go to the pair whose bytes are greater, compared left token first, then right."
+        why = f"Tied at {event.count:,} with {pill(event.runner_up[0])}+{pill(event.runner_up[1])}. " + tie_rules(
+            event, before, specials, tie_break
         )
     else:
         why = (
@@ -107,6 +126,50 @@ def merge_card(event: MergeEvent, k: int, n: int, vocab_size: int) -> str:
         f'<span class="where">Merge <b>{k}</b> of {n:,} · new token id <b>{event.new_id}</b> · vocabulary now {vocab_size:,}</span></div>'
         f'<div class="why">{why}</div>'
         f'<div class="work">Work for this merge: {html.escape(work_line(event))}</div></div>'
+    )
+
+
+def tied_pairs(event: MergeEvent) -> list[tuple[bytes, bytes]]:
+    """The recorded pairs with the winner's count (the winner first): the pairs a tie-break rule chose among."""
+    return [(a, b) for a, b, c in event.detail.top_pairs if c == event.count]
+
+
+def tie_rules(event: MergeEvent, before: Sequence[tuple[bytes, bytes]], specials: int, tie_break: str) -> str:
+    """Which of the tied pairs each rule merges, on one line, the trace's own rule highlighted; a click opens why.
+
+    Every rule is asked about the same pairs after the same merges (`before`):
+    what it would do *here*; from a different choice on, its merges would differ.
+    One line, so that a tied merge's card is no taller than another's; the
+    table of reasons opens under it (<details>).
+    subtle: the trace records DETAIL_CAP pairs; when all of them tie, more may
+    tie, and another rule's pick could be one that was not recorded -- said so.
+    """
+    tied = tied_pairs(event)
+    if len(tied) < 2:
+        return ""
+    picks, rows = [], []
+    choices = explain_tie(tied, before, specials)
+    for choice in choices:
+        rule = RULES[choice.rule]
+        mine = ' class="mine"' if choice.rule == tie_break else ""
+        pair = html.escape(show_pair(*choice.pair))
+        picks.append(f'<span{mine}><b>{rule.name}</b> <span class="mono">{pair}</span></span>')
+        reason = choice.reason.removeprefix(rule.tool + " ")
+        rows.append(
+            f'<tr{mine}><td class="rule"><b>{rule.name}</b>{" (sidebar)" if mine else ""}</td><td class="pair">{pair}</td>'
+            f"<td>{html.escape(rule.tool)} {html.escape(reason)}</td></tr>"
+        )
+    many = len(tied) >= DETAIL_CAP and len(event.detail.top_pairs) == len(tied)
+    tie = f"At least {len(tied)} pairs tie (the trace keeps {DETAIL_CAP}); among those kept" if many else f"{len(tied)} pairs tie"
+    when = "at the start" if not before else f"after the same {len(before):,} merge{'s' if len(before) > 1 else ''}"
+    if len({c.pair for c in choices}) == 1:
+        picked = f'Every rule picks <span class="mono">{html.escape(show_pair(*choices[0].pair))}</span> here.'
+    else:
+        picked = f"Each rule's pick: {' · '.join(picks)}"
+    return (
+        f'<details class="tie-rules"><summary>{picked} <span class="open">why?</span></summary>'
+        f'<div class="tie-head">{tie}; what each tool\'s rule would merge here, {when}, and why:</div>'
+        '<table class="tie-rules"><tr><th>rule</th><th>merges</th><th>why</th></tr>' + "".join(rows) + "</table></details>"
     )
 
 

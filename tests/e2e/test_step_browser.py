@@ -13,7 +13,7 @@ import time
 
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
-from .conftest import clipped, pick, shots, wait_idle
+from .conftest import clipped, pick, shot, shots, wait_idle
 
 STDLIB = "Python's own docs (stdlib docstrings, 2 MB)"
 
@@ -212,3 +212,31 @@ def test_hostile_corpus_is_shown_as_text(page):
     assert "<script>alert(1)</script>" in tokens.replace("␣", " ")
     assert dialogs == []
     assert "corpus=" not in page.url  # pasted text cannot travel in a link
+
+
+def test_a_student_picks_a_tie_break_rule_and_sees_what_each_rule_takes_on_the_tie(page):
+    pick(page, "Corpus", "low / lower / widest / newest (textbook)")
+    page.locator(".merge-card").wait_for()
+    pick(page, "Tie-break rule", "rustbpe")
+    page.locator('[data-testid="stSidebar"]').get_by_text("Ties go to the smaller pair of ids").wait_for()
+    card = page.locator(".merge-card").inner_text().replace("\n", " ")
+    assert "e + s → es" in card  # merge 1 under rustbpe: ids (101, 115) < (115, 116)
+    assert "Each rule's pick: cs336 s + t · huggingface e + s · rustbpe e + s" in card
+    assert page.locator("details.tie-rules summary .mine").inner_text() == "rustbpe e + s"
+    assert not page.locator("table.tie-rules").is_visible()  # one line until a student asks why
+    shots(page, "step-tie-picks")  # one line of picks on the card
+    page.set_viewport_size({"width": 1280, "height": 720})
+    page.locator('[data-testid="stSelectbox"]').filter(has_text="Tie-break rule").evaluate("e => e.scrollIntoView({block: 'center'})")
+    page.wait_for_timeout(300)
+    shot(page, "sidebar-tie-break-1280x720")  # the rule and what it prefers, in the sidebar
+    page.set_viewport_size({"width": 1400, "height": 2200})
+    page.get_by_text("why?").click()
+    rows = page.locator("table.tie-rules tr").all_inner_texts()
+    assert len(rows) == 4 and "s + t" in rows[1] and "e + s" in rows[3]  # header, cs336, huggingface, rustbpe
+    assert page.locator("table.tie-rules tr.mine").inner_text().startswith("rustbpe")
+    shots(page, "step-tie-rules")
+    page.set_viewport_size({"width": 1280, "height": 720})
+    page.wait_for_timeout(800)
+    assert clipped(page) == []
+    assert page.evaluate(SMALL_TEXT_JS) == []
+    assert bottom_of(page, "table.tie-rules") <= 720  # the whole explanation on a projector's first screen
