@@ -30,7 +30,17 @@ ARGS = [
     "--disable-quic",
 ]
 
-pytestmark = pytest.mark.browser
+HERE = Path(__file__).resolve().parent
+
+
+def pytest_collection_modifyitems(items) -> None:
+    """Mark every test in this folder `browser`, so `-m "not browser"` skips them.
+
+    subtle: a `pytestmark` in a conftest marks nothing; it only works in a test module.
+    """
+    for item in items:
+        if HERE in Path(str(item.path)).resolve().parents:
+            item.add_marker(pytest.mark.browser)
 
 
 def _free_port() -> int:
