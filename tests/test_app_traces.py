@@ -76,8 +76,11 @@ def test_a_big_corpus_is_traced_in_a_worker_with_the_same_merges_as_here():
     assert len(text) > INLINE_BYTES
     at = open_app(source="textbook")
     paste(at, text, 256 + 100)
+    key = at.session_state["watching"]["trace"]
+    assert key[1] == at.session_state["settings"].key  # the pasted corpus's trace, asked of the pool
+    assert ui.work.pool().wait(key, 120).state == "done"
     settle(at, lambda at: any("merge-card" in h.value for h in at.html))
-    [there] = [t for k, t in traces(at) if k[1] == at.session_state["settings"].key]
+    there = ui.work.pool().status(key).result
     corpus = pretokenize(text.encode(), pattern="gpt2", special_tokens=["<|endoftext|>"])
     here = trace_of(corpus, 99, "heap", TRACE_SECONDS, lambda progress: None, time.perf_counter())
     assert [(e.pair, e.count) for e in there.events[:99]] == [(e.pair, e.count) for e in here.events]
