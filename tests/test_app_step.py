@@ -151,6 +151,26 @@ def test_a_bad_link_says_what_is_wrong(params, says):
     assert "Merge <b>" in card(app)
 
 
+def test_a_link_carries_the_tie_break_rule_the_teacher_saw():
+    teacher = open_app()
+    teacher.sidebar.selectbox(key="tie_break").set_value("rustbpe").run()
+    click(teacher, "next")
+    assert teacher.query_params == {"corpus": "textbook", "merge": "2", "rule": "rustbpe"}
+    student = open_app()
+    student.query_params.update(teacher.query_params)
+    student.run()
+    assert student.sidebar.selectbox(key="tie_break").value == "rustbpe"
+    assert card(student) == card(teacher)  # the same merge under the same rule
+
+
+def test_a_link_with_an_unknown_rule_says_so_and_keeps_the_sidebars():
+    app = open_app()
+    app.query_params.update(corpus="textbook", merge="1", rule="greedy")
+    app.run()
+    assert "tie-break rule 'greedy' is not one of cs336, huggingface, rustbpe" in app.warning[0].value
+    assert app.sidebar.selectbox(key="tie_break").value == "cs336"
+
+
 def test_a_link_past_the_last_merge_shows_the_last():
     app = open_app()
     app.query_params.update(corpus="textbook", merge="99")

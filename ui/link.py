@@ -1,5 +1,8 @@
 """A link to one merge: ?corpus=<preset>&merge=<k> opens that preset at merge k (1-based).
 
+`&rule=<tie-break rule>` is added when the rule is not the default cs336, so a
+link to "merge 1 under rustbpe" shows the merge the teacher saw.
+
 A teacher hands out a link to "merge 37"; the step page keeps the URL in step
 with what it shows. `follow` runs before the sidebar draws (app.py), so a
 link's corpus can still set the sidebar's widgets; it applies a link only once
@@ -7,15 +10,19 @@ per session (a link is new when the URL differs from what this session last
 applied or wrote), so the sidebar can change the corpus afterwards. `show`
 runs on the step page.
 
-Not here: other settings (a link carries a preset, whose settings come with it).
+Not here: other settings (a link carries a preset, whose settings come with it, and the rule).
 """
 
 from __future__ import annotations
 
 import streamlit as st
 
+from bpe.rule import RULES
+
 from . import corpus as corpora
 from . import sidebar
+
+DEFAULT_RULE = "cs336"
 
 # presets whose text comes with the app: pasted and uploaded corpora cannot travel in a link
 LINKABLE = tuple(key for key in corpora.SOURCES if key not in ("paste", "upload"))
@@ -24,10 +31,15 @@ LINKABLE = tuple(key for key in corpora.SOURCES if key not in ("paste", "upload"
 def follow() -> None:
     """Apply a link this session has not applied yet; a bad one gets a one-sentence warning."""
     params = st.query_params
-    corpus, merge = params.get("corpus"), params.get("merge")
-    if (corpus is None and merge is None) or (corpus, merge) == st.session_state["link"]:
+    corpus, merge, rule = params.get("corpus"), params.get("merge"), params.get("rule")
+    if (corpus is None and merge is None and rule is None) or (corpus, merge, rule) == st.session_state["link"]:
         return
-    st.session_state["link"] = (corpus, merge)
+    st.session_state["link"] = (corpus, merge, rule)
+    if rule is not None:
+        if rule in RULES:
+            st.session_state["tie_break"] = rule
+        else:
+            st.warning(f"The link's tie-break rule '{rule}' is not one of {', '.join(RULES)}; using the sidebar's.")
     if corpus is not None:
         if corpus not in LINKABLE:
             st.warning(
@@ -47,12 +59,13 @@ def show(k: int) -> None:
     """Make the URL say the corpus and merge k the page shows (only when it does not already)."""
     source = st.session_state["source"]
     corpus = source if source in LINKABLE else None
+    rule = st.session_state["tie_break"] if st.session_state["tie_break"] != DEFAULT_RULE else None
     params = st.query_params
-    if params.get("corpus") == corpus and params.get("merge") == str(k):
+    if params.get("corpus") == corpus and params.get("merge") == str(k) and params.get("rule") == rule:
         return
-    if corpus is None:
-        params.pop("corpus", None)
-    else:
-        params["corpus"] = corpus
-    params["merge"] = str(k)
-    st.session_state["link"] = (corpus, str(k))
+    for name, value in (("corpus", corpus), ("merge", str(k)), ("rule", rule)):
+        if value is None:
+            params.pop(name, None)
+        else:
+            params[name] = value
+    st.session_state["link"] = (corpus, str(k), rule)

@@ -20,7 +20,7 @@ DEFAULTS: dict[str, object] = {
     "play_from": None,  # (time.time(), step) when Play started or was last moved: where the play clock counts from
     "sample": "",  # the step page's own sentence; "": a sample of the corpus
     "presenter": False,  # presenter mode: larger type everywhere, a simpler step page
-    "link": None,  # (corpus, merge) as the URL last said, applied or written: ui.link
+    "link": None,  # (corpus, merge, rule) as the URL last said, applied or written: ui.link
     "trace_seen": None,  # the settings of the last trace this session showed: a new one says it is being built
     "race": None,  # the last race's results, kept per session: ui.race_views.RaceRecord
     "race_budget": 10.0,  # seconds each algorithm may run in the race (initial count included)
