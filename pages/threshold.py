@@ -13,12 +13,11 @@ from ui import sidebar
 from ui import threshold_views as views
 
 st.title("Threshold explorer")
+settings = sidebar.current()
 st.caption(
     "A minimum pair frequency *t* stops training when the best pair occurs fewer than *t* times. "
-    "Training ran once with no threshold; every *t* is answered from that run."
+    f"Training ran once with no threshold, ties broken by the {settings.tie_break} rule; every *t* is answered from that run."
 )
-
-settings = sidebar.current()
 
 training = corpora.trained_for(settings)
 events = training.events

@@ -146,3 +146,10 @@ def test_the_browser_is_told_the_slider_value_only_when_it_cannot_know_it():
     slider = at.select_slider(key="w_threshold")
     assert slider.proto.set_value and list(slider.proto.raw_value) == [f"{slider.value:,}"]
     assert kept_label(at) == f"Merges kept at t = {slider.value:,}"
+
+
+def test_the_page_says_which_tie_break_rule_its_run_used():
+    at = open_page()
+    at.sidebar.selectbox(key="tie_break").set_value("huggingface").run()
+    assert not at.exception
+    assert "ties broken by the huggingface rule" in at.caption[0].value
