@@ -93,11 +93,14 @@ def jumped() -> None:
     restart_clock()
 
 
-def play_or_pause() -> None:
-    if st.session_state["playing"]:
+def set_playing(playing: bool) -> None:
+    """Play or Pause, as the button clicked said: the same click delivered twice changes nothing more."""
+    if playing == st.session_state["playing"]:
+        return
+    if not playing:
         advance_by_clock()  # Pause stops at the merge the clock has reached, even if the page is behind
-    st.session_state["playing"] = not st.session_state["playing"]
-    if st.session_state["playing"] and st.session_state["step"] >= n:
+    st.session_state["playing"] = playing
+    if playing and st.session_state["step"] >= n:
         st.session_state["step"] = 1  # Play at the last merge starts again from the first
     restart_clock()
 
@@ -136,13 +139,14 @@ def stepper() -> None:
         row.progress(k / n, text=f"merge {k:,} of {n:,}")
     elif n > 1:
         row.slider("Jump to merge", 1, n, key=state.widget("step"), on_change=jumped, label_visibility="collapsed")
-    # a button, not a toggle, for the same reason: a click is an event, never an old value sent back
-    row.button(
-        "Pause" if st.session_state["playing"] else "Play",
-        on_click=play_or_pause,
-        key="play",
-        icon=":material/pause:" if st.session_state["playing"] else ":material/play_arrow:",
-    )
+    # a button, not a toggle, for the same reason: a click is an event, never an old value sent back.
+    # subtle: two buttons (keys "pause" and "play") that each say what they do, not one that flips:
+    # a click landing while the playing fragment reruns could be delivered twice, and a flip twice
+    # is no Pause at all (seen in the browser test); a second "pause" is harmless.
+    if st.session_state["playing"]:
+        row.button("Pause", on_click=set_playing, args=(False,), key="pause", icon=":material/pause:")
+    else:
+        row.button("Play", on_click=set_playing, args=(True,), key="play", icon=":material/play_arrow:")
     row.selectbox(
         "Speed",
         SPEEDS,

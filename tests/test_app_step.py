@@ -106,12 +106,12 @@ def test_the_merge_shown_survives_a_visit_to_another_page(app):
 def test_play_and_its_speed_survive_a_visit_to_another_page(app):
     app.selectbox(key="w_speed").set_value(2.0).run()
     click(app, "play")
-    assert app.button(key="play").label == "Pause" and app.get("progress")  # the clock moves the merge, not the slider
+    assert app.button(key="pause").label == "Pause" and app.get("progress")  # the clock moves the merge, not the slider
     app.switch_page("pages/race.py").run()
     app.switch_page("pages/step.py").run()
-    assert app.button(key="play").label == "Pause"
+    assert app.button(key="pause").label == "Pause"
     assert app.selectbox(key="w_speed").value == 2.0
-    click(app, "play")
+    click(app, "pause")
     assert app.button(key="play").label == "Play" and app.slider(key="w_step")
 
 
