@@ -21,24 +21,30 @@ tok = corpora.tokenizer_for(settings)
 n = len(tok.merges)
 
 
-def sample_text(data: bytes) -> str:
-    """The corpus's first 400 bytes as text: a character cut at the end is left out, invalid UTF-8 shows as U+FFFD.
+def sample_text(data: bytes) -> tuple[str, bool]:
+    """The corpus's first 400 bytes as text (a character cut at the end left out), and whether some were not UTF-8.
 
     subtle: a text box holds text, not bytes, so bytes that are not UTF-8 (a Latin-1 upload) cannot be
     typed back; they are shown as U+FFFD, never silently dropped, and the page says so.
     """
-    return codecs.getincrementaldecoder("utf-8")("replace").decode(data[:400], final=False)
+    head = data[:400]
+    text = codecs.getincrementaldecoder("utf-8")("replace").decode(head, final=False)
+    try:
+        codecs.getincrementaldecoder("utf-8")("strict").decode(head, final=False)
+    except UnicodeDecodeError:
+        return text, True
+    return text, False
 
 
 def use_sample() -> None:
-    st.session_state["tok_text"] = sample_text(settings.corpus.data)
+    st.session_state["tok_text"] = sample_text(settings.corpus.data)[0]
 
 
 if st.session_state["tok_text"] is None:
     use_sample()
 text = st.text_area("Text to tokenize", key=state.widget("tok_text"), on_change=state.save, args=("tok_text",), height=130)
 st.button("Use a sample of the corpus", on_click=use_sample)
-if "\ufffd" in text and text == sample_text(settings.corpus.data) and "\ufffd" not in settings.corpus.data[:400].decode("utf-8", "ignore"):
+if sample_text(settings.corpus.data) == (text, True):
     st.info(
         "This corpus has bytes that are not UTF-8 (Latin-1, perhaps): a text box can only hold text, so each shows here as "
         "� (U+FFFD). The model was trained on the bytes as they are; the step page's sentence shows them so."
