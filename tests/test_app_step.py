@@ -171,6 +171,17 @@ def test_a_link_with_an_unknown_rule_says_so_and_keeps_the_sidebars():
     assert app.sidebar.selectbox(key="tie_break").value == "cs336"
 
 
+def test_a_hostile_link_is_quoted_as_text_not_markdown():
+    app = open_app()
+    app.query_params.update(corpus="[click](javascript:alert(1))", rule="<script>x</script>" * 10)
+    app.run()
+    assert not app.exception
+    rule, corpus = (w.value for w in app.warning)  # the rule is read first
+    assert "\\[click\\]\\(javascript" in corpus and "[click](" not in corpus  # no link: Markdown characters escaped
+    assert "\\<script\\>" in rule and "<script>" not in rule and "…'" in rule  # escaped, and cut at 40 characters
+    assert "Merge <b>1</b>" in card(app)
+
+
 def test_a_link_past_the_last_merge_shows_the_last():
     app = open_app()
     app.query_params.update(corpus="textbook", merge="99")

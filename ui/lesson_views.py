@@ -9,14 +9,13 @@ quiz's options with counts revealed.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 
 from bpe.events import MergeEvent
 
 from .lesson import Tokens, pair_sources, split_words, word
 from .quiz import Option, Question
-from .render import escape, show_pair, token_spans
+from .render import escape, plain, show_pair, token_spans
 
 WIN, TIE, PICK = "#c8f0cf", "#fff1b8", "#fde2e4"
 
@@ -86,14 +85,6 @@ def box(body: str) -> str:
 
 def tokens_html(tokens: Tokens) -> str:
     return f'<span class="tokens">{token_spans(list(tokens), wrap=False)}</span>'
-
-
-def plain(text: str) -> str:
-    """text for a widget label, which Streamlit reads as Markdown: every Markdown character escaped.
-
-    '*a* [x](y)' -> '\\*a\\* \\[x\\]\\(y\\)'
-    """
-    return re.sub(r"([\\`*_{}\[\]()#+\-.!|<>~:$&=^])", r"\\\1", text)
 
 
 # ---------------------------------------------------------------------------

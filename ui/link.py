@@ -21,6 +21,7 @@ from bpe.rule import RULES
 
 from . import corpus as corpora
 from . import sidebar
+from .render import plain
 
 DEFAULT_RULE = "cs336"
 
@@ -39,20 +40,25 @@ def follow() -> None:
         if rule in RULES:
             st.session_state["tie_break"] = rule
         else:
-            st.warning(f"The link's tie-break rule '{rule}' is not one of {', '.join(RULES)}; using the sidebar's.")
+            st.warning(f"The link's tie-break rule '{said(rule)}' is not one of {', '.join(RULES)}; using the sidebar's.")
     if corpus is not None:
         if corpus not in LINKABLE:
             st.warning(
-                f"The link's corpus '{corpus}' is not one of the presets ({', '.join(LINKABLE)}); showing the corpus picked in the sidebar."
+                f"The link's corpus '{said(corpus)}' is not one of the presets ({', '.join(LINKABLE)}); showing the corpus picked in the sidebar."
             )
             return
         if corpus != st.session_state["source"]:
             sidebar.apply_preset(corpus)
     if merge is not None:
         if not merge.isdigit() or int(merge) < 1:
-            st.warning(f"The link's merge '{merge}' is not a merge number (1, 2, 3, …); showing merge 1.")
+            st.warning(f"The link's merge '{said(merge)}' is not a merge number (1, 2, 3, …); showing merge 1.")
             return
         st.session_state["step"] = int(merge)
+
+
+def said(value: str) -> str:
+    """A value from the URL as the warning quotes it: anyone can write a link, so it is cut short and read as text, not Markdown."""
+    return plain(value if len(value) <= 40 else value[:40] + "…")
 
 
 def show(k: int) -> None:

@@ -15,6 +15,7 @@ in ui/style.py.
 from __future__ import annotations
 
 import html
+import re
 
 # characters a projector cannot show, replaced by visible stand-ins
 VISIBLE = {" ": "␣", "\n": "↵", "\t": "⇥", "\r": "␍"}
@@ -96,3 +97,11 @@ def token_spans(tokens: list[bytes], ids: list[int] | None = None, wrap: bool = 
 
 def escape(text: str) -> str:
     return html.escape(text)
+
+
+def plain(text: str) -> str:
+    """text for Markdown (a widget label, a message): every Markdown character escaped.
+
+    '*a* [x](y)' -> '\\*a\\* \\[x\\]\\(y\\)'
+    """
+    return re.sub(r"([\\`*_{}\[\]()#+\-.!|<>~:$&=^])", r"\\\1", text)
