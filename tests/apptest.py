@@ -56,39 +56,40 @@ def open_app(page: str | None = None, source: str | None = None, **sidebar: str)
 BUILDS = ("trace", "train", "replays")  # the work a page waits for before it can draw (not races: a test starts those)
 
 
-def settled(at, timeout: float = 300):
-    """Rerun the page, as its polling fragment would, until the runs it waits for in the worker pool have ended.
+def rerun_until(at, done, timeout: float = 180, what: str = "the page's work"):
+    """Rerun the page, as its polling fragment would, until done(at); return at.
 
-    Big corpora (the 2 MB stdlib preset) are trained in worker processes; until
-    then a page shows progress and stops, and a real browser's fragment reruns it.
+    Big corpora (the 2 MB stdlib preset), races and sweeps run in worker
+    processes; until they end a page shows progress, and a real browser's
+    fragment reruns it. The page is drawn once more after a wait, as it is when
+    the run has ended.
     """
     import time
 
-    import ui.work
-
     deadline, waited = time.monotonic() + timeout, False
-    while True:
-        watching = at.session_state.get("watching", {})
-        keys = [watching[purpose] for purpose in BUILDS if purpose in watching]
-        if not any((status := ui.work.pool().status(key)) is not None and not status.ended for key in keys):
-            break
-        assert time.monotonic() < deadline, f"the page's runs did not end in {timeout:.0f} s"
+    while not done(at):
+        assert time.monotonic() < deadline, f"{what} did not end in {timeout:.0f} s"
         time.sleep(0.2)
         at.run()
         waited = True
     if waited:
-        at.run()  # the page as drawn once its run has ended
+        at.run()
     assert not at.exception, at.exception
     return at
 
 
+def settled(at, timeout: float = 300):
+    """open_app's wait: until the runs the page needs to draw (BUILDS) have ended in the worker pool."""
+    import ui.work
+
+    def built(at) -> bool:
+        watching = at.session_state.get("watching", {})
+        statuses = [ui.work.pool().status(watching[purpose]) for purpose in BUILDS if purpose in watching]
+        return all(status is None or status.ended for status in statuses)
+
+    return rerun_until(at, built, timeout, "the page's runs")
+
+
 def finish(at, purpose: str = "race", timeout: float = 180) -> None:
     """Rerun the page until this session's run for purpose has ended."""
-    import time
-
-    deadline = time.monotonic() + timeout
-    while purpose in at.session_state["watching"]:
-        assert time.monotonic() < deadline, f"the {purpose} did not finish"
-        time.sleep(0.2)
-        at.run()
-    assert not at.exception, at.exception
+    rerun_until(at, lambda at: purpose not in at.session_state["watching"], timeout, f"the {purpose}")

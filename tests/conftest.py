@@ -8,7 +8,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from apptest import finish, open_app  # noqa: F401  (the page AppTests import it from here)
+from apptest import finish, open_app, rerun_until  # noqa: F401  (the page AppTests import it from here)
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "cs336"
 GPT2 = SHARED.parent / "gpt2"

@@ -9,7 +9,7 @@ from __future__ import annotations
 import random
 import time
 
-from conftest import open_app
+from conftest import open_app, rerun_until
 
 import ui.jobs
 import ui.work
@@ -42,16 +42,6 @@ def paste(at, text: str, vocab_size: int, algorithm: str = "heap") -> None:
     at.sidebar.number_input(key="vocab_size").set_value(vocab_size).run()
 
 
-def settle(at, done, timeout: float = 120) -> None:
-    """Rerun the page (as its polling fragment does) until done(at)."""
-    deadline = time.monotonic() + timeout
-    while not done(at):
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(0.2)
-        at.run()
-    assert not at.exception, at.exception
-
-
 def test_a_smaller_vocab_is_a_prefix_of_the_trace_already_built(monkeypatch):
     at = open_app(source="textbook")  # 12 merges, traced in this process: the corpus fits on a slide
     calls = counting(monkeypatch, "trace")
@@ -79,7 +69,7 @@ def test_a_big_corpus_is_traced_in_a_worker_with_the_same_merges_as_here():
     key = at.session_state["watching"]["trace"]
     assert key[1] == at.session_state["settings"].key  # the pasted corpus's trace, asked of the pool
     assert ui.work.pool().wait(key, 120).state == "done"
-    settle(at, lambda at: any("merge-card" in h.value for h in at.html))
+    rerun_until(at, lambda at: any("merge-card" in h.value for h in at.html))
     there = ui.work.pool().status(key).result
     corpus = pretokenize(text.encode(), pattern="gpt2", special_tokens=["<|endoftext|>"])
     here = trace_of(corpus, 99, "heap", TRACE_SECONDS, lambda progress: None, time.perf_counter())
@@ -100,13 +90,13 @@ def test_a_slow_algorithm_says_which_is_fast_and_switching_frees_its_worker():
     while ui.work.pool().status(naive).state != "cancelled":  # nobody watches the naive trace any more
         assert time.monotonic() < deadline
         time.sleep(0.1)
-    settle(at, lambda at: any("merge-card" in h.value for h in at.html))
+    rerun_until(at, lambda at: any("merge-card" in h.value for h in at.html))
 
 
 def test_the_tokenize_page_gets_a_training_from_a_worker_and_reuses_it_for_a_smaller_vocab():
     at = open_app("pages/tokenize.py", source="textbook")
     paste(at, words(3000), 256 + 200)
-    settle(at, lambda at: any(m.label == "Merges used" and m.value.endswith("of 199") for m in at.metric))
+    rerun_until(at, lambda at: any(m.label == "Merges used" and m.value.endswith("of 199") for m in at.metric))
     [(_, training)] = ui.work.pool().find(lambda key: isinstance(key, tuple) and key[0] == "train" and key[-1] == 250)
     assert len(training.events) == 250  # built for the vocab size rounded up, so nudging it up reuses the run
     at.sidebar.number_input(key="vocab_size").set_value(256 + 120).run()
