@@ -59,8 +59,11 @@ class Tokenizer:
         """A tokenizer over any vocabulary: ids are the keys of vocab, as given.
 
         A special token already in vocab keeps its id; one that is not gets the
-        next free id. Every merge's two tokens and the token it makes must be in
-        vocab. `counts` is each merge's count when it was made (None: unknown).
+        next free id. A merge whose two tokens are in vocab must make a token that
+        is too. A merge with a part that is not a token can never apply: it is kept
+        in `merges` at its rank and listed in `inert` (CS336's harness reads GPT-2's
+        header line '#version: 0.2' as the merge ('#version:', '0.2')).
+        `counts` is each merge's count when it was made (None: unknown).
         """
         check_pattern(pattern)
         specials = list(special_tokens or ())
@@ -80,16 +83,11 @@ class Tokenizer:
                 new_id = max(self.vocab, default=-1) + 1
                 self.vocab[new_id], self.ids[data] = data, new_id
         self.special_tokens = tuple(specials)
-        for rank, (a, b) in enumerate(self.merges):
-            for token in (a, b, a + b):
-                if token not in self.ids:
-                    raise ValueError(
-                        f"Merge {rank + 1} ({load.show(a)} + {load.show(b)}) needs {load.show(token)}, which is not in the vocabulary."
-                    )
-        self.ranks = {pair: rank for rank, pair in reversed(list(enumerate(self.merges)))}
-        # the merges as ids, for encoding: (left id << 32 | right id) -> rank, and rank -> the id it makes
+        self.inert = _inert_merges(self.merges, self.ids)
+        self.ranks = {pair: rank for rank, pair in reversed(list(enumerate(self.merges))) if rank not in self.inert}
+        # the merges as ids, for encoding: (left id << 32 | right id) -> rank, and rank -> the id it makes (-1: never applies)
         self._ranks = {self.ids[a] << 32 | self.ids[b]: rank for (a, b), rank in self.ranks.items()}
-        self._made = [self.ids[a + b] for a, b in self.merges]
+        self._made = [-1 if rank in self.inert else self.ids[a + b] for rank, (a, b) in enumerate(self.merges)]
         self._byte_ids = {b: self.ids[BYTES[b]] for b in range(256) if BYTES[b] in self.ids}
         ordered = sorted(self.special_tokens, key=len, reverse=True)
         self._special = regex.compile("(" + "|".join(regex.escape(t) for t in ordered) + ")") if ordered else None
@@ -158,7 +156,9 @@ class Tokenizer:
         """
         k = self._limit(k)
         vocab = None if self.own_layout else self._vocab_of_first(k)
-        return export.save_all(directory, self.merges[:k], self.special_tokens, self.pattern, self.counts[:k], vocab=vocab)
+        kept = [rank for rank in range(k) if rank not in self.inert]  # a merge that never applies is not written
+        merges, counts = [self.merges[r] for r in kept], [self.counts[r] for r in kept]
+        return export.save_all(directory, merges, self.special_tokens, self.pattern, counts, vocab=vocab)
 
     def _vocab_of_first(self, k: int) -> Vocab:
         kept = set(BYTES) | {a + b for a, b in self.merges[:k]} | {t.encode(ENCODING) for t in self.special_tokens}
@@ -444,6 +444,25 @@ def _checked_merges(merges: Sequence[tuple[bytes, bytes]]) -> Merges:
             raise ValueError(f"merge {rank + 1} is not a pair of non-empty bytes: {pair!r}.")
         out.append((bytes(pair[0]), bytes(pair[1])))
     return out
+
+
+def _inert_merges(merges: Merges, ids: Mapping[bytes, int]) -> frozenset[int]:
+    """The ranks of merges that can never apply, because a part is not a token; ValueError for one that makes no token.
+
+    Encoding only ever holds tokens of the vocabulary, so a pair with a part outside
+    it never occurs: like any other implementation that looks merges up by pair, this
+    one skips it, and the other merges keep their ranks. A merge of two tokens
+    whose result is not a token could apply and has no id: that is a broken file.
+    """
+    inert = set()
+    for rank, (a, b) in enumerate(merges):
+        if a not in ids or b not in ids:
+            inert.add(rank)
+        elif a + b not in ids:
+            raise ValueError(
+                f"Merge {rank + 1} ({load.show(a)} + {load.show(b)}) joins two tokens into {load.show(a + b)}, which is not in the vocabulary."
+            )
+    return frozenset(inert)
 
 
 def _to_bytes(token: str) -> bytes:

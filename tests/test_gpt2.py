@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from bpe import Tokenizer
 from bpe.corpora import stdlib_prose
+from bpe.gpt2_bytes import byte_to_char
 
 EOT = "<|endoftext|>"
 DOCUMENTS = {
@@ -82,6 +83,56 @@ def test_encoding_equals_tiktoken_on_any_text(tok, tiktoken_gpt2, pieces):
 @given(text=st.text(alphabet=st.sampled_from(" \n\t\r\u00a0\u3000ab1.'😀é"), max_size=80))
 def test_encoding_equals_tiktoken_on_whitespace_heavy_text(tok, tiktoken_gpt2, text):
     assert tok.encode(text) == tiktoken_gpt2.encode(text, allowed_special="all")
+
+
+# ---------------------------------------------------------------------------
+# built the way CS336's own test harness builds it (tests/test_tokenizer.py + common.py of
+# stanford-cs336/assignment1-basics): every line of merges.txt with two space-separated fields
+# is a merge, so GPT-2's header '#version: 0.2' arrives as the merge ('#version:', '0.2')
+
+
+def cs336_harness_tokenizer(vocab_path, merges_path, special_tokens=None) -> Tokenizer:
+    """Their get_tokenizer_from_vocab_merges_path, line for line, with our Tokenizer as get_tokenizer."""
+    byte_decoder = {c: b for b, c in byte_to_char().items()}
+    with open(vocab_path) as vocab_f:
+        gpt2_vocab = json.load(vocab_f)
+    gpt2_bpe_merges = []
+    with open(merges_path) as f:
+        for line in f:
+            cleaned_line = line.rstrip()
+            if cleaned_line and len(cleaned_line.split(" ")) == 2:
+                gpt2_bpe_merges.append(tuple(cleaned_line.split(" ")))
+    vocab = {index: bytes([byte_decoder[c] for c in item]) for item, index in gpt2_vocab.items()}
+    if special_tokens:
+        for special_token in special_tokens:
+            if special_token.encode("utf-8") not in set(vocab.values()):
+                vocab[len(vocab)] = special_token.encode("utf-8")
+    merges = [(bytes([byte_decoder[c] for c in m1]), bytes([byte_decoder[c] for c in m2])) for m1, m2 in gpt2_bpe_merges]
+    return Tokenizer(vocab, merges, special_tokens)
+
+
+@pytest.mark.parametrize("specials", [None, [EOT], [EOT, EOT + EOT]], ids=["none", "eot", "overlapping"])
+def test_the_cs336_harness_tokenizer_encodes_like_tiktoken(gpt2, tiktoken_gpt2, specials):
+    tok = cs336_harness_tokenizer(gpt2 / "encoder.json", gpt2 / "vocab.bpe", specials)
+    assert tok.merges[0] == (b"#version:", b"0.2") and tok.inert == {0}  # the header: kept at its rank, never applied
+    for text in [*DOCUMENTS.values(), f"a{EOT}{EOT}b{EOT}"]:
+        ids = tok.encode(text)
+        if specials == [EOT, EOT + EOT]:  # tiktoken has no doubled token: the same text, encoded around it, with its id between
+            parts = [tiktoken_gpt2.encode(part, allowed_special={EOT}) for part in text.split(EOT + EOT)]
+            assert ids == [i for n, part in enumerate(parts) for i in ([50257] if n else []) + part]
+        else:
+            assert ids == tiktoken_gpt2.encode(text, allowed_special=set(specials or ()), disallowed_special=())
+        assert tok.decode(ids) == text
+
+
+def test_the_header_merge_shifts_no_other_merges_rank(gpt2, tok):
+    harness = cs336_harness_tokenizer(gpt2 / "encoder.json", gpt2 / "vocab.bpe", [EOT])
+    assert harness.merges[1:] == tok.merges
+    assert all(harness.ranks[pair] == rank + 1 for pair, rank in list(tok.ranks.items())[:2000])
+    text = DOCUMENTS["prose"]
+    for k in (0, 1, 2, 50, 1000):  # the first k merges of the harness's list are the header and k - 1 of GPT-2's
+        assert harness.encode(text, k) == tok.encode(text, max(k - 1, 0))
+    assert list(harness.merge_steps(b" the")) == [(r + 1, step) for r, step in tok.merge_steps(b" the")]
 
 
 # ---------------------------------------------------------------------------

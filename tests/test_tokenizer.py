@@ -115,6 +115,26 @@ def test_a_merge_of_unknown_tokens_is_refused(merges, message):
         Tokenizer.from_merges(merges)
 
 
+def test_a_merge_whose_parts_are_not_tokens_never_applies_and_keeps_the_other_ranks(tmp_path):
+    tok = trained()
+    header = (b"#version:", b"0.2")  # how CS336's harness reads GPT-2's merges.txt header
+    with_header = Tokenizer(tok.vocab, [header, *tok.merges], tok.special_tokens)
+    assert with_header.inert == {0} and with_header.ranks == {pair: rank + 1 for pair, rank in tok.ranks.items()}
+    text = "the lowest lower newest #version: 0.2"
+    assert with_header.encode(text) == tok.encode(text)
+    assert with_header.encode(text, 4) == tok.encode(text, 3)
+    in_the_middle = Tokenizer(tok.vocab, [*tok.merges[:2], (b"zz", b"q"), *tok.merges[2:]], tok.special_tokens)
+    assert in_the_middle.inert == {2} and in_the_middle.encode(text) == tok.encode(text)
+    with_header.save(tmp_path)  # a merge that never applies is not written
+    assert Tokenizer.load(tmp_path / "merges.txt").merges == tok.merges
+
+
+def test_a_merge_of_two_tokens_that_makes_no_token_is_refused():
+    vocab = {i: bytes([i]) for i in range(256)}
+    with pytest.raises(ValueError, match="Merge 1 \\('a' \\+ 'b'\\) joins two tokens into 'ab', which is not in the vocabulary"):
+        Tokenizer(vocab, [(b"a", b"b")])
+
+
 def test_unknown_id_is_a_clear_error():
     tok = trained()
     with pytest.raises(ValueError, match="not in the vocabulary"):
