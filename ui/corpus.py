@@ -37,7 +37,7 @@ class Source:
     pattern: str = "gpt2"
     merges: int = 20
     specials: str = "<|endoftext|>"
-    note: str = ""
+    note: str = ""  # a template filled in from the preset's run under the sidebar's rule: ui/preset_notes.py
 
 
 SOURCES: dict[str, Source] = {
@@ -46,21 +46,21 @@ SOURCES: dict[str, Source] = {
         "low low low low low lower lower widest widest widest newest newest newest newest newest newest",
         pattern="whitespace",
         merges=12,
-        note="The Sennrich et al. example: 's t' and 'e s' tie for the first merge, and the tie-break rule decides.",
+        note="The Sennrich et al. example: {tied} tie for the first merge, and the tie-break rule decides: {rule} takes {first}.",
     ),
     "wikipedia": Source(
         "aaabdaaabac (Wikipedia)",
         "aaabdaaabac",
         pattern="none",
         merges=5,
-        note="One sequence, no pre-tokenizer: 'aa' first, then 'ab', then the new tokens merge.",
+        note="One sequence, no pre-tokenizer. Under the {rule} rule: {merges}",
     ),
     "ties": Source(
         "aaaa abab baba (ties, overlaps)",
         "aaaa aaa aa abab abab baba baba ab ba a b",
         pattern="whitespace",
         merges=8,
-        note="'aaaa' holds three overlapping 'a a' pairs but merges into two tokens; ties are everywhere.",
+        note="'aaaa' holds three overlapping a + a pairs but merges into two tokens; {ties} merges are ties.",
     ),
     "stdlib": Source(
         "Python's own docs (stdlib docstrings, 2 MB)",

@@ -11,6 +11,7 @@ from bpe.rule import RULES
 from bpe.train import check_settings
 
 from . import corpus as corpora
+from .preset_notes import preset_note
 
 PATTERN_HELP = {
     "gpt2": "GPT-2's regex: words with their leading space, numbers, punctuation, whitespace.",
@@ -108,7 +109,7 @@ def render() -> Settings | str:
             on_change=_apply_preset,
         )
         source = corpora.SOURCES[key]
-        about = [source.label[len(short_label(source.label)) + 2 : -1], source.note]
+        about = [source.label[len(short_label(source.label)) + 2 : -1], preset_note(key, st.session_state["tie_break"])]
         if any(about):
             text = ": ".join(a for a in about if a)
             st.caption(text[0].upper() + text[1:])
