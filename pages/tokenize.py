@@ -8,7 +8,7 @@ from bpe import PATTERNS, export, load
 from ui import corpus as corpora
 from ui import sidebar, state
 from ui import tokenize_views as real
-from ui.render import token_spans
+from ui.render import split_note, token_spans
 
 SHOWN = 3000  # tokens drawn; a longer text is still counted and checked in full
 
@@ -83,6 +83,8 @@ c4.metric("Merges used", f"{k:,} of {n:,}")
 st.html(token_spans(pieces[:SHOWN], ids[:SHOWN]))
 if len(pieces) > SHOWN:
     st.caption(f"Showing the first {SHOWN:,} of {len(pieces):,} tokens.")
+elif split_note(pieces):
+    st.caption(split_note(pieces))
 
 decoded = tok.decode(ids)
 if decoded == text:
@@ -161,12 +163,17 @@ def next_to_real() -> None:
         st.markdown(f"**Trained here** · {k:,} merges")
         st.metric("Tokens (trained here)", f"{len(ids):,}")
         st.html(token_spans(pieces[:SHOWN], ids[:SHOWN]))
+        if len(pieces) <= SHOWN and split_note(pieces):
+            st.caption(split_note(pieces))
     with right:
         st.markdown(f"**{reference.label}** · {len(other.merges):,} merges")
         if other_ids is not None:
             fewer = len(ids) - len(other_ids)
             st.metric(f"Tokens ({reference.label})", f"{len(other_ids):,}", delta=f"{-fewer:+,} vs trained here", delta_color="inverse")
-            st.html(token_spans([other.vocab[i] for i in other_ids[:SHOWN]], other_ids[:SHOWN]))
+            theirs = [other.vocab[i] for i in other_ids[:SHOWN]]
+            st.html(token_spans(theirs, other_ids[:SHOWN]))
+            if len(other_ids) <= SHOWN and split_note(theirs):
+                st.caption(split_note(theirs))
 
     with st.expander(f"Browse the merges of {reference.label}"):
         query = st.text_input(

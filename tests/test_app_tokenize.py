@@ -52,6 +52,20 @@ def test_k_zero_gives_one_token_per_byte():
     assert int(metric(at, "Tokens")) < 9
 
 
+def test_the_token_count_is_what_the_chips_show():
+    # the teacher's text: a llama is 4 tokens early in training, drawn as one dashed chip
+    at = open_page("ties", pattern="gpt2")
+    at.text_area(key="w_tok_text").set_value("I love 🦙 llamas! 東京は大きい。 naïve café 👩‍👩‍👧").run()
+    shown = at.html[0].value
+    chips = re.findall(r'<span class="tok[^"]*"(?: data-tokens="(\d+)")?', shown)
+    drawn = [int(n) if n else 1 for n in chips]
+    assert sum(drawn) == int(metric(at, "Tokens").replace(",", "")) > len(drawn)  # fewer chips than tokens, all counted
+    for n in drawn:
+        if n > 1:
+            assert f'<span class="ntok">×{n}</span>' in shown  # each dashed chip says its count on the chip
+    assert any(c.value.startswith(f"{sum(drawn):,} tokens, drawn as {len(drawn):,} chips") for c in at.caption)
+
+
 def test_the_round_trip_is_checked():
     at = open_page("ties", pattern="gpt2")
     at.text_area(key="w_tok_text").set_value("naïve café 🙂 <|endoftext|> abab\n\tbaba").run()

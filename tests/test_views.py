@@ -128,6 +128,25 @@ def test_a_joined_chip_shows_the_character_and_says_it_is_several_tokens():
     html = chips([bytes([b]) for b in "大".encode()], ids=[229, 164, 167])
     assert html.count('class="tok') == 1 and 'class="tok joined"' in html
     assert ">大<" in html and "3 tokens" in html and "ids 229, 164, 167" in html and 'data-tokens="3"' in html
+    assert '<span class="ntok">×3</span>' in html  # said on the chip itself: a projector has no hover
+
+
+def chip_texts(html: str) -> list[str]:
+    """What each chip shows, in order: the boxes a student sees (hover text left out)."""
+    return re.findall(r'<span class="tok[^"]*"[^>]*>([^<]*)', html)
+
+
+def test_a_merge_inside_a_character_changes_the_rewritten_words_visibly():
+    # en dashes: merge 1 is \xe2 + \x80, the first two of the dash's three bytes
+    event = train(pretokenize("a – b – c – d –", pattern="gpt2"), 1, detail=True).events[0]
+    assert (event.left, event.right) == (b"\xe2", b"\x80")
+    words = views.affected_words(event)
+    rows = re.findall(r'<div class="toks">(.*?)</div><span class="arrow">→</span><div class="toks">(.*?)</div>', words)
+    assert rows
+    for before, after in rows:
+        assert chip_texts(before) == ["␣", "\\xe2", "\\x80", "\\x93"]
+        assert chip_texts(after) == ["␣", "\\xe2\\x80", "\\x93"]
+        assert 'class="tok new part"' in after and "=–<" in before and "=–<" in after  # the new token outlined, the character named
 
 
 def test_chips_escape_what_they_show():

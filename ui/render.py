@@ -65,34 +65,63 @@ def character_runs(tokens: list[bytes]) -> list[tuple[int, int]]:
     return runs
 
 
-def chips(tokens: list[bytes], ids: list[int] | None = None, mark: bytes | None = None, first_colour: int = 0) -> str:
+def chips(tokens: list[bytes], ids: list[int] | None = None, mark: bytes | None = None, first_colour: int = 0, split: bool = False) -> str:
     """Tokens as coloured, escaped <span class="tok"> chips; ids (if given) show on hover.
 
-    A chip of several tokens (one character split over them) says how many in data-tokens.
+    A character split over several tokens is one dashed chip that says, inside
+    it, how many tokens it is (×4): a projector has no hover. With split=True
+    (where the boundaries are the point: the words a merge rewrote) every token
+    is a chip of its own and a part of a character shows as its bytes (\\xe2),
+    the parts grouped under the character they make: [\\xe2][\\x80][\\x93]=–.
 
     Tokens equal to `mark` (the token a merge just made) get a thick outline.
     """
     parts = []
     for n, (start, end) in enumerate(character_runs(tokens)):
         colour = PALETTE[(first_colour + n) % len(PALETTE)]
-        css = "tok new" if mark is not None and end - start == 1 and tokens[start] == mark else "tok"
         if end - start == 1:
-            title = f' title="id {ids[start]}"' if ids else ""
-            parts.append(f'<span class="{css}"{title} style="background:{colour}">{html.escape(show(tokens[start]))}</span>')
+            parts.append(_chip(tokens[start], ids[start] if ids else None, mark, colour))
             continue
         joined = b"".join(tokens[start:end])
         pieces = " · ".join(show(t) for t in tokens[start:end])
         id_text = f" (ids {', '.join(str(i) for i in ids[start:end])})" if ids else ""
         title = html.escape(f"{end - start} tokens that together make {show(joined)}: {pieces}{id_text}", quote=True)
+        if split:
+            inner = "".join(_chip(t, ids[i] if ids else None, mark, colour, part=True) for i, t in enumerate(tokens[start:end], start))
+            parts.append(
+                f'<span class="char" data-tokens="{end - start}" title="{title}">{inner}<span class="of">={html.escape(show(joined))}</span></span>'
+            )
+            continue
         parts.append(
-            f'<span class="tok joined" data-tokens="{end - start}" title="{title}" style="background:{colour}">{html.escape(show(joined))}</span>'
+            f'<span class="tok joined" data-tokens="{end - start}" title="{title}" style="background:{colour}">{html.escape(show(joined))}'
+            f'<span class="ntok">×{end - start}</span></span>'
         )
     return "".join(parts)
+
+
+def _chip(token: bytes, id_: int | None, mark: bytes | None, colour: str, part: bool = False) -> str:
+    css = "tok" + (" new" if token == mark else "") + (" part" if part else "")
+    title = f' title="id {id_}"' if id_ is not None else ""
+    return f'<span class="{css}"{title} style="background:{colour}">{html.escape(show(token))}</span>'
 
 
 def token_spans(tokens: list[bytes], ids: list[int] | None = None, wrap: bool = True, mark: bytes | None = None) -> str:
     """Tokens as a row of chips (see chips), wrapping onto more lines unless wrap=False."""
     return f'<div class="toks{"" if wrap else " nowrap"}">{chips(tokens, ids, mark)}</div>'
+
+
+def split_note(tokens: list[bytes]) -> str | None:
+    """When chips(tokens) draws fewer chips than tokens, a sentence that says so (for a caption), else None.
+
+    [b'a', b'\\xf0', b'\\x9f', b'\\xa6', b'\\x99'] (a, then a llama in 4 tokens) -> '5 tokens, drawn as 2 chips: ...'
+    """
+    drawn = len(character_runs(tokens))
+    if drawn == len(tokens):
+        return None
+    return (
+        f"{len(tokens):,} tokens, drawn as {drawn:,} chips: a dashed chip is one character whose bytes are split over "
+        "several tokens, and ×N on it says how many."
+    )
 
 
 def escape(text: str) -> str:

@@ -58,6 +58,10 @@ h3{font-size:1.35rem !important;padding:.2rem 0 .3rem 0 !important}
 .toks.nowrap{flex-wrap:nowrap}
 .tok{white-space:pre-wrap;overflow-wrap:anywhere;padding:2px 3px;margin:0 1px;border-radius:4px;border:1px solid #0002;color:#111}
 .tok.joined{border:2px dashed #555}
+.tok .ntok{font-size:.9em;font-weight:700;color:#333;margin-left:3px;padding:0 2px;border-left:1px solid #0003}  /* how many tokens a dashed chip is */
+.char{display:inline-flex;align-items:center;white-space:nowrap}  /* a character's parts, each token its own chip */
+.tok.part{border:2px dashed #555}
+.char .of{color:#444;margin:0 4px 0 2px}
 .tok.new{outline:3px solid #1f4e9c;outline-offset:0}
 .pre{display:inline-flex;align-items:center;margin-right:10px;padding-bottom:3px;border-bottom:3px solid #9aa7b8}
 .dropped{color:#8a8a8a;margin-right:10px}

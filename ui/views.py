@@ -346,8 +346,8 @@ def affected_words(event: MergeEvent, limit: int = WORD_ROWS) -> str:
     detail = event.detail
     # one grid for all rows, so befores, arrows, afters and counts line up in columns that wrap inside
     rows = [
-        f'<div class="toks">{chips(list(w.before))}</div><span class="arrow">→</span>'
-        f'<div class="toks">{chips(list(w.after), mark=event.token)}</div><span class="count">× {w.count:,}</span>'
+        f'<div class="toks">{chips(list(w.before), split=True)}</div><span class="arrow">→</span>'
+        f'<div class="toks">{chips(list(w.after), mark=event.token, split=True)}</div><span class="count">× {w.count:,}</span>'
         for w in detail.words[:limit]
     ]
     shown = min(limit, len(detail.words))
