@@ -118,6 +118,7 @@ def counting(args: argparse.Namespace, phases: Phases, special_tokens: list[str]
             progress=follow(progress),
             text_field=args.text_field,
             text_column=args.text_column,
+            split_lines=bool(args.split_lines),
         )
     seconds = phases.seconds["pre-tokenize"]
     if counted.workers > 1:
@@ -196,6 +197,12 @@ def load_tokenizer(args: argparse.Namespace) -> Tokenizer:
 def add_reading_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--text-field", default="text", metavar="F", help="the field holding the text in JSON Lines (default text)")
     p.add_argument("--text-column", default="text", metavar="C", help="the column holding the text in Parquet (default text)")
+    p.add_argument(
+        "--split-lines",
+        action="store_true",
+        default=None,  # None: not given (train --from-counts then takes the file's setting)
+        help="each line (newline kept) is a document of its own, as HuggingFace's Tokenizer.train(files) reads files",
+    )
 
 
 def train_command(args: argparse.Namespace) -> None:
@@ -222,6 +229,7 @@ def train_command(args: argparse.Namespace) -> None:
                     progress=follow(progress),
                     text_field=args.text_field,
                     text_column=args.text_column,
+                    split_lines=bool(args.split_lines),
                 )
         else:
             counted = counting(args, phases, special_tokens, pattern)
@@ -266,7 +274,7 @@ def load_counted(args: argparse.Namespace, phases: Phases) -> tuple[PreTokens, l
     """A counts file's pre-tokens, checked against the request (settings not given are taken from the file)."""
     from .counts_file import check_request, load_counts
 
-    special_tokens = list(check_request(args.from_counts, args.pretokenizer, args.special_token))
+    special_tokens = list(check_request(args.from_counts, args.pretokenizer, args.special_token, args.split_lines))
     check_settings(args.vocab_size, special_tokens, args.algorithm, args.min_pair_frequency, args.tie_break)
     with phases.phase("load counts"):
         counts, info = load_counts(args.from_counts)
@@ -297,6 +305,7 @@ def count_command(args: argparse.Namespace) -> None:
                     special_tokens=args.special_token,
                     text_field=args.text_field,
                     text_column=args.text_column,
+                    split_lines=bool(args.split_lines),
                 )
             phases.notes["pre-tokenize"] = (
                 f" (+ {counted.workers} Ray map tasks, each process at most {megabytes(counted.worker_peak_rss)})"
@@ -305,11 +314,14 @@ def count_command(args: argparse.Namespace) -> None:
             counted = counting(args, phases, args.special_token, args.pretokenizer)
         with phases.phase("write"):
             described = describe_inputs(counted.inputs, args.text_field, args.text_column)
-            info = CountsInfo(args.pretokenizer, tuple(args.special_token), described, counted.text_bytes)
+            info = CountsInfo(
+                args.pretokenizer, tuple(args.special_token), described, counted.text_bytes, split_lines=bool(args.split_lines)
+            )
             info = save_counts(args.out, counted.counts, info)
     print(
         f"{info.unique:,} unique pre-tokens, {info.pre_tokens:,} in all, from {len(info.inputs)} input(s) "
         f"({info.text_bytes / 1e6:,.1f} MB of text); pre-tokenizer {info.pretokenizer}, special tokens {list(info.special_tokens)}"
+        + (", each line a document" if info.split_lines else "")
     )
     print("\n".join(phases.summary()))
     print(f"wrote {args.out}")

@@ -62,8 +62,13 @@ def count_inputs(
     text_field: str = "text",
     text_column: str = "text",
     chunk_bytes: int = CHUNK_BYTES,
+    split_lines: bool = False,
 ) -> Counted:
-    """Count the pre-tokens of every input (paths or globs), in parallel when the input is large enough."""
+    """Count the pre-tokens of every input (paths or globs), in parallel when the input is large enough.
+
+    With split_lines each line (newline kept) is a document of its own, as HuggingFace's
+    `Tokenizer.train(files)` reads files: no pre-token spans a line end.
+    """
     check_pattern(pattern)
     check_special_tokens(special_tokens)
     workers = check_workers(workers)
@@ -72,7 +77,7 @@ def count_inputs(
     if workers > 1 and total >= PARALLEL_MIN_BYTES:
         # enough shards to keep every worker busy and the progress bar moving
         chunk_bytes = max(1 << 20, min(chunk_bytes, total // (workers * 4) + 1))
-    options = Options(text_field, text_column, tuple(special_tokens), pattern, chunk_bytes)
+    options = Options(text_field, text_column, tuple(special_tokens), pattern, chunk_bytes, _flag(split_lines))
     jobs = [shard for source in inputs for shard in shards(source, options)]
     jobs.sort(key=lambda shard: -shard.size)  # largest first: the last shards to finish are short ones
     report = _progress_reporter(progress, total)
@@ -87,6 +92,12 @@ def count_inputs(
     peak = max((tally.peak_rss for tally in tallies), default=0) if used > 1 else 0
     cpu = sum(tally.cpu_seconds for tally in tallies) if used > 1 else 0.0
     return Counted(counts, tuple(inputs), sum(t.text_bytes for t in tallies), peak, used, cpu)
+
+
+def _flag(split_lines: object) -> bool:
+    if not isinstance(split_lines, bool):
+        raise ValueError(f"split_lines must be True or False, not {split_lines!r}.")
+    return split_lines
 
 
 def check_workers(workers: int | None) -> int:
@@ -116,7 +127,7 @@ class ShardCounts:
 
 def count_shards(jobs: Iterable[Shard], options: Options, report: Callable[[int], None] | None = None) -> ShardCounts:
     """Count shards into one tally; report(disk bytes) after each batch."""
-    tally, text_bytes = Tally(options.pattern), 0
+    tally, text_bytes = Tally(options.pattern, options.split_lines), 0
     for shard in jobs:
         for batch in read_shard(shard, options):
             tally.add(batch.documents, options.special_tokens)
@@ -228,10 +239,11 @@ def pretokenize_files(
     text_field: str = "text",
     text_column: str = "text",
     chunk_bytes: int = CHUNK_BYTES,
+    split_lines: bool = False,
 ) -> PreTokens:
     """PreTokens of every input (paths or globs of text, compressed text, JSON Lines, Parquet)."""
     if keep_sequence:  # the order of occurrences is for the teaching algorithms: small inputs, one process
-        return _with_sequence(paths, pattern, special_tokens, progress, text_field, text_column)
+        return _with_sequence(paths, pattern, special_tokens, progress, text_field, text_column, _flag(split_lines))
     counted = count_inputs(
         paths,
         pattern=pattern,
@@ -241,6 +253,7 @@ def pretokenize_files(
         text_field=text_field,
         text_column=text_column,
         chunk_bytes=chunk_bytes,
+        split_lines=split_lines,
     )
     return PreTokens(counted.counts, None, counted.text_bytes)
 
@@ -267,20 +280,20 @@ def pretokenize_file(
     )
 
 
-def _with_sequence(paths: Paths, pattern, special_tokens, progress, text_field, text_column) -> PreTokens:
+def _with_sequence(paths: Paths, pattern, special_tokens, progress, text_field, text_column, split_lines: bool) -> PreTokens:
     """Counts and every occurrence in text order, read in this process."""
     check_pattern(pattern)
     check_special_tokens(special_tokens)
     inputs = resolve_inputs(paths)
-    options = Options(text_field, text_column, tuple(special_tokens), pattern)
+    options = Options(text_field, text_column, tuple(special_tokens), pattern, split_lines=split_lines)
     report = _progress_reporter(progress, sum(source.size for source in inputs))
-    tally, sequence, text_bytes = Tally(pattern), [], 0
+    tally, sequence, text_bytes = Tally(pattern, split_lines), [], 0
     for source in inputs:
         for shard in shards(source, options):
             for batch in read_shard(shard, options):
                 tally.add(batch.documents, special_tokens)
                 for document in batch.documents:
-                    sequence += sequence_bytes(document, pattern, special_tokens)
+                    sequence += sequence_bytes(document, pattern, special_tokens, split_lines)
                 text_bytes += batch.text_bytes
                 if report:
                     report(batch.disk_bytes)

@@ -41,6 +41,7 @@ class CountsInfo:
     pre_tokens: int = 0  # occurrences: the sum of the counts
     unique: int = 0  # rows
     pattern: str | None = field(default=None)  # the regex itself, so a renamed or changed pattern is noticed
+    split_lines: bool = False  # each line was a document of its own (count_inputs(split_lines=True))
 
     def __post_init__(self) -> None:
         if self.pattern is None and self.pretokenizer in PATTERNS:
@@ -147,6 +148,7 @@ def _info_of(path: Path, schema) -> CountsInfo:
             pre_tokens=_typed(data, "pre_tokens", int),
             unique=_typed(data, "unique", int),
             pattern=data.get("pattern"),
+            split_lines=_typed(data, "split_lines", bool) if "split_lines" in data else False,
         )
     except (ValueError, TypeError) as e:
         raise ValueError(f"{path} has unreadable {KEY.decode()} metadata ({e}).") from None
@@ -157,7 +159,7 @@ def _info_of(path: Path, schema) -> CountsInfo:
 
 def _typed(data: dict, key: str, kind: type):
     value = data.get(key)
-    if not isinstance(value, kind) or isinstance(value, bool):
+    if not isinstance(value, kind) or (isinstance(value, bool) and kind is not bool):
         raise ValueError(f"{key!r} should be a {kind.__name__}")
     return value
 
@@ -166,7 +168,13 @@ def _typed(data: dict, key: str, kind: type):
 # checking a request against a file
 
 
-def check_matches(info: CountsInfo, path: str | os.PathLike, pretokenizer: str | None, special_tokens: Sequence[str] | None) -> None:
+def check_matches(
+    info: CountsInfo,
+    path: str | os.PathLike,
+    pretokenizer: str | None,
+    special_tokens: Sequence[str] | None,
+    split_lines: bool | None = None,
+) -> None:
     """Refuse, in one sentence, settings that contradict the ones the counts were made with (None: take the file's)."""
     if info.pretokenizer not in PATTERNS:
         raise ValueError(f"{path} was counted with the pre-tokenizer {info.pretokenizer!r}, which this version does not know.")
@@ -181,16 +189,21 @@ def check_matches(info: CountsInfo, path: str | os.PathLike, pretokenizer: str |
             f"{path} was counted with special tokens {list(info.special_tokens)}, not {list(special_tokens)}; "
             "they decide where text was cut, so count again."
         )
+    if split_lines is not None and split_lines != info.split_lines:
+        made = "each line a document (--split-lines)" if info.split_lines else "lines not split into documents"
+        raise ValueError(f"{path} was counted with {made}; that decides where text was cut, so count again with the same setting.")
 
 
-def check_request(path: str | os.PathLike, pretokenizer: str | None, special_tokens: Sequence[str] | None) -> tuple[str, ...]:
+def check_request(
+    path: str | os.PathLike, pretokenizer: str | None, special_tokens: Sequence[str] | None, split_lines: bool | None = None
+) -> tuple[str, ...]:
     """Check a training request against a counts file (reading its metadata only); return the special tokens to use."""
     if special_tokens is not None:
         check_special_tokens(special_tokens)
     if pretokenizer is not None:
         check_pattern(pretokenizer)
     info = read_info(path)
-    check_matches(info, path, pretokenizer, special_tokens)
+    check_matches(info, path, pretokenizer, special_tokens, split_lines)
     return tuple(info.special_tokens if special_tokens is None else special_tokens)
 
 
@@ -206,7 +219,7 @@ def merge_counts_files(paths: Sequence[str | os.PathLike], out: str | os.PathLik
         raise ValueError("Give the counts files to merge.")
     first = read_info(paths[0])
     for path in paths[1:]:
-        check_matches(read_info(path), path, first.pretokenizer, first.special_tokens)
+        check_matches(read_info(path), path, first.pretokenizer, first.special_tokens, first.split_lines)
     counts: dict[bytes, int] = {}
     inputs: list[dict] = []
     text_bytes = 0

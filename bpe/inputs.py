@@ -52,6 +52,7 @@ class Options:
     special_tokens: tuple[str, ...] = ()  # text files are cut only where no special token is split
     pattern: str = "gpt2"
     chunk_bytes: int = CHUNK_BYTES
+    split_lines: bool = False  # each line (newline kept) is a document, as HuggingFace's train(files) reads a file
 
 
 @dataclass(frozen=True)

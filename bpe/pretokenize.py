@@ -75,6 +75,17 @@ def split_on_special(text: str, special_tokens: Sequence[str]) -> list[str]:
     return _splitter(tuple(special_tokens)).split(text)
 
 
+_LINE = re.compile(r"[^\n]*\n|[^\n]+")
+
+
+def lines_of(text: str) -> list[str]:
+    """Each line with its newline kept, as HuggingFace's `Tokenizer.train(files)` reads a file: 'a\n\nb' -> ['a\n', '\n', 'b'].
+
+    Only '\n' ends a line ('\r\n' ends with '\r\n'; a lone '\r' does not end one), as in Rust's `lines_with_ending`.
+    """
+    return _LINE.findall(text)
+
+
 @lru_cache(maxsize=16)
 def _splitter(special_tokens: tuple[str, ...]) -> regex.Pattern:
     ordered = sorted(special_tokens, key=len, reverse=True)
@@ -139,8 +150,9 @@ class Tally:
         t.tokens() -> {'it': 2, ' is': 1, 'is': 1}
     """
 
-    def __init__(self, pattern: str = "gpt2") -> None:
+    def __init__(self, pattern: str = "gpt2", split_lines: bool = False) -> None:
         self.pattern = pattern
+        self.split_lines = split_lines  # each line (newline kept) of a part is a document of its own
         self.pieces: Counter[str] = Counter()  # units for gpt2, whole documents for none, else pre-tokens
 
     def add(self, documents: Iterable[str], special_tokens: Sequence[str] = ()) -> None:
@@ -150,6 +162,8 @@ class Tally:
     def add_parts(self, parts: Iterable[str]) -> None:
         """Count special-token-free parts."""
         pieces = self.pieces
+        if self.split_lines:
+            parts = [line for part in parts for line in lines_of(part)]
         if self.pattern == "none":
             pieces.update(part for part in parts if part)
             return
@@ -211,15 +225,21 @@ def sequence_of_text(text: str, pattern: str = "gpt2") -> list[str]:
     return _pattern(pattern).findall(text)
 
 
-def _count_decoded(text: str, pattern: str, special_tokens: Sequence[str]) -> dict[bytes, int]:
-    tally = Tally(pattern)
+def _count_decoded(text: str, pattern: str, special_tokens: Sequence[str], split_lines: bool = False) -> dict[bytes, int]:
+    tally = Tally(pattern, split_lines)
     tally.add([text], special_tokens)
     return tally.counts()
 
 
-def sequence_bytes(text: str, pattern: str, special_tokens: Sequence[str]) -> list[bytes]:
-    """Pre-tokens of a document as bytes, in order: 'a b<|s|>c' -> [b'a', b' b', b'c']."""
-    return [token.encode(ENCODING, ERRORS) for part in split_on_special(text, special_tokens) for token in sequence_of_text(part, pattern)]
+def sequence_bytes(text: str, pattern: str, special_tokens: Sequence[str], split_lines: bool = False) -> list[bytes]:
+    """Pre-tokens of a document as bytes, in order: 'a b<|s|>c' -> [b'a', b' b', b'c'].
+
+    With split_lines each line (newline kept) is a document of its own.
+    """
+    parts = split_on_special(text, special_tokens)
+    if split_lines:
+        parts = [line for part in parts for line in lines_of(part)]
+    return [token.encode(ENCODING, ERRORS) for part in parts for token in sequence_of_text(part, pattern)]
 
 
 def decode(data: bytes) -> str:
@@ -232,8 +252,12 @@ def pretokenize(
     pattern: str = "gpt2",
     special_tokens: Sequence[str] = (),
     keep_sequence: bool = False,
+    split_lines: bool = False,
 ) -> PreTokens:
-    """Pre-tokenize text held in memory (str, or bytes in any encoding state)."""
+    """Pre-tokenize text held in memory (str, or bytes in any encoding state).
+
+    With split_lines each line (newline kept) is a document: no pre-token spans a line end.
+    """
     check_pattern(pattern)
     check_special_tokens(special_tokens)
     if isinstance(text, bytes):
@@ -246,6 +270,6 @@ def pretokenize(
                 f"The text holds a lone surrogate (U+{ord(text[e.start]):04X}) at character {e.start}: "
                 "it is not a character and stands for no byte, so it cannot be trained on."
             ) from None
-    counts = _count_decoded(text, pattern, special_tokens)
-    sequence = tuple(sequence_bytes(text, pattern, special_tokens)) if keep_sequence else None
+    counts = _count_decoded(text, pattern, special_tokens, split_lines)
+    sequence = tuple(sequence_bytes(text, pattern, special_tokens, split_lines)) if keep_sequence else None
     return PreTokens(counts, sequence, n_bytes)

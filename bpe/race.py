@@ -441,7 +441,9 @@ def hf_reference(text: str, num_merges: int, special_tokens: Sequence[str] = ())
     Unicode (no lone surrogates): decode bytes with 'replace' for both. Its time
     is wall-clock (it uses every core) and includes its own pre-tokenization; it
     records no per-merge times or counts. Ours makes the same merges with
-    tie_break="huggingface".
+    tie_break="huggingface". subtle: it trains with train_from_iterator over the
+    documents, as the README says, so ours needs no split_lines; its
+    Tokenizer.train(files) would read each line as a sequence (split_lines=True).
     """
     from tokenizers import Tokenizer, models, pre_tokenizers, trainers
 

@@ -36,12 +36,13 @@ def count_on_ray(
     text_field: str = "text",
     text_column: str = "text",
     chunk_bytes: int = CHUNK_BYTES,
+    split_lines: bool = False,
 ) -> Counted:
     """Count pre-tokens on Ray: the cluster at address ('auto', 'ray://host:10001', 'local'), or the one already connected."""
     check_pattern(pattern)
     check_special_tokens(special_tokens)
     inputs = resolve_inputs(paths)
-    options = Options(text_field, text_column, tuple(special_tokens), pattern, chunk_bytes)
+    options = Options(text_field, text_column, tuple(special_tokens), pattern, chunk_bytes, split_lines)
     jobs = [shard for source in inputs for shard in shards(source, options)]
     ray, started = _connect(address)
     try:

@@ -161,12 +161,15 @@ def train_bpe(
     text_field: str = "text",
     text_column: str = "text",
     tie_break: str = "cs336",
+    split_lines: bool = False,
 ) -> tuple[Vocab, Merges]:
     """CS336's train_bpe: (vocab id -> bytes, merges in order).
 
     input_path is one path (as in CS336) or several paths and globs, of plain
     or compressed text, JSON Lines (text_field) or Parquet (text_column).
     tie_break picks whose merges to reproduce: "cs336" (default), "huggingface" or "rustbpe".
+    split_lines: each line (newline kept) is a document, as HuggingFace's `Tokenizer.train(files)`
+    reads files; with tie_break="huggingface" it reproduces that.
     """
     num_merges = check_settings(vocab_size, special_tokens, algorithm, min_pair_frequency, tie_break)
     check_pattern(pretokenizer)
@@ -179,6 +182,7 @@ def train_bpe(
         progress=progress,
         text_field=text_field,
         text_column=text_column,
+        split_lines=split_lines,
     )
     result = train(
         corpus, num_merges, algorithm=algorithm, special_tokens=special_tokens, min_pair_frequency=min_pair_frequency, tie_break=tie_break
@@ -195,11 +199,13 @@ def train_bpe_text(
     min_pair_frequency: int = 1,
     pretokenizer: str = "gpt2",
     tie_break: str = "cs336",
+    split_lines: bool = False,
 ) -> tuple[Vocab, Merges]:
-    """train_bpe for text held in memory."""
+    """train_bpe for text held in memory (split_lines: each line is a document, see train_bpe)."""
     num_merges = check_settings(vocab_size, special_tokens, algorithm, min_pair_frequency, tie_break)
     check_pattern(pretokenizer)
-    corpus = pretokenize(text, pattern=pretokenizer, special_tokens=special_tokens, keep_sequence=algorithm == "positions")
+    keep = algorithm == "positions"
+    corpus = pretokenize(text, pattern=pretokenizer, special_tokens=special_tokens, keep_sequence=keep, split_lines=split_lines)
     result = train(
         corpus, num_merges, algorithm=algorithm, special_tokens=special_tokens, min_pair_frequency=min_pair_frequency, tie_break=tie_break
     )
