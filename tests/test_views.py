@@ -250,3 +250,18 @@ def test_a_tie_of_more_pairs_than_the_trace_keeps_says_the_picks_are_among_those
 def test_a_merge_without_a_tie_has_no_rule_picks():
     html = views.merge_card(event_with([(b"a", b"b", 5), (b"c", b"d", 4)]), 1, 10, 260, "huggingface")
     assert "tie-rules" not in html and "Highest count: 5" in html
+
+
+def test_a_three_way_tie_names_both_other_pairs():
+    events = textbook_events()
+    before = [(e.left, e.right) for e in events[:4]]
+    card = views.merge_card(events[4], 5, 12, 261, before=before)  # w + est, n + e and e + w all at 6
+    pill = '<span class="pill">{}</span>+<span class="pill">{}</span>'
+    assert f"Tied at 6 with {pill.format('n', 'e')} and {pill.format('e', 'w')}." in card
+
+
+def test_a_tie_of_many_pairs_names_three_and_counts_the_rest():
+    pairs = [(b"a", bytes([98 + i]), 7) for i in range(6)] + [(b"z", b"z", 1)]
+    card = views.merge_card(event_with(pairs), 1, 1, 257)
+    assert card.count('class="pill"') == 3 + 2 * 3  # the merge (pair and token), three tied pairs
+    assert "and 2 more." in card

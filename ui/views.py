@@ -113,9 +113,7 @@ def merge_card(
     if event.runner_up is None:
         why = "It was the only pair left."
     elif event.tie:
-        why = f"Tied at {event.count:,} with {pill(event.runner_up[0])}+{pill(event.runner_up[1])}. " + tie_rules(
-            event, before, specials, tie_break
-        )
+        why = f"Tied at {event.count:,} with {tied_with(event)}. " + tie_rules(event, before, specials, tie_break)
     else:
         why = (
             f"Highest count: {event.count:,}, ahead of {pill(event.runner_up[0])}+{pill(event.runner_up[1])} at {event.runner_up_count:,}."
@@ -127,6 +125,24 @@ def merge_card(
         f'<div class="why">{why}</div>'
         f'<div class="work">Work for this merge: {html.escape(work_line(event))}</div></div>'
     )
+
+
+TIED_NAMED = 3  # the tied pairs a card names; more are counted ("and 4 more")
+
+
+def tied_with(event: MergeEvent) -> str:
+    """Every pair tied with the winner, as pills: 'n+e and e+w'; past TIED_NAMED, 'a+b, c+d, e+f and 4 more'.
+
+    subtle: the trace records DETAIL_CAP pairs; when all of them tie, more may tie: 'and more'.
+    """
+    others = tied_pairs(event)[1:] or [event.runner_up]
+    named = [f"{pill(a)}+{pill(b)}" for a, b in others[:TIED_NAMED]]
+    rest = len(others) - len(named)
+    if len(event.detail.top_pairs) >= DETAIL_CAP and len(others) + 1 == len(event.detail.top_pairs):
+        named.append("more")
+    elif rest:
+        named.append(f"{rest:,} more")
+    return named[0] if len(named) == 1 else ", ".join(named[:-1]) + " and " + named[-1]
 
 
 def tied_pairs(event: MergeEvent) -> list[tuple[bytes, bytes]]:
