@@ -34,7 +34,7 @@ views.restore_slider(options)
 
 @st.fragment
 def explore() -> None:
-    views.presets(st.session_state["threshold"], options)
+    views.presets(st.session_state["threshold"], options, counts)
     t = views.slider(options)
     k = kept(counts, t)  # a binary search over the counts, which never increase
     views.metrics(t, k, n, 256 + k + len(settings.specials), test.compression(k), test.compression(n))

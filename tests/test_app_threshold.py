@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from conftest import open_app
@@ -11,7 +12,7 @@ from streamlit.testing.v1 import AppTest
 import ui.jobs
 from bpe import pretokenize, train
 from ui.corpus import SOURCES
-from ui.threshold_views import versus
+from ui.threshold_views import PRESETS, corpus_presets, versus
 
 PAGE = "pages/threshold.py"
 
@@ -153,3 +154,29 @@ def test_the_page_says_which_tie_break_rule_its_run_used():
     at.sidebar.selectbox(key="tie_break").set_value("huggingface").run()
     assert not at.exception
     assert "ties broken by the huggingface rule" in at.caption[0].value
+
+
+def test_corpus_presets_keep_about_three_quarters_half_and_a_quarter():
+    counts = [9, 9, 7, 5, 2, 2, 1, 1]
+    assert corpus_presets(counts) == [(2, 6), (5, 4), (9, 2)]
+    assert corpus_presets(counts, {2, 5}) == [(9, 2)]  # the tools' values are buttons already
+    assert corpus_presets([1, 1, 1]) == corpus_presets([40, 40, 40]) == []  # nothing cuts this run
+
+
+def test_when_the_tools_defaults_keep_everything_the_page_says_so_and_offers_thresholds_that_cut():
+    # every winning count here is 12 or more, far above 5 (as on the 2 MB corpus, where the lowest is 173)
+    at = open_page()
+    at.sidebar.selectbox(key="source").set_value("paste").run()
+    at.sidebar.text_area(key="pasted").set_value("the quick brown fox " * 40 + "jumps over the lazy dog " * 12).run()
+    at.sidebar.number_input(key="vocab_size").set_value(256 + 30 + 1).run()
+    for tool in PRESETS:
+        next(b for b in at.button if b.label.startswith(f"t = {tool.t} ·")).click().run()
+        assert metric(at, "Merges kept") == "30"
+    note = next(c.value for c in at.caption if "keep all" in c.value)
+    assert "every winning count is at least 12" in note and "(t = 0, 2, 5) keep all 30 merges" in note
+    ours = [b for b in at.button if b.key and b.key.startswith("corpus_t_")]
+    assert len(ours) >= 1
+    for button in ours:
+        button.click().run()
+        t, k = (int(v.replace(",", "")) for v in re.match(r"t = ([\d,]+) · keeps ([\d,]+) of", button.label).groups())
+        assert kept_label(at) == f"Merges kept at t = {t:,}" and metric(at, "Merges kept") == f"{k:,}" and k < 30

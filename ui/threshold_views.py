@@ -15,7 +15,7 @@ import pandas as pd
 import streamlit as st
 
 from bpe.events import MergeEvent
-from bpe.threshold import Compression, Replay
+from bpe.threshold import Compression, Replay, kept
 
 from . import corpus as corpora
 from . import state
@@ -109,8 +109,29 @@ def slider(options: list[int]) -> int:
     )
 
 
-def presets(current: int, options: list[int]) -> None:
-    """The tools' defaults as buttons, two to a row so that every label (its t first) shows whole."""
+SHARES = (0.75, 0.5, 0.25)  # the corpus's own presets keep about these shares of the merges
+
+
+def corpus_presets(counts: list[int], skip: set[int] = frozenset()) -> list[tuple[int, int]]:
+    """Thresholds that matter for this run, from its winning counts: (t, merges kept) keeping about 3/4, 1/2 and 1/4.
+
+    t is the count of the last merge to keep, so it keeps that merge and any after it with the same count;
+    a t that keeps every merge is left out.
+    [9, 9, 7, 5, 2, 2, 1, 1] -> [(2, 6), (5, 4), (9, 2)]; values in skip (the tools' presets) are left out.
+    """
+    found: dict[int, int] = {}
+    for share in SHARES:
+        t = counts[max(1, round(len(counts) * share)) - 1] if counts else 0
+        if t > 1 and t not in skip and kept(counts, t) < len(counts):
+            found.setdefault(t, kept(counts, t))
+    return sorted(found.items())
+
+
+def presets(current: int, options: list[int], counts: list[int]) -> None:
+    """The tools' defaults as buttons, two to a row so that every label (its t first) shows whole; then thresholds for this corpus.
+
+    On a big corpus every winning count may be far above the tools' defaults, so they keep every merge: said so.
+    """
     st.markdown("**What tools do by default** — click to set the slider:")
     columns = st.columns(2)
     for i, preset in enumerate(PRESETS):
@@ -122,6 +143,25 @@ def presets(current: int, options: list[int]) -> None:
             type="primary" if preset.t == current else "secondary",
             width="stretch",
         )
+    tools = {p.t for p in PRESETS}
+    if counts and kept(counts, max(tools)) == len(counts):
+        st.caption(
+            f"On this corpus every winning count is at least {min(counts):,}, so the tools' defaults "
+            f"(t = {', '.join(f'{t:,}' for t in sorted(tools))}) keep all {len(counts):,} merges: they stop training only on "
+            "small corpora or long runs. The thresholds below cut this run."
+        )
+    ours = corpus_presets(counts, tools)
+    if ours:
+        st.markdown("**For this corpus** — thresholds from its winning counts:")
+        for column, (t, k) in zip(st.columns(len(ours)), ours):
+            column.button(
+                f"t = {t:,} · keeps {k:,} of {len(counts):,}",
+                key=f"corpus_t_{t}",
+                on_click=choose,
+                args=(snap(t, options),),
+                type="primary" if t == current else "secondary",
+                width="stretch",
+            )
 
 
 def metrics(t: int, k: int, n: int, vocab_size: int, now: Compression, full: Compression) -> None:
