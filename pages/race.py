@@ -10,6 +10,7 @@ import os
 import streamlit as st
 
 from bpe import race as R
+from ui import corpus as corpora
 from ui import race_views as views
 from ui import state, work
 
@@ -144,12 +145,17 @@ speedup = st.session_state["speedup"]
 if running["speedup"]:
     work.follow(work.watched("speedup"), views.live_speedup)
 elif speedup is None or not speedup.points:
-    st.info(f"Pre-tokenizes about {R.SPEEDUP_BYTES / 1e6:.0f} MB (the stdlib prose, repeated) with 1 to {os.cpu_count()} worker processes.")
+    size = views.megabytes(views.speedup_bytes(corpora.stdlib_bytes()))
+    st.info(f"Pre-tokenizes {size} (the stdlib prose, repeated) with 1 to {os.cpu_count()} worker processes.")
 else:
     st.altair_chart(views.speedup_chart(speedup), width="stretch")
     if speedup.status == "stopped":
         st.warning("This timing was stopped; below are the worker counts it had finished.")
+    note = views.speedup_note(speedup, os.cpu_count() or 1)
+    if note:
+        st.info(note)
     st.caption(
         f"Chunks of the file are counted in worker processes and the counts added up; start-up of the pool is included. "
-        f"Every run found the same {speedup.points[0].unique:,} unique pre-tokens. This machine has {os.cpu_count()} cores."
+        f"Every run found the same {speedup.points[0].unique:,} unique pre-tokens. This machine has {os.cpu_count()} cores; "
+        f"load average {speedup.load:.1f} when the timing started."
     )

@@ -92,6 +92,7 @@ class SpeedupRecord:
     points: tuple[R.SpeedupPoint, ...]
     status: str
     doing: str = ""
+    load: float = 0.0  # the machine's 1-minute load average when the timing started: are there free cores?
 
 
 @dataclass(frozen=True)
@@ -271,7 +272,7 @@ def speedup(data: bytes, size: int, *, report: Report) -> SpeedupRecord:
     with tempfile.TemporaryDirectory() as folder:
         path = os.path.join(folder, "corpus.txt")
         n_bytes = R.write_repeated(path, data, size)
-        record = SpeedupRecord(n_bytes, (), "running", f"Pre-tokenizing {n_bytes / 1e6:.0f} MB with 1 worker…")
+        record = SpeedupRecord(n_bytes, (), "running", f"Pre-tokenizing {n_bytes / 1e6:,.1f} MB with 1 worker…", load=os.getloadavg()[0])
         report(record)
         for point in R.pretokenize_speedup(path, workers, special_tokens=(END_OF_TEXT,)):
             more = f"Pre-tokenizing with {point.workers + 1} workers…" if point.workers < workers[-1] else ""

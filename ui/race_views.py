@@ -435,6 +435,39 @@ def sweep_table(record: SweepRecord) -> None:
 # parallel pre-tokenization
 
 
+def speedup_bytes(data: bytes) -> int:
+    """The size the timing pre-tokenizes: data repeated to R.SPEEDUP_BYTES or a little more (as R.write_repeated writes it)."""
+    return len(data) * -(-R.SPEEDUP_BYTES // len(data))
+
+
+def megabytes(n_bytes: int) -> str:
+    """One way to say a size, before the timing and on its chart: 26,000,000 -> '26.0 MB'."""
+    return f"{n_bytes / 1e6:,.1f} MB"
+
+
+IDLE_SPEEDUP = "1.76× with 2 workers on an idle 2-core machine (BENCHMARKS.md, 50 MB)"
+
+
+def speedup_note(record: SpeedupRecord, cores: int) -> str | None:
+    """When the timing could not show a speed-up because no core was free, why, and what more cores would show.
+
+    A class server of 2 cores spends one on the server itself: a second worker then
+    shares a core, and 2 workers take as long as 1.
+    """
+    best = max(record.points[0].seconds / p.seconds for p in record.points)
+    free = cores - record.load
+    if len(record.points) > 1 and best >= 1.3:
+        return None
+    if cores <= 1:
+        return "This machine has one core: there is nothing to run a second worker on, so only 1 worker was timed."
+    return (
+        f"No free core for another worker: this machine has {cores} cores and its load average was {record.load:.1f} when the "
+        f"timing started (about {max(free, 0):.1f} cores free), so the extra workers shared busy cores and the best speed-up was "
+        f"{best:.2f}×. With free cores the file's chunks are counted independently: N workers take about 1/N of one worker's "
+        f"time plus the pool's start-up -- measured: {IDLE_SPEEDUP}."
+    )
+
+
 def start_speedup() -> None:
     data = corpora.stdlib_bytes()
     work.ask("speedup", ("speedup", corpora.digest(data), R.SPEEDUP_BYTES), jobs.speedup, data, R.SPEEDUP_BYTES)
@@ -467,5 +500,5 @@ def speedup_chart(record: SpeedupRecord) -> alt.Chart:
     chart = alt.layer(
         base.mark_bar(color=COLOURS["heap"], size=60),
         base.mark_text(dy=-12, fontSize=15).encode(text="label"),
-    ).properties(height=300, title=f"Pre-tokenizing {record.n_bytes / 1e6:.0f} MB in parallel")
+    ).properties(height=300, title=f"Pre-tokenizing {megabytes(record.n_bytes)} in parallel")
     return _axes(chart)
