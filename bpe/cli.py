@@ -144,7 +144,7 @@ def parser() -> argparse.ArgumentParser:
     t.add_argument("--special-token", action="append", default=None, metavar="T", help="repeat for several, e.g. '<|endoftext|>'")
     t.add_argument("--algorithm", default="heap", help=f"one of {', '.join(ALGORITHMS)} (default heap)")
     t.add_argument("--min-pair-frequency", type=int, default=1, metavar="K", help="stop when the best pair occurs fewer than K times")
-    t.add_argument("--pretokenizer", default=None, help=f"one of {', '.join(PATTERNS)} (default gpt2, or the counts file's)")
+    t.add_argument("--pretokenizer", default=None, help=f"{PATTERN_CHOICES} (default gpt2, or the counts file's)")
     t.add_argument(
         "--tie-break",
         default="cs336",
@@ -162,7 +162,7 @@ def parser() -> argparse.ArgumentParser:
     c.add_argument("inputs", nargs="*", metavar="INPUT", help="as for train; with --merge, counts files to add up")
     c.add_argument("--out", type=Path, required=True, metavar="FILE", help="the counts file to write (.parquet)")
     c.add_argument("--special-token", action="append", default=[], metavar="T", help="repeat for several, e.g. '<|endoftext|>'")
-    c.add_argument("--pretokenizer", default="gpt2", help=f"one of {', '.join(PATTERNS)} (default gpt2)")
+    c.add_argument("--pretokenizer", default="gpt2", help=f"{PATTERN_CHOICES} (default gpt2)")
     c.add_argument("--workers", type=int, default=None, metavar="W", help="processes (default: CPU count)")
     add_reading_options(c)
     c.add_argument("--merge", action="store_true", help="add up the counts files given as INPUTs (made with the same settings)")
@@ -180,11 +180,14 @@ def parser() -> argparse.ArgumentParser:
     for command in (e, d):  # what GPT-2 and tiktoken files do not record
         command.add_argument("--special-token", action="append", default=[], metavar="T", help="a special token the files do not list")
         command.add_argument(
-            "--pretokenizer", default=None, help=f"for GPT-2 and .tiktoken files: one of {', '.join(PATTERNS)} (default gpt2)"
+            "--pretokenizer",
+            default=None,
+            help=f"for GPT-2 and .tiktoken files: {PATTERN_CHOICES} (default gpt2; OpenAI's own .tiktoken files know theirs)",
         )
     return p
 
 
+PATTERN_CHOICES = f"one of {', '.join(PATTERNS)} (gpt4 = cl100k), or a regex such as tiktoken's pat_str"
 TOKENIZER_HELP = (
     "a directory written by train, or a tokenizer file: vocab.json / encoder.json, tokenizer.json, *.tiktoken, tokenizer.bpe.json"
 )

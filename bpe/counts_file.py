@@ -16,6 +16,7 @@ train_from_counts reads these files).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from collections.abc import Sequence
@@ -23,7 +24,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from .inputs import Input
-from .pretokenize import PATTERNS, check_pattern, check_special_tokens
+from .pretokenize import check_pattern, check_special_tokens, regex_of
 
 KEY = b"bpe.counts"
 FORMAT = 1
@@ -44,8 +45,9 @@ class CountsInfo:
     split_lines: bool = False  # each line was a document of its own (count_inputs(split_lines=True))
 
     def __post_init__(self) -> None:
-        if self.pattern is None and self.pretokenizer in PATTERNS:
-            object.__setattr__(self, "pattern", PATTERNS[self.pretokenizer])
+        if self.pattern is None:
+            with contextlib.suppress(ValueError):  # a name this version does not know: check_matches says so
+                object.__setattr__(self, "pattern", regex_of(self.pretokenizer))
 
 
 def describe_inputs(inputs: Sequence[Input], text_field: str, text_column: str) -> tuple[dict, ...]:
@@ -176,9 +178,11 @@ def check_matches(
     split_lines: bool | None = None,
 ) -> None:
     """Refuse, in one sentence, settings that contradict the ones the counts were made with (None: take the file's)."""
-    if info.pretokenizer not in PATTERNS:
-        raise ValueError(f"{path} was counted with the pre-tokenizer {info.pretokenizer!r}, which this version does not know.")
-    if info.pattern != PATTERNS[info.pretokenizer]:
+    try:
+        known = regex_of(info.pretokenizer)
+    except ValueError:
+        raise ValueError(f"{path} was counted with the pre-tokenizer {info.pretokenizer!r}, which this version does not know.") from None
+    if info.pattern != known:
         raise ValueError(f"{path} was counted with a different {info.pretokenizer!r} regex than this version uses; count again.")
     if pretokenizer is not None and pretokenizer != info.pretokenizer:
         raise ValueError(

@@ -26,13 +26,14 @@ from __future__ import annotations
 
 import base64
 import binascii
+import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from .gpt2_bytes import from_unicode, to_unicode
-from .pretokenize import PATTERNS, check_pattern, check_special_tokens
+from .pretokenize import PATTERNS, check_pattern, check_special_tokens, regex_of
 
 Vocab = dict[int, bytes]
 Merges = list[tuple[bytes, bytes]]
@@ -59,6 +60,7 @@ class Loaded:
     counts: tuple[int | None, ...] | None = None  # None when the format does not record them
     vocab: Vocab | None = None  # id -> bytes, special tokens included; None: this tool's layout, derived from the merges
     format: str = "workbench"  # a key of FORMATS
+    encoding: str = ""  # the OpenAI encoding a .tiktoken file is, recognised by its sha256 ("o200k_base"); "" otherwise
 
 
 def check_merges(merges: Merges) -> None:
@@ -203,7 +205,7 @@ def parse_hf(text: str, name: str = HF) -> Loaded:
 def hf_pre_tokenizer(pattern: str) -> dict | None:
     """How HuggingFace expresses each pre-tokenizer.
 
-    gpt2: ByteLevel's own regex, which is GPT-2's. gpt4 and whitespace: a Split that
+    gpt2: ByteLevel's own regex, which is GPT-2's. Any other regex (cl100k, o200k, whitespace, yours): a Split that
     keeps the regex's matches and removes the rest (findall), then ByteLevel without
     its regex. none: ByteLevel alone. Limits: HuggingFace runs the regex with
     Oniguruma, not Python's `regex`; on the text we test they agree, but Unicode
@@ -213,7 +215,7 @@ def hf_pre_tokenizer(pattern: str) -> dict | None:
     byte_level = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": pattern == "gpt2"}
     if pattern in ("gpt2", "none"):
         return byte_level
-    split = {"type": "Split", "pattern": {"Regex": PATTERNS[pattern]}, "behavior": "Removed", "invert": True}
+    split = {"type": "Split", "pattern": {"Regex": regex_of(pattern)}, "behavior": "Removed", "invert": True}
     return {"type": "Sequence", "pretokenizers": [split, byte_level]}
 
 
@@ -232,12 +234,15 @@ def _hf_pattern(name: str, pre: object) -> str:
         regex = split.get("pattern", {}).get("Regex") if isinstance(split.get("pattern"), dict) else None
         keeps = (split.get("behavior"), bool(split.get("invert"))) in (("Isolated", False), ("Removed", True))
         plain = byte_level.get("type") == "ByteLevel" and not byte_level.get("use_regex", True) and not byte_level.get("add_prefix_space")
-        for pattern, text in PATTERNS.items():
-            if split.get("type") == "Split" and regex == text and keeps and plain:
-                return pattern
+        if split.get("type") == "Split" and isinstance(regex, str) and keeps and plain:
+            named = [pattern for pattern, text in PATTERNS.items() if regex == text]
+            if named:
+                return named[0]
+            _wrap(name, check_pattern, regex)
+            return regex  # any other regex is taken as it is
     raise ValueError(
         f"{name}: pre_tokenizer {json.dumps(pre)[:120]} is not one this tool knows; "
-        f"expected ByteLevel (gpt2), or a Split by one of the {', '.join(p for p in PATTERNS if PATTERNS[p])} regexes followed by ByteLevel."
+        "expected ByteLevel (gpt2), or a Split by a regex that keeps its matches followed by ByteLevel without its regex."
     )
 
 
@@ -245,8 +250,29 @@ def _hf_pattern(name: str, pre: object) -> str:
 # tiktoken rank files
 
 
+# OpenAI's rank files, by the sha256 tiktoken checks (tiktoken_ext/openai_public.py): a file that is one
+# of them gets its pre-tokenizer and special tokens (with their ids), which a rank file does not record.
+OPENAI_ENCODINGS: dict[str, tuple[str, str, dict[str, int]]] = {
+    "306cd27f03c1a714eca7108e03d66b7dc042abe8c258b44c199a7ed9838dd930": ("r50k_base", "gpt2", {"<|endoftext|>": 50256}),
+    "94b5ca7dff4d00767bc256fdd1b27e5b17361d7b8a5f968547f9f23eb70d2069": ("p50k_base", "gpt2", {"<|endoftext|>": 50256}),
+    "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7": (
+        "cl100k_base",
+        "cl100k",
+        {"<|endoftext|>": 100257, "<|fim_prefix|>": 100258, "<|fim_middle|>": 100259, "<|fim_suffix|>": 100260, "<|endofprompt|>": 100276},
+    ),
+    "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d": (
+        "o200k_base",
+        "o200k",
+        {"<|endoftext|>": 199999, "<|endofprompt|>": 200018},
+    ),
+}
+
+
 def parse_tiktoken(text: str, name: str = "tokenizer.tiktoken") -> Loaded:
-    """'base64-token rank' per line; the rank is the id, and the merges are recovered from the ranks."""
+    """'base64-token rank' per line; the rank is the id, and the merges are recovered from the ranks.
+
+    One of OpenAI's own files (OPENAI_ENCODINGS) also gets its pre-tokenizer and special tokens.
+    """
     ranks: dict[bytes, int] = {}
     taken: dict[int, bytes] = {}
     for n, line in enumerate(text.splitlines(), start=1):
@@ -268,7 +294,12 @@ def parse_tiktoken(text: str, name: str = "tokenizer.tiktoken") -> Loaded:
     if not ranks:
         raise ValueError(f"{name}: the file holds no tokens.")
     merges = _wrap(name, merges_from_ranks, ranks)
-    return Loaded(merges, (), "gpt2", None, dict(taken), "tiktoken")
+    known = OPENAI_ENCODINGS.get(hashlib.sha256(text.encode("utf-8")).hexdigest())
+    if known is None:
+        return Loaded(merges, (), "gpt2", None, dict(taken), "tiktoken")
+    encoding, pattern, specials = known
+    vocab = dict(taken) | {i: token.encode("utf-8") for token, i in specials.items()}
+    return Loaded(merges, tuple(specials), pattern, None, vocab, "tiktoken", encoding)
 
 
 def merges_from_ranks(ranks: Mapping[bytes, int]) -> Merges:
@@ -436,7 +467,7 @@ def _with_pattern(loaded: Loaded, pattern: str | None) -> Loaded:
     if pattern is None or loaded.format not in ("gpt2", "tiktoken"):
         return loaded
     check_pattern(pattern)
-    return Loaded(loaded.merges, loaded.special_tokens, pattern, loaded.counts, loaded.vocab, loaded.format)
+    return Loaded(loaded.merges, loaded.special_tokens, pattern, loaded.counts, loaded.vocab, loaded.format, loaded.encoding)
 
 
 # ---------------------------------------------------------------------------

@@ -23,14 +23,44 @@ from functools import lru_cache
 
 import regex
 
+# The named pre-tokenizers. Any other string is taken as a regex (tiktoken's `pat_str`):
+# the pre-tokens are its matches, in order (findall), and text between matches is dropped.
 PATTERNS: dict[str, str | None] = {
+    # GPT-2's (r50k_base, p50k_base); tiktoken's r50k_pat_str is an equivalent, faster spelling
     "gpt2": r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+""",
-    "gpt4": r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+""",
+    # GPT-4's (cl100k_base): digits in threes, newlines apart. subtle: tiktoken now spells it with possessive
+    # quantifiers and '\s++$'; under Python's regex that spelling makes '\n  ' at the end of a text one
+    # pre-token, where tiktoken's own encoder makes two. This older spelling encodes as tiktoken does.
+    "cl100k": r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+""",
+    # GPT-4o's (o200k_base), tiktoken's pat_str exactly: a word is cut before a capital ("camelCase"),
+    # contractions stay on their word, and a '/' after punctuation joins it.
+    "o200k": "|".join(
+        [
+            r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+            r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+            r"""\p{N}{1,3}""",
+            r""" ?[^\s\p{L}\p{N}]+[\r\n/]*""",
+            r"""\s*[\r\n]+""",
+            r"""\s+(?!\S)""",
+            r"""\s+""",
+        ]
+    ),
     # subtle: whitespace is dropped, as in the textbook examples; this one is not lossless.
     "whitespace": r"""\S+""",
     # each document (the text between special tokens) is one sequence
     "none": None,
 }
+ALIASES = {"gpt4": "cl100k"}  # older names that keep working
+# What the app and the CLI say about each choice.
+PATTERN_HELP = {
+    "gpt2": "GPT-2's regex: words with their leading space, numbers and punctuation apart.",
+    "cl100k": "GPT-4's (cl100k_base) regex: numbers in threes, newlines kept apart (also called gpt4).",
+    "o200k": "GPT-4o's (o200k_base) regex: words also cut before a capital, contractions kept on the word.",
+    "whitespace": "Split at whitespace and drop it (the textbook version; not lossless).",
+    "none": "No pre-tokenization: a whole document is one sequence.",
+}
+_NAME = regex.compile(r"[A-Za-z0-9_-]+")  # a string like this is a (mistyped) name, not a regex
+
 
 ENCODING = "utf-8"
 ERRORS = "surrogateescape"  # invalid bytes become lone surrogates and come back unchanged
@@ -48,8 +78,37 @@ class PreTokens:
 
 
 def check_pattern(pattern: str) -> None:
-    if pattern not in PATTERNS:
-        raise ValueError(f"Unknown pre-tokenizer {pattern!r}; choose one of {', '.join(PATTERNS)}.")
+    """A pre-tokenizer is a name (PATTERNS, ALIASES) or a regex; raise ValueError with one sentence otherwise."""
+    regex_of(pattern)
+
+
+def regex_of(pattern: str) -> str | None:
+    """The regex of a pre-tokenizer: 'gpt4' -> GPT-4's regex, 'none' -> None, any other regex -> itself.
+
+    A plain word that is not a name ('gtp2') is refused rather than taken as a regex
+    matching that word; so is a regex that does not compile or matches the empty string.
+    """
+    if not isinstance(pattern, str):
+        raise ValueError(f"A pre-tokenizer is a name or a regex string, not {type(pattern).__name__}.")
+    name = ALIASES.get(pattern, pattern)
+    if name in PATTERNS:
+        return PATTERNS[name]
+    choices = ", ".join([*PATTERNS, *ALIASES])
+    if _NAME.fullmatch(pattern) or not pattern:
+        raise ValueError(f"Unknown pre-tokenizer {pattern!r}; choose one of {choices}, or give a regex.")
+    try:
+        compiled = regex.compile(pattern)
+    except (regex.error, OverflowError, RecursionError) as e:
+        raise ValueError(f"The pre-tokenizer regex {pattern[:60]!r} does not compile: {e}.") from None
+    if compiled.search("") is not None:
+        raise ValueError(f"The pre-tokenizer regex {pattern[:60]!r} matches the empty string, so it would make empty pre-tokens.")
+    return pattern
+
+
+def pattern_name(pattern: str) -> str:
+    """The name a pre-tokenizer is shown by: 'gpt4' -> 'cl100k', a named one -> itself, a regex -> 'regex'."""
+    name = ALIASES.get(pattern, pattern)
+    return name if name in PATTERNS else "regex"
 
 
 def check_special_tokens(special_tokens: Sequence[str]) -> None:
@@ -117,13 +176,20 @@ _UNITS = re.compile(f"[{_WHITESPACE}]*[^{_WHITESPACE}]+|[{_WHITESPACE}]+")
 # identical pre-tokens (re.ASCII's \s is regex's \s on ASCII).
 _ASCII_GPT2 = re.compile(r"""'(?:[sdmt]|ll|ve|re)| ?[A-Za-z]+| ?[0-9]+| ?[^\sA-Za-z0-9]+|\s+(?!\S)|\s+""", re.ASCII)
 
-_compiled: dict[str, regex.Pattern] = {"gpt2": regex.compile(PATTERNS["gpt2"])}  # the default, ready at import
+_GPT2 = regex.compile(PATTERNS["gpt2"])  # the default, ready at import
+_compiled: dict[str, Callable[[str], list[str]]] = {}
 
 
-def _pattern(name: str) -> regex.Pattern:
-    if name not in _compiled:
-        _compiled[name] = regex.compile(PATTERNS[name])
-    return _compiled[name]
+def _pattern(name: str) -> Callable[[str], list[str]]:
+    """The findall of a pre-tokenizer's regex (whole matches, even when the regex has groups)."""
+    finder = _compiled.get(name)
+    if finder is None:
+        compiled = regex.compile(regex_of(name))
+        finder = compiled.findall if compiled.groups == 0 else lambda text: [m.group() for m in compiled.finditer(text)]
+        if len(_compiled) > 64:  # regexes typed by users: keep a few
+            _compiled.clear()
+        _compiled[name] = finder
+    return finder
 
 
 def count_text(text: str, pattern: str = "gpt2") -> Counter[str]:
@@ -167,7 +233,7 @@ class Tally:
         if self.pattern == "none":
             pieces.update(part for part in parts if part)
             return
-        finder = _UNITS.findall if self.pattern == "gpt2" else _pattern(self.pattern).findall
+        finder = _UNITS.findall if self.pattern == "gpt2" else _pattern(self.pattern)
         for part in parts:
             pieces.update(finder(part))
 
@@ -214,7 +280,7 @@ def split_gpt2(units: list[str]) -> list[str]:
     ascii_units = [unit for unit in units if unit.isascii()]
     tokens = _ASCII_GPT2.findall("".join(ascii_units))
     if len(ascii_units) < len(units):
-        tokens += _compiled["gpt2"].findall("".join(unit for unit in units if not unit.isascii()))
+        tokens += _GPT2.findall("".join(unit for unit in units if not unit.isascii()))
     return tokens
 
 
@@ -222,7 +288,7 @@ def sequence_of_text(text: str, pattern: str = "gpt2") -> list[str]:
     """Pre-tokens of one special-token-free piece, in order."""
     if pattern == "none":
         return [text] if text else []
-    return _pattern(pattern).findall(text)
+    return _pattern(pattern)(text)
 
 
 def _count_decoded(text: str, pattern: str, special_tokens: Sequence[str], split_lines: bool = False) -> dict[bytes, int]:

@@ -33,7 +33,7 @@ from pathlib import Path
 import regex
 
 from . import export, load
-from .pretokenize import _UNITS, ENCODING, ERRORS, check_pattern, check_special_tokens, sequence_of_text, split_gpt2
+from .pretokenize import _UNITS, ENCODING, ERRORS, check_pattern, check_special_tokens, pattern_name, sequence_of_text, split_gpt2
 from .train import Merges, Training, Vocab, build_vocab
 
 BYTES = [bytes([b]) for b in range(256)]
@@ -42,8 +42,10 @@ LONG_WORD = 64  # pre-tokens longer than this are merged with a heap: O(n log n)
 STREAM_CHUNK = 1 << 16  # encode_iterable encodes about this many characters at a time
 
 # A safe place to cut text for streaming: a letter or digit followed by whitespace.
-# No pre-token of gpt2, gpt4 or whitespace spans it, and none looks across it.
+# No pre-token of gpt2, cl100k, o200k or whitespace spans it, and none looks across it;
+# for a regex of the user's nothing is known, so text is cut only at special tokens.
 _CUT = regex.compile(r"(?r)[\p{L}\p{N}](?=\s)")
+CUT_AT_SPACE = ("gpt2", "cl100k", "o200k", "whitespace")
 
 
 class Tokenizer:
@@ -256,7 +258,7 @@ class Tokenizer:
         end = len(text) - max(self._longest_special - 1, 1)
         while end > 0:
             cut = 0
-            if self.pattern != "none":
+            if pattern_name(self.pattern) in CUT_AT_SPACE:
                 m = _CUT.search(text, 0, end)
                 cut = m.end() if m else 0
             if self._special:

@@ -47,3 +47,42 @@ def tiktoken_gpt2(gpt2, tmp_path_factory):
             os.environ.pop("TIKTOKEN_CACHE_DIR", None)
         else:
             os.environ["TIKTOKEN_CACHE_DIR"] = before
+
+
+TIKTOKEN_FILES = SHARED.parent / "tiktoken"
+OPENAI_URL = "https://openaipublic.blob.core.windows.net/encodings/"
+
+
+@pytest.fixture(scope="session")
+def tiktoken_files() -> Path:
+    """The folder holding OpenAI's cl100k_base.tiktoken and o200k_base.tiktoken; skips when it is absent."""
+    if not (TIKTOKEN_FILES / "o200k_base.tiktoken").is_file():
+        pytest.skip("../shared/tiktoken not present")
+    return TIKTOKEN_FILES
+
+
+@pytest.fixture(scope="session")
+def openai_encodings(tiktoken_files, tmp_path_factory) -> dict:
+    """tiktoken's own cl100k_base and o200k_base, from the shared files put in a tiktoken cache (see ../shared/tiktoken/README.md)."""
+    tiktoken = pytest.importorskip("tiktoken")
+    cache = tmp_path_factory.mktemp("tiktoken-openai-cache")
+    for name in ("cl100k_base", "o200k_base"):
+        url = OPENAI_URL + name + ".tiktoken"
+        shutil.copy(tiktoken_files / (name + ".tiktoken"), cache / hashlib.sha1(url.encode()).hexdigest())
+    before = os.environ.get("TIKTOKEN_CACHE_DIR")
+    os.environ["TIKTOKEN_CACHE_DIR"] = str(cache)
+    try:
+        return {name: tiktoken.get_encoding(name) for name in ("cl100k_base", "o200k_base")}
+    finally:
+        if before is None:
+            os.environ.pop("TIKTOKEN_CACHE_DIR", None)
+        else:
+            os.environ["TIKTOKEN_CACHE_DIR"] = before
+
+
+@pytest.fixture(scope="session")
+def openai_tokenizers(tiktoken_files) -> dict:
+    """Our Tokenizer over OpenAI's files, loaded once for the whole session (a few seconds each)."""
+    from bpe import Tokenizer
+
+    return {name: Tokenizer.load(tiktoken_files / (name + ".tiktoken")) for name in ("cl100k_base", "o200k_base")}

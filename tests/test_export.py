@@ -11,6 +11,7 @@ import pytest
 
 from bpe import PATTERNS, load, pretokenize, train
 from bpe.gpt2_bytes import byte_to_char, to_unicode
+from bpe.pretokenize import regex_of
 from bpe.tokenizer import Tokenizer
 
 SPECIAL = "<|endoftext|>"
@@ -121,7 +122,7 @@ def test_huggingface_loads_our_tokenizer_json_and_encodes_the_same(tmp_path, pat
             assert hf.decode(ids, skip_special_tokens=False) == text
 
 
-@pytest.mark.parametrize("pattern", ["gpt2", "gpt4"])
+@pytest.mark.parametrize("pattern", ["gpt2", "gpt4", "o200k"])
 def test_tiktoken_with_our_merge_ranks_encodes_the_same(pattern):
     tiktoken = pytest.importorskip("tiktoken")
     tok = trained(pattern)
@@ -130,7 +131,7 @@ def test_tiktoken_with_our_merge_ranks_encodes_the_same(pattern):
     ranks = {token: i for i, token in tok.vocab.items() if i < 256 + len(tok.merges)}
     encoding = tiktoken.Encoding(
         f"workbench-{pattern}",
-        pat_str=PATTERNS[pattern],
+        pat_str=regex_of(pattern),
         mergeable_ranks=ranks,
         special_tokens={SPECIAL: tok.ids[SPECIAL.encode()]},
     )

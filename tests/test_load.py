@@ -98,7 +98,7 @@ def test_an_isolated_split_of_one_of_our_regexes_is_understood(tmp_path):
     document = json.loads((tmp_path / "tokenizer.json").read_text())
     document["pre_tokenizer"]["pretokenizers"][0].update(behavior="Isolated", invert=False)  # how HF writes GPT-4 style files
     loaded = load.parse_hf(json.dumps(document))
-    assert loaded.pattern == "gpt4"
+    assert loaded.pattern == "cl100k"  # the file records the regex; it is read back under its name (gpt4 is an alias)
 
 
 # ---------------------------------------------------------------------------

@@ -7,18 +7,13 @@ from dataclasses import dataclass
 import streamlit as st
 
 from bpe import ALGORITHMS, PATTERNS
+from bpe.pretokenize import PATTERN_HELP
 from bpe.rule import RULES
 from bpe.train import check_settings
 
 from . import corpus as corpora
 from .preset_notes import preset_note
 
-PATTERN_HELP = {
-    "gpt2": "GPT-2's regex: words with their leading space, numbers, punctuation, whitespace.",
-    "gpt4": "GPT-4's (cl100k) regex: numbers in threes, newlines kept apart.",
-    "whitespace": "Split on whitespace and drop it (the textbook examples).",
-    "none": "No pre-tokenizer: each document is one sequence.",
-}
 TIE_HELP = (
     "Which pair wins when several have the same count. All four algorithms follow the rule chosen; "
     "pick the tool whose merges you want to reproduce. The step page shows, on a tied merge, what each rule would take."

@@ -1,0 +1,109 @@
+"""Pre-tokenizers by name (gpt2, cl100k alias gpt4, o200k) or as any regex, and OpenAI's files recognised by their sha256.
+
+Exactness is checked against tiktoken itself: its own encodings of the shared rank files
+(skipped without ../shared/tiktoken), and its own pat_str read from the Encoding object.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import regex
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from bpe import PATTERNS, Tokenizer, load, pretokenize
+from bpe.pretokenize import check_pattern, pattern_name, regex_of, sequence_of_text
+
+# text where the pre-tokenizers differ: case, contractions, digits, newlines, slashes, scripts, invalid bytes
+ALPHABET = st.sampled_from(list("aZé 'sStTdD\n\r\t0123456789/.,!?-_ßΩжあ中👍\u200d\u0301") + ["'ll", "'VE", "  ", "\n\n", "HTTPServer"])
+TEXTS = st.lists(ALPHABET, max_size=40).map("".join) | st.text(max_size=40)
+HOSTILE = ["9.11 vs 9.9", "strawberry", "HTTPServer's camelCase", "        indented", "a/b//c\n\r\n", "I'M YOU'LL", "👩‍💻", ""]
+
+
+def test_every_name_and_alias_is_a_pattern():
+    assert list(PATTERNS) == ["gpt2", "cl100k", "o200k", "whitespace", "none"]
+    assert regex_of("gpt4") == regex_of("cl100k") == PATTERNS["cl100k"]
+    assert pattern_name("gpt4") == "cl100k" and pattern_name(r"\w+") == "regex"
+
+
+@pytest.mark.parametrize(
+    ("pattern", "says"),
+    [
+        ("gtp2", "Unknown pre-tokenizer 'gtp2'; choose one of gpt2, cl100k, o200k, whitespace, none, gpt4, or give a regex."),
+        ("(", "does not compile"),
+        (r"\p{Nope}+", "does not compile"),
+        ("a*", "matches the empty string"),
+        ("", "Unknown pre-tokenizer ''"),
+    ],
+)
+def test_a_bad_pattern_is_one_sentence(pattern, says):
+    with pytest.raises(ValueError, match=regex.escape(says)) as e:
+        check_pattern(pattern)
+    assert "\n" not in str(e.value) and str(e.value).endswith(".")
+    with pytest.raises(ValueError):
+        Tokenizer.from_merges([], pattern=pattern)
+
+
+def test_o200k_is_tiktokens_pat_str(openai_encodings):
+    assert regex_of("o200k") == openai_encodings["o200k_base"]._pat_str
+
+
+def test_cl100k_keeps_the_spelling_that_splits_as_tiktoken_does(openai_encodings, openai_tokenizers):
+    # tiktoken's current cl100k pat_str ends '\s++$|\s*[\r\n]|...': under Python's regex, '\n  ' at the end
+    # of a text is one match, yet tiktoken's own encoder gives '\n' and '  '; the older spelling agrees with it
+    enc, tok = openai_encodings["cl100k_base"], openai_tokenizers["cl100k_base"]
+    assert regex.findall(enc._pat_str, "\n  ") == ["\n  "]
+    assert [enc.decode([i]) for i in enc.encode("\n  ")] == ["\n", "  "] == [t.decode() for t in tok.pieces("\n  ")]
+
+
+def test_a_regex_with_groups_gives_whole_matches():
+    # js-tiktoken writes cl100k's contractions as a capturing group; findall would return the group alone
+    grouped = "('s|'S|'t|'T|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"
+    text = "It's 2024 and I'd   go\n\nnow"
+    assert sequence_of_text(text, grouped) == sequence_of_text(text, "cl100k")
+    assert pretokenize(text, pattern=grouped).counts == pretokenize(text, pattern="cl100k").counts
+
+
+@pytest.mark.parametrize("name", ["cl100k_base", "o200k_base"])
+def test_openai_files_are_recognised_with_their_pattern_and_special_tokens(name, openai_tokenizers, openai_encodings):
+    tok, enc = openai_tokenizers[name], openai_encodings[name]
+    assert tok.pattern == {"cl100k_base": "cl100k", "o200k_base": "o200k"}[name]
+    assert {t: tok.ids[t.encode()] for t in tok.special_tokens} == enc._special_tokens
+    text = "hello<|endoftext|> world<|endofprompt|>"
+    assert tok.encode(text) == enc.encode(text, allowed_special="all")
+
+
+@settings(max_examples=200, deadline=None)
+@given(text=TEXTS | st.sampled_from(HOSTILE))
+def test_openai_files_encode_as_tiktoken(text, openai_tokenizers, openai_encodings):
+    for name, tok in openai_tokenizers.items():
+        assert tok.encode(text) == openai_encodings[name].encode(text, disallowed_special=()), name
+
+
+def test_any_regex_gives_the_same_tokens_as_its_name(openai_tokenizers, openai_encodings):
+    tok = openai_tokenizers["o200k_base"]
+    by_regex = Tokenizer(tok.vocab, tok.merges, tok.special_tokens, pattern=openai_encodings["o200k_base"]._pat_str)
+    for text in HOSTILE:
+        assert by_regex.encode(text) == tok.encode(text)
+    assert list(by_regex.encode_iterable(iter(HOSTILE))) == tok.encode("".join(HOSTILE))
+
+
+def test_an_unknown_rank_file_is_not_taken_for_openais(tiktoken_files, tmp_path):
+    lines = (tiktoken_files / "cl100k_base.tiktoken").read_text().splitlines()[:300]
+    (tmp_path / "small.tiktoken").write_text("\n".join(lines) + "\n")
+    loaded = load.load(tmp_path / "small.tiktoken")
+    assert (loaded.pattern, loaded.special_tokens, loaded.encoding) == ("gpt2", (), "")
+    told = load.load(tiktoken_files / "o200k_base.tiktoken", pattern="gpt4")  # a pattern given wins
+    assert (told.pattern, told.encoding) == ("gpt4", "o200k_base")
+
+
+def test_a_hf_split_by_any_regex_loads_and_saves_back(tmp_path):
+    merges = [(b"a", b"b")]
+    pat = r"\p{L}+|\p{N}|[^\p{L}\p{N}]+"
+    Tokenizer.from_merges(merges, pattern=pat).save(tmp_path)
+    document = json.loads((tmp_path / "tokenizer.json").read_text())
+    loaded = load.parse_hf(json.dumps(document))
+    assert loaded.pattern == pat
+    assert Tokenizer.load(tmp_path).encode("ab12") == [256, ord("1"), ord("2")]
