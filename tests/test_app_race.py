@@ -20,7 +20,7 @@ from conftest import finish, open_app
 import ui.work
 from bpe import ALGORITHMS
 from bpe import race as R
-from ui.race_views import COMPLEXITY, slopes
+from ui.race_views import COMPLEXITY, REFERENCE_LINES, slopes, time_domain
 
 SECTIONS = ["Scaling", "Parallel pre-tokenization"]
 
@@ -32,6 +32,11 @@ def app():
 
 def charts(at) -> list[dict]:
     return [json.loads(c.proto.spec) for c in at.get("vega_lite_chart")]
+
+
+def table_with(at, column: str):
+    """The first st.table on the page with this column (or index name), as a DataFrame."""
+    return next(t.value for t in at.table if column in t.value.columns or t.value.index.name == column)
 
 
 def running(at, purpose: str = "race"):
@@ -64,19 +69,20 @@ def test_race_runs_in_a_worker_then_draws_a_chart_and_an_agreement_verdict(app):
     assert "Agreement: the 4 algorithms made the same 12 merges" in app.success[0].value
     record = app.session_state["race"]
     assert record.status == "finished" and [len(r.merges) for r in record.results] == [12] * 4
-    phases, work = app.dataframe[0].value, app.dataframe[1].value
+    phases, work = table_with(app, "merge loop"), table_with(app, "work per merge")
     assert list(phases["algorithm"]) == ["naive", "positions", "parent_set", "heap"]
     assert set(phases["status"]) == {"finished"}
+    assert not app.dataframe  # tables whose type size the app sets (a dataframe is a canvas at 15.75 px)
     assert work.set_index("work per merge").loc["heap pops", "heap"] == "1.0"  # one pop per merge
 
 
 def test_the_complexity_table_names_each_cost_in_the_work_counters_words(app):
-    table = app.table[0].value
+    table = table_with(app, "algorithm")
     assert list(table.index) == list(ALGORITHMS)
     assert "O(pairs scanned)" in table.loc["parent_set", "finding the best pair"]
     app.button(key="race_start").click().run()
     finish(app)
-    table = app.table[0].value
+    table = table_with(app, "measured per merge")
     assert table.loc["heap", "measured per merge"].endswith("words checked")
     assert table.loc["heap", "finding the best pair"] == COMPLEXITY["heap"][0]
 
@@ -111,9 +117,9 @@ def test_a_planted_difference_is_shown_with_both_candidates(app):
     app.session_state["race"] = replace(record, results=record.results[:3] + (wrong,))
     app.run()
     assert "first differ at merge 3" in app.error[0].value
-    table = app.dataframe[0].value
+    table = table_with(app, "count")
     assert table.loc[table["algorithm"] == "heap", "merge"].item() == "<b> + x"  # shown as text in a table, never as HTML
-    assert table.loc[table["algorithm"] == "naive", "count"].item() == heap.counts[2]
+    assert table.loc[table["algorithm"] == "naive", "count"].item() == f"{heap.counts[2]:,}"
 
 
 def wait_for_results(at) -> None:
@@ -246,10 +252,21 @@ def test_hf_and_rustbpe_agree_merge_for_merge_under_their_own_rule_and_the_first
     assert 'HuggingFace tokenizers made the same 12 merges as ours under its rule, tie_break="huggingface", merge for merge.' in said
     assert 'rustbpe made the same 12 merges as ours under its rule, tie_break="rustbpe", merge for merge.' in said
     assert any("first parts from HuggingFace tokenizers at merge 1: a tie at 9" in c.value for c in app.caption)
-    table = app.dataframe[0].value  # the tokens of that tie, in a table
+    table = table_with(app, "run")  # the tokens of that tie, in a table
     assert list(table["merge"]) == ["s + t", "e + s"] and list(table["count"]) == ["9", "9"]
-    spec = app.get("vega_lite_chart")[0].proto.spec
-    assert "HF tokenizers (Rust" in spec and "rustbpe (Rust" in spec  # a line each in the race chart
+    spec = json.loads(app.get("vega_lite_chart")[0].proto.spec)
+    assert "HF tokenizers (Rust" in str(spec) and "rustbpe (Rust" in str(spec)  # a mark each in the race chart
+    assert spec["layer"][0]["encoding"]["y"]["scale"]["type"] == "log"  # heap and the Rust tools told apart
+    phases = table_with(app, "all phases")  # their times beside ours in "Where the time goes"
+    totals = dict(zip(phases["algorithm"], phases["all phases"]))
+    assert {"HF tokenizers", "rustbpe", "heap"} <= set(totals)
+    for check in record.references:
+        assert totals[REFERENCE_LINES[check.result.algorithm].split(" (")[0]] == f"{check.result.total:,.3f} s"
+
+
+def test_the_time_axis_spans_the_fastest_and_the_slowest():
+    low, high = time_domain([0.02, 0.5, 8.0])
+    assert low < 0.02 and high > 8.0 and high / low > 400  # a log axis: 0.02 s and 8 s both a readable distance from the edge
 
 
 def test_the_race_follows_the_sidebars_tie_break_rule(app):

@@ -95,7 +95,7 @@ def references(record: RaceRecord) -> None:
         if check.cs336_note:
             st.caption(check.cs336_note)
         if check.rows:
-            st.dataframe(pd.DataFrame(check.rows, columns=["run", "merge", "count"]), hide_index=True)
+            st.table(pd.DataFrame(check.rows, columns=["run", "merge", "count"]), hide_index=True)
     if record.reference_note:
         st.caption(record.reference_note)
     if record.references:
@@ -138,7 +138,8 @@ def line_name(result: R.RaceResult) -> str:
 
 
 def race_chart(record: RaceRecord) -> None:
-    """Cumulative time against merges done, one line per trainer; a ring where one was cut off.
+    """Cumulative time against merges done on a log time axis, one line per trainer; a ring where one was cut off,
+    a diamond at each Rust reference's total (it reports no per-merge times).
 
     A plain Vega-Lite spec (no Altair): a running race redraws it every poll, for every
     session watching. The legend names the lines (labels on the lines collide where runs
@@ -148,23 +149,25 @@ def race_chart(record: RaceRecord) -> None:
     names = [line_name(r) for r in runs]
     rows = []
     for r, name in zip(runs, names):
-        if r.algorithm in REFERENCE_LINES:  # one total only: a straight dashed line to it
-            rows += [("reference", name, 0, 0.0), ("reference", name, len(r.merges), r.total)]
+        if r.algorithm in REFERENCE_LINES:  # one total only, no per-merge times: a diamond at its total
+            rows.append(("reference", name, len(r.merges), r.total))
             continue
         if r.done or r.merges:
             rows.append(("line", name, 0, r.seconds["initial count"]))
         rows += [("line", name, i + 1, r.times[i]) for i in thin(r.times)]
         if r.cut_off:
             rows.append(("end", name, len(r.merges), r.total))
+    rows = [(kind, name, merges, max(seconds, FLOOR_S)) for kind, name, merges, seconds in rows]  # a log axis has no 0
     frame = pd.DataFrame(rows, columns=["kind", "line", "merges", "seconds"])
-    top = max([r.total for r in runs] + [1e-3]) * 1.08  # room above the highest ring
+    low, high = time_domain([seconds for *_, seconds in rows])
     encoding = {
-        "x": {"field": "merges", "type": "quantitative", "title": "merges done", "scale": {"domainMin": 0}},
+        "x": {"field": "merges", "type": "quantitative", "title": "merges done", "scale": {"domainMin": 0}, "axis": {"format": ",d"}},
         "y": {
             "field": "seconds",
             "type": "quantitative",
-            "title": "seconds of processor time",
-            "scale": {"domain": [0, top], "nice": False},
+            "title": "seconds of processor time (log scale)",
+            "scale": {"type": "log", "domain": [low, high], "nice": False},
+            "axis": {"format": "~s" if low < 0.01 else ",~g"},
         },
         "color": {
             "field": "line",
@@ -172,7 +175,7 @@ def race_chart(record: RaceRecord) -> None:
             "title": None,
             "sort": names,
             "scale": {"domain": names, "range": [COLOURS[r.algorithm] for r in runs]},
-            "legend": {"orient": "top", "columns": 3, "labelFontSize": 15, "symbolStrokeWidth": 4, "labelLimit": 420},
+            "legend": {"orient": "top", "columns": 3, "labelFontSize": 16, "symbolStrokeWidth": 4, "labelLimit": 420},
         },
         "tooltip": [{"field": "line", "title": "algorithm"}, {"field": "merges"}, {"field": "seconds", "format": ".3f"}],
     }
@@ -182,15 +185,29 @@ def race_chart(record: RaceRecord) -> None:
 
     spec = {
         "height": 400,
-        "title": {"text": f"{record.corpus_label}: time to make {record.num_merges:,} merges", "fontSize": 17},
+        "title": {"text": f"{record.corpus_label}: time to make {record.num_merges:,} merges", "fontSize": 18},
         "config": {"axis": AXIS},
         "layer": [
             layer("line", {"type": "line", "strokeWidth": 3}),
             layer("end", {"type": "point", "size": 220, "filled": False, "strokeWidth": 3}),
-            layer("reference", {"type": "line", "strokeWidth": 2, "strokeDash": [6, 4]}),
+            layer("reference", {"type": "point", "shape": "diamond", "size": 260, "filled": True}),
         ],
     }
     st.vega_lite_chart(frame, spec, width="stretch")
+
+
+FLOOR_S = 1e-4  # the race chart's lowest time: a log axis cannot show 0 s
+
+
+def time_domain(seconds: list[float]) -> tuple[float, float]:
+    """The log time axis's range: a little below the fastest time and above the slowest, so that 0.05 s and 8 s both show.
+
+    On a linear 0-10 s axis the fast trainers (heap, the Rust references) all lay on the x-axis.
+    [0.02, 0.5, 8.0] -> (0.01333..., 12.0)
+    """
+    if not seconds:
+        return FLOOR_S, 1.0
+    return min(seconds) / 1.5, max(max(seconds) * 1.5, min(seconds) * 10)
 
 
 def verdict(record: RaceRecord) -> None:
@@ -219,12 +236,20 @@ def verdict(record: RaceRecord) -> None:
         return
     rank, there = found
     st.error(f"Disagreement: the algorithms first differ at merge {rank + 1:,}.")
-    rows = [{"algorithm": name, "merge": show_pair(*m[0]) if m else "(none)", "count": m[1] if m else None} for name, m in there.items()]
-    st.dataframe(pd.DataFrame(rows), hide_index=True)
+    rows = [
+        {"algorithm": name, "merge": show_pair(*m[0]) if m else "(none)", "count": f"{m[1]:,}" if m else ""} for name, m in there.items()
+    ]
+    st.table(pd.DataFrame(rows), hide_index=True)
 
 
-def phase_table(record: RaceRecord) -> None:
-    """Seconds per phase per trainer; read and pre-tokenize are done once and shared."""
+def seconds_text(s: float | None) -> str:
+    """1234.5 -> '1,234.500 s'; None (a phase the run does not have) -> ''."""
+    return "" if s is None else f"{s:,.3f} s"
+
+
+def phase_rows(record: RaceRecord) -> list[dict]:
+    """Seconds per phase per trainer, then each Rust reference's one total (its own pre-tokenization included)."""
+    prep = record.prep_seconds["read"] + record.prep_seconds["pre-tokenize"]
     rows = []
     for r in record.results:
         status = {"time budget": "cut off", "wall-clock budget": "cut off: machine busy"}.get(
@@ -233,17 +258,33 @@ def phase_table(record: RaceRecord) -> None:
         rows.append(
             {
                 "algorithm": r.algorithm,
-                "read (shared)": record.prep_seconds["read"],
-                "pre-tokenize (shared)": record.prep_seconds["pre-tokenize"],
-                "initial count": r.seconds["initial count"],
-                "merge loop": r.seconds["merge loop"],
-                "trainer total": r.total,
-                "merges": len(r.merges),
+                "read (shared)": seconds_text(record.prep_seconds["read"]),
+                "pre-tokenize (shared)": seconds_text(record.prep_seconds["pre-tokenize"]),
+                "initial count": seconds_text(r.seconds["initial count"]),
+                "merge loop": seconds_text(r.seconds["merge loop"]),
+                "trainer total": seconds_text(r.total),
+                "all phases": seconds_text(prep + r.total),
+                "merges": f"{len(r.merges):,}",
                 "status": status,
             }
         )
-    seconds = {c: st.column_config.NumberColumn(c, format="%.3f s") for c in list(rows[0])[1:6]} if rows else {}
-    st.dataframe(pd.DataFrame(rows), hide_index=True, column_config=seconds, width="stretch")
+    for check in record.references:
+        r = check.result
+        rows.append(
+            {
+                "algorithm": REFERENCE_LINES[r.algorithm].split(" (")[0],
+                **dict.fromkeys(["read (shared)", "pre-tokenize (shared)", "initial count", "merge loop", "trainer total"], ""),
+                "all phases": seconds_text(r.total),
+                "merges": f"{len(r.merges):,}",
+                "status": "reference: Rust, wall-clock, its own pre-tokenizing",
+            }
+        )
+    return rows
+
+
+def phase_table(record: RaceRecord) -> None:
+    """Seconds per phase per trainer (read and pre-tokenize are done once and shared), the Rust references beside them."""
+    st.table(pd.DataFrame(phase_rows(record)), hide_index=True)
     busy = [r.algorithm for r in record.results if r.stop_reason == "wall-clock budget"]
     if busy:
         st.caption(
@@ -260,7 +301,7 @@ def work_table(record: RaceRecord) -> None:
         columns[r.algorithm] = [f"{r.work[key] / merges:,.1f}" if key in r.work else "" for key in WORK_NAMES]
     frame = pd.DataFrame(columns)
     used = frame.drop(columns="work per merge").ne("").any(axis=1)
-    st.dataframe(frame[used], hide_index=True, width="stretch")
+    st.table(frame[used], hide_index=True)
 
 
 # how each trainer's cost per merge grows: the work counters' own words, so the two tables read together
