@@ -27,6 +27,8 @@ from __future__ import annotations
 import codecs
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from functools import cached_property
 from heapq import heapify, heappop, heappush
 from pathlib import Path
 
@@ -46,6 +48,44 @@ STREAM_CHUNK = 1 << 16  # encode_iterable encodes about this many characters at 
 # for a regex of the user's nothing is known, so text is cut only at special tokens.
 _CUT = regex.compile(r"(?r)[\p{L}\p{N}](?=\s)")
 CUT_AT_SPACE = ("gpt2", "cl100k", "o200k", "whitespace")
+
+
+@dataclass(frozen=True)
+class EncodeStep:
+    """One step of encoding a pre-token: every occurrence of the lowest-ranked pair merged.
+
+    The first step of a list is the start (the bytes): rank None, no pairs before it.
+    """
+
+    parts: tuple[bytes, ...]  # the tokens after this step
+    rank: int | None  # the merge applied (0-based, as in the merges list); None for the start
+    pair_ranks: tuple[int | None, ...]  # the rank of each adjacent pair before this step; None: not a merge (within k)
+    at: tuple[int, ...]  # where it merged: the left part's index in the parts before this step
+    count: int | None = None  # the merge's count when it was made, when the tokenizer knows it
+
+
+@dataclass(frozen=True)
+class Ancestry:
+    """How a token was built: a tree of merges down to bytes.
+
+    b'low' with merges l+o, lo+w -> low (rank 1) <- [lo (rank 0) <- [l, o], w]
+    """
+
+    token: bytes
+    rank: int | None  # the merge that made it; None for a byte or a special token
+    count: int | None  # that merge's count when it was made, when known
+    parts: tuple[Ancestry, ...] = ()  # (left, right) for a merge, () for a byte or a special token
+
+    def nodes(self) -> Iterator[Ancestry]:
+        """Every node, the token first, then its left tree, then its right."""
+        yield self
+        for part in self.parts:
+            yield from part.nodes()
+
+    @property
+    def depth(self) -> int:
+        """Merges on the longest path down to a byte: a byte is 0, l+o is 1."""
+        return 1 + max(part.depth for part in self.parts) if self.parts else 0
 
 
 class Tokenizer:
@@ -323,6 +363,92 @@ class Tokenizer:
         for rank in self._rounds(ids, self._limit(k)):
             yield rank, [vocab[i] for i in ids]
 
+    def encode_steps(self, piece: bytes | str, k: int | None = None) -> list[EncodeStep]:
+        """Encoding one pre-token step by step, as GPT-2's encoder does, with the first k merges.
+
+        Start from the bytes; at each step look up the rank of every adjacent pair,
+        take the lowest, and merge it everywhere it occurs, left to right; stop when
+        no pair is a merge. With merges [l+o, lo+w] b'lower' gives three steps:
+        (l, o, w, e, r) from the bytes, then rank 0 at 0 -> (lo, w, e, r), then rank 1 at 0 -> (low, e, r).
+        The last step's parts are encode()'s tokens; ranks come out in increasing order.
+        subtle: a whole piece is taken as one pre-token: cut text with pre_tokens() first. A special
+        token is one step, itself.
+        """
+        limit = self._limit(k)
+        word = _to_bytes(piece) if isinstance(piece, str) else bytes(piece)
+        if word in self._special_bytes:
+            return [EncodeStep((word,), None, (), ())]
+        self._byte_ids_of(word)  # one sentence for a byte the vocabulary lacks
+        parts = [BYTES[b] for b in word]
+        steps = [EncodeStep(tuple(parts), None, (), ())]
+        ranks = self.ranks
+        while len(parts) > 1:
+            pair_ranks = [ranks.get(pair) for pair in zip(parts, parts[1:])]
+            pair_ranks = [r if r is not None and r < limit else None for r in pair_ranks]
+            rank = min((r for r in pair_ranks if r is not None), default=None)
+            if rank is None:
+                break
+            merged, at, i = [], [], 0
+            while i < len(parts):
+                if i < len(pair_ranks) and pair_ranks[i] == rank:
+                    at.append(i)
+                    merged.append(parts[i] + parts[i + 1])
+                    i += 2  # subtle: 'a a a' with a+a merges the first two only, as encode does
+                else:
+                    merged.append(parts[i])
+                    i += 1
+            parts = merged
+            steps.append(EncodeStep(tuple(parts), rank, tuple(pair_ranks), tuple(at), self.counts[rank]))
+        return steps
+
+    def pre_tokens(self, text: str | bytes) -> list[bytes]:
+        """The pieces encode() merges inside, in order: special tokens whole, the rest pre-tokenized.
+
+        With special token <|e|>: 'hi you<|e|>' -> [b'hi', b' you', b'<|e|>'].
+        """
+        if isinstance(text, bytes):
+            text = text.decode(ENCODING, ERRORS)
+        out: list[bytes] = []
+        chunks = self._special.split(text) if self._special else [text]
+        for n, chunk in enumerate(chunks):
+            if n % 2 == 1:
+                out.append(chunk.encode(ENCODING))
+            elif chunk:
+                out += [_to_bytes(token) for token in sequence_of_text(chunk, self.pattern)]
+        return out
+
+    @cached_property
+    def _special_bytes(self) -> frozenset[bytes]:
+        return frozenset(t.encode(ENCODING) for t in self.special_tokens)
+
+    @cached_property
+    def made_by(self) -> dict[bytes, int]:
+        """The rank of the merge that makes each merged token (the first, should two make the same bytes)."""
+        return {a + b: rank for rank, (a, b) in reversed(list(enumerate(self.merges))) if rank not in self.inert}
+
+    def ancestry(self, token: bytes | str | int) -> Ancestry:
+        """A token's merge tree down to bytes: given as bytes, as text, or by id.
+
+        Each node carries the rank of its merge and that merge's count when it was
+        made (counts are known for a run of this tool, None for other tools' files).
+        """
+        if isinstance(token, int) and not isinstance(token, bool):
+            if token not in self.vocab:
+                raise ValueError(f"Token id {token} is not in the vocabulary (ids {min(self.vocab)}..{max(self.vocab)}).")
+            token = self.vocab[token]
+        elif isinstance(token, str):
+            token = _to_bytes(token)
+        if not isinstance(token, (bytes, bytearray)) or bytes(token) not in self.ids:
+            raise ValueError(f"{_shown(token)} is not a token of this vocabulary; type it exactly, leading space included.")
+        return self._tree(bytes(token))
+
+    def _tree(self, token: bytes) -> Ancestry:
+        rank = self.made_by.get(token)
+        if rank is None:  # a byte or a special token
+            return Ancestry(token, None, None)
+        left, right = self.merges[rank]
+        return Ancestry(token, rank, self.counts[rank], (self._tree(left), self._tree(right)))
+
     def _merge_short(self, ids: list[int], limit: int) -> list[int]:
         ids = list(ids)
         for _ in self._rounds(ids, limit):
@@ -476,6 +602,12 @@ def _to_bytes(token: str) -> bytes:
             f"The text holds a lone surrogate U+{ord(bad):04X}, which no UTF-8 bytes decode to; "
             "only U+DC80..U+DCFF (invalid bytes kept by surrogateescape) can be encoded."
         ) from None
+
+
+def _shown(token: object) -> str:
+    if isinstance(token, (bytes, bytearray)):
+        return repr(bytes(token).decode(ENCODING, "backslashreplace")[:40])
+    return repr(token)[:40]
 
 
 def _unknown_byte(word: bytes, byte: int) -> str:
