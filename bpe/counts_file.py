@@ -29,6 +29,7 @@ from .pretokenize import check_pattern, check_special_tokens, regex_of
 KEY = b"bpe.counts"
 FORMAT = 1
 ROW_GROUP = 1 << 20
+BATCH_ROWS = 1 << 16  # rows read (and checked) at a time
 
 
 @dataclass(frozen=True)
@@ -93,27 +94,48 @@ def read_info(path: str | os.PathLike) -> CountsInfo:
 
 
 def load_counts(path: str | os.PathLike) -> tuple[dict[bytes, int], CountsInfo]:
-    """The counts and settings of a counts file, every part checked."""
+    """The counts and settings of a counts file, every part checked.
+
+    Read a batch of rows at a time, each batch checked before the next is read:
+    a small file can hold millions of rows (dictionary and run-length encoding),
+    and a repeated token is refused at its first batch, not after all are in memory.
+    """
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
     p = Path(path)
     info = _info_of(p, _schema(p))
+    loaded: dict[bytes, int] = {}
+    rows = 0
     try:
-        table = pq.read_table(p, columns=["token", "count"])
-    except Exception as e:  # a corrupt page
-        raise ValueError(f"{p} cannot be read as a counts file ({e}).") from None
-    tokens, counts = table.column("token"), table.column("count")
-    if tokens.null_count or counts.null_count:
-        raise ValueError(f"{p} has empty cells; a counts file has a token and a count on every row.")
-    if len(counts) and pc.min(counts).as_py() < 1:
-        raise ValueError(f"{p} has a count below 1; counts are numbers of occurrences.")
-    loaded = dict(zip(tokens.to_pylist(), counts.to_pylist()))
-    if len(loaded) != table.num_rows:
-        raise ValueError(f"{p} lists a token twice; each row must be a different token.")
-    if len(loaded) != info.unique:
-        raise ValueError(f"{p} has {len(loaded):,} rows but its metadata says {info.unique:,}; the file was changed or cut short.")
+        parquet = pq.ParquetFile(p)
+        if parquet.metadata.num_rows != info.unique:
+            raise ValueError(
+                f"{p} has {parquet.metadata.num_rows:,} rows but its metadata says {info.unique:,}; the file was changed or cut short."
+            )
+        for batch in parquet.iter_batches(batch_size=BATCH_ROWS, columns=["token", "count"]):
+            tokens, counts = batch.column(0), batch.column(1)
+            if tokens.null_count or counts.null_count:
+                raise ValueError(f"{p} has empty cells; a counts file has a token and a count on every row.")
+            if len(counts) and pc.min(counts).as_py() < 1:
+                raise ValueError(f"{p} has a count below 1; counts are numbers of occurrences.")
+            loaded.update(zip(tokens.to_pylist(), counts.to_pylist()))
+            rows += batch.num_rows
+            if len(loaded) != rows:
+                raise ValueError(f"{p} lists a token twice; each row must be a different token.")
+    except Exception as e:  # a corrupt page: ArrowInvalid (a ValueError too), OSError, ...
+        if type(e) is ValueError:  # one of ours, above
+            raise
+        raise ValueError(f"{p} cannot be read as a counts file ({one_line(e)}).") from None
+    if rows != info.unique:
+        raise ValueError(f"{p} has {rows:,} rows but its metadata says {info.unique:,}; the file was changed or cut short.")
     return loaded, info
+
+
+def one_line(error: BaseException) -> str:
+    """An error's message on one line, cut short: pyarrow's span several lines."""
+    text = " ".join(str(error).split())
+    return text if len(text) <= 200 else text[:197] + "..."
 
 
 def _schema(path: Path):
@@ -127,7 +149,7 @@ def _schema(path: Path):
     try:
         schema = pq.read_schema(path)
     except Exception as e:
-        raise ValueError(f"{path} is not a Parquet file ({e}); give a counts file written by `bpe count`.") from None
+        raise ValueError(f"{path} is not a Parquet file ({one_line(e)}); give a counts file written by `bpe count`.") from None
     kinds = {name: schema.field(name).type for name in schema.names}
     token_ok = "token" in kinds and (pa.types.is_binary(kinds["token"]) or pa.types.is_large_binary(kinds["token"]))
     count_ok = "count" in kinds and pa.types.is_integer(kinds["count"])
@@ -142,6 +164,8 @@ def _info_of(path: Path, schema) -> CountsInfo:
         raise ValueError(f"{path} has no {KEY.decode()} metadata, so the settings that made it are unknown; write it with `bpe count`.")
     try:
         data = json.loads(raw)
+        if not isinstance(data, dict):
+            raise ValueError(f"it is JSON but not an object ({type(data).__name__})")
         info = CountsInfo(
             pretokenizer=_typed(data, "pretokenizer", str),
             special_tokens=tuple(_typed(data, "special_tokens", list)),
@@ -152,10 +176,15 @@ def _info_of(path: Path, schema) -> CountsInfo:
             pattern=data.get("pattern"),
             split_lines=_typed(data, "split_lines", bool) if "split_lines" in data else False,
         )
+    except RecursionError:
+        raise ValueError(f"{path} has unreadable {KEY.decode()} metadata (nested too deeply).") from None
     except (ValueError, TypeError) as e:
-        raise ValueError(f"{path} has unreadable {KEY.decode()} metadata ({e}).") from None
-    if not all(isinstance(t, str) and t for t in info.special_tokens):
-        raise ValueError(f"{path} has unreadable {KEY.decode()} metadata (special tokens must be non-empty strings).")
+        reason = "a number of thousands of digits" if "digits" in str(e) and "limit" in str(e) else one_line(e)
+        raise ValueError(f"{path} has unreadable {KEY.decode()} metadata ({reason}).") from None
+    try:
+        check_special_tokens(list(info.special_tokens))
+    except ValueError as e:
+        raise ValueError(f"{path} has unreadable {KEY.decode()} metadata ({str(e).rstrip('.')}).") from None
     return info
 
 

@@ -106,6 +106,8 @@ def _expand(given: str | os.PathLike) -> list[Path]:
     if path.exists():
         if path.is_dir():
             raise ValueError(f"{path} is a directory; give a text file (or a glob such as {path / '*.txt'}).")
+        if path.is_char_device() or path.is_block_device():  # /dev/zero would be read forever (a FIFO may wait for its writer)
+            raise ValueError(f"{path} is a device, not a file.")
         return [path]
     if glob.has_magic(str(given)):
         matches = sorted(Path(m) for m in glob.glob(str(given), recursive=True) if Path(m).is_file())
@@ -267,28 +269,76 @@ def _read_compressed(source: Input, options: Options) -> Iterator[Batch]:
         with open(source.path, "rb") as raw, _decompressor(source.compression, raw) as stream:
             yield from reader(source, raw, stream, options)
     except (EOFError, zlib.error, lzma.LZMAError, gzip.BadGzipFile) as e:
-        raise ValueError(f"{source.path} is not valid {source.compression} data ({e}).") from None
+        raise ValueError(f"{source.path} is not valid {source.compression} data ({_one_line(e)}).") from None
     except OSError as e:
         if e.filename is not None:  # the file itself could not be read: the CLI names it
             raise
-        raise ValueError(f"{source.path} is not valid {source.compression} data ({e}).") from None  # bz2's bad data
+        raise ValueError(f"{source.path} is not valid {source.compression} data ({_one_line(e)}).") from None  # bz2's bad data
     except Exception as e:
         if type(e).__name__ != "ZstdError":
             raise
-        raise ValueError(f"{source.path} is not valid {source.compression} data ({e}).") from None
+        raise ValueError(f"{source.path} is not valid {source.compression} data ({_one_line(e)}).") from None
 
 
 def _decompressor(compression: str, raw):
     if compression == ".gz":
-        return gzip.GzipFile(fileobj=raw)
+        return gzip.GzipFile(fileobj=raw)  # refuses a truncated stream and trailing garbage itself
     if compression == ".bz2":
-        return bz2.BZ2File(raw)
+        return _Streams(raw, bz2.BZ2Decompressor)
     if compression == ".xz":
-        return lzma.LZMAFile(raw)
+        return _Streams(raw, lzma.LZMADecompressor)
     import zstandard  # only needed for .zst
 
-    # subtle: read_across_frames, so a file written as several frames (zstd -B, pzstd) is read whole
-    return zstandard.ZstdDecompressor().stream_reader(raw, read_across_frames=True)
+    return _Streams(raw, zstandard.ZstdDecompressor().decompressobj)
+
+
+class _Streams:
+    """A file of one or more compressed streams (frames) one after another, read to the end, checked.
+
+    Python's BZ2File and LZMAFile ignore whatever follows the last stream, and a
+    zstandard stream_reader ends quietly inside a cut frame; here a file must end
+    exactly where a stream does (else EOFError: truncated), and bytes after a stream
+    must be another stream (else the decompressor's own error). Several streams
+    (pbzip2, pzstd, `cat a.zst b.zst`) are read as one text. Output is produced a
+    bounded piece at a time: compressed bytes are fed FEED at a time (a zstd
+    decompressor has no output limit; 1 KB can expand to at most about 32 MB).
+    """
+
+    FEED = 1024
+    CAP = 1 << 20  # bytes of output per call, where the decompressor can be told
+
+    def __init__(self, raw, new) -> None:
+        self.raw, self.new = raw, new
+        self.decompressor, self.pending, self.buffer, self.started = new(), b"", bytearray(), False
+
+    def read(self, n: int) -> bytes:
+        while len(self.buffer) < n:
+            decompressor = self.decompressor
+            if decompressor.eof:
+                rest = decompressor.unused_data or self.raw.read(self.FEED)
+                if not rest:
+                    break  # the file ends where a stream does
+                self.decompressor, self.pending = self.new(), rest  # another stream: garbage makes the decompressor raise
+                continue
+            limited = hasattr(decompressor, "needs_input")  # bz2 and lzma can cap their output; zstd cannot
+            data = b""
+            if not limited or decompressor.needs_input:
+                data, self.pending = self.pending or self.raw.read(self.FEED), b""
+                if not data:
+                    if self.started:
+                        raise EOFError("the file ends inside a compressed stream: it is truncated")
+                    break  # an empty file: no text
+                self.started = True
+            self.buffer += decompressor.decompress(data, self.CAP) if limited else decompressor.decompress(data)
+        out = bytes(self.buffer[:n])
+        del self.buffer[:n]
+        return out
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        pass
 
 
 def _stream_text(source: Input, raw, stream, options: Options) -> Iterator[Batch]:
@@ -345,8 +395,12 @@ def _jsonl_batch(source: Input, data: bytes, offset: int | None, disk_bytes: int
             continue
         try:
             record = json.loads(line)
-        except ValueError as e:
+        except RecursionError:
+            raise ValueError(f"{_where(source, offset, first_line, n)} is JSON nested too deeply to be a record.") from None
+        except json.JSONDecodeError as e:
             raise ValueError(f"{_where(source, offset, first_line, n)} is not a JSON object on one line ({e}).") from None
+        except ValueError:  # Python's limit on the digits of an integer
+            raise ValueError(f"{_where(source, offset, first_line, n)} holds a number of thousands of digits.") from None
         if not isinstance(record, dict) or field not in record:
             raise ValueError(f"{_where(source, offset, first_line, n)} has no field {field!r} (choose the field with --text-field).")
         text = record[field]
@@ -381,7 +435,7 @@ def _parquet_file(source: Input):
     try:
         return pq.ParquetFile(source.path)
     except Exception as e:  # pyarrow raises ArrowInvalid, OSError, ... for a file it cannot read
-        raise ValueError(f"{source.path} is not a Parquet file that can be read ({e}).") from None
+        raise ValueError(f"{source.path} is not a Parquet file that can be read ({_one_line(e)}).") from None
 
 
 def _text_column(source: Input, parquet, column: str) -> int:
@@ -430,4 +484,10 @@ def _read_row_group(shard: Shard, options: Options) -> Iterator[Batch]:
             reported += disk_bytes
             yield Batch(values, text_bytes, disk_bytes)
     except Exception as e:  # a corrupt page: ArrowInvalid, OSError, ...
-        raise ValueError(f"{source.path} row group {group} cannot be read ({e}).") from None
+        raise ValueError(f"{source.path} row group {group} cannot be read ({_one_line(e)}).") from None
+
+
+def _one_line(error: BaseException) -> str:
+    """An error's message on one line, cut short: pyarrow's span several lines."""
+    text = " ".join(str(error).split())
+    return text if len(text) <= 200 else text[:197] + "..."

@@ -30,6 +30,7 @@ import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from heapq import heapify, heappop, heappush
 from pathlib import Path
 
 from .gpt2_bytes import from_unicode, to_unicode
@@ -39,6 +40,7 @@ Vocab = dict[int, bytes]
 Merges = list[tuple[bytes, bytes]]
 
 FORMAT, VERSION = "bpe-workbench", 1
+MAX_ID = 1 << 32  # ids and ranks are below this (the Tokenizer looks a pair of ids up as one number)
 PLAIN, HF, VOCAB, MERGES = "tokenizer.bpe.json", "tokenizer.json", "vocab.json", "merges.txt"
 GPT2_PAIRS = ((VOCAB, MERGES), ("encoder.json", "vocab.bpe"))  # (vocab, merges) names, this tool's and OpenAI's
 TIKTOKEN = ".tiktoken"
@@ -121,8 +123,10 @@ def _vocab_and_specials(table: dict, merges: Merges, name: str) -> tuple[Vocab, 
     vocab: Vocab = {}
     specials: list[tuple[int, str]] = []
     for key, i in table.items():
-        if not _is_int(i) or i < 0:
-            raise ValueError(f"{name}: the id of {key!r} must be a whole number of at least 0, not {i!r}.")
+        if not _is_int(i) or not 0 <= i < MAX_ID:
+            raise ValueError(f"{name}: the id of {_shown(key)} must be a whole number from 0 to 2**32 - 1, not {_shown(i)}.")
+        if not _is_text(key):
+            raise ValueError(f"{name}: token {_shown(key)} holds a lone surrogate (a \\ud800-style escape), which is not text.")
         if i in vocab:
             raise ValueError(f"{name}: id {i} is given to two tokens, {to_unicode(vocab[i])!r} and {key!r}.")
         try:
@@ -181,15 +185,19 @@ def parse_hf(text: str, name: str = HF) -> Loaded:
         merges.append(_decode_pair(name, f"merge {n}", pair))
     table = dict(_field(name, model, "vocab", dict))
     added = _field(name, document, "added_tokens", list)
+    seen = set()
     for token in added:
         if not (isinstance(token, dict) and isinstance(token.get("content"), str) and _is_int(token.get("id"))):
-            raise ValueError(f"{name}: each added token needs a string 'content' and a whole-number 'id', got {token!r}.")
+            raise ValueError(f"{name}: each added token needs a string 'content' and a whole-number 'id', got {_shown(token)}.")
+        if token["content"] in seen:
+            raise ValueError(f"{name}: added token {_shown(token['content'])} is listed twice.")
+        seen.add(token["content"])
         flags = [flag for flag in ("single_word", "lstrip", "rstrip") if token.get(flag)]
         if flags:
             raise ValueError(f"{name}: added token {token['content']!r} sets {flags[0]}; this tool matches special tokens exactly.")
         if table.get(token["content"], token["id"]) != token["id"]:
             raise ValueError(
-                f"{name}: added token {token['content']!r} has id {token['id']}, but the vocab gives it {table[token['content']]}."
+                f"{name}: added token {_shown(token['content'])} has id {_shown(token['id'])}, but the vocab gives it {_shown(table[token['content']])}."
             )
         table[token["content"]] = token["id"]
     vocab, specials = _vocab_and_specials(table, merges, name)
@@ -281,6 +289,8 @@ def parse_tiktoken(text: str, name: str = "tokenizer.tiktoken") -> Loaded:
         parts = line.split()
         if len(parts) != 2 or not (parts[1].isascii() and parts[1].isdigit()):
             raise ValueError(f"{name}: line {n} should be a base64 token and a rank, got {line[:60]!r}.")
+        if len(parts[1]) > 10 or int(parts[1]) >= MAX_ID:
+            raise ValueError(f"{name}: line {n}: rank {parts[1][:20]}{'...' if len(parts[1]) > 20 else ''} is not below 2**32.")
         try:
             token = base64.b64decode(parts[0], validate=True)
         except (binascii.Error, ValueError):
@@ -325,18 +335,37 @@ def merges_from_ranks(ranks: Mapping[bytes, int]) -> Merges:
 
 
 def _rank_merge(token: bytes, ranks: Mapping[bytes, int], below: int) -> list[bytes]:
-    """tiktoken's byte-pair merge of token, using only ranks below `below`: join the lowest-ranked pair, repeat."""
+    """tiktoken's byte-pair merge of token, using only ranks below `below`: join the lowest-ranked pair (the leftmost of equals), repeat.
+
+    b'abc' with {ab: 3, bc: 5}, below 6 -> [b'ab', b'c']. In O(n log n): a heap of
+    (rank, position) over a linked list of parts, entries checked when popped
+    (a rescan of every pair after each join is O(n^2): 11 s for one 20 KB token).
+    """
     parts = [token[i : i + 1] for i in range(len(token))]
-    while len(parts) > 1:
-        best, at = below, -1
-        for i in range(len(parts) - 1):
-            r = ranks.get(parts[i] + parts[i + 1], below)
-            if r < best:
-                best, at = r, i
-        if at < 0:
-            break
-        parts[at : at + 2] = [parts[at] + parts[at + 1]]
-    return parts
+    n = len(parts)
+    nxt, prv = list(range(1, n + 1)), list(range(-1, n - 1))
+    nxt[-1] = -1
+
+    def rank_at(i: int) -> int:
+        j = nxt[i]
+        return ranks.get(parts[i] + parts[j], below) if j >= 0 else below
+
+    heap = [(r, i) for i in range(n - 1) if (r := rank_at(i)) < below]
+    heapify(heap)
+    while heap:
+        rank, i = heappop(heap)
+        if parts[i] is None or rank_at(i) != rank:
+            continue  # joined into a left neighbour, or its pair changed since it was pushed
+        j = nxt[i]
+        parts[i], parts[j] = parts[i] + parts[j], None
+        nxt[i] = nxt[j]
+        if nxt[i] >= 0:
+            prv[nxt[i]] = i
+            if (r := rank_at(i)) < below:
+                heappush(heap, (r, i))
+        if prv[i] >= 0 and (r := rank_at(prv[i])) < below:
+            heappush(heap, (r, prv[i]))
+    return [p for p in parts if p is not None]
 
 
 # ---------------------------------------------------------------------------
@@ -402,7 +431,7 @@ def load(path: str | Path, *, pattern: str | None = None) -> Loaded:
         for vocab_name, merges_name in GPT2_PAIRS:
             if (path / vocab_name).exists() or (path / merges_name).exists():
                 return _with_pattern(_load_gpt2_pair(path / vocab_name, path / merges_name), pattern)
-        ranks = sorted(path.glob("*" + TIKTOKEN))
+        ranks = sorted(p for p in path.glob("*" + TIKTOKEN) if p.is_file())  # regular files only: not a FIFO, not /dev/zero
         if len(ranks) == 1:
             return load(ranks[0], pattern=pattern)
         raise ValueError(
@@ -475,8 +504,10 @@ def _with_pattern(loaded: Loaded, pattern: str | None) -> Loaded:
 
 
 def read_text(path: Path) -> str:
-    """A file's UTF-8 text, or a ValueError naming the file."""
+    """A file's UTF-8 text, or a ValueError naming the file (a device such as /dev/zero is refused, not read forever)."""
     try:
+        if path.is_char_device() or path.is_block_device():
+            raise ValueError(f"{path}: a device, not a file.")
         data = path.read_bytes()
     except OSError as e:
         raise ValueError(f"{path}: cannot be read ({e.strerror}).") from None
@@ -500,6 +531,8 @@ def _parse_json(text: str, name: str) -> object:
         raise ValueError(f"{name}: not valid JSON ({e.msg}: line {e.lineno}, column {e.colno}).{hint}") from None
     except RecursionError:
         raise ValueError(f"{name}: the JSON is nested too deeply to be a tokenizer.") from None
+    except ValueError:  # Python's limit on the digits of an integer (4,300), the only other ValueError of json.loads
+        raise ValueError(f"{name}: it holds a number of thousands of digits; no tokenizer has one.") from None
 
 
 def _decode_pair(name: str, where: str, parts: Sequence[str]) -> tuple[bytes, bytes]:
@@ -523,6 +556,23 @@ def _kind(value: object) -> str:
     return {dict: "an object", list: "a list", str: "a string", int: "a number", float: "a number", bool: "true/false"}.get(
         type(value), "null" if value is None else type(value).__name__
     )
+
+
+def _is_text(value: object) -> bool:
+    """A str that UTF-8 can encode: no lone surrogate (JSON's "\\ud800" escape makes one)."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _shown(value: object) -> str:
+    """A value for a message: short, and printable even when it holds a lone surrogate or a huge number."""
+    if isinstance(value, int) and value.bit_length() > 64:
+        return f"a number of {len(str(value)) if value.bit_length() < 10_000 else 'thousands of'} digits"
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def _is_int(value: object) -> bool:

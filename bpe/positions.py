@@ -19,6 +19,7 @@ from .rule import Pair
 from .trainer import Delta, Trainer
 
 NONE = -1  # no neighbour: the start or end of a pre-token
+MAX_POSITIONS = 200_000_000  # counts that expand to more bytes than this are refused (several GB of lists)
 
 
 class Positions(Trainer):
@@ -28,6 +29,12 @@ class Positions(Trainer):
     def __init__(self, words: Mapping[bytes, int], sequence: Sequence[bytes] | None = None, *, tie_break: str = "cs336") -> None:
         super().__init__(words, tie_break=tie_break)
         if sequence is None:  # the order of occurrences does not change the merges
+            positions = sum(len(w) * c for w, c in words.items())
+            if positions > MAX_POSITIONS:
+                raise ValueError(
+                    f"The positions trainer keeps every byte of every occurrence, and these counts hold {positions:,} "
+                    f"(more than {MAX_POSITIONS:,}); train them with another algorithm, such as heap."
+                )
             sequence = [w for w, c in words.items() for _ in range(c)]
         self.tok: list[int] = []  # token at each position; NONE once merged into its left neighbour
         self.nxt: list[int] = []

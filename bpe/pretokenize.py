@@ -17,9 +17,8 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 
 import regex
 
@@ -114,9 +113,17 @@ def pattern_name(pattern: str) -> str:
 def check_special_tokens(special_tokens: Sequence[str]) -> None:
     if isinstance(special_tokens, (str, bytes)):
         raise ValueError("special_tokens must be a list of strings, not a single string.")
+    if not isinstance(special_tokens, (list, tuple)):
+        raise ValueError(f"special_tokens must be a list of strings, not {type(special_tokens).__name__}.")
     for token in special_tokens:
         if not isinstance(token, str) or token == "":
             raise ValueError("A special token must be a non-empty string.")
+        try:
+            token.encode(ENCODING)
+        except UnicodeEncodeError as e:
+            raise ValueError(
+                f"Special token {token[:40]!r} holds a lone surrogate (U+{ord(token[e.start]):04X}), which is not a character."
+            ) from None
     seen = set()
     for token in special_tokens:
         if token in seen:
@@ -131,7 +138,39 @@ def split_on_special(text: str, special_tokens: Sequence[str]) -> list[str]:
     """
     if not special_tokens:
         return [text]
-    return _splitter(tuple(special_tokens)).split(text)
+    parts, pos = [], 0
+    for start, token in find_specials(text, special_tokens):
+        parts.append(text[pos:start])
+        pos = start + len(token)
+    parts.append(text[pos:])
+    return parts
+
+
+def find_specials(text: str, special_tokens: Sequence[str], start: int = 0, stop: int | None = None) -> Iterator[tuple[int, str]]:
+    """(where, which) of each special token in text[start:stop], left to right, not overlapping.
+
+    What `regex` finds with the alternation of the tokens, longest first (so the
+    longer of two that start at one place wins): 'x<|e|><|e|>' with ['<|e|>',
+    '<|e|><|e|>'] -> [(1, '<|e|><|e|>')]. subtle: str.find, not the regex engine,
+    which retries a long repetitive token ('a' * 5000) at every position of text
+    like it: O(n * m) and worse, where str.find is linear.
+    """
+    stop = len(text) if stop is None else stop
+    ordered = sorted(set(special_tokens), key=len, reverse=True)
+    found = {token: text.find(token, start, stop) for token in ordered}  # each token's next occurrence (-1: none left)
+    pos = start
+    while True:
+        best, which = -1, ""
+        for token in ordered:
+            i = found[token]
+            if 0 <= i < pos:  # passed over: look again from here
+                i = found[token] = text.find(token, pos, stop)
+            if i >= 0 and (best < 0 or i < best):  # a tie keeps the earlier, longer token
+                best, which = i, token
+        if best < 0:
+            return
+        yield best, which
+        pos = best + len(which)
 
 
 _LINE = re.compile(r"[^\n]*\n|[^\n]+")
@@ -143,12 +182,6 @@ def lines_of(text: str) -> list[str]:
     Only '\n' ends a line ('\r\n' ends with '\r\n'; a lone '\r' does not end one), as in Rust's `lines_with_ending`.
     """
     return _LINE.findall(text)
-
-
-@lru_cache(maxsize=16)
-def _splitter(special_tokens: tuple[str, ...]) -> regex.Pattern:
-    ordered = sorted(special_tokens, key=len, reverse=True)
-    return regex.compile("|".join(regex.escape(t) for t in ordered))
 
 
 # ---------------------------------------------------------------------------

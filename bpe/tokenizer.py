@@ -35,10 +35,21 @@ from pathlib import Path
 import regex
 
 from . import export, load
-from .pretokenize import _UNITS, ENCODING, ERRORS, check_pattern, check_special_tokens, pattern_name, sequence_of_text, split_gpt2
+from .pretokenize import (
+    _UNITS,
+    ENCODING,
+    ERRORS,
+    check_pattern,
+    check_special_tokens,
+    find_specials,
+    pattern_name,
+    sequence_of_text,
+    split_gpt2,
+)
 from .train import Merges, Training, Vocab, build_vocab
 
 BYTES = [bytes([b]) for b in range(256)]
+MAX_ID = 1 << 32  # ids are below this: a pair of ids is looked up as one number, left << 32 | right
 CACHE_CAP = 200_000  # cached pre-tokens (and GPT-2 units); cleared when full
 LONG_WORD = 64  # pre-tokens longer than this are merged with a heap: O(n log n), not O(n^2)
 STREAM_CHUNK = 1 << 16  # encode_iterable encodes about this many characters at a time
@@ -108,14 +119,13 @@ class Tokenizer:
         `counts` is each merge's count when it was made (None: unknown).
         """
         check_pattern(pattern)
-        specials = list(special_tokens or ())
+        specials = [] if special_tokens is None else special_tokens
         check_special_tokens(specials)
+        specials = list(specials)
         self.vocab: Vocab = _checked_vocab(vocab)
         self.merges: Merges = _checked_merges(merges)
         self.pattern = pattern
-        self.counts: tuple[int | None, ...] = tuple(counts) if counts is not None else (None,) * len(self.merges)
-        if len(self.counts) != len(self.merges):
-            raise ValueError(f"Got {len(self.counts)} counts for {len(self.merges)} merges.")
+        self.counts: tuple[int | None, ...] = _checked_counts(counts, len(self.merges))
         self.ids: dict[bytes, int] = {}
         for i, token in sorted(self.vocab.items()):
             self.ids.setdefault(token, i)  # subtle: equal bytes under two ids share the first
@@ -123,6 +133,8 @@ class Tokenizer:
             data = token.encode(ENCODING)
             if data not in self.ids:
                 new_id = max(self.vocab, default=-1) + 1
+                if new_id >= MAX_ID:
+                    raise ValueError(f"No id is left for special token {token!r}: ids must stay below 2**32.")
                 self.vocab[new_id], self.ids[data] = data, new_id
         self.special_tokens = tuple(specials)
         self.inert = _inert_merges(self.merges, self.ids)
@@ -131,8 +143,6 @@ class Tokenizer:
         self._ranks = {self.ids[a] << 32 | self.ids[b]: rank for (a, b), rank in self.ranks.items()}
         self._made = [-1 if rank in self.inert else self.ids[a + b] for rank, (a, b) in enumerate(self.merges)]
         self._byte_ids = {b: self.ids[BYTES[b]] for b in range(256) if BYTES[b] in self.ids}
-        ordered = sorted(self.special_tokens, key=len, reverse=True)
-        self._special = regex.compile("(" + "|".join(regex.escape(t) for t in ordered) + ")") if ordered else None
         self._longest_special = max((len(t) for t in self.special_tokens), default=0)
         self._words: dict[tuple[bytes, int], tuple[int, ...]] = {}  # (pre-token, merges used) -> ids
         self._units: dict[str, tuple[int, ...]] = {}  # GPT-2 unit -> ids, with every merge
@@ -223,12 +233,14 @@ class Tokenizer:
         if isinstance(text, bytes):
             text = text.decode(ENCODING, ERRORS)
         out: list[int] = []
-        chunks = self._special.split(text) if self._special else [text]
-        for n, chunk in enumerate(chunks):
-            if n % 2 == 1:  # a special token, kept whole
-                out.append(self.ids[chunk.encode(ENCODING)])
-            elif chunk:
-                self._encode_ordinary(chunk, limit, out)
+        pos = 0
+        for start, token in find_specials(text, self.special_tokens) if self.special_tokens else ():
+            if start > pos:
+                self._encode_ordinary(text[pos:start], limit, out)
+            out.append(self.ids[token.encode(ENCODING)])  # a special token, kept whole
+            pos = start + len(token)
+        if pos < len(text):
+            self._encode_ordinary(text[pos:], limit, out)
         return out
 
     def _encode_ordinary(self, text: str, limit: int, out: list[int]) -> None:
@@ -301,8 +313,8 @@ class Tokenizer:
             if pattern_name(self.pattern) in CUT_AT_SPACE:
                 m = _CUT.search(text, 0, end)
                 cut = m.end() if m else 0
-            if self._special:
-                starts = [m.start() for m in self._special.finditer(text, max(cut, 0), end)]
+            if self.special_tokens:
+                starts = [start for start, _ in find_specials(text, self.special_tokens, max(cut, 0), end)]
                 cut = max([cut] + starts)
             if cut <= 0:
                 return 0
@@ -409,12 +421,12 @@ class Tokenizer:
         if isinstance(text, bytes):
             text = text.decode(ENCODING, ERRORS)
         out: list[bytes] = []
-        chunks = self._special.split(text) if self._special else [text]
-        for n, chunk in enumerate(chunks):
-            if n % 2 == 1:
-                out.append(chunk.encode(ENCODING))
-            elif chunk:
-                out += [_to_bytes(token) for token in sequence_of_text(chunk, self.pattern)]
+        pos = 0
+        for start, token in find_specials(text, self.special_tokens) if self.special_tokens else ():
+            out += [_to_bytes(t) for t in sequence_of_text(text[pos:start], self.pattern)]
+            out.append(token.encode(ENCODING))
+            pos = start + len(token)
+        out += [_to_bytes(t) for t in sequence_of_text(text[pos:], self.pattern)]
         return out
 
     @cached_property
@@ -557,8 +569,9 @@ def _checked_vocab(vocab: Mapping[int, bytes]) -> Vocab:
         raise ValueError(f"vocab must map token ids to bytes, not {type(vocab).__name__}.")
     out: Vocab = {}
     for i, token in vocab.items():
-        if isinstance(i, bool) or not isinstance(i, int) or i < 0:
-            raise ValueError(f"Token id {i!r} must be a whole number of at least 0.")
+        if isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < MAX_ID:
+            shown = repr(i) if not isinstance(i, int) or i.bit_length() < 100 else f"of {i.bit_length()} bits"
+            raise ValueError(f"Token id {shown} must be a whole number from 0 to 2**32 - 1.")
         if not isinstance(token, (bytes, bytearray)) or not token:
             raise ValueError(f"Token {i} must be non-empty bytes, not {token!r}.")
         out[i] = bytes(token)
@@ -566,12 +579,24 @@ def _checked_vocab(vocab: Mapping[int, bytes]) -> Vocab:
 
 
 def _checked_merges(merges: Sequence[tuple[bytes, bytes]]) -> Merges:
+    if not isinstance(merges, (list, tuple)):
+        raise ValueError(f"merges must be a list of (bytes, bytes) pairs, not {type(merges).__name__}.")
     out: Merges = []
     for rank, pair in enumerate(merges):
         if not (isinstance(pair, (tuple, list)) and len(pair) == 2 and all(isinstance(p, (bytes, bytearray)) and p for p in pair)):
             raise ValueError(f"merge {rank + 1} is not a pair of non-empty bytes: {pair!r}.")
         out.append((bytes(pair[0]), bytes(pair[1])))
     return out
+
+
+def _checked_counts(counts: Sequence[int | None] | None, n: int) -> tuple[int | None, ...]:
+    if counts is None:
+        return (None,) * n
+    if not isinstance(counts, (list, tuple)) or not all(c is None or (isinstance(c, int) and not isinstance(c, bool)) for c in counts):
+        raise ValueError("counts must be a list of whole numbers (or None), one for each merge.")
+    if len(counts) != n:
+        raise ValueError(f"Got {len(counts)} counts for {n} merges.")
+    return tuple(counts)
 
 
 def _inert_merges(merges: Merges, ids: Mapping[bytes, int]) -> frozenset[int]:
