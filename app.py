@@ -21,6 +21,11 @@ pages = st.navigation(
             st.Page("pages/threshold.py", title="Threshold explorer", icon=":material/tune:"),
             st.Page("pages/tokenize.py", title="Tokenize & export", icon=":material/text_fields:"),
         ],
+        "Using a tokenizer": [
+            st.Page("pages/encode.py", title="Encode, step by step", icon=":material/account_tree:"),
+            st.Page("pages/compare.py", title="Real tokenizers", icon=":material/compare:"),
+            st.Page("pages/quirks.py", title="Quirks gallery", icon=":material/lightbulb:"),
+        ],
         "Lessons": [
             st.Page("pages/lesson.py", title="Guided lesson", icon=":material/school:"),
             st.Page("pages/quiz.py", title="Predict the next merge", icon=":material/quiz:"),

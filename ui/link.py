@@ -75,3 +75,23 @@ def show(k: int) -> None:
         else:
             params[name] = value
     st.session_state["link"] = (corpus, str(k), rule)
+
+
+def href(merge: int, settings) -> str | None:
+    """The address of the step page at merge (1-based) of the sidebar's run, or None when a link cannot reproduce that run.
+
+    A link carries a preset and the rule, and the preset brings its own settings: a run whose pre-tokenizer or
+    special tokens differ from its preset's, or a merge past the preset's vocab size, would open another run.
+    """
+    source = st.session_state["source"]
+    if source not in LINKABLE:
+        return None
+    preset = corpora.SOURCES[source]
+    if (
+        settings.pattern != preset.pattern
+        or settings.specials != sidebar.parse_specials(preset.specials)
+        or not 1 <= merge <= preset.merges
+    ):
+        return None
+    rule = f"&rule={settings.tie_break}" if settings.tie_break != DEFAULT_RULE else ""
+    return f"./?corpus={source}&merge={merge}{rule}"

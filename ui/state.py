@@ -43,6 +43,19 @@ DEFAULTS: dict[str, object] = {
     "tok_upload_ref": None,  # the files uploaded as the real tokenizer: ui.tokenize_views.Reference
     "tok_ref_pattern": "gpt2",  # the pre-tokenizer for uploaded files that do not record one (GPT-2, .tiktoken)
     "tok_merge_query": "",  # the real tokenizer's merges shown: those whose token contains this
+    "real_k": None,  # merges of the sidebar's run used on the encode, compare and quirks pages; None: all of them
+    "enc_text": "the lowest newest",  # the encode page's word or sentence
+    "enc_tokenizer": "run",  # whose encoding it walks: "run" (the sidebar's) or a key of ui.real.ENCODINGS
+    "enc_view": "steps",  # "steps" (the encoder's loop) or "ancestry" (one token's merge tree)
+    "enc_pos": 0,  # how far the walk is: an index into the (pre-token, steps done) positions of the text
+    "enc_playing": False,
+    "enc_speed": 1.0,  # steps per second while playing
+    "enc_play_from": None,  # (time.time(), position) when Play started: where its clock counts from
+    "enc_token": None,  # the token whose ancestry is shown (bytes); None: the text's longest token
+    "enc_typed": "",  # a token typed for its ancestry
+    "cmp_text": None,  # the compare page's text; None: ui.compare_views.SAMPLE
+    "quirk": "strawberry",  # a key of ui.quirks.BY_KEY
+    "tax_language": "Hindi",  # the token tax language whose tokens are drawn
     "settings": None,  # written by the sidebar on every run: ui.sidebar.Settings, or a sentence saying what to fix
     "watching": {},  # purpose ("trace", "race", ...) -> key of the worker-pool job this session waits for: ui.work
     "failed": {},  # purpose -> the sentence saying why its last run failed, shown until the next run

@@ -131,6 +131,61 @@ table.heap-array td.n, table.heap-array th.n{text-align:right}
 .work-table{border-collapse:collapse;font-size:1rem}
 .work-table td{padding:2px 10px;border-bottom:1px solid #0001}
 .work-table td.n{text-align:right;font-variant-numeric:tabular-nums;font-weight:600}
+
+/* ---- encoding, real tokenizers side by side, quirks (ui/encode_views.py, ui/compare_views.py, ui/quirks.py) ---- */
+.tok.diff{box-shadow:inset 0 -4px 0 #d62728}
+.toks .more{color:#555;margin-left:8px;font-family:sans-serif}
+table.compare{border-collapse:collapse;font-size:1rem;margin:.2rem 0 .6rem}
+table.compare th{text-align:left;font-weight:600;border-bottom:2px solid #0003;padding:2px 12px 2px 4px}
+table.compare td{padding:2px 12px 2px 4px;border-bottom:1px solid #0001;color:#111;vertical-align:top;line-height:1.3}
+table.compare td.n, table.compare th.n{text-align:right;font-variant-numeric:tabular-nums}
+table.compare tr.best td{font-weight:600;background:#e9f6ec}
+table.compare td.tax{background:#fdeaea}
+table.compare .sub{color:#555;font-size:1rem;font-weight:400;white-space:nowrap}
+.difftext{font-family:monospace;font-size:1.15rem;white-space:pre-wrap;overflow-wrap:anywhere;line-height:1.7;color:#111}
+.difftext .diffspan{background:#fff1b8;box-shadow:inset 0 -4px 0 #d62728}
+.cmp-row{margin:.35rem 0 .7rem}
+.cmp-row .rowhead{margin-bottom:.15rem}
+.quirk{margin:.2rem 0 1rem}
+.quirk .qtext{font-family:monospace;font-size:1.2rem;font-weight:600;white-space:pre-wrap;overflow-wrap:anywhere;margin-bottom:.2rem}
+.qgrid{display:grid;grid-template-columns:max-content max-content minmax(0,1fr);gap:4px 14px;align-items:center}
+.qgrid .qname{font-weight:600}
+.qgrid .qcount{font-variant-numeric:tabular-nums;white-space:nowrap}
+.qgrid .ids{color:#444;margin-left:.3rem}
+.enc-rows{display:grid;grid-template-columns:max-content minmax(0,1fr);gap:6px 14px;align-items:center}
+.enc-rows .what{white-space:nowrap;color:#333}
+.enc-rows .what.now{font-weight:700;color:#111}
+.epair{display:flex;flex-wrap:wrap;align-items:center;row-gap:8px;font-family:monospace;font-size:1.15rem}
+.epair .tok{margin:0}
+.epair .tok.hit{outline:3px solid #1f7a35;outline-offset:0}
+.rank{display:inline-flex;flex-direction:column;align-items:center;margin:0 3px;font-family:sans-serif;font-size:1rem;line-height:1.05;color:#555;min-width:1.6rem}
+.rank a{color:inherit}
+.rank.none{color:#aaa}
+.rank.hit{color:#fff;background:#1f7a35;border-radius:5px;padding:1px 4px;font-weight:700}
+.rank.hit a{color:#fff}
+.enc-line{display:flex;flex-wrap:wrap;align-items:center;gap:6px 12px;font-family:monospace;font-size:1.15rem}
+.enc-line .pt{display:inline-flex;padding:2px 3px;border-radius:6px;border-bottom:3px solid #9aa7b8}
+.enc-line .pt.now{border:3px solid #1f4e9c}
+.enc-line .pt.todo{opacity:.45}
+.tree{display:flex;justify-content:flex-start;overflow-x:auto;padding:.2rem 0 .4rem}
+.tree ul{display:flex;justify-content:center;padding:14px 0 0 0;margin:0;position:relative;list-style:none}
+.tree li{display:flex;flex-direction:column;align-items:center;position:relative;padding:14px 3px 0 3px}
+.tree > ul{padding-top:0}
+.tree > ul > li{padding-top:0}
+.tree li::before,.tree li::after{content:"";position:absolute;top:0;width:50%;height:14px;border-top:2px solid #7d8ea3}
+.tree li::before{right:50%}
+.tree li::after{left:50%;border-left:2px solid #7d8ea3}
+.tree li:first-child::before,.tree li:last-child::after{border:0}
+.tree li:last-child::before{border-right:2px solid #7d8ea3;border-radius:0 6px 0 0}
+.tree li:first-child::after{border-radius:6px 0 0 0}
+.tree li:only-child::before,.tree li:only-child::after{display:none}
+.tree > ul > li::before,.tree > ul > li::after{display:none}
+.tree ul ul::before{content:"";position:absolute;top:0;left:50%;height:14px;border-left:2px solid #7d8ea3}
+.tnode{display:flex;flex-direction:column;align-items:center;border:2px solid #4c78a8;border-radius:8px;background:#fff;padding:2px 5px;color:#111}
+.tnode.byte{border:1px solid #9aa7b8;background:#f4f6f9}
+.tnode .tok{font-family:monospace;font-size:1.15rem;margin:0}
+.tnode .meta{font-size:1rem;color:#333;white-space:nowrap;line-height:1.2}
+.tnode .meta a{color:#1f4e9c}
 """
 
 

@@ -1,0 +1,71 @@
+"""Real tokenizers side by side: GPT-2, GPT-4, GPT-4o and the run trained here at merge k on the same text.
+
+Each real tokenizer is loaded once per server (ui/real.py) and a comparison is
+cached on its text and the run, so a class opening the page together costs one
+comparison. Where they split differently is marked (ui/compare_views.py).
+"""
+
+import streamlit as st
+
+from ui import compare_views as cv
+from ui import real, sidebar, state
+from ui.render import plain
+
+MAX_CHARS = 10_000  # a longer text is cut here: the page is for reading, not for books
+
+st.title("Real tokenizers side by side")
+st.caption(
+    "GPT-2, GPT-4 (cl100k_base), GPT-4o (o200k_base) and the tokenizer trained in the sidebar, on the same text. "
+    "Hover a chip to see its id. For the encoder's loop see Encode, step by step; for one tokenizer with downloads, Tokenize & export."
+)
+
+settings = sidebar.current()
+if st.session_state["cmp_text"] is None:
+    st.session_state["cmp_text"] = cv.SAMPLE
+text = st.text_area("Text to compare", key=state.widget("cmp_text"), on_change=state.save, args=("cmp_text",), height=150)
+if len(text) > MAX_CHARS:
+    st.warning(f"The text has {len(text):,} characters; the first {MAX_CHARS:,} are compared.")
+    text = text[:MAX_CHARS]
+run, k = real.run_and_k(settings)
+entries = real.lineup(run, k)
+missing = [e for e in entries if e.tokenizer is None]
+shown = [e for e in entries if e.tokenizer is not None]
+
+run_key = (settings.key, settings.pattern, settings.specials, settings.num_merges, settings.tie_break, k)
+
+
+@st.cache_resource(max_entries=64, show_spinner=False)
+def compared(text: str, keys: tuple, run_key: tuple, _entries: tuple) -> tuple[str, str, str, str | None]:
+    """The comparison's HTML, once per text and line-up for every session (a class opening the page together costs one)."""
+    rows = []
+    for e in _entries:
+        try:
+            rows.append(cv.row(e.label, e.tokenizer, text, e.k, e.detail))
+        except ValueError as err:  # a lone surrogate: no tokenizer can encode it
+            return "", "", "", str(err)
+    return (*cv.comparison(text, rows), None)
+
+
+table, diff, chips, error = compared(text, tuple(e.key for e in shown), run_key, tuple(shown))
+if error:
+    st.error(error)
+    st.stop()
+st.html(table)
+st.subheader("Where they split differently")
+st.html(diff)
+st.subheader("Their tokens")
+st.html(chips)
+
+for e in missing:
+    st.info(e.error)
+    files = st.file_uploader(
+        f"Add {e.label}: OpenAI's file{'s' if len(real.ENCODINGS[e.key].files) > 1 else ''}",
+        accept_multiple_files=True,
+        key=f"cmp_upload_{e.key}",
+    )
+    if files:
+        problem = real.upload(real.ENCODINGS[e.key], files)
+        if problem:
+            st.error(plain(problem))
+        else:
+            st.rerun()

@@ -1,0 +1,299 @@
+"""Encode, step by step: the encoder's loop on a word or sentence, and any token's merge tree down to bytes.
+
+The loop, for each pre-token: list the adjacent pairs, look up each one's merge
+number, merge the lowest everywhere it occurs, repeat. The walk through a text
+(every pre-token's steps) is built once per text and tokenizer and shared by
+every session; Next / Previous / Play only move this session's position in it.
+For the run trained in the sidebar each merge number links to the step page at
+that merge, with the count the pair had when training made it.
+"""
+
+import time
+from dataclasses import dataclass
+
+import streamlit as st
+
+from bpe import Tokenizer
+from ui import encode_views as ev
+from ui import encoding, link, real, sidebar, state
+from ui.render import plain, show
+
+MAX_CHARS = 200  # a word or a sentence: the walk shows every step of every pre-token
+SPEEDS = [0.5, 1.0, 2.0, 4.0]  # steps per second Play offers
+CHOICES = {"run": "Trained here (the sidebar's run)", "gpt2": "GPT-2", "cl100k": "GPT-4 (cl100k_base)", "o200k": "GPT-4o (o200k_base)"}
+LABELS = {"run": "the run trained here", "gpt2": "GPT-2", "cl100k": "GPT-4", "o200k": "GPT-4o"}
+
+st.title("Encode, step by step")
+st.caption(
+    "How a trained tokenizer splits text: in each pre-token it merges the pair with the lowest merge number (learned first), "
+    "everywhere at once, and repeats. Not the most frequent pair in your text, and not left to right."
+)
+settings = sidebar.current()
+
+
+def restart() -> None:
+    st.session_state["enc_pos"] = 0
+    st.session_state["enc_playing"] = False
+    st.session_state["enc_token"] = None
+
+
+def changed(key: str) -> None:
+    state.save(key)
+    restart()
+
+
+c1, c2 = st.columns([3, 2], vertical_alignment="bottom")
+text = c1.text_input("A word or a sentence", key=state.widget("enc_text"), on_change=changed, args=("enc_text",), max_chars=MAX_CHARS)
+which = c2.selectbox(
+    "Tokenizer", list(CHOICES), format_func=CHOICES.get, key=state.widget("enc_tokenizer"), on_change=changed, args=("enc_tokenizer",)
+)
+
+if which == "run":
+    tok, k = real.run_and_k(settings)
+    counts = tok.counts
+    run_key = (settings.key, settings.pattern, settings.specials, settings.num_merges, settings.tie_break, k)
+
+    def link_of(rank: int) -> str | None:
+        return link.href(rank + 1, settings) if rank < k else None
+else:
+    found = real.get(which)
+    if found.tokenizer is None:
+        st.info(found.error + " The Real tokenizers page takes an upload.")
+        st.stop()
+    tok, k, counts, run_key = found.tokenizer, len(found.tokenizer.merges), None, (which,)
+
+    def link_of(rank: int) -> str | None:
+        return None
+
+
+label = LABELS[which]
+if not text:
+    st.info("Type a word or a sentence above.")
+    st.stop()
+
+
+@dataclass(frozen=True)
+class Walk:
+    """A text's walk through the encoder: its pieces, each one's steps, and every (piece, steps done) position in order."""
+
+    pieces: tuple[encoding.Piece, ...]
+    steps: tuple[tuple[encoding.Step, ...], ...]
+    positions: tuple[tuple[int, int], ...]
+
+    def parts(self, i: int, done: int) -> tuple[bytes, ...]:
+        """Piece i after `done` of its steps."""
+        piece, steps = self.pieces[i], self.steps[i]
+        if piece.special:
+            return (piece.data,)
+        if done == 0 or not steps:
+            return tuple(bytes([b]) for b in piece.data)
+        return steps[done - 1].parts
+
+
+@st.cache_resource(max_entries=128, show_spinner=False)
+def walk(text: str, run_key: tuple, k: int, _tok: Tokenizer) -> Walk | str:
+    """The walk of text, built once and shared; or the sentence saying why the text cannot be encoded."""
+    try:
+        pieces = encoding.pieces(_tok, text)
+        steps = tuple(() if p.special else tuple(encoding.steps(_tok, p.data, k)) for p in pieces)
+    except ValueError as e:
+        return str(e)
+    positions = tuple((i, done) for i, s in enumerate(steps) for done in range(len(s) + 1))
+    return Walk(tuple(pieces), steps, positions)
+
+
+w = walk(text, run_key, k, tok)
+if isinstance(w, str):
+    st.error(w)
+    st.stop()
+if not w.pieces:
+    st.info(f"{label.capitalize()}'s pre-tokenizer keeps nothing of this text (the whitespace pre-tokenizer drops spaces).")
+    st.stop()
+last = len(w.positions) - 1
+tokens = [t for i in range(len(w.pieces)) for t in w.parts(i, len(w.steps[i]))]
+
+
+def pick_token(token: bytes) -> None:
+    st.session_state["enc_token"] = token
+    st.session_state["enc_view"] = "ancestry"
+    st.session_state["enc_playing"] = False
+
+
+def picked() -> None:
+    token = st.session_state["enc_pick"]
+    if token is not None:
+        pick_token(token)
+
+
+def token_pills(where: str) -> None:
+    """The text's tokens as buttons: a click opens that token's ancestry."""
+    options = list(dict.fromkeys(tokens))
+    chosen = st.session_state["enc_token"]
+    st.session_state["enc_pick"] = chosen if chosen in options and st.session_state["enc_view"] == "ancestry" else None
+    st.pills(
+        where,
+        options,
+        format_func=lambda t: plain(show(t)),
+        key="enc_pick",
+        on_change=picked,
+    )
+
+
+view = st.segmented_control(
+    "View",
+    ["steps", "ancestry"],
+    format_func={"steps": "The encoder's steps", "ancestry": "A token's ancestry"}.get,
+    key=state.widget("enc_view"),
+    on_change=state.save,
+    args=("enc_view",),
+    label_visibility="collapsed",
+)
+
+
+# ---------------------------------------------------------------------------
+# the encoder's steps, played like the step page
+
+
+def clamp(pos: int) -> int:
+    return min(max(0, pos), last)
+
+
+def restart_clock() -> None:
+    st.session_state["enc_play_from"] = (time.time(), st.session_state["enc_pos"])
+
+
+def go(delta: int) -> None:
+    st.session_state["enc_pos"] = clamp(st.session_state["enc_pos"] + delta)
+    restart_clock()
+
+
+def advance_by_clock() -> None:
+    if st.session_state["enc_play_from"] is None:
+        restart_clock()
+    started, first = st.session_state["enc_play_from"]
+    st.session_state["enc_pos"] = clamp(first + int((time.time() - started) * st.session_state["enc_speed"] + 0.5))
+
+
+def set_playing(playing: bool) -> None:
+    if playing == st.session_state["enc_playing"]:
+        return
+    if not playing:
+        advance_by_clock()
+    st.session_state["enc_playing"] = playing
+    if playing and st.session_state["enc_pos"] >= last:
+        st.session_state["enc_pos"] = 0
+    restart_clock()
+
+
+def changed_speed() -> None:
+    state.save("enc_speed")
+    restart_clock()
+
+
+def step_text(i: int, done: int) -> str:
+    piece, steps = w.pieces[i], w.steps[i]
+    if piece.special:
+        return f"{show(piece.data)} is a special token: it is cut out before pre-tokenizing and kept whole, never merged."
+    if done < len(steps):
+        return ev.explain(steps[done], counts, label)
+    if not steps:
+        return "No pair of these bytes is a merge" + (f" among the first {k:,}" if which == "run" else "") + ": its bytes are its tokens."
+    return (
+        f"No pair left is a merge{f' among the first {k:,}' if which == 'run' else ''}: {show(piece.data)} encodes as "
+        f"{len(steps[-1].parts)} token{'s' if len(steps[-1].parts) != 1 else ''} after {len(steps)} step{'s' if len(steps) != 1 else ''}."
+    )
+
+
+timer = (st.session_state["enc_playing"], st.session_state["enc_speed"])
+if timer[0]:
+    restart_clock()
+
+
+@st.fragment(run_every=1 / timer[1] if timer[0] else None)
+def walker() -> None:
+    if st.session_state["enc_playing"]:
+        advance_by_clock()
+    st.session_state["enc_pos"] = pos = clamp(st.session_state["enc_pos"])
+    i, done = w.positions[pos]
+    row = st.container(horizontal=True, vertical_alignment="center", gap="medium")
+    row.button("Previous", on_click=go, args=(-1,), disabled=pos <= 0, shortcut="Left", key="enc_previous")
+    row.button("Next", on_click=go, args=(+1,), disabled=pos >= last, shortcut="Right", key="enc_next", type="primary")
+    if st.session_state["enc_playing"]:
+        row.button("Pause", on_click=set_playing, args=(False,), key="enc_pause", icon=":material/pause:")
+    else:
+        row.button("Play", on_click=set_playing, args=(True,), key="enc_play", icon=":material/play_arrow:")
+    row.selectbox(
+        "Speed",
+        SPEEDS,
+        key=state.widget("enc_speed"),
+        on_change=changed_speed,
+        format_func=lambda s: f"{s:g} step/s",
+        label_visibility="collapsed",
+        width=160,
+    )
+    steps = w.steps[i]
+    row.markdown(f"pre-token **{i + 1}** of {len(w.pieces)} · step **{min(done + 1, len(steps))}** of {len(steps)}")
+
+    current = [w.parts(j, len(w.steps[j]) if j < i else (done if j == i else 0)) for j in range(len(w.pieces))]
+    st.html(ev.overview(w.pieces, current, i))
+    piece = w.pieces[i]
+    st.html(f"<h3>Pre-token {i + 1}: <span class='pill'>{ev.escape(show(piece.data))}</span></h3>")
+    if not piece.special:
+        st.html(ev.step_rows(piece.data, steps, done, link_of))
+    st.html(f"<p class='caption' style='color:#111'>{ev.escape(step_text(i, done))}</p>")
+    if which == "run" and done < len(steps) and steps[done].rank < settings.num_merges:
+        merge = steps[done].rank + 1
+        if st.button(f"See merge {merge:,} on the step page", key="enc_to_step", icon=":material/footprint:"):
+            st.session_state["step"] = merge
+            st.session_state["enc_playing"] = False
+            st.switch_page("pages/step.py")
+    if st.session_state["enc_playing"] and pos >= last:
+        st.session_state["enc_playing"] = False
+    if (st.session_state["enc_playing"], st.session_state["enc_speed"]) != timer:
+        st.rerun()
+
+
+# ---------------------------------------------------------------------------
+# a token's ancestry
+
+
+def typed() -> None:
+    state.save("enc_typed")
+    value = st.session_state["enc_typed"]
+    if value:
+        pick_token(value.replace("␣", " ").replace("↵", "\n").encode("utf-8", "surrogateescape"))
+
+
+def ancestry() -> None:
+    token = st.session_state["enc_token"]
+    if token is None:
+        token = max(tokens, key=len)
+    token_pills("The text's tokens: click one to see how it was built")
+    st.text_input("Or type a token (␣ for a space)", key=state.widget("enc_typed"), on_change=typed, placeholder="e.g. ␣the", max_chars=60)
+    node = encoding.ancestry(tok, token, k)
+    if node is None:
+        try:
+            parts = tok.pieces(token.decode("utf-8", "surrogateescape"), k)
+        except ValueError as e:
+            st.error(str(e))
+            return
+        st.warning(
+            plain(f"{show(token)} is not one token of {label}: it encodes as {len(parts)} tokens, ")
+            + " · ".join(f"`{show(p)}`" for p in parts)
+            + plain(". Pick one of them, or a token of the text above.")
+        )
+        return
+    st.html(ev.tree(node, link_of))
+    legend = "#N: the merge that made the token (1 = learned first)"
+    if which == "run":
+        legend += "; ×N: how often its pair occurred when it was merged. Click a number to open that merge on the step page."
+    st.html(
+        f"<p class='caption' style='color:#111'>{ev.escape(ev.tree_sentence(node, label))}</p><p class='caption'>{ev.escape(legend)}.</p>"
+    )
+
+
+if view == "ancestry":
+    ancestry()
+else:
+    walker()
+    token_pills("The tokens: click one to see how it was built")

@@ -1,0 +1,319 @@
+"""The real tokenizers a class compares with: GPT-2, GPT-4 (cl100k_base) and GPT-4o (o200k_base).
+
+Where their files come from, in this order: the project's ../shared folder
+(gpt2/, tiktoken/), tiktoken's own cache (TIKTOKEN_CACHE_DIR, DATA_GYM_CACHE_DIR
+or <tmp>/data-gym-cache, each file under the sha1 of its URL, as tiktoken keeps
+it), a download from OpenAI's URL when the machine is online (into that cache,
+tried at most once every RETRY_S), or a file a user uploads. Every file is
+checked against the sha256 tiktoken itself checks, so a file in the cache is
+exactly OpenAI's, whoever put it there.
+
+Each tokenizer is loaded once per server and shared by every session
+(st.cache_resource on the files' paths and sizes): loading o200k_base takes
+seconds and a few hundred MB, which no session should pay again.
+
+Not here: encoding step by step or a token's ancestry (ui/encoding.py), drawing (ui/compare_views.py).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+import time
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+import streamlit as st
+
+from bpe import PATTERNS, Tokenizer, load
+
+SHARED = Path(__file__).resolve().parents[1].parent / "shared"
+GPT2_URL = "https://openaipublic.blob.core.windows.net/gpt-2/encodings/main/"
+ENCODINGS_URL = "https://openaipublic.blob.core.windows.net/encodings/"
+DOWNLOAD_TIMEOUT_S = 20.0
+RETRY_S = 300.0  # after a failed download, the next try waits this long (an offline classroom server must not stall every run)
+
+
+@dataclass(frozen=True)
+class File:
+    name: str  # as tiktoken's URL and ../shared name it
+    shared: str  # folder of ../shared that holds it
+    url: str
+    sha256: str  # what tiktoken checks
+
+
+@dataclass(frozen=True)
+class Encoding:
+    key: str  # "gpt2", "cl100k", "o200k"
+    label: str  # what a class calls it: "GPT-4"
+    name: str  # tiktoken's name: "cl100k_base"
+    patterns: tuple[str, ...]  # the library's pre-tokenizer names for it, preferred first (the first in bpe.PATTERNS is used)
+    files: tuple[File, ...]
+    specials: tuple[tuple[str, int], ...]  # its special tokens and their ids (a rank file does not record them)
+
+
+def _tiktoken_file(name: str, sha256: str) -> File:
+    return File(f"{name}.tiktoken", "tiktoken", f"{ENCODINGS_URL}{name}.tiktoken", sha256)
+
+
+ENCODINGS: dict[str, Encoding] = {
+    e.key: e
+    for e in (
+        Encoding(
+            "gpt2",
+            "GPT-2",
+            "gpt2",
+            ("gpt2",),
+            (
+                File("encoder.json", "gpt2", GPT2_URL + "encoder.json", "196139668be63f3b5d6574427317ae82f612a97c5d1cdaf36ed2256dbf636783"),
+                File("vocab.bpe", "gpt2", GPT2_URL + "vocab.bpe", "1ce1664773c50f3e0cc8842619a93edc4624525b728b188a9e0be33b7726adc5"),
+            ),
+            (("<|endoftext|>", 50256),),
+        ),
+        Encoding(
+            "cl100k",
+            "GPT-4",
+            "cl100k_base",
+            ("cl100k", "gpt4"),
+            (_tiktoken_file("cl100k_base", "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7"),),
+            (
+                ("<|endoftext|>", 100257),
+                ("<|fim_prefix|>", 100258),
+                ("<|fim_middle|>", 100259),
+                ("<|fim_suffix|>", 100260),
+                ("<|endofprompt|>", 100276),
+            ),
+        ),
+        Encoding(
+            "o200k",
+            "GPT-4o",
+            "o200k_base",
+            ("o200k",),
+            (_tiktoken_file("o200k_base", "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d"),),
+            (("<|endoftext|>", 199999), ("<|endofprompt|>", 200018)),
+        ),
+    )
+}
+
+
+@dataclass(frozen=True)
+class Real:
+    """A real tokenizer loaded (or the sentence saying why not)."""
+
+    encoding: Encoding
+    tokenizer: Tokenizer | None
+    error: str | None = None
+    where: str = ""  # where its files came from, for the caption
+
+    @property
+    def label(self) -> str:
+        return self.encoding.label
+
+
+# ---------------------------------------------------------------------------
+# finding the files
+
+
+def cache_dir() -> Path | None:
+    """tiktoken's cache folder, as tiktoken.load.read_file_cached finds it (None: caching turned off)."""
+    for name in ("TIKTOKEN_CACHE_DIR", "DATA_GYM_CACHE_DIR"):
+        if name in os.environ:
+            return Path(os.environ[name]) if os.environ[name] else None
+    return Path(tempfile.gettempdir()) / "data-gym-cache"
+
+
+def cached_path(file: File) -> Path | None:
+    folder = cache_dir()
+    return None if folder is None else folder / hashlib.sha1(file.url.encode()).hexdigest()
+
+
+def pattern_of(encoding: Encoding) -> str | None:
+    """The library's name for the encoding's pre-tokenizer, or None while the library lacks it."""
+    return next((p for p in encoding.patterns if p in PATTERNS), None)
+
+
+def locate(encoding: Encoding) -> tuple[tuple[Path, ...], str] | None:
+    """The encoding's files on this machine (../shared first, then tiktoken's cache) and where that is; None when some are missing."""
+    shared = tuple(SHARED / f.shared / f.name for f in encoding.files)
+    if all(p.is_file() for p in shared):
+        return shared, f"../shared/{encoding.files[0].shared}"
+    cached = tuple(cached_path(f) for f in encoding.files)
+    if all(p is not None and p.is_file() for p in cached):
+        return cached, "tiktoken's cache"
+    return None
+
+
+_failed_at: dict[str, float] = {}  # encoding key -> when its download last failed (server-wide)
+DOWNLOAD = True  # tests turn it off to see what an offline machine shows
+
+
+def download(encoding: Encoding) -> str | None:
+    """Fetch the encoding's files from OpenAI into tiktoken's cache; None when done, else why not (one sentence)."""
+    if not DOWNLOAD:
+        return "downloading is turned off"
+    if time.time() - _failed_at.get(encoding.key, -RETRY_S) < RETRY_S:
+        return "the last download failed a moment ago"
+    try:
+        for file in encoding.files:
+            with urllib.request.urlopen(file.url, timeout=DOWNLOAD_TIMEOUT_S) as response:
+                data = response.read()
+            problem = store(file, data)
+            if problem:
+                raise ValueError(problem)
+    except (OSError, ValueError) as e:
+        _failed_at[encoding.key] = time.time()
+        return f"downloading it failed ({str(e)[:80] or type(e).__name__})"
+    return None
+
+
+def store(file: File, data: bytes) -> str | None:
+    """Put a file into tiktoken's cache if it is exactly OpenAI's (its sha256); else say why not."""
+    if hashlib.sha256(data).hexdigest() != file.sha256:
+        return f"{file.name}: not OpenAI's file (its sha256 differs)"
+    path = cached_path(file)
+    if path is None:
+        return "tiktoken's cache is turned off (TIKTOKEN_CACHE_DIR is empty)"
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        part = path.with_name(path.name + f".{os.getpid()}.tmp")
+        part.write_bytes(data)
+        part.replace(path)
+    except OSError as e:
+        return f"could not write to tiktoken's cache ({e.strerror or e})"
+    return None
+
+
+def upload(encoding: Encoding, files) -> str | None:
+    """Files a user uploaded (st.file_uploader's) for this encoding, checked and cached; None when it worked, else why not."""
+    by_name = {f.name: f.getvalue() for f in files or ()}
+    for file in encoding.files:
+        data = by_name.get(file.name)
+        if data is None:
+            return f"{encoding.label} needs {' and '.join(f.name for f in encoding.files)}; {file.name} is missing."
+        problem = store(file, data)
+        if problem:
+            return problem + "."
+    return None
+
+
+# ---------------------------------------------------------------------------
+# loading, once per server
+
+
+def get(key: str) -> Real:
+    """The real tokenizer `key` (a key of ENCODINGS), loaded once per server; or why it is not available."""
+    encoding = ENCODINGS[key]
+    pattern = pattern_of(encoding)
+    if pattern is None:
+        return Real(
+            encoding, None, f"{encoding.label} needs the library's '{encoding.patterns[0]}' pre-tokenizer, which it does not have yet."
+        )
+    found = locate(encoding)
+    if found is None:
+        why = download(encoding)
+        found = locate(encoding)
+        if found is None:
+            return Real(encoding, None, unavailable(encoding, why))
+    paths, where = found
+    stamp = tuple((str(p), p.stat().st_size) for p in paths)
+    return _loaded(key, pattern, stamp, where)
+
+
+def unavailable(encoding: Encoding, why: str | None) -> str:
+    names = " and ".join(f.name for f in encoding.files)
+    return (
+        f"{encoding.label} ({encoding.name}) is not on this machine and {why or 'could not be downloaded'}: "
+        f"upload OpenAI's {names} to add it."
+    )
+
+
+@st.cache_resource(max_entries=6, show_spinner="Loading a real tokenizer, once for the whole server…")
+def _loaded(key: str, pattern: str, stamp: tuple, where: str) -> Real:
+    encoding = ENCODINGS[key]
+    try:
+        files = {}
+        for file, (path, _) in zip(encoding.files, stamp):
+            data = Path(path).read_bytes()
+            if hashlib.sha256(data).hexdigest() != file.sha256:
+                raise ValueError(f"{path}: not OpenAI's {file.name} (its sha256 differs).")
+            files[file.name] = data
+        found = load.load_uploads(files, pattern=pattern)
+        return Real(encoding, with_specials(found, encoding), None, where)
+    except (OSError, ValueError) as e:
+        return Real(encoding, None, str(e))
+
+
+def with_specials(found: load.Loaded, encoding: Encoding) -> Tokenizer:
+    """The Tokenizer of loaded files with the encoding's special tokens at their real ids (a rank file does not record them)."""
+    vocab = dict(found.vocab) if found.vocab is not None else None
+    specials = list(found.special_tokens)
+    if vocab is not None:
+        for text, i in encoding.specials:
+            if text not in specials:
+                specials.append(text)
+                vocab.setdefault(i, text.encode())
+    if vocab is None:
+        return Tokenizer.from_merges(found.merges, specials, found.pattern)
+    return Tokenizer(vocab, found.merges, specials, pattern=found.pattern)
+
+
+def all_real() -> list[Real]:
+    return [get(key) for key in ENCODINGS]
+
+
+# ---------------------------------------------------------------------------
+# the line-up a page puts side by side: the real tokenizers and the sidebar's run at merge k
+
+
+@dataclass(frozen=True)
+class Entry:
+    key: str  # "run", or a key of ENCODINGS
+    label: str
+    tokenizer: Tokenizer | None
+    k: int | None  # merges used (None: all)
+    detail: str  # '100,000 merges', '12 of 12 merges'
+    error: str | None = None  # why it is missing
+
+    @property
+    def ours(self) -> bool:
+        return self.key == "run"
+
+
+def run_entry(tok: Tokenizer, k: int) -> Entry:
+    return Entry("run", "Trained here", tok, k, f"{k:,} of {len(tok.merges):,} merges, trained in the sidebar")
+
+
+def real_entry(real: Real) -> Entry:
+    tok = real.tokenizer
+    detail = f"{real.encoding.name}, {len(tok.merges):,} merges, from {real.where}" if tok else ""
+    return Entry(real.encoding.key, real.label, tok, None, detail, real.error)
+
+
+def lineup(run: Tokenizer, k: int) -> list[Entry]:
+    """GPT-2, GPT-4, GPT-4o (each loaded, or why not) and the sidebar's run at merge k, in that order."""
+    return [real_entry(r) for r in all_real()] + [run_entry(run, k)]
+
+
+def run_and_k(settings) -> tuple[Tokenizer, int]:
+    """The sidebar's run (trained once, shared) and the k a slider picks (kept per session across the pages that use it)."""
+    from . import corpus as corpora
+    from . import state
+
+    tok = corpora.tokenizer_for(settings)
+    n = len(tok.merges)
+    if st.session_state["real_k"] is None or st.session_state["real_k"] > n:
+        st.session_state["real_k"] = n
+    if n == 0:
+        return tok, 0
+    k = st.slider(
+        "Merges of the run trained here (k)",
+        0,
+        n,
+        key=state.widget("real_k"),
+        on_change=state.save,
+        args=("real_k",),
+        help="The sidebar's run with only its first k merges: a smaller tokenizer, no retraining.",
+    )
+    return tok, k
