@@ -6,12 +6,13 @@ pages/-folder mode) and the shared sidebar where a training run is set up. Pages
 
 import streamlit as st
 
-from ui import link, sidebar, state, style
+from ui import link, real, sidebar, state, style
 
 st.set_page_config(page_title="BPE workbench", page_icon="🧩", layout="wide")
 state.init()
 style.apply(st.session_state["presenter"])
 link.follow()  # ?corpus=…&merge=…, before the sidebar draws
+real.warm()  # GPT-2, GPT-4 and GPT-4o load in the background, once per server
 
 pages = st.navigation(
     {

@@ -8,9 +8,10 @@ tried at most once every RETRY_S), or a file a user uploads. Every file is
 checked against the sha256 tiktoken itself checks, so a file in the cache is
 exactly OpenAI's, whoever put it there.
 
-Each tokenizer is loaded once per server and shared by every session
-(st.cache_resource on the files' paths and sizes): loading o200k_base takes
-seconds and a few hundred MB, which no session should pay again.
+Each tokenizer is loaded once per server process and shared by every session
+(a server-wide cache on the files' paths and sizes, filled at start by warm()):
+loading o200k_base takes seconds and a few hundred MB, which no session should
+pay again.
 
 Not here: encoding step by step or a token's ancestry (ui/encoding.py), drawing (ui/compare_views.py).
 """
@@ -19,7 +20,9 @@ from __future__ import annotations
 
 import hashlib
 import os
+import sys
 import tempfile
+import threading
 import time
 import urllib.request
 from dataclasses import dataclass
@@ -202,7 +205,11 @@ def upload(encoding: Encoding, files) -> str | None:
 # loading, once per server
 
 
-def get(key: str) -> Real:
+_loaded: dict[tuple, Real] = {}  # (key, pattern, files' paths and sizes) -> the tokenizer: one per server process
+_lock = threading.Lock()  # one load at a time: a class arriving together waits for one load, not thirty
+
+
+def get(key: str, spinner: bool = True) -> Real:
     """The real tokenizer `key` (a key of ENCODINGS), loaded once per server; or why it is not available."""
     encoding = ENCODINGS[key]
     pattern = pattern_of(encoding)
@@ -217,8 +224,39 @@ def get(key: str) -> Real:
         if found is None:
             return Real(encoding, None, unavailable(encoding, why))
     paths, where = found
-    stamp = tuple((str(p), p.stat().st_size) for p in paths)
-    return _loaded(key, pattern, stamp, where)
+    stamp = (key, pattern, tuple((str(p), p.stat().st_size) for p in paths))
+    known = _loaded.get(stamp)
+    if known is not None:
+        return known
+    if spinner:
+        with st.spinner(f"Loading {encoding.label} ({encoding.name}), once for the whole server…"):
+            return _load_once(stamp, where)
+    return _load_once(stamp, where)
+
+
+def _load_once(stamp: tuple, where: str) -> Real:
+    """Load under the lock (someone may have loaded it while this waited).
+
+    subtle: a plain dict, not st.cache_resource: the cache must outlive a "clear cache" and AppTest's
+    cache clearing between tests (loading o200k_base takes seconds), and warm() fills it from a thread.
+    """
+    with _lock:
+        known = _loaded.get(stamp)
+        if known is None:
+            known = _loaded[stamp] = _load(*stamp, where)
+    return known
+
+
+def warm() -> None:
+    """Load every real tokenizer in a background thread, once per server process, so the first class does not wait."""
+    global _warming
+    if _warming or "streamlit.testing.v1.app_test" in sys.modules:  # AppTest: each test loads what it uses
+        return
+    _warming = True
+    threading.Thread(target=lambda: [get(key, spinner=False) for key in ENCODINGS], name="warm-real-tokenizers", daemon=True).start()
+
+
+_warming = False
 
 
 def unavailable(encoding: Encoding, why: str | None) -> str:
@@ -229,8 +267,8 @@ def unavailable(encoding: Encoding, why: str | None) -> str:
     )
 
 
-@st.cache_resource(max_entries=6, show_spinner="Loading a real tokenizer, once for the whole server…")
-def _loaded(key: str, pattern: str, stamp: tuple, where: str) -> Real:
+def _load(key: str, pattern: str, stamp: tuple, where: str) -> Real:
+    """Read the files (checked against OpenAI's sha256 again: a cache can be written by anyone) and build the Tokenizer."""
     encoding = ENCODINGS[key]
     try:
         files = {}
