@@ -141,7 +141,7 @@ def test_a_merge_inside_a_character_changes_the_rewritten_words_visibly():
     event = train(pretokenize("a – b – c – d –", pattern="gpt2"), 1, detail=True).events[0]
     assert (event.left, event.right) == (b"\xe2", b"\x80")
     words = views.affected_words(event)
-    rows = re.findall(r'<div class="toks">(.*?)</div><span class="arrow">→</span><div class="toks">(.*?)</div>', words)
+    rows = re.findall(r'<div class="toks nowrap"[^>]*>(.*?)</div><span class="arrow">→</span><div class="toks nowrap">(.*?)</div>', words)
     assert rows
     for before, after in rows:
         assert chip_texts(before) == ["␣", "\\xe2", "\\x80", "\\x93"]
@@ -265,3 +265,21 @@ def test_a_tie_of_many_pairs_names_three_and_counts_the_rest():
     card = views.merge_card(event_with(pairs), 1, 1, 257)
     assert card.count('class="pill"') == 3 + 2 * 3  # the merge (pair and token), three tied pairs
     assert "and 2 more." in card
+
+
+def test_small_pair_count_changes_show_beside_large_ones():
+    deltas = [-7_155, 122, 97]
+    assert views.bar_share(97, deltas) > 0.5 and views.bar_share(-7_155, deltas) == 1.0  # linear: 97 would be 1.4 %
+    assert views.bar_share(122, deltas) > views.bar_share(97, deltas)  # still in order
+    assert views.bar_share(2, [-4, 2]) == 0.5  # a narrow range stays linear
+    changes = tuple((b"a", bytes([98 + i]), d) for i, d in enumerate(deltas))
+    detail = MergeDetail(top_pairs=(), distinct_pairs=0, words=(), words_total=0, changes=changes, changes_total=3, heap=None)
+    event = MergeEvent(0, (0, 1), b"a", b"b", 256, 1, None, 0, 1, detail=detail)
+    html = views.pair_changes(event)
+    widths = [float(w) for w in re.findall(r'class="bar" style="width:([\d.]+)%"', html)]
+    assert widths[2] > 0.5 * widths[0] and "+97" in html and "-7,155" in html and "log scale" in html
+
+
+def test_a_rewritten_word_is_one_unbreakable_row_of_chips():
+    words = views.affected_words(textbook_events()[1])
+    assert words.count('<div class="toks nowrap"') == 2 * 2  # before and after of each word: never wrapped inside

@@ -117,8 +117,9 @@ table.heap-array td, table.heap-array th{padding:0 8px;line-height:1.35;border-b
 table.heap-array td.pair{font-family:monospace}
 table.heap-array tr.stale td{color:#b51d1f}
 table.heap-array td.n, table.heap-array th.n{text-align:right}
-.words{display:grid;grid-template-columns:minmax(0,max-content) auto minmax(0,max-content) auto;justify-content:start;gap:6px 6px;align-items:center;min-width:0}
-.words .toks{min-width:0}
+.words{display:flex;flex-direction:column;gap:6px;min-width:0;overflow-x:auto}
+.words .wrow{display:flex;flex-wrap:wrap;align-items:center;gap:4px 8px}  /* wraps between a row's parts, never inside a word */
+.words .toks{flex:0 0 auto}
 .words .count{font-weight:600;white-space:nowrap}
 .changes{display:grid;grid-template-columns:minmax(0,max-content) 1fr 1fr;gap:3px 8px;align-items:center}
 .changes .pair{font-family:monospace;white-space:pre-wrap;overflow-wrap:anywhere}

@@ -15,6 +15,7 @@ can call. Every corpus string reaches HTML through ui.render (escaped).
 from __future__ import annotations
 
 import html
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -359,17 +360,46 @@ def work_panel(event: MergeEvent, algorithm: str) -> str:
 
 
 def affected_words(event: MergeEvent, limit: int = WORD_ROWS) -> str:
+    """The words a merge rewrote, before → after, most frequent first; a word never wraps inside itself.
+
+    Each row wraps between its parts (before, arrow, after, count) when the column is narrow, never inside a
+    word; the befores get the width of the longest, so that the arrows line up while a row fits.
+    """
     detail = event.detail
-    # one grid for all rows, so befores, arrows, afters and counts line up in columns that wrap inside
+    words = detail.words[:limit]
+    width = max((_chips_width(w.before) for w in words), default=0)
     rows = [
-        f'<div class="toks">{chips(list(w.before), split=True)}</div><span class="arrow">→</span>'
-        f'<div class="toks">{chips(list(w.after), mark=event.token, split=True)}</div><span class="count">× {w.count:,}</span>'
-        for w in detail.words[:limit]
+        f'<div class="wrow"><div class="toks nowrap" style="min-width:{width}">{chips(list(w.before), split=True)}</div>'
+        f'<span class="arrow">→</span><div class="toks nowrap">{chips(list(w.after), mark=event.token, split=True)}</div>'
+        f'<span class="count">× {w.count:,}</span></div>'
+        for w in words
     ]
-    shown = min(limit, len(detail.words))
     return f'<h3>Words this merge rewrote</h3><div class="words">{"".join(rows)}</div>' + caption(
-        f"{detail.words_total:,} word(s) rewritten in all; showing the {shown} most frequent."
+        f"{detail.words_total:,} word(s) rewritten in all; showing the {len(words)} most frequent."
     )
+
+
+def _chips_width(tokens: Sequence[bytes]) -> str:
+    """About how wide chips(tokens, split=True) draws: a character (ch) of monospace per shown character, 8 px per chip."""
+    shown = sum(len(show(t)) for t in tokens)
+    return f"calc({shown}ch + {8 * len(tokens)}px)"
+
+
+LOG_BARS = 10  # a merge's pair-count changes are drawn on a log scale when the largest is this many times the smallest
+
+
+def bar_share(d: int, changes: Sequence[int]) -> float:
+    """How long change d's bar is, as a share of the longest: log-magnitude when the changes span a wide range.
+
+    Beside -7,155, +97 would be 1 % of the bar on a linear scale, invisible; on log(1 + |d|) it is half.
+    [-7155, 122, 97]: 97 -> 0.52; [-4, 2]: 2 -> 0.5 (linear)
+    """
+    top = max(map(abs, changes))
+    return math.log1p(abs(d)) / math.log1p(top) if log_bars(changes) else abs(d) / top
+
+
+def log_bars(changes: Sequence[int]) -> bool:
+    return max(map(abs, changes)) >= LOG_BARS * max(min(map(abs, changes)), 1)
 
 
 def pair_changes(event: MergeEvent, limit: int = CHANGE_ROWS) -> str:
@@ -378,10 +408,10 @@ def pair_changes(event: MergeEvent, limit: int = CHANGE_ROWS) -> str:
     if not detail.changes:
         return "<h3>How pair counts changed</h3>" + caption("No pair counts changed.")
     changes = detail.changes[:limit]
-    top = max(abs(d) for _, _, d in changes)
+    deltas = [d for _, _, d in changes]
     cells = []
     for a, b, d in changes:
-        bar = f'<div class="bar" style="width:{max(abs(d) / top * 80, 1.5):.1f}%"></div>'
+        bar = f'<div class="bar" style="width:{max(bar_share(d, deltas) * 80, 1.5):.1f}%"></div>'
         number = f"<span>{d:+,}</span>"
         cells.append(
             f'<div class="pair">{html.escape(show_pair(a, b))}</div>'
@@ -395,6 +425,7 @@ def pair_changes(event: MergeEvent, limit: int = CHANGE_ROWS) -> str:
         f"{detail.changes_total:,} pair count(s) changed"
         + (f", the {len(changes)} largest shown" if detail.changes_total > len(changes) else "")
         + ": red pairs lost occurrences to the merge, green pairs are new, with the new token."
+        + (" Bar lengths on a log scale, so that small changes show beside large ones." if log_bars(deltas) else "")
     )
 
 
