@@ -8,9 +8,14 @@ import streamlit as st
 
 from ui import link, real, sidebar, state, style
 
-st.set_page_config(page_title="BPE workbench", page_icon="🧩", layout="wide")
 state.init()
-style.apply(st.session_state["presenter"])
+presenter = link.presenter()  # ?present=1, before the sidebar draws its toggle
+# presenter mode folds the sidebar away (its ">" control opens it again): the browser applies a new
+# initial_sidebar_state when the value changes, so turning the mode on or off folds or opens it once
+st.set_page_config(
+    page_title="BPE workbench", page_icon="🧩", layout="wide", initial_sidebar_state="collapsed" if presenter else "expanded"
+)
+style.apply(presenter)
 link.follow()  # ?corpus=…&merge=…, before the sidebar draws
 real.warm()  # GPT-2, GPT-4 and GPT-4o load in the background, once per server
 
@@ -34,4 +39,5 @@ pages = st.navigation(
     }
 )
 st.session_state["settings"] = sidebar.render()
+link.sync_presenter()
 pages.run()

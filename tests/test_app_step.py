@@ -197,6 +197,21 @@ def test_presenter_mode_enlarges_type_and_drops_the_extras(app):
     assert not app.get("vega_lite_chart")  # the chart and the pair-count changes go
     assert not any("How pair counts changed" in h.value for h in app.html)
     assert "Merge <b>1</b>" in card(app) and html_of(app, 'class="htree"')  # the card and the heap stay
+    assert app.query_params["present"] == "1"  # the URL says it, so a reload keeps it
+    app.sidebar.toggle(key="presenter").set_value(False).run()
+    assert "present" not in app.query_params and app.title
+
+
+def test_a_link_with_present_opens_presenter_mode_and_the_toggle_still_turns_it_off():
+    app = open_app()
+    app.query_params.update(corpus="textbook", merge="3", present="1")
+    app.run()
+    assert app.session_state["presenter"] and app.sidebar.toggle(key="presenter").value
+    assert "Merge <b>3</b>" in card(app) and not app.title
+    app.sidebar.toggle(key="presenter").set_value(False).run()  # the URL said present=1 until now: it does not win again
+    assert not app.session_state["presenter"] and "present" not in app.query_params
+    app.run()
+    assert not app.session_state["presenter"]
 
 
 # ---------------------------------------------------------------------------
@@ -208,7 +223,7 @@ def test_naive_words_checked_is_the_race_pages_figure():
     race = open_app("pages/race.py", source="textbook")
     race.button(key="race_start").click().run()
     finish(race)
-    work = next(d.value for d in race.dataframe if "work per merge" in d.value.columns)
+    work = next(d.value for d in race.table if "work per merge" in d.value.columns)
     per_merge = work.set_index("work per merge").loc["words checked", "naive"]
     app = open_app(algorithm="naive")
     for _ in range(2):

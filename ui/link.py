@@ -10,6 +10,10 @@ per session (a link is new when the URL differs from what this session last
 applied or wrote), so the sidebar can change the corpus afterwards. `show`
 runs on the step page.
 
+`?present=1` (on any page) turns presenter mode on: a reload or a link handed to the
+projector's machine opens it in presenter mode, sidebar folded away. `presenter` keeps
+the URL saying whether the mode is on, so that a reload keeps it.
+
 Not here: other settings (a link carries a preset, whose settings come with it, and the rule).
 """
 
@@ -95,3 +99,28 @@ def href(merge: int, settings) -> str | None:
         return None
     rule = f"&rule={settings.tie_break}" if settings.tie_break != DEFAULT_RULE else ""
     return f"./?corpus={source}&merge={merge}{rule}"
+
+
+def presenter() -> bool:
+    """Presenter mode as the URL and the toggle say; call before the sidebar draws (app.py). Returns whether it is on.
+
+    ?present=1 turns it on when this session has not seen that URL yet (a reload, a link); after
+    that the toggle decides, and the URL follows it (`present` added or removed by sync_presenter).
+    A URL without `present` (Streamlit drops query parameters on a page change) turns nothing off.
+    """
+    said = st.query_params.get("present")
+    if said == "1" and st.session_state["present_link"] != "1":
+        st.session_state["presenter"] = True
+    st.session_state["present_link"] = said
+    return st.session_state["presenter"]
+
+
+def sync_presenter() -> None:
+    """Make the URL say presenter mode when it is on (after the sidebar's toggle has drawn)."""
+    on = "1" if st.session_state["presenter"] else None
+    if st.query_params.get("present") != on:
+        if on:
+            st.query_params["present"] = on
+        else:
+            st.query_params.pop("present", None)
+    st.session_state["present_link"] = on

@@ -19,7 +19,8 @@ DEFAULTS: dict[str, object] = {
     "speed": 1.0,  # merges per second while playing
     "play_from": None,  # (time.time(), step) when Play started or was last moved: where the play clock counts from
     "sample": "",  # the step page's own sentence; "": a sample of the corpus
-    "presenter": False,  # presenter mode: larger type everywhere, a simpler step page
+    "presenter": False,  # presenter mode: larger type everywhere, the sidebar folded away, a simpler step page
+    "present_link": None,  # what the URL's ?present= said or was last made to say: ui.link.presenter
     "link": None,  # (corpus, merge, rule) as the URL last said, applied or written: ui.link
     "trace_seen": None,  # the settings of the last trace this session showed: a new one says it is being built
     "race": None,  # the last race's results, kept per session: ui.race_views.RaceRecord

@@ -145,6 +145,7 @@ CLIPPED_JS = """
   const scope = document.querySelectorAll('[data-testid="stMain"] *, [data-testid="stSidebar"] *');
   for (const el of scope) {
     if (!el.offsetParent || el.closest('[data-testid="stDataFrame"], [data-testid="stVegaLiteChart"], svg, canvas')) continue;
+    if (el.closest('[data-testid="stSidebar"][data-collapsed="true"]')) continue;  // folded away (presenter mode): not shown
     const own = [...el.childNodes].some(n => n.nodeType === 3 && n.textContent.trim());
     if (!own) continue;
     let box = el;
@@ -159,6 +160,7 @@ CLIPPED_JS = """
   }
   // a select box shows its choice in an <input>: cut off when the value is wider than the box
   for (const el of document.querySelectorAll('[data-testid="stMain"] input[role="combobox"], [data-testid="stSidebar"] input[role="combobox"]')) {
+    if (el.closest('[data-testid="stSidebar"][data-collapsed="true"]')) continue;
     if (el.offsetParent && el.scrollWidth > el.clientWidth + 1) bad.push(el.value.slice(0, 80));
   }
   return [...new Set(bad)];

@@ -23,6 +23,7 @@ SMALL_TEXT_JS = """
   const small = [];
   for (const el of document.querySelectorAll('[data-testid="stMain"] *, [data-testid="stSidebar"] *')) {
     if (!el.offsetParent || el.closest('[data-testid="stVegaLiteChart"], [data-testid="stDataFrame"], svg, canvas')) continue;
+    if (el.closest('[data-testid="stSidebar"][data-collapsed="true"]')) continue;  // folded away (presenter mode)
     const own = [...el.childNodes].some(n => n.nodeType === 3 && n.textContent.trim());
     const size = parseFloat(getComputedStyle(el).fontSize);
     if (own && size < 17.9) small.push(`${size}px: ${el.textContent.trim().slice(0, 40)}`);
@@ -177,24 +178,62 @@ def test_play_runs_at_the_speed_it_says(page, app_url):
     assert merge_shown(page) == merges + 1  # Pause stops
 
 
+def sidebar_open(page) -> bool:
+    return page.get_by_test_id("stSidebar").get_attribute("data-collapsed") == "false"
+
+
 def test_presenter_mode_is_larger_and_simpler(page, app_url):
     open_link(page, app_url, "stdlib", 37)
     line = page.locator(".merge-card .why").evaluate("e => e.getBoundingClientRect().height")
+    page.set_viewport_size({"width": 1280, "height": 720})
     page.get_by_test_id("stSidebar").get_by_text("Presenter mode").click()
     wait_idle(page)
+    page.wait_for_timeout(800)
+    assert not sidebar_open(page)  # folded away: the page has the whole width
+    assert page.get_by_test_id("stExpandSidebarButton").is_visible()  # and the control to open it again stays
+    assert "present=1" in page.url  # a reload keeps presenter mode
     assert page.locator(".merge-card .why").evaluate("e => e.getBoundingClientRect().height") >= 1.2 * line  # 18 px text shows at 22.5
     assert page.locator('[data-testid="stVegaLiteChart"]').count() == 0
-    page.set_viewport_size({"width": 1280, "height": 720})
-    page.wait_for_timeout(500)
-    assert clipped(page) == []
-    page.get_by_test_id("stSidebarCollapseButton").click()  # a teacher at the projector
-    page.wait_for_timeout(800)
     for selector in (".merge-card", "table.pairs", ".htree"):
         assert bottom_of(page, selector) <= 720, selector
+    assert clipped(page) == []
+    page.locator(".merge-card .where").click()  # off the toggle: the arrow keys step wherever the focus is not in a widget
     page.keyboard.press("ArrowRight")
     wait_idle(page)
     assert merge_shown(page) == 38
     shots(page, "step-presenter")
+
+    page.reload()  # a new session: the URL alone brings presenter mode back, at the same merge
+    wait_idle(page, 180_000)
+    page.locator(".merge-card").wait_for(timeout=180_000)
+    page.wait_for_timeout(800)
+    assert merge_shown(page) == 38 and not sidebar_open(page) and page.locator("h1").count() == 0
+    for selector in (".merge-card", "table.pairs", ".htree"):
+        assert bottom_of(page, selector) <= 720, selector
+
+    page.get_by_test_id("stExpandSidebarButton").click()  # the teacher opens the sidebar and leaves presenter mode
+    page.get_by_test_id("stSidebar").get_by_text("Presenter mode").click()
+    wait_idle(page)
+    page.wait_for_timeout(800)
+    assert "present=1" not in page.url and sidebar_open(page) and page.locator("h1").count() == 1
+
+
+def test_a_deep_link_opens_presenter_mode_on_any_page(page, app_url):
+    page.set_viewport_size({"width": 1280, "height": 720})
+    page.goto(f"{app_url}/?corpus=textbook&merge=5&present=1")
+    wait_idle(page, 180_000)
+    page.locator(".merge-card").wait_for(timeout=180_000)
+    page.wait_for_timeout(800)
+    assert merge_shown(page) == 5 and not sidebar_open(page)
+    for selector in (".merge-card", "table.pairs", ".htree"):
+        assert bottom_of(page, selector) <= 720, selector
+    assert clipped(page) == [] and page.evaluate(SMALL_TEXT_JS) == []
+    page.goto(f"{app_url}/lesson?present=1")
+    wait_idle(page, 180_000)
+    page.get_by_role("button", name="Next ▶").wait_for()
+    page.wait_for_timeout(800)
+    assert not sidebar_open(page) and clipped(page) == []
+    shots(page, "lesson-presenter")
 
 
 def test_hostile_corpus_is_shown_as_text(page):
