@@ -277,11 +277,8 @@ def ancestry() -> None:
         except ValueError as e:
             st.error(str(e))
             return
-        st.warning(
-            plain(f"{show(token)} is not one token of {label}: it encodes as {len(parts)} tokens, ")
-            + " · ".join(f"`{show(p)}`" for p in parts)
-            + plain(". Pick one of them, or a token of the text above.")
-        )
+        pieces = "  ·  ".join(show(p) for p in parts)
+        st.warning(plain(f"{show(token)} is not one token of {label}: it encodes as {len(parts)} tokens, {pieces}. Pick one of those."))
         return
     st.html(ev.tree(node, link_of))
     legend = "#N: the merge that made the token (1 = learned first)"

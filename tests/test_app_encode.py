@@ -1,0 +1,145 @@
+"""The Encode page (the encoder's steps, a token's ancestry), driven through AppTest."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from conftest import open_app
+from streamlit.testing.v1 import AppTest
+
+from ui import encoding, real
+
+PAGE = "pages/encode.py"
+
+
+def open_page(source: str = "textbook", **sidebar: str) -> AppTest:
+    return open_app(PAGE, source=source, **sidebar)
+
+
+def chips_of(html: str) -> list[str]:
+    return re.findall(r'<span class="tok[^"]*"[^>]*>([^<]*)</span>', html)
+
+
+def rows(at: AppTest) -> str:
+    return next(h.value for h in at.html if 'class="enc-rows"' in h.value)
+
+
+def said(at: AppTest) -> str:
+    return next(h.value for h in at.html if h.value.startswith("<p class='caption' style='color:#111'>"))
+
+
+def test_next_walks_the_encoder_through_lowest_by_merge_number():
+    at = open_page()
+    at.text_input(key="w_enc_text").set_value("lowest").run()
+    assert chips_of(rows(at)) == list("lowest")  # the bytes, and the first step's pairs
+    first = re.search(r'class="rank hit">(?:<a [^>]*>)?#(\d+)', rows(at)).group(1)
+    ranks = [int(r) for r in re.findall(r'class="rank(?: hit)?">(?:<a [^>]*>)?#(\d+)', rows(at))]
+    assert int(first) == min(ranks)  # the lowest merge number is the one lit
+    n_steps = 0
+    while not at.button(key="enc_next").disabled:
+        at.button(key="enc_next").click().run()
+        n_steps += 1
+    assert n_steps >= 3
+    assert "encodes as" in said(at)
+    final = rows(at).split('<div class="what now">tokens</div>')[1]
+    assert "".join(chips_of(final)) == "lowest" and len(chips_of(final)) < 6
+
+
+def test_ranks_of_our_run_link_to_the_step_page_and_say_their_count():
+    at = open_page()
+    at.text_input(key="w_enc_text").set_value("newest").run()
+    assert re.search(r'href="\./\?corpus=textbook&amp;merge=\d+"', rows(at))
+    assert re.search(r"In training this was merge \d+, made when the pair occurred \d+ times\.", said(at))
+
+
+def test_the_step_page_button_opens_that_merge():
+    at = open_page()
+    at.text_input(key="w_enc_text").set_value("newest").run()
+    merge = int(re.search(r"this was merge (\d+)", said(at)).group(1))
+    at.button(key="enc_to_step").click().run()
+    assert at.session_state["step"] == merge
+    assert any("Step through" in t.value for t in at.title)
+
+
+def test_previous_and_play_move_through_the_walk():
+    at = open_page()
+    at.text_input(key="w_enc_text").set_value("lowest newest").run()
+    at.button(key="enc_next").click().run()
+    at.button(key="enc_next").click().run()
+    assert at.session_state["enc_pos"] == 2
+    at.button(key="enc_previous").click().run()
+    assert at.session_state["enc_pos"] == 1
+    at.button(key="enc_play").click().run()
+    assert at.session_state["enc_playing"] and at.button(key="enc_pause")
+    at.button(key="enc_pause").click().run()
+    assert not at.session_state["enc_playing"]
+
+
+def test_gpt4_walks_a_word_with_its_own_ranks(tiktoken_files):
+    at = open_page()
+    at.text_input(key="w_enc_text").set_value(" tokenization").run()
+    at.selectbox(key="w_enc_tokenizer").set_value("cl100k").run()
+    assert not at.exception and not at.error
+    tok = real.get("cl100k", spinner=False).tokenizer
+    steps = encoding.steps(tok, b" tokenization")
+    assert f"#{steps[0].rank + 1:,}" in rows(at) and 'href="' not in rows(at)  # a real tokenizer's merges link nowhere
+    while not at.button(key="enc_next").disabled:
+        at.button(key="enc_next").click().run()
+    final = rows(at).split('<div class="what now">tokens</div>')[1]
+    assert [t.replace("␣", " ") for t in chips_of(final)] == [tok.vocab[i].decode() for i in tok.encode(" tokenization")]
+
+
+def test_a_tokens_ancestry_opens_from_its_pill():
+    at = open_page()
+    at.text_input(key="w_enc_text").set_value("lowest").run()
+    pick = max(encoding.final(real_run(at), b"lowest"), key=len)
+    at.button_group(key="enc_pick").set_value(pick).run()
+    assert at.session_state["enc_view"] == "ancestry" and at.session_state["enc_token"] == pick
+    tree = next(h.value for h in at.html if 'class="tree"' in h.value)
+    assert tree.count('class="tnode byte"') == len(pick)  # down to its bytes
+    assert re.search(r"#\d+(?:</a>)? · ×\d+", tree)  # our run: the merge (a link to it) and its count
+
+
+def real_run(at: AppTest):
+    from ui import corpus as corpora
+
+    return corpora.tokenizer_for(at.session_state["settings"])
+
+
+def test_a_typed_token_that_is_not_one_says_what_it_is():
+    at = open_page()
+    at.session_state["enc_view"] = "ancestry"
+    at.run()
+    at.text_input(key="w_enc_typed").set_value("zzz").run()
+    assert (
+        at.warning[0].value.replace("\\", "")
+        == "zzz is not one token of the run trained here: it encodes as 3 tokens, z  ·  z  ·  z. Pick one of those."
+    )
+
+
+def test_hostile_text_is_shown_escaped():
+    at = open_page("ties", pattern="gpt2")
+    at.text_input(key="w_enc_text").set_value("<script>alert(1)</script>").run()
+    for h in at.html:
+        assert "<script>" not in h.value or h.value.startswith("<style>")
+    assert not at.exception
+
+
+def test_gpt4o_missing_says_so_in_one_sentence(monkeypatch, tmp_path):
+    monkeypatch.setattr(real, "SHARED", tmp_path)
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(real, "DOWNLOAD", False)
+    at = open_page()
+    at.selectbox(key="w_enc_tokenizer").set_value("o200k").run()
+    assert at.info[0].value.startswith("GPT-4o (o200k_base) is not on this machine and downloading is turned off")
+    assert not at.exception
+
+
+@pytest.mark.parametrize("k", [0, 3])
+def test_k_limits_the_runs_merges(k):
+    at = open_page()
+    at.text_input(key="w_enc_text").set_value("lowest").run()
+    at.slider(key="w_real_k").set_value(k).run()
+    ranks = [int(r) for r in re.findall(r'class="rank(?: hit)?">(?:<a [^>]*>)?#(\d+)', rows(at))]
+    assert all(r <= k for r in ranks)
