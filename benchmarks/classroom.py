@@ -3,6 +3,7 @@
     .venv/bin/python benchmarks/classroom.py                       # every scenario: 30 students, 5 of them racing
     .venv/bin/python benchmarks/classroom.py --scenario stepping --sessions 10 --seconds 30
     .venv/bin/python benchmarks/classroom.py --app /work/main/app.py   # another checkout (run read-only: no .pyc written)
+    .venv/bin/python benchmarks/classroom.py --replicas 2 --sessions 300 --scenario stepping   # through HAProxy (ui/serve.py)
 
 Results go in BENCHMARKS.md. No browsers: a student is one websocket to
 /_stcore/stream sending what Chromium sends (captured once with Playwright's
@@ -13,6 +14,12 @@ server answers with ForwardMsgs, and a click counts as done at its
 `script_finished`, when the browser would show the updated page. Fragments that
 rerun by themselves (`auto_rerun`, a page polling its worker) are rerun on their
 interval, as the browser does.
+
+With --replicas N the server is `python -m ui.serve --replicas N` (what
+`scripts/app.sh --replicas N` runs): N app processes behind HAProxy, sticky on
+a cookie. A student then first loads the page over HTTP, as a browser does,
+and keeps the proxy's cookie for its websocket; each replica's processor and
+memory are sampled apart (and the shared worker pool's, and the proxy's).
 
 Scenarios, each on a fresh server (the server is visited once first: start-up):
 
@@ -46,6 +53,7 @@ import io
 import math
 import os
 import random
+import re
 import socket
 import statistics
 import subprocess
@@ -66,6 +74,7 @@ from streamlit.proto.WidgetStates_pb2 import WidgetState
 ROOT = Path(__file__).resolve().parents[1]
 STDLIB = "Python's own docs"  # the 2 MB preset: how its option in the Corpus box starts
 DONE = (ForwardMsg.FINISHED_SUCCESSFULLY, ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY)
+MERGE_CARD = re.compile(r"Merge <b>(\d+)</b> of")
 
 
 # ---------------------------------------------------------------------------
@@ -86,6 +95,10 @@ class Student:
 
     url: str
     name: str
+    cookie: str = ""  # the proxy's cookie (BPE_REPLICA=r1): which replica this tab stays on
+    sticky: bool = False  # load the page over HTTP first, as a browser does, to get that cookie
+    query: str = ""  # the page's query string (the step page keeps ?corpus=…&merge=… in it), sent with every rerun
+    session_id: str = ""  # the server's id of this tab's session: a reconnect asks for it back
     widgets: dict[str, Widget] = field(default_factory=dict)  # label -> the widget drawn with it
     texts: list[str] = field(default_factory=list)  # html, markdown and alert bodies drawn since the last full run began
     drawn: set[str] = field(default_factory=set)  # labels of the widgets drawn since then
@@ -96,10 +109,20 @@ class Student:
     values: dict[str, WidgetState] = field(default_factory=dict)  # widget id -> its value in this tab, sent with every rerun
     polls: dict[str, asyncio.Task] = field(default_factory=dict)  # fragment id -> its auto-rerun loop
 
-    async def open(self, timeout: float = 600) -> float:
-        """Connect and run the default page, as a browser opening the URL does; seconds until it is shown."""
+    async def open(self, timeout: float = 600, resume: bool = False) -> float:
+        """Connect and run the page, as a browser opening the URL does; seconds until it is shown.
+
+        resume=True reconnects as a browser does after losing its connection: the
+        same cookie, asking for the same session back (the server keeps it a while).
+        """
         start = time.perf_counter()
-        self.ws = await websockets.connect(self.url, max_size=None, open_timeout=timeout, ping_interval=None)
+        if self.sticky and not self.cookie:
+            self.cookie = await asyncio.to_thread(page_cookie, self.url, timeout)
+        protocols = ["streamlit", "PLACEHOLDER_AUTH_TOKEN", self.session_id] if resume and self.session_id else None
+        headers = {"Cookie": self.cookie} if self.cookie else None
+        self.ws = await websockets.connect(
+            self.url, max_size=None, open_timeout=timeout, ping_interval=None, additional_headers=headers, subprotocols=protocols
+        )
         self.finished: asyncio.Queue[tuple[int, list[str], set[str]]] = asyncio.Queue()
         self.reader = asyncio.create_task(self._read())
         await self._send(self._rerun())
@@ -169,16 +192,27 @@ class Student:
         return time.perf_counter() - start
 
     async def wait_finished(self, timeout: float) -> int:
-        """Wait for the next run to finish; what it left on the page becomes `seen`."""
+        """Wait for the next run to finish; what it left on the page becomes `seen`. ConnectionError if the server hung up."""
         status, texts, drawn = await asyncio.wait_for(self.finished.get(), timeout)
+        if status is None:
+            self.finished.put_nowait((None, [], set()))  # every later wait hears it too
+            raise ConnectionError(f"{self.name}: the server closed the connection")
         self.seen = (texts, drawn)
         return status
+
+    def merge_shown(self) -> int | None:
+        """The merge the step page's card shows ("Merge <b>k</b> of n"), as the last finished run left it."""
+        for text in reversed(self.seen[0]):
+            if (found := MERGE_CARD.search(text)) is not None:
+                return int(found.group(1))
+        return None
 
     # -- the protocol --------------------------------------------------------------------
     def _rerun(self, fragment: str = "", extra: list[WidgetState] = (), auto: bool = False) -> BackMsg:
         msg = BackMsg()
         state = msg.rerun_script
         state.page_script_hash = self.page
+        state.query_string = self.query
         state.fragment_id = fragment
         state.is_auto_rerun = auto
         for widget in list(self.values.values()) + list(extra):
@@ -193,6 +227,8 @@ class Student:
     async def _timed(self, msg: BackMsg, timeout: float) -> float:
         while not self.finished.empty():  # a poll that ended before this click is not its answer
             self.finished.get_nowait()
+        if self.reader.done():
+            raise ConnectionError(f"{self.name}: the server closed the connection")
         start = time.perf_counter()
         await self._send(msg)
         while await self.wait_finished(timeout) not in DONE:
@@ -200,10 +236,22 @@ class Student:
         return time.perf_counter() - start
 
     async def _read(self) -> None:
+        try:
+            await self._take_messages()
+        except websockets.ConnectionClosed:
+            pass
+        finally:
+            self.finished.put_nowait((None, [], set()))  # the connection is gone: whoever waits hears it at once
+
+    async def _take_messages(self) -> None:
         async for raw in self.ws:
             msg = ForwardMsg()
             msg.ParseFromString(raw)
             kind = msg.WhichOneof("type")
+            if kind == "new_session" and msg.new_session.initialize.session_id:
+                self.session_id = msg.new_session.initialize.session_id
+            if kind == "page_info_changed":
+                self.query = msg.page_info_changed.query_string
             if kind == "new_session" and not msg.metadata.run.fragment_ids:
                 # a full run starts: what it draws replaces the page, and (as the browser does)
                 # the fragments that rerun by themselves stop until the run draws them again
@@ -253,6 +301,14 @@ class Student:
         self.polls[fragment] = asyncio.create_task(loop())
 
 
+def page_cookie(ws_url: str, timeout: float) -> str:
+    """Load the app's page over HTTP, as a browser does before its websocket; the cookies it was given ("name=value; ...")."""
+    url = ws_url.replace("ws", "http", 1).removesuffix("/_stcore/stream") + "/"
+    with urllib.request.urlopen(url, timeout=timeout) as answer:
+        answer.read()
+        return "; ".join(c.split(";", 1)[0] for c in answer.headers.get_all("Set-Cookie") or [])
+
+
 def browser_value(kind: str, proto) -> WidgetState | None:
     """The value a browser holds for a widget it has just been sent, as it sends it back with every rerun.
 
@@ -292,37 +348,52 @@ def browser_value(kind: str, proto) -> WidgetState | None:
 
 
 class Server:
-    """`streamlit run APP` on a free port, from APP's folder; stopped with stop()."""
+    """`streamlit run APP` on a free port, from APP's folder (or, with replicas, `python -m ui.serve --replicas N`); stopped with stop()."""
 
-    def __init__(self, app: Path) -> None:
+    def __init__(self, app: Path, replicas: int = 0) -> None:
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             self.port = s.getsockname()[1]
+        self.replicas = replicas
         handle, self.log = tempfile.mkstemp(prefix="classroom-server-", suffix=".log")  # the server's output, for when it fails
-        command = [sys.executable, "-m", "streamlit", "run", str(app), "--server.headless", "true", "--server.port", str(self.port)]
-        command += ["--server.address", "127.0.0.1", "--server.fileWatcherType", "none", "--browser.gatherUsageStats", "false"]
+        where = ["--server.port", str(self.port), "--server.address", "127.0.0.1", "--server.fileWatcherType", "none"]
+        if replicas:
+            command = [sys.executable, "-m", "ui.serve", "--replicas", str(replicas), *where]
+        else:
+            command = [sys.executable, "-m", "streamlit", "run", str(app), "--server.headless", "true", *where]
+            command += ["--browser.gatherUsageStats", "false"]
         env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}  # read-only on another checkout
         self.process = subprocess.Popen(command, cwd=app.parent, stdout=handle, stderr=subprocess.STDOUT, env=env)
         os.close(handle)
         self.url = f"ws://127.0.0.1:{self.port}/_stcore/stream"
-        deadline = time.time() + 90
+        deadline = time.time() + 120
         while time.time() < deadline:
-            try:
-                if urllib.request.urlopen(f"http://127.0.0.1:{self.port}/_stcore/health", timeout=2).read() == b"ok":
-                    break
-            except OSError:
-                time.sleep(0.3)
+            if self.process.poll() is not None:
+                raise RuntimeError(f"the server stopped at start-up; see {self.log}")
+            if not replicas and healthy(self.port) or replicas and "ready:" in Path(self.log).read_text():
+                break
+            time.sleep(0.3)
         else:
             raise RuntimeError(f"the server did not start; see {self.log}")
-        self.memory = Memory(self.process.pid)
+        self.memory = Memory(self.process.pid, replicas)
+
+    def student(self, name: str) -> Student:
+        return Student(self.url, name, sticky=bool(self.replicas))
 
     def stop(self) -> None:
         self.memory.stop()
         self.process.terminate()
         try:
-            self.process.wait(timeout=15)
+            self.process.wait(timeout=30)
         except subprocess.TimeoutExpired:
             self.process.kill()
+
+
+def healthy(port: int) -> bool:
+    try:
+        return urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=2).read() == b"ok"
+    except OSError:
+        return False
 
 
 def rss_mb(pid: int) -> float:
@@ -361,31 +432,68 @@ def descendants(pid: int) -> list[int]:
     return found
 
 
-class Memory:
-    """Samples the server's RSS and processor use, and its worker processes' together, every second."""
+def role(pid: int) -> str:
+    """What a process of a replicated server is: its replica ("r1"), "pool" (the pool server and its workers) or "proxy"."""
+    try:
+        command = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        if b"streamlit" in command:
+            environ = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+            return next((e[len(b"BPE_REPLICA=") :].decode() for e in environ if e.startswith(b"BPE_REPLICA=")), "replica")
+        if any(part.endswith(b"haproxy") for part in command):
+            return "proxy"
+    except (FileNotFoundError, ProcessLookupError, PermissionError):
+        pass
+    return "pool"
 
-    def __init__(self, pid: int) -> None:
-        self.pid, self.samples, self.marks = pid, [], []  # samples: (seconds, server MB, workers MB, server %, workers %)
+
+class Memory:
+    """Samples RSS and processor use every second, per group of processes.
+
+    One server: "server" and its "workers". Replicas: each replica ("r1", ...),
+    "pool" (the supervisor, the pool server and its workers) and "proxy".
+    """
+
+    def __init__(self, pid: int, replicas: int = 0) -> None:
+        self.pid, self.replicas, self.samples, self.marks = pid, replicas, [], []  # samples: (seconds, {group: (MB, %)})
+        self.groups = [f"r{i}" for i in range(1, replicas + 1)] + ["pool", "proxy"] if replicas else ["server", "workers"]
         self.start = time.perf_counter()
         self._stop = threading.Event()
         threading.Thread(target=self._sample, daemon=True).start()
 
+    def _group(self, pid: int, roles: dict[int, str]) -> str:
+        if not self.replicas:
+            return "server" if pid == self.pid else "workers"
+        if pid not in roles:
+            roles[pid] = role(pid)
+        return roles[pid]
+
     def _sample(self) -> None:
         tick = os.sysconf("SC_CLK_TCK")
         seen: dict[int, float] = {}  # pid -> processor seconds at the last sample
+        roles: dict[int, str] = {}
         last = time.perf_counter()
         while not self._stop.wait(1.0):
-            now, workers = time.perf_counter(), descendants(self.pid)
-            used = {pid: cpu_seconds(pid, tick) for pid in [self.pid, *workers]}
-            share = {pid: (used[pid] - seen.get(pid, used[pid] if pid == self.pid else 0.0)) / (now - last) * 100 for pid in used}
+            now, pids = time.perf_counter(), [self.pid, *descendants(self.pid)]
+            used = {pid: cpu_seconds(pid, tick) for pid in pids}
+            groups = {g: [0.0, 0.0] for g in self.groups}
+            for pid in pids:
+                share = (used[pid] - seen.get(pid, used[pid] if pid == self.pid else 0.0)) / (now - last) * 100
+                group = groups.setdefault(self._group(pid, roles), [0.0, 0.0])
+                group[0] += rss_mb(pid)
+                group[1] += share
             seen, last = used, now
-            self.samples.append(
-                (now - self.start, rss_mb(self.pid), sum(rss_mb(p) for p in workers), share[self.pid], sum(share[p] for p in workers))
-            )
+            self.samples.append((now - self.start, {g: tuple(v) for g, v in groups.items()}))
+
+    def app_rss(self) -> float:
+        """The app's RSS now: the server's, or every replica's together."""
+        pids = [self.pid, *descendants(self.pid)]
+        if not self.replicas:
+            return rss_mb(self.pid)
+        return sum(rss_mb(p) for p in pids if role(p).startswith("r"))
 
     def mark(self, label: str) -> float:
-        """Note what happens now; returns the server's RSS at this moment."""
-        now = rss_mb(self.pid)
+        """Note what happens now; returns the app's RSS at this moment (the server's, or the replicas' together)."""
+        now = self.app_rss()
         self.marks.append((time.perf_counter() - self.start, label, now))
         return now
 
@@ -393,21 +501,34 @@ class Memory:
         self._stop.set()
 
     def timeline(self, every: float = 5.0) -> str:
-        """Every `every` seconds and at each mark: RSS, and processor use averaged since the line before (100 % = a core)."""
-        lines = ["  t (s) | server RSS (MB) | workers RSS (MB) | server CPU | workers CPU | what happened"]
+        """Every `every` seconds and at each mark: RSS and processor use of each group, averaged since the line before (100 % = a core)."""
+        header = " | ".join(f"{g} MB, CPU" for g in self.groups)
+        lines = [f"  t (s) | {header} | what happened"]
         marks, last, pending = list(self.marks), -every, []
-        for t, server, workers, server_cpu, workers_cpu in self.samples:
-            pending.append((server_cpu, workers_cpu))
+        for t, groups in self.samples:
+            pending.append(groups)
             due = [m for m in marks if m[0] <= t]
             if t - last >= every or due:
                 what = "; ".join(label for _, label, _ in due)
                 marks = [m for m in marks if m[0] > t]
-                cpu = [sum(c) / len(pending) for c in zip(*pending)]
-                lines.append(f"  {t:5.0f} | {server:15.0f} | {workers:16.0f} | {cpu[0]:9.0f}% | {cpu[1]:10.0f}% | {what}")
+                cells = []
+                for g in self.groups:
+                    mb = groups.get(g, (0.0, 0.0))[0]
+                    cpu = sum(p.get(g, (0.0, 0.0))[1] for p in pending) / len(pending)
+                    cells.append(f"{mb:6.0f} {cpu:4.0f}%")
+                lines.append(f"  {t:5.0f} | {' | '.join(cells)} | {what}")
                 last, pending = t, []
-        for t, label, server in marks:  # after the last sample
-            lines.append(f"  {t:5.0f} | {server:15.0f} | {'':16} | {'':10} | {'':11} | {label}")
+        for t, label, rss in marks:  # after the last sample
+            lines.append(f"  {t:5.0f} | app RSS {rss:.0f} MB | {label}")
         return "\n".join(lines)
+
+    def cpu_summary(self, since: float, until: float) -> str:
+        """Average processor use of each group between two moments (seconds since the start): 'r1 48 %, r2 51 %, ...'."""
+        window = [groups for t, groups in self.samples if since <= t <= until]
+        if not window:
+            return "no samples"
+        parts = [f"{g} {sum(w.get(g, (0, 0))[1] for w in window) / len(window):.0f} %" for g in self.groups]
+        return ", ".join(parts)
 
 
 # ---------------------------------------------------------------------------
@@ -426,6 +547,15 @@ def p95(seconds: list[float]) -> float:
     """The nearest-rank 95th percentile."""
     ordered = sorted(seconds)
     return ordered[max(0, math.ceil(0.95 * len(ordered)) - 1)] if ordered else float("nan")
+
+
+def spread(students: list[Student]) -> str:
+    """How many students each replica holds, from their cookies: 'r1 150, r2 150'."""
+    counts: dict[str, int] = {}
+    for s in students:
+        replica = next((c.split("=", 1)[1] for c in s.cookie.split("; ") if c.startswith("BPE_REPLICA=")), "?")
+        counts[replica] = counts.get(replica, 0) + 1
+    return ", ".join(f"{r} {c}" for r, c in sorted(counts.items()))
 
 
 def load() -> str:
@@ -455,7 +585,7 @@ def race_text(race: Race) -> str:
 
 
 async def open_all(server: Server, n: int) -> tuple[list[Student], list[float]]:
-    students = [Student(server.url, f"student {i + 1}") for i in range(n)]
+    students = [server.student(f"student {i + 1}") for i in range(n)]
     seconds = await asyncio.gather(*(s.open() for s in students))
     return students, list(seconds)
 
@@ -503,13 +633,15 @@ async def race(student: Student) -> Race:
 
 
 @contextlib.asynccontextmanager
-async def serving(app: Path):
-    """A fresh server for app, visited once (start-up imports the app's modules); its memory timeline printed at the end."""
-    server = Server(app)
+async def serving(app: Path, replicas: int = 0):
+    """A fresh server for app, visited once per replica (start-up imports the app's modules); its memory timeline printed at the end."""
+    server = Server(app, replicas)
     try:
-        first = Student(server.url, "first visit")
-        await first.open()
-        await first.close()
+        for i in range(max(1, replicas)):
+            first = server.student("first visit")
+            first.cookie = f"BPE_REPLICA=r{i + 1}" if replicas else ""
+            await first.open()
+            await first.close()
         server.memory.mark("one visit")
         yield server
         print("\nserver memory:\n" + server.memory.timeline())
@@ -520,42 +652,46 @@ async def serving(app: Path):
 async def cold(app: Path, args: argparse.Namespace, rng: random.Random) -> None:
     n = args.sessions
     print(f"\n## cold start: {n} students open the app at once ({load()})")
-    async with serving(app) as server:
+    async with serving(app, args.replicas) as server:
         students, seconds = await open_all(server, n)
         server.memory.mark(f"{n} opened")
-        print(f"step page shown: {summary(seconds, 'students')}")
+        print(f"step page shown: {summary(seconds, 'students')}; {load()}")
         await asyncio.gather(*(s.close() for s in students))
 
 
 async def stepping(app: Path, args: argparse.Namespace, rng: random.Random) -> None:
     n, interval = args.sessions, args.interval
     print(f"\n## stepping: {n} students click Next every ~{interval:g} s on the 2 MB preset ({load()})")
-    async with serving(app) as server:
+    async with serving(app, args.replicas) as server:
         students, opened = await open_all(server, n)
         print(f"app opened: {summary(opened, 'students')}")
         picked = await pick_stdlib(students)
         server.memory.mark(f"{n} on the 2 MB preset")
         print(f"2 MB preset picked together, until its step page shows: {summary(picked, 'students')}")
         start = time.perf_counter()
+        began = start - server.memory.start
         latencies = await step(students, args.seconds, interval, rng)
         elapsed = time.perf_counter() - start
         server.memory.mark("stepping ends")
         print(f"Next, until the page is updated: {summary(latencies)}")
-        print(f"clicks answered: {len(latencies) / elapsed:.1f}/s (the class asks for {n / interval:.1f}/s)")
+        print(f"clicks answered: {len(latencies) / elapsed:.1f}/s (the class asks for {n / interval:.1f}/s); {load()}")
+        print(f"processor while stepping (100 % = a core): {server.memory.cpu_summary(began + 2, began + elapsed)}")
+        if args.replicas:
+            print(f"students per replica: {spread(students)}")
         await asyncio.gather(*(s.close() for s in students))
 
 
 async def racing(app: Path, args: argparse.Namespace, rng: random.Random) -> None:
     n, k = args.sessions, args.racers
     print(f"\n## racing: one race alone, then {n - k} stepping while {k} race, on the 2 MB preset ({load()})")
-    async with serving(app) as server:  # a server of its own, so that the race alone leaves nothing behind
+    async with serving(app, args.replicas) as server:  # a server of its own, so that the race alone leaves nothing behind
         [alone], _ = await open_all(server, 1)
         await pick_stdlib([alone])
         solo = await race(alone)
         print(f"race alone: {race_text(solo)}")
         await alone.close()
 
-    async with serving(app) as server:
+    async with serving(app, args.replicas) as server:
         students, _ = await open_all(server, n)
         await pick_stdlib(students)
         idle = server.memory.mark("all on the 2 MB step page")
@@ -596,10 +732,14 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=60.0, help="how long students step (default 60)")
     parser.add_argument("--interval", type=float, default=2.0, help="seconds between one student's clicks (default 2)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--replicas", type=int, default=0, help="serve through HAProxy with N app processes (ui/serve.py); 0: one streamlit run"
+    )
     args = parser.parse_args()
     rng = random.Random(args.seed)
     app = args.app.resolve()
-    print(f"# {app} on {os.cpu_count()} cores; {load()}; {time.strftime('%Y-%m-%d %H:%M')}")
+    served = f"{args.replicas} replicas behind HAProxy" if args.replicas else "one streamlit run"
+    print(f"# {app}, {served}, on {os.cpu_count()} cores; {load()}; {time.strftime('%Y-%m-%d %H:%M')}")
     for name in list(SCENARIOS) if args.scenario == "all" else [args.scenario]:
         asyncio.run(SCENARIOS[name](app, args, rng))
     print(f"\n# done; {load()}")

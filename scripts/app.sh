@@ -1,6 +1,21 @@
 #!/usr/bin/env bash
 # Installs what the app needs, then runs it: bash scripts/app.sh [streamlit options]
+# With --replicas N: N app processes behind HAProxy (installed from Debian if missing),
+# sticky on a cookie, sharing one worker pool (ui/serve.py): bash scripts/app.sh --replicas 2
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh requirements.txt
+for arg in "$@"; do
+  case "$arg" in
+    --replicas | --replicas=*)
+      if ! command -v haproxy >/dev/null && [ ! -x /usr/sbin/haproxy ]; then
+        sudo=""
+        [ "$(id -u)" -ne 0 ] && sudo="sudo"
+        $sudo apt-get update -qq
+        DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq haproxy >/dev/null
+      fi
+      exec .venv/bin/python -m ui.serve "$@"
+      ;;
+  esac
+done
 exec .venv/bin/streamlit run app.py --browser.gatherUsageStats false "$@"

@@ -14,6 +14,7 @@ what to show (the pages and their views do).
 from __future__ import annotations
 
 import atexit
+import os
 from collections.abc import Callable, Hashable
 from dataclasses import replace
 from typing import Any
@@ -23,13 +24,21 @@ from streamlit.runtime import Runtime
 from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
 
 from .pool import Pool, Status
+from .shared_pool import RemotePool
 
 POLL_S = 0.5  # how often a page looks at a running job it draws live (a race's chart)
 
 
 @st.cache_resource(show_spinner=False, on_release=lambda pool: pool.close())
-def pool() -> Pool:
-    """The server's pool of worker processes (BPE_WORKERS sets how many run long jobs)."""
+def pool() -> Pool | RemotePool:
+    """The server's pool of worker processes (BPE_WORKERS sets how many run long jobs).
+
+    A replica started by ui/serve.py (BPE_POOL names a socket) shares the machine's pool
+    with the other replicas instead: ui/shared_pool.py.
+    """
+    if os.environ.get("BPE_POOL"):
+        key = bytes.fromhex(os.environ["BPE_POOL_KEY"])
+        return RemotePool(os.environ["BPE_POOL"], key, replica=os.environ.get("BPE_REPLICA", "r"), alive=session_alive)
     made = Pool(alive=session_alive)
     atexit.register(made.close)  # the workers must not outlive the server
     return made

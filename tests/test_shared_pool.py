@@ -1,0 +1,146 @@
+"""One pool for every replica on a machine: replicas asking for the same run share it, a dead replica's runs end, nothing leaks.
+
+The pool server runs in this process (a thread) or, where its own shutdown is the
+point, as `python -m ui.shared_pool`; the jobs run in real worker processes either way.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import signal
+import subprocess
+import sys
+import threading
+from multiprocessing import AuthenticationError
+from multiprocessing.connection import Client
+from pathlib import Path
+
+import pytest
+from test_pool import counted, forever, gone, until
+
+from ui import shared_pool
+from ui.shared_pool import PoolServer, RemotePool
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def server(tmp_path, monkeypatch):
+    """A pool server on a socket in tmp_path, quick to notice a silent replica."""
+    monkeypatch.setattr(shared_pool, "CHECK_S", 0.05)
+    monkeypatch.setattr(shared_pool, "STALE_S", 0.5)
+    key = secrets.token_bytes(16)
+    made = PoolServer(str(tmp_path / "pool.sock"), key, workers=1, quick=1, check_s=0.05, grace_s=0.2)
+    threading.Thread(target=made.serve_forever, daemon=True).start()
+    made.key = key
+    yield made
+    made.close()
+
+
+def replica(server: PoolServer, name: str, alive=lambda who: True) -> RemotePool:
+    return RemotePool(server.listener.address, server.key, replica=name, alive=alive)
+
+
+def test_two_replicas_asking_for_the_same_run_share_one(server, tmp_path):
+    runs = tmp_path / "runs.txt"
+    r1, r2 = replica(server, "r1"), replica(server, "r2")
+    try:
+        r1.submit("k", counted, str(runs), who="student-a")
+        r2.submit("k", counted, str(runs), who="student-b")
+        assert server.pool.status("k").watchers == 2
+        assert r1.wait("k", 30).result == r2.wait("k", 30).result == "done"
+        assert runs.read_text() == "run\n"  # one run for the whole hall
+        assert [key for key, _ in r2.find(lambda key: key == "k")] == ["k"]
+    finally:
+        r1.close()
+        r2.close()
+
+
+def test_a_finished_result_is_sent_to_a_replica_once(server, tmp_path):
+    r1 = replica(server, "r1")
+    try:
+        r1.submit("k", counted, str(tmp_path / "runs.txt"), who="a")
+        assert r1.wait("k", 30).state == "done"
+        server.close()  # nobody answers any more, yet the replica still has what it was sent
+        assert r1.status("k").result == "done"
+    finally:
+        r1.close()
+
+
+def test_a_replica_that_dies_lets_go_of_its_runs_and_the_others_keep_theirs(server):
+    r1, r2 = replica(server, "r1"), replica(server, "r2")
+    r2.submit("shared", forever, who="b")
+    r1.submit("shared", forever, who="a")
+    r1.submit("mine", forever, who="a")
+    until(lambda: server.pool.status("mine").state == "running" or server.pool.status("mine").state == "queued")
+    r1.close()  # the replica stops saying its sessions are open, as a killed one does
+    until(lambda: server.pool.status("mine").state == "cancelled")
+    assert server.pool.status("shared").state == "running"
+    assert server.pool.status("shared").watchers == 1  # r2's student is still there
+    r2.close()
+    until(lambda: server.pool.status("shared").state == "cancelled")
+
+
+def test_a_closed_session_of_a_live_replica_lets_go_too(server):
+    open_sessions = {"a"}
+    r1 = replica(server, "r1", alive=lambda who: who in open_sessions)
+    try:
+        r1.submit("k", forever, who="a")
+        until(lambda: server.pool.status("k").state == "running")
+        open_sessions.clear()  # the student closed the tab
+        until(lambda: server.pool.status("k").state == "cancelled")
+    finally:
+        r1.close()
+
+
+def test_inline_runs_stay_in_the_replica(server):
+    r1 = replica(server, "r1")
+    try:
+        status = r1.submit("tiny", lambda *, report: 42, who="a", inline=True)
+        assert status.result == 42
+        assert server.pool.status("tiny") is None
+        assert r1.find(lambda key: key == "tiny") == [("tiny", 42)]
+    finally:
+        r1.close()
+
+
+def test_a_peer_without_the_secret_is_refused_and_the_server_goes_on(server, tmp_path):
+    with pytest.raises(AuthenticationError):
+        Client(server.listener.address, "AF_UNIX", authkey=b"not the secret")
+    r1 = replica(server, "r1")
+    try:
+        r1.submit("k", counted, str(tmp_path / "runs.txt"), who="a")
+        assert r1.wait("k", 30).state == "done"
+    finally:
+        r1.close()
+    assert oct(os.stat(server.listener.address).st_mode & 0o777) == "0o600"
+
+
+def test_the_pool_server_kills_its_workers_when_stopped(tmp_path):
+    key = secrets.token_bytes(16)
+    address = str(tmp_path / "pool.sock")
+    env = {**os.environ, "BPE_POOL_KEY": key.hex(), "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "tests")])}
+    server = subprocess.Popen([sys.executable, "-m", "ui.shared_pool", address], cwd=ROOT, env=env)
+    until(lambda: os.path.exists(address))
+    r1 = RemotePool(address, key, replica="r1")
+    try:
+        r1.submit("k", forever, who="a")
+        until(lambda: (s := r1.status("k")).state == "running" and s.progress)
+        workers = [p for p in Path("/proc").iterdir() if p.name.isdigit() and parent(p) == server.pid]
+        assert workers, "the job runs in a worker process of the pool server"
+        server.send_signal(signal.SIGTERM)
+        assert server.wait(timeout=30) == 0
+        until(lambda: all(gone(int(p.name)) for p in workers))
+        assert not os.path.exists(address)
+    finally:
+        r1.close()
+        if server.poll() is None:
+            server.kill()
+
+
+def parent(proc: Path) -> int:
+    try:
+        return int((proc / "stat").read_text().rsplit(")", 1)[1].split()[1])
+    except (FileNotFoundError, ProcessLookupError, IndexError):
+        return -1

@@ -1,0 +1,304 @@
+"""Serve the app as N processes behind HAProxy, sticky on a cookie, sharing one worker pool: `bash scripts/app.sh --replicas N`.
+
+One Streamlit server answers ~130 clicks a second on one core and then queues;
+the other cores sit idle. This starts, on one machine:
+
+- the worker pool server (ui/shared_pool.py): one pool for all replicas, so a
+  race a hall starts together runs once, and the workers use the cores the
+  replicas leave;
+- N replicas, `streamlit run app.py` on free loopback ports, all signing
+  cookies with one secret (a student moved to another replica keeps a valid
+  XSRF cookie);
+- HAProxy on the usual port (`--server.port`, default 8501; `--server.address`),
+  which sends each new browser to the replica with the fewest connections and
+  sets a cookie (BPE_REPLICA) that keeps it there: the page, its websocket and
+  every reconnect. A cookie, not the client's address: a class behind one school
+  NAT is one address. Streamlit keeps a session in the process that made it, so
+  this is what keeps a student's merge theirs.
+
+When a replica dies (or stops answering its health check for HANG_S), it is
+started again on its port. Meanwhile HAProxy's health check takes it out within
+about two seconds and closes its students' websockets; their browsers reconnect
+by themselves, to a live replica (the cookie is overridden), as a new session
+that opens at the merge in the page's URL (the step page keeps the URL in step).
+Ctrl-C or SIGTERM stops the proxy, the replicas and the pool server, in that
+order, and the pool's workers with it; the children also get SIGTERM if this
+process is killed outright (PR_SET_PDEATHSIG), so nothing is left behind.
+
+What it does not do: install HAProxy (scripts/app.sh does), or serve more than
+one machine (deploy/ does that with the same HAProxy settings: `haproxy_config`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import ctypes
+import os
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+COOKIE = "BPE_REPLICA"  # the proxy's cookie: which replica a browser stays on
+HANG_S = 30.0  # a replica whose health check has not answered for this long is restarted
+STOP_S = 10.0  # how long a child has to stop after SIGTERM before it is killed
+
+
+# ---------------------------------------------------------------------------
+# the proxy's configuration, shared with deploy/ (several machines)
+
+
+def haproxy_config(bind: str, servers: Sequence[str], cookie: str = f"{COOKIE} insert indirect nocache httponly", extra: str = "") -> str:
+    """HAProxy's configuration: sticky on a cookie, websockets kept open, dead servers taken out at once.
+
+    servers are HAProxy `server` (or `server-template`) lines; each needs `check`
+    for the health check and, with a static cookie, `cookie NAME`.
+    """
+    lines = "\n".join(f"    {line}" for line in servers)
+    return f"""# rendered by ui/serve.py (haproxy_config): what a classroom needs from the proxy
+global
+    maxconn 4096
+{extra}
+defaults
+    mode http
+    option forwardfor
+    timeout connect 5s
+    timeout client 60s
+    timeout server 60s
+    # a student's websocket stays open for the whole lesson
+    timeout tunnel 4h
+    timeout client-fin 5s
+    timeout http-request 10s
+    # a request for a server that is down goes to another one (its cookie is then replaced)
+    option redispatch
+    retries 2
+
+frontend classroom
+    bind {bind}
+    default_backend app
+
+backend app
+    # a new browser goes to the replica with the fewest open connections (websockets: students)
+    balance leastconn
+    # sticky on a cookie, not on the client's address: a class behind one NAT is one address
+    cookie {cookie}
+    option httpchk GET /_stcore/health
+    http-check expect string ok
+    # a server marked down has its websockets closed, so its browsers reconnect elsewhere instead of hanging
+    default-server inter 1s fall 2 rise 1 on-marked-down shutdown-sessions
+{lines}
+"""
+
+
+# ---------------------------------------------------------------------------
+# the processes
+
+
+def _die_with_parent() -> None:
+    """In a child, before exec: get SIGTERM when the supervisor dies, however it dies (Linux)."""
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+
+
+@dataclass
+class Child:
+    """One process the supervisor keeps running: its name, command, environment; restarted when it ends."""
+
+    name: str
+    command: list[str]
+    env: dict[str, str]
+    port: int = 0  # a replica's port (0: not a replica)
+    process: subprocess.Popen | None = None
+    started: float = 0.0
+    healthy: float = 0.0  # when its health check last answered ok
+    restarts: list[float] = field(default_factory=list)
+
+    def start(self) -> None:
+        self.process = subprocess.Popen(
+            self.command,
+            cwd=ROOT,
+            env=self.env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,  # Ctrl-C reaches the supervisor only, which stops everything in order
+            preexec_fn=_die_with_parent,
+        )
+        self.started = self.healthy = time.monotonic()
+        threading.Thread(target=self._relay, args=(self.process,), daemon=True).start()
+        where = f" on 127.0.0.1:{self.port}" if self.port else ""
+        say(f"{self.name}: pid {self.process.pid}{where}")
+
+    def _relay(self, process: subprocess.Popen) -> None:
+        """Its output, each line marked with its name."""
+        for line in process.stdout:
+            text = line.decode("utf-8", "replace").rstrip()
+            if text and "You can now view" not in text and "URL:" not in text:  # the replica's own address is not the app's
+                say(f"[{self.name}] {text}")
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                self.process.terminate()
+
+    def wait(self, deadline: float) -> None:
+        if self.process is None:
+            return
+        try:
+            self.process.wait(max(0.1, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait()
+
+
+def say(text: str) -> None:
+    print(text, flush=True)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def healthy(port: int, timeout: float = 2.0) -> bool:
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=timeout) as answer:
+            return answer.read() == b"ok"
+    except OSError:
+        return False
+
+
+# ---------------------------------------------------------------------------
+# the supervisor
+
+
+def split_options(argv: Sequence[str]) -> tuple[int, str, int, list[str]]:
+    """--replicas N, --server.address A and --server.port P out of the command line; the rest goes to every replica.
+
+    ["--replicas", "2", "--server.port=8600", "--theme.base", "dark"] -> (2, "", 8600, ["--theme.base", "dark"])
+    """
+    parser = argparse.ArgumentParser(prog="scripts/app.sh", description=__doc__.splitlines()[0], allow_abbrev=False)
+    parser.add_argument("--replicas", type=int, required=True, help="app processes behind the proxy (at least 1)")
+    parser.add_argument("--server.address", dest="address", default="", help="where the proxy listens (default: every address)")
+    parser.add_argument("--server.port", dest="port", type=int, default=8501, help="the proxy's port (default 8501)")
+    known, rest = parser.parse_known_args(argv)
+    if known.replicas < 1:
+        parser.error(f"--replicas must be at least 1, not {known.replicas}.")
+    return known.replicas, known.address, known.port, rest
+
+
+class Supervisor:
+    def __init__(self, replicas: int, address: str, port: int, options: Sequence[str], folder: Path) -> None:
+        self.folder = folder
+        pool_key, cookie_secret = secrets.token_hex(16), secrets.token_hex(32)
+        socket_path = str(folder / "pool.sock")
+        env = {**os.environ, "BPE_POOL": socket_path, "BPE_POOL_KEY": pool_key, "PYTHONUNBUFFERED": "1"}
+        env["STREAMLIT_SERVER_COOKIE_SECRET"] = cookie_secret  # Streamlit takes it from the environment, not the command line
+        self.pool = Child("pool", [sys.executable, "-m", "ui.shared_pool", socket_path], env)
+        self.replicas = []
+        for i in range(1, replicas + 1):
+            replica_port = free_port()
+            command = [sys.executable, "-m", "streamlit", "run", "app.py", *options]
+            command += ["--server.headless", "true", "--browser.gatherUsageStats", "false"]
+            command += ["--server.address", "127.0.0.1", "--server.port", str(replica_port)]
+            self.replicas.append(Child(f"r{i}", command, {**env, "BPE_REPLICA": f"r{i}"}, port=replica_port))
+        bind = f"{address}:{port}" if address else f":{port}"
+        servers = [f"server {r.name} 127.0.0.1:{r.port} cookie {r.name} check" for r in self.replicas]
+        config = folder / "haproxy.cfg"
+        config.write_text(haproxy_config(bind, servers))
+        self.proxy = Child("haproxy", [haproxy(), "-db", "-f", str(config)], dict(os.environ))
+        self.address, self.port = address or "0.0.0.0", port
+        self.stopping = threading.Event()
+
+    @property
+    def children(self) -> list[Child]:
+        return [self.pool, *self.replicas, self.proxy]
+
+    def run(self) -> None:
+        for child in [self.pool, *self.replicas]:
+            child.start()
+        deadline = time.monotonic() + 120  # the proxy starts once the replicas answer: no "no server available" on the way
+        while not all(healthy(r.port) for r in self.replicas) and time.monotonic() < deadline and not self.stopping.wait(0.25):
+            pass
+        self.proxy.start()
+        threading.Thread(target=self._check_health, daemon=True).start()
+        threading.Thread(target=self._announce, daemon=True).start()
+        while not self.stopping.wait(0.25):
+            for child in self.children:
+                if child.process.poll() is not None and not self.stopping.is_set():
+                    self._restart(child, f"exited with code {child.process.returncode}")
+        self.stop()
+
+    def _restart(self, child: Child, why: str) -> None:
+        now = time.monotonic()
+        child.restarts = [t for t in child.restarts if now - t < 60] + [now]
+        say(f"{child.name} {why}: starting it again ({len(child.restarts)} in the last minute)")
+        if len(child.restarts) > 5:
+            self.stopping.wait(5.0)  # crashing at start-up: do not spin
+            if self.stopping.is_set():
+                return
+        child.start()
+
+    def _check_health(self) -> None:
+        """Every second: a replica that has not answered its health check for HANG_S is killed (the loop restarts it)."""
+        while not self.stopping.wait(1.0):
+            for replica in self.replicas:
+                process = replica.process
+                if process is None or process.poll() is not None:
+                    continue
+                if healthy(replica.port):
+                    replica.healthy = time.monotonic()
+                elif time.monotonic() - replica.healthy > HANG_S:
+                    say(f"{replica.name} has not answered for {HANG_S:.0f} s: killing it")
+                    with contextlib.suppress(ProcessLookupError):
+                        os.killpg(process.pid, signal.SIGKILL)
+
+    def _announce(self) -> None:
+        while not self.stopping.wait(0.5):
+            if all(healthy(r.port) for r in self.replicas) and healthy(self.port):
+                say(f"ready: {len(self.replicas)} replicas behind HAProxy at http://{self.address}:{self.port}")
+                return
+
+    def stop(self) -> None:
+        """The proxy first (no new clicks reach a stopping replica), then the replicas, then the pool and its workers."""
+        self.stopping.set()
+        for group in ([self.proxy], self.replicas, [self.pool]):
+            for child in group:
+                child.stop()
+            deadline = time.monotonic() + STOP_S
+            for child in group:
+                child.wait(deadline)
+        say("stopped: the proxy, the replicas and the worker pool")
+
+
+def haproxy() -> str:
+    found = shutil.which("haproxy") or next((p for p in ("/usr/sbin/haproxy", "/usr/local/sbin/haproxy") if os.path.exists(p)), None)
+    if found is None:
+        raise SystemExit("HAProxy is not installed: scripts/app.sh installs it (apt-get install haproxy).")
+    return found
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    replicas, address, port, options = split_options(sys.argv[1:] if argv is None else argv)
+    with tempfile.TemporaryDirectory(prefix="bpe-serve-") as folder:
+        os.chmod(folder, 0o700)  # the pool's socket
+        supervisor = Supervisor(replicas, address, port, options, Path(folder))
+        for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+            signal.signal(signum, lambda *_: supervisor.stopping.set())
+        supervisor.run()
+
+
+if __name__ == "__main__":
+    main()

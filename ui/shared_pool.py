@@ -1,0 +1,298 @@
+"""One worker pool for every replica on a machine: a pool server, and the client each replica uses instead of its own Pool.
+
+With `scripts/app.sh --replicas N` there are N app processes on one machine.
+Each with a pool of its own would run a race N times when a hall presses Start
+together, and N x the cores' worth of workers would fight for the same cores.
+So the replicas share one: `python -m ui.shared_pool SOCKET` holds a ui.pool.Pool
+and answers the replicas over a Unix socket; `RemotePool` is that pool as a
+replica sees it, with the same methods as Pool (ui/work.py picks it when
+BPE_POOL names the socket).
+
+    server:   BPE_POOL_KEY=<hex> python -m ui.shared_pool /tmp/x/pool.sock
+    replica:  RemotePool("/tmp/x/pool.sock", bytes.fromhex(key), replica="r1", alive=session_alive)
+
+What travels: a request is (method, arguments) -- a job's function travels by
+name (module and qualified name), its arguments are a corpus's bytes and
+settings; an answer is a Status. Both ends are ours: the socket lives in a
+private folder and the connection is authenticated with a shared secret
+(multiprocessing.connection's HMAC challenge) before anything is unpickled.
+
+Who watches a job: a session of a replica, "r1/<session id>". The server
+cannot see a replica's sessions, so each replica says every CHECK_S which of
+its watchers are still open (`alive`); a replica that stops saying so (it died)
+has left its jobs after the pool's grace period, and a job nobody watches is
+cancelled, as on one server.
+
+A finished result is sent to a replica once and kept there (results are
+immutable), so a page asking again costs no round trip; runs so small that the
+session computes them itself (inline) stay in the replica: starting anything
+would cost more than the run.
+
+What it does not do: start replicas (ui/serve.py does), or run jobs itself (ui/pool.py).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import logging
+import os
+import pickle
+import signal
+import sys
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
+from multiprocessing import AuthenticationError
+from multiprocessing.connection import Client, Connection, Listener
+from typing import Any
+
+from .pool import Pickler, Pool, Status
+
+log = logging.getLogger(__name__)
+
+CHECK_S = 1.0  # how often a replica says which of its watchers are still open
+STALE_S = 4.0  # a replica silent this long has no open sessions (it died)
+
+
+def send(conn: Connection, value: Any) -> None:
+    """Pickle with ui.pool.Pickler: a trace (frozen dataclasses) loads twice as fast on the other side."""
+    buffer = io.BytesIO()
+    Pickler(buffer, protocol=pickle.HIGHEST_PROTOCOL).dump(value)
+    conn.send_bytes(buffer.getbuffer())
+
+
+def receive(conn: Connection) -> Any:
+    return pickle.loads(conn.recv_bytes())  # from an authenticated peer: our own server or replica
+
+
+# ---------------------------------------------------------------------------
+# the server: one per machine
+
+
+class PoolServer:
+    """A Pool that answers replicas over a Unix socket, one thread per connection."""
+
+    def __init__(self, address: str, authkey: bytes, **pool_options: Any) -> None:
+        self.pool = Pool(alive=self.alive, **pool_options)
+        self.listener = Listener(address, "AF_UNIX", authkey=authkey)
+        os.chmod(address, 0o600)
+        self._live: dict[str, tuple[float, frozenset[str]]] = {}  # replica -> (when it last spoke, its open sessions)
+        self._lock = threading.Lock()
+        self._closed = False
+
+    def serve_forever(self) -> None:
+        while True:
+            try:
+                conn = self.listener.accept()
+            except (OSError, EOFError, ValueError, AuthenticationError):  # closed by close(), or a peer that failed the challenge
+                if self._closed:
+                    return
+                continue
+            threading.Thread(target=self._answer, args=(conn,), name="pool-connection", daemon=True).start()
+
+    def close(self) -> None:
+        self._closed = True
+        self.pool.close()
+        with contextlib.suppress(OSError):
+            self.listener.close()
+
+    # -- what a replica may ask ------------------------------------------------------
+    def alive(self, who: str) -> bool:
+        replica, _, session = who.partition("/")
+        with self._lock:
+            spoke, sessions = self._live.get(replica, (0.0, frozenset()))
+        return time.monotonic() - spoke < STALE_S and session in sessions
+
+    def _seen(self, replica: str, sessions: frozenset[str], add: bool = False) -> None:
+        with self._lock:
+            if add:
+                sessions = self._live.get(replica, (0.0, frozenset()))[1] | sessions
+            self._live[replica] = (time.monotonic(), sessions)
+
+    def _call(self, method: str, args: tuple) -> Any:
+        if method == "submit":
+            key, fn, job_args, who, lane = args
+            replica, _, session = who.partition("/")
+            self._seen(replica, frozenset([session]), add=True)  # alive from the start, before its replica's next word
+            return self.pool.submit(key, fn, *job_args, who=who, lane=lane)
+        if method == "status":
+            return self.pool.status(*args)
+        if method == "wait":
+            return self.pool.wait(*args)
+        if method == "stop":
+            return self.pool.stop(*args)
+        if method == "done":
+            return [key for key, _ in self.pool.find(lambda key: True)]
+        if method == "busy":
+            return self.pool.busy()
+        if method == "alive":
+            replica, sessions = args
+            return self._seen(replica, frozenset(sessions))
+        raise ValueError(f"The pool server has no method {method!r}.")
+
+    def _answer(self, conn: Connection) -> None:
+        with conn:
+            while True:
+                try:
+                    method, args = receive(conn)
+                except (EOFError, OSError):
+                    return  # the replica closed the connection (or died)
+                try:
+                    answer = ("ok", self._call(method, args))
+                except Exception as e:  # noqa: BLE001  (the replica raises it again, with its sentence)
+                    log.exception("pool server: %s failed", method)
+                    answer = ("error", f"{type(e).__name__}: {e}")
+                try:
+                    send(conn, answer)
+                except (OSError, ValueError):
+                    return
+
+
+# ---------------------------------------------------------------------------
+# the client: one per replica
+
+
+class RemotePool:
+    """The machine's pool as one replica sees it: Pool's methods, answered by the pool server. Thread-safe."""
+
+    def __init__(self, address: str, authkey: bytes, *, replica: str, alive: Callable[[str], bool] = lambda who: True, keep: int = 16):
+        self.address, self.authkey, self.replica, self.alive, self.keep = address, authkey, replica, alive, keep
+        self.local = Pool(workers=1, quick=1, alive=alive)  # inline runs only: it never starts a process
+        self._idle: list[Connection] = []
+        self._done: OrderedDict[Hashable, Status] = OrderedDict()  # finished jobs, kept here once fetched
+        self._watchers: dict[str, float] = {}  # session -> when it last was open
+        self._lock = threading.Lock()
+        self._closed = threading.Event()
+        threading.Thread(target=self._say_alive, name="pool-heartbeat", daemon=True).start()
+
+    # -- Pool's methods -----------------------------------------------------------
+    def submit(self, key: Hashable, fn: Callable[..., Any], *args: Any, who: str, lane: str = "long", inline: bool = False) -> Status:
+        if inline or self.local.status(key) is not None:
+            return self.local.submit(key, fn, *args, who=who, lane=lane, inline=inline)
+        if (done := self._cached(key)) is not None:
+            return done
+        with self._lock:
+            self._watchers[who] = time.monotonic()
+        return self._keep(key, self._ask("submit", key, fn, args, f"{self.replica}/{who}", lane))
+
+    def status(self, key: Hashable) -> Status | None:
+        if (here := self.local.status(key)) is not None:
+            return here
+        if (done := self._cached(key)) is not None:
+            return done
+        return self._keep(key, self._ask("status", key))
+
+    def wait(self, key: Hashable, timeout: float | None) -> Status | None:
+        if self.local.status(key) is not None:
+            return self.local.wait(key, timeout)
+        if (done := self._cached(key)) is not None:
+            return done
+        return self._keep(key, self._ask("wait", key, timeout))
+
+    def stop(self, key: Hashable, who: str) -> None:
+        if self.local.status(key) is not None:
+            return self.local.stop(key, who)
+        if self._cached(key) is None:
+            self._ask("stop", key, f"{self.replica}/{who}")
+
+    def find(self, match: Callable[[Hashable], bool]) -> list[tuple[Hashable, Any]]:
+        found = self.local.find(match)
+        for key in self._ask("done"):
+            if match(key) and (status := self.status(key)) is not None and status.state == "done":
+                found.append((key, status.result))
+        return found
+
+    def busy(self) -> dict[str, int]:
+        return self._ask("busy")
+
+    def close(self) -> None:
+        self._closed.set()
+        self.local.close()
+        with self._lock:
+            idle, self._idle = self._idle, []
+        for conn in idle:
+            conn.close()
+
+    # -- talking to the server -------------------------------------------------------
+    def _ask(self, method: str, *args: Any) -> Any:
+        """One request and its answer, on an idle connection (a new one if none); one retry on a fresh connection."""
+        for attempt in (1, 2):
+            with self._lock:
+                conn = self._idle.pop() if self._idle else None
+            try:
+                conn = conn or Client(self.address, "AF_UNIX", authkey=self.authkey)
+                send(conn, (method, args))
+                kind, value = receive(conn)
+            except (OSError, EOFError) as e:
+                if conn is not None:
+                    conn.close()
+                if attempt == 2:
+                    raise RuntimeError(
+                        "The machine's worker pool is not answering (it is being restarted): reload the page in a few seconds."
+                    ) from e
+                continue
+            with self._lock:
+                self._idle.append(conn)
+            if kind == "error":
+                raise RuntimeError(f"The machine's worker pool failed: {value}")
+            return value
+
+    def _cached(self, key: Hashable) -> Status | None:
+        with self._lock:
+            done = self._done.get(key)
+            if done is not None:
+                self._done.move_to_end(key)
+            return done
+
+    def _keep(self, key: Hashable, status: Status | None) -> Status | None:
+        """Keep a finished result here: it never changes, and it is megabytes to send again."""
+        if status is not None and status.state == "done":
+            with self._lock:
+                self._done[key] = status
+                self._done.move_to_end(key)
+                while len(self._done) > self.keep:
+                    self._done.popitem(last=False)
+        return status
+
+    def _say_alive(self) -> None:
+        """Every CHECK_S, tell the server which sessions that watch jobs are still open."""
+        while not self._closed.wait(CHECK_S):
+            now = time.monotonic()
+            with self._lock:
+                watchers = list(self._watchers)
+            open_now = [who for who in watchers if self.alive(who)]
+            with self._lock:
+                for who in open_now:
+                    self._watchers[who] = now
+                for who, seen in list(self._watchers.items()):
+                    if now - seen > 60:  # gone for a minute: its jobs were let go long ago
+                        del self._watchers[who]
+            with contextlib.suppress(RuntimeError):  # the server is restarting: say it next time
+                self._ask("alive", self.replica, open_now)
+
+
+# ---------------------------------------------------------------------------
+# python -m ui.shared_pool SOCKET  (the secret in BPE_POOL_KEY, as hex)
+
+
+def main() -> None:
+    logging.basicConfig(level=logging.INFO, format="pool server: %(message)s")
+    address = sys.argv[1]
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(address)  # left by a pool server that was killed: this one takes its place
+    server = PoolServer(address, bytes.fromhex(os.environ["BPE_POOL_KEY"]))
+
+    def stop(signum, frame) -> None:  # the workers must not outlive the server
+        server.close()
+        sys.exit(0)
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    log.info("serving %s (%s long-run workers)", address, server.pool.capacity["long"])
+    server.serve_forever()
+
+
+if __name__ == "__main__":
+    main()
