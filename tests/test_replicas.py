@@ -55,7 +55,9 @@ class Served:
 
     def replicas(self) -> dict[str, tuple[int, int]]:
         """Replica name -> (pid, port), as last started."""
-        return {name: (int(pid), int(port)) for name, pid, port in re.findall(r"^(r\d): pid (\d+) on 127\.0\.0\.1:(\d+)$", self.text(), re.M)}
+        return {
+            name: (int(pid), int(port)) for name, pid, port in re.findall(r"^(r\d): pid (\d+) on 127\.0\.0\.1:(\d+)$", self.text(), re.M)
+        }
 
     def student(self, name: str):
         return classroom.Student(self.url, name, sticky=True)
