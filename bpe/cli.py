@@ -347,8 +347,9 @@ def decode_command(args: argparse.Namespace) -> None:
     words = args.ids if args.ids else sys.stdin.read().split()
     ids = []
     for word in words:
-        if not (word.isascii() and word.isdigit()):
-            raise ValueError(f"{word!r} is not a token id; ids are whole numbers such as 256.")
+        if not (word.isascii() and word.isdigit()) or len(word) > 10:
+            shown = repr(word) if len(word) <= 20 else f"{word[:20]!r}... ({len(word):,} characters)"
+            raise ValueError(f"{shown} is not a token id; ids are whole numbers below 2**32, such as 256.")
         ids.append(int(word))
     data = tokenizer.decode_bytes(ids)  # the exact bytes, invalid UTF-8 included
     sys.stdout.flush()

@@ -457,7 +457,9 @@ def _row_groups(source: Input, options: Options) -> list[Shard]:
     parquet = _parquet_file(source)
     _text_column(source, parquet, options.text_column)
     meta = parquet.metadata
-    weights = [sum(meta.row_group(i).column(j).total_compressed_size for j in range(meta.num_columns)) for i in range(meta.num_row_groups)]
+    # subtle: row-group totals, not meta.row_group(i).column(j): pyarrow 26 aborts the whole process (an uncaught C++
+    # exception) on the column metadata of some corrupt files, where reading them raises an error we can catch
+    weights = [max(meta.row_group(i).total_byte_size, 0) for i in range(meta.num_row_groups)]
     total = sum(weights) or 1
     sizes = [source.size * w // total for w in weights]
     if sizes:

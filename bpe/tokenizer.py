@@ -185,7 +185,11 @@ class Tokenizer:
         `pattern` is only used by formats that do not record it (GPT-2 files, .tiktoken; default gpt2);
         `special_tokens` are added to those the file declares.
         """
-        return cls.from_loaded(load.load(path, pattern=pattern), special_tokens=special_tokens)
+        loaded = load.load(path, pattern=pattern)
+        try:
+            return cls.from_loaded(loaded, special_tokens=special_tokens)
+        except ValueError as e:  # what the loader let through and the constructor refused: still name the file
+            raise ValueError(f"{path}: {e}") from None
 
     @classmethod
     def from_loaded(cls, loaded: load.Loaded, *, special_tokens: Sequence[str] | None = None) -> Tokenizer:

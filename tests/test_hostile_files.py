@@ -1,0 +1,477 @@
+"""Every loader under hostile input: a correct load, or one ValueError sentence that names the file.
+
+Never another exception, a hang, memory out of proportion to the input, or corrupt data
+accepted. First one reproducer per failure class a fuzzer found (issue 15), then a bounded
+fuzz test per loader: valid files of each format mutated (bytes flipped, cut, inserted,
+and snippets that broke loaders before: ids of 2**32, 5000-digit numbers, lone surrogates,
+deep nesting). Each fuzz test has an explicit max_examples (FUZZ_EXAMPLES) and no deadline.
+"""
+
+from __future__ import annotations
+
+import base64
+import bz2
+import gzip
+import json
+import lzma
+import os
+import signal
+from contextlib import contextmanager
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+import zstandard
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from bpe import Tokenizer, count_inputs, load, pretokenize, train, train_from_counts
+from bpe.cli import main
+from bpe.counts_file import CountsInfo, load_counts, save_counts
+
+SPECIAL = "<|endoftext|>"
+TEXT = "the lowest lower newest widest, it's 12 naïve cafés — 日本 🙂\n\tindented line\n" * 8
+SAMPLES = ["Hello world", "the lowest newest", "  spaces and\ttabs\n\n", "naïve 日本 🙂", f"a{SPECIAL}b", ""]
+FUZZ_EXAMPLES = int(os.environ.get("BPE_FUZZ_EXAMPLES", "120"))  # per loader in CI; set more to fuzz longer
+FUZZ = settings(max_examples=FUZZ_EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+
+
+@contextmanager
+def no_hang(seconds: int = 20):
+    """Fail (rather than wait forever) if the block is still running after `seconds`: a hang detector, not a timing."""
+
+    def stop(*_):
+        raise TimeoutError(f"still running after {seconds} s: it hangs")
+
+    previous = signal.signal(signal.SIGALRM, stop)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def one_sentence(call, name: str):
+    """call()'s result, or None when it raised a one-line ValueError naming `name`; anything else fails the test."""
+    try:
+        return call()
+    except ValueError as e:
+        message = str(e)
+        assert "\n" not in message and name in message, message
+        return None
+
+
+def small_tokenizer() -> Tokenizer:
+    corpus = pretokenize(TEXT, special_tokens=[SPECIAL])
+    return Tokenizer.from_training(train(corpus, 60, special_tokens=[SPECIAL]))
+
+
+def tiktoken_text(tok: Tokenizer) -> str:
+    return "".join(f"{base64.b64encode(t).decode()} {i}\n" for i, t in tok.vocab.items() if t.decode("utf-8", "replace") != SPECIAL)
+
+
+def encodes_correctly(tok: Tokenizer) -> None:
+    """A loaded tokenizer must encode to ids of its vocabulary that decode to the text (or refuse a byte it lacks)."""
+    for text in SAMPLES:
+        try:
+            ids = tok.encode(text)
+        except ValueError:
+            continue  # a byte the vocabulary lacks: said in one sentence
+        assert all(i in tok.vocab for i in ids)
+        if tok.pattern in ("gpt2", "gpt4", "cl100k", "o200k", "none"):
+            assert tok.decode_bytes(ids) == text.encode()
+
+
+# ---------------------------------------------------------------------------
+# one reproducer per class
+
+
+def test_ids_of_2_to_the_32_or_more_are_refused_in_every_format(tmp_path):
+    tok = small_tokenizer()
+    shifted = {i + 2**33: t for i, t in tok.vocab.items()}  # 'wörld' decoded as 'wörnd' when pair keys collided
+    with pytest.raises(ValueError, match="from 0 to 2\\*\\*32 - 1"):
+        Tokenizer(shifted, tok.merges, [SPECIAL])
+    tok.save(tmp_path / "t")
+    vocab = json.loads((tmp_path / "t" / "vocab.json").read_text())
+    vocab[next(iter(vocab))] = 110 * 2**32
+    (tmp_path / "t" / "vocab.json").write_text(json.dumps(vocab))
+    with pytest.raises(ValueError, match="vocab.json: the id of .* from 0 to 2\\*\\*32 - 1"):
+        Tokenizer.load(tmp_path / "t" / "vocab.json")
+    hf = json.loads((tmp_path / "t" / "tokenizer.json").read_text())
+    hf["model"]["vocab"]["a"] = 2**32
+    (tmp_path / "t" / "tokenizer.json").write_text(json.dumps(hf))
+    with pytest.raises(ValueError, match="tokenizer.json: the id of 'a'"):
+        Tokenizer.load(tmp_path / "t" / "tokenizer.json")
+    path = tmp_path / "big.tiktoken"
+    path.write_text(tiktoken_text(tok).replace(" 97\n", f" {2**32}\n"))
+    with pytest.raises(ValueError, match="big.tiktoken: line 98: rank 4294967296 is not below 2\\*\\*32"):
+        Tokenizer.load(path)
+
+
+COMPRESS = {
+    ".gz": gzip.compress,
+    ".bz2": bz2.compress,
+    ".xz": lzma.compress,
+    ".zst": zstandard.ZstdCompressor().compress,
+}
+
+
+@pytest.mark.parametrize("suffix", list(COMPRESS))
+@pytest.mark.parametrize("name", ["text.txt", "records.jsonl"])
+def test_truncated_compressed_inputs_and_trailing_garbage_are_refused(tmp_path, suffix, name):
+    text = (json.dumps({"text": TEXT}) + "\n") * 50 if name.endswith("jsonl") else TEXT * 50
+    data = COMPRESS[suffix](text.encode())
+    path = tmp_path / (name + suffix)
+    path.write_bytes(data + data)  # two streams one after another are one text
+    assert count_inputs(path, workers=1).counts == count_inputs(_plain(tmp_path, text + text, name), workers=1).counts
+    for cut in (1, 7, len(data) // 2):
+        path.write_bytes(data[:-cut])
+        with pytest.raises(ValueError, match=f"{path.name} is not valid {suffix} data"):
+            count_inputs(path, workers=1)
+    path.write_bytes(data + b"trailing garbage")
+    with pytest.raises(ValueError, match=f"{path.name} is not valid {suffix} data"):
+        count_inputs(path, workers=1)
+
+
+def _plain(tmp_path: Path, text: str, name: str) -> Path:
+    path = tmp_path / ("plain-" + name)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def counts_file(path: Path, meta: bytes | None = None, tokens=(b"a", b"b"), counts=(3, 2)) -> Path:
+    table = pa.table({"token": pa.array(list(tokens), pa.binary()), "count": pa.array(list(counts), pa.int64())})
+    if meta is None:
+        info = CountsInfo("gpt2", (), (), 0, sum(counts), len(tokens))
+        meta = json.dumps(info.__dict__).encode()
+    pq.write_table(table.replace_schema_metadata({b"bpe.counts": meta}), path)
+    return path
+
+
+@pytest.mark.parametrize(
+    "meta", [b"[]", b"5", b"null", b"[" * 990 + b"]" * 990, b'{"pretokenizer": "gpt2", "unique": ' + b"9" * 5000 + b"}"]
+)
+def test_counts_metadata_that_is_json_but_not_an_object_or_too_deep_is_one_sentence(tmp_path, meta):
+    path = counts_file(tmp_path / "c.parquet", meta)
+    with pytest.raises(ValueError, match="c.parquet has unreadable bpe.counts metadata"):
+        load_counts(path)
+
+
+def test_a_jsonl_line_nested_too_deeply_or_with_a_5000_digit_number(tmp_path):
+    path = tmp_path / "deep.jsonl"
+    path.write_text('{"text": "ok"}\n' + "[" * 5000 + "]" * 5000 + "\n")
+    with pytest.raises(ValueError, match="deep.jsonl line 2 is JSON nested too deeply"):
+        count_inputs(path, workers=1)
+    path.write_text('{"text": "ok", "n": ' + "9" * 5000 + "}\n")
+    with pytest.raises(ValueError, match="deep.jsonl line 1 holds a number of thousands of digits"):
+        count_inputs(path, workers=1)
+
+
+@pytest.mark.parametrize(
+    "changes, message",
+    [
+        ({"pattern": []}, "Unknown pre-tokenizer|not list"),
+        ({"merges": None}, "merges must be a list"),
+        ({"special_tokens": 123}, "special_tokens must be a list of strings, not int"),
+        ({"special_tokens": ["\ud800"]}, "lone surrogate"),
+        ({"counts": 5}, "counts must be a list"),
+        ({"vocab": [b"a"]}, "vocab must map token ids to bytes"),
+    ],
+)
+def test_wrong_kinds_of_tokenizer_arguments_are_value_errors(changes, message):
+    args = {"vocab": {i: bytes([i]) for i in range(256)}, "merges": [], **changes}
+    with pytest.raises(ValueError, match=message):
+        Tokenizer(**args)
+
+
+class CountingRanks(dict):
+    """A rank table that counts its look-ups, to show the work of recovering merges grows as n log n, not n^2."""
+
+    lookups = 0
+
+    def get(self, key, default=None):
+        CountingRanks.lookups += 1
+        return super().get(key, default)
+
+
+def test_recovering_merges_from_a_long_tiktoken_token_is_not_quadratic():
+    ranks = CountingRanks({bytes([b]): b for b in range(256)})
+    ranks[b"aa"] = 256
+    ranks[b"a" * 30_000] = 257
+    CountingRanks.lookups = 0
+    with pytest.raises(ValueError, match="cannot be made by joining two tokens"):
+        load.merges_from_ranks(ranks)
+    assert CountingRanks.lookups < 200_000  # rescanning every pair after each join: ~ 30,000**2 / 2 = 450 million
+
+
+def test_encoding_text_that_ends_in_a_long_repetitive_special_token():
+    special = "a" * 5000
+    tok = Tokenizer({i: bytes([i]) for i in range(256)}, [], [special])
+    with no_hang(20):  # the regex split took 26 s here
+        ids = tok.encode("x" + "a" * 4999 + special)
+    assert ids == [ord("x"), 256] + [ord("a")] * 4999  # the leftmost occurrence, as a regex split finds it
+
+
+@pytest.mark.parametrize("name", ["ranks.tiktoken", "tokenizer.json"])
+def test_a_fifo_or_a_device_in_a_directory_is_not_read(tmp_path, name):
+    os.mkfifo(tmp_path / name)
+    with no_hang(20), pytest.raises(ValueError, match="no tokenizer here"):
+        Tokenizer.load(tmp_path)
+    os.unlink(tmp_path / name)
+    (tmp_path / name).symlink_to("/dev/zero")
+    with no_hang(20), pytest.raises(ValueError, match="no tokenizer here"):
+        Tokenizer.load(tmp_path)
+    with pytest.raises(ValueError, match="a device, not a file"):
+        Tokenizer.load(tmp_path / name)
+    with pytest.raises(ValueError, match="is a device, not a file"):
+        count_inputs(tmp_path / name, workers=1)
+
+
+def test_a_counts_file_of_millions_of_one_token_is_refused_at_its_first_batch(tmp_path):
+    rows = 2_000_000  # dictionary + run-length encoded: a few KB on disk
+    meta = json.dumps(CountsInfo("gpt2", (), (), 0, rows, rows).__dict__).encode()
+    table = pa.table({"token": pa.array([b"a"] * rows, pa.binary()), "count": pa.array([1] * rows, pa.int64())})
+    path = tmp_path / "rle.parquet"
+    pq.write_table(table.replace_schema_metadata({b"bpe.counts": meta}), path, use_dictionary=True)
+    del table
+    assert path.stat().st_size < 200_000
+    with pytest.raises(ValueError, match="rle.parquet lists a token twice"):
+        load_counts(path)
+
+
+def test_the_positions_trainer_refuses_counts_that_expand_past_its_limit(tmp_path):
+    path = tmp_path / "big.parquet"
+    save_counts(path, {b"hello": 10**9, b"world": 3}, CountsInfo("gpt2", ()))
+    with pytest.raises(ValueError, match="positions trainer keeps every byte of every occurrence"):
+        train_from_counts(path, 300, algorithm="positions")
+    assert train_from_counts(path, 260, algorithm="heap")[1][0] == (b"l", b"o")
+
+
+def test_5000_digit_numbers_are_one_sentence_in_every_format(tmp_path, capsys):
+    tok = small_tokenizer()
+    tok.save(tmp_path / "t")
+    huge = "9" * 5000
+    for name in ("vocab.json", "tokenizer.json", "tokenizer.bpe.json"):
+        path = tmp_path / "t" / name
+        original = path.read_text()
+        path.write_text(original.replace("256", huge, 1) if "256" in original else original.replace("1", huge, 1))
+        with pytest.raises(ValueError, match=f"{name}: it holds a number of thousands of digits"):
+            Tokenizer.load(path)
+        path.write_text(original)
+    path = tmp_path / "r.tiktoken"
+    path.write_text(tiktoken_text(tok).replace(" 97\n", f" {huge}\n"))
+    with pytest.raises(ValueError, match="r.tiktoken: line 98: rank 9{20}... is not below 2"):
+        Tokenizer.load(path)
+    assert main(["decode", str(tmp_path / "t"), huge]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "is not a token id" in err
+
+
+def test_lone_surrogates_and_duplicate_added_tokens_name_the_file(tmp_path):
+    tok = small_tokenizer()
+    tok.save(tmp_path / "t")
+    hf_path = tmp_path / "t" / "tokenizer.json"
+    hf = json.loads(hf_path.read_text())
+    hf["added_tokens"].append(dict(hf["added_tokens"][0]))
+    hf_path.write_text(json.dumps(hf))
+    with pytest.raises(ValueError, match="tokenizer.json: added token '<\\|endoftext\\|>' is listed twice"):
+        Tokenizer.load(hf_path)
+    hf["added_tokens"][-1] = {**hf["added_tokens"][0], "content": "\ud800", "id": 9999}
+    hf_path.write_text(json.dumps(hf))
+    with pytest.raises(ValueError, match="tokenizer.json: token '\\\\ud800' holds a lone surrogate"):
+        Tokenizer.load(hf_path)
+    vocab_path = tmp_path / "t" / "vocab.json"
+    vocab_path.write_text(vocab_path.read_text()[:-1] + ', "\\ud800": 99999}')
+    with pytest.raises(ValueError, match="vocab.json: token '\\\\ud800' holds a lone surrogate"):
+        Tokenizer.load(vocab_path)
+    meta = json.dumps(CountsInfo("gpt2", ("\ud800",), (), 0, 5, 2).__dict__).encode()
+    path = counts_file(tmp_path / "s.parquet", meta)
+    with pytest.raises(ValueError, match="s.parquet has unreadable bpe.counts metadata .*lone surrogate"):
+        load_counts(path)
+
+
+def test_pyarrows_errors_are_one_line(tmp_path, capsys):
+    path = counts_file(tmp_path / "c.parquet")
+    data = bytearray(path.read_bytes())
+    data[20:60] = b"\xff" * 40  # inside the first column chunk
+    path.write_bytes(bytes(data))
+    assert main(["train", "--from-counts", str(path), "--vocab-size", "300", "--out", str(tmp_path / "o")]) == 2
+    assert capsys.readouterr().err.count("\n") == 1
+    page = tmp_path / "p.parquet"
+    page.write_bytes(bytes(data))
+    assert one_sentence(lambda: count_inputs(page, workers=1, text_column="token"), "p.parquet") is None
+
+
+# ---------------------------------------------------------------------------
+# fuzzing: mutated files of every format
+
+SNIPPETS = [
+    b'"\\ud800"',
+    b"4294967296",
+    b"18446744073709551616",
+    b"9" * 5000,
+    b"[" * 1200,
+    b"null",
+    b"[]",
+    b"-1",
+    b"1e400",
+    b'"',
+    b"\n",
+    b"\x00",
+    b"\xff\xfe",
+    b"{}",
+    b'""',
+    b"#version: 0.2\n",
+    b"YWFh 4294967296\n",
+    b"\xc4\xa0 t\n",
+]
+OPS = st.lists(
+    st.tuples(
+        st.sampled_from(["flip", "delete", "insert", "truncate", "snippet", "duplicate"]),
+        st.integers(0, 1 << 20),
+        st.integers(0, 255),
+        st.integers(1, 64),
+        st.sampled_from(SNIPPETS),
+    ),
+    min_size=1,
+    max_size=3,
+)
+
+
+def mutate(data: bytes, ops) -> bytes:
+    """Apply a few random edits to data: [('flip', at, byte, length, snippet), ...]."""
+    out = bytearray(data)
+    for kind, at, byte, length, snippet in ops:
+        at = at % (len(out) + 1)
+        if kind == "flip" and at < len(out):
+            out[at] ^= byte or 1
+        elif kind == "delete":
+            del out[at : at + length]
+        elif kind == "insert":
+            out[at:at] = bytes([byte]) * length
+        elif kind == "truncate":
+            del out[at:]
+        elif kind == "snippet":
+            out[at : at + length % 8] = snippet
+        elif kind == "duplicate":
+            out[at:at] = out[at : at + length]
+    return bytes(out)
+
+
+@pytest.fixture(scope="module")
+def saved(tmp_path_factory):
+    """A small tokenizer in every format: {name: bytes}."""
+    directory = tmp_path_factory.mktemp("saved")
+    tok = small_tokenizer()
+    tok.save(directory)
+    files = {p.name: p.read_bytes() for p in directory.iterdir()}
+    files["ranks.tiktoken"] = tiktoken_text(tok).encode()
+    return files
+
+
+@pytest.mark.parametrize("name", ["tokenizer.json", "tokenizer.bpe.json", "ranks.tiktoken", "vocab.json", "merges.txt"])
+@FUZZ
+@given(ops=OPS)
+def test_fuzz_tokenizer_files(saved, tmp_path_factory, name, ops):
+    directory = tmp_path_factory.mktemp("fuzz")
+    for other in ("vocab.json", "merges.txt") if name in ("vocab.json", "merges.txt") else ():
+        (directory / other).write_bytes(saved[other])
+    (directory / name).write_bytes(mutate(saved[name], ops))
+    with no_hang(30):
+        tok = one_sentence(lambda: Tokenizer.load(directory / name, special_tokens=[SPECIAL]), name)
+        uploaded = one_sentence(lambda: load.load_uploads({name: (directory / name).read_bytes()}), name)
+    if tok is not None:
+        encodes_correctly(tok)
+    if uploaded is not None and name not in ("vocab.json", "merges.txt"):
+        encodes_correctly(Tokenizer.from_loaded(uploaded))
+
+
+@FUZZ
+@given(ops=OPS, metadata=st.booleans())
+def test_fuzz_counts_files(tmp_path_factory, ops, metadata):
+    path = tmp_path_factory.mktemp("counts") / "c.parquet"
+    counts = {b"the": 9, b" low": 4, b"est": 2}
+    if metadata:  # the JSON settings mutated, the Parquet intact
+        meta = json.dumps(CountsInfo("gpt2", (SPECIAL,), (), 10, 15, 3).__dict__).encode()
+        counts_file(path, mutate(meta, ops), tuple(counts), tuple(counts.values()))
+    else:
+        save_counts(path, counts, CountsInfo("gpt2", (SPECIAL,)))
+        path.write_bytes(mutate(path.read_bytes(), ops))
+    loaded = one_sentence(lambda: load_counts(path), "c.parquet")
+    if loaded is not None:
+        result = one_sentence(lambda: train_from_counts(path, 270), "c.parquet")
+        assert result is None or len(result[1]) <= 270 - 256
+
+
+def _inputs() -> dict[str, bytes]:
+    jsonl = "".join(json.dumps({"text": line}) + "\n" for line in TEXT.splitlines(keepends=True)).encode()
+    sink = pa.BufferOutputStream()
+    pq.write_table(pa.table({"text": TEXT.splitlines(keepends=True)}), sink)
+    made = {"in.txt": TEXT.encode(), "in.jsonl": jsonl, "in.parquet": sink.getvalue().to_pybytes()}
+    for suffix, compress in COMPRESS.items():
+        made["in.txt" + suffix] = compress(TEXT.encode())
+    made["in.jsonl.zst"] = COMPRESS[".zst"](jsonl)
+    return made
+
+
+INPUTS = _inputs()
+REFERENCE = {".gz": gzip.decompress, ".bz2": bz2.decompress, ".xz": lzma.decompress}  # the standard library's own, strict
+
+
+@pytest.mark.parametrize("name", list(INPUTS))
+@FUZZ
+@given(ops=OPS)
+def test_fuzz_input_formats(tmp_path_factory, name, ops):
+    path = tmp_path_factory.mktemp("inputs") / name
+    data = mutate(INPUTS[name], ops)
+    path.write_bytes(data)
+    with no_hang(30):
+        counted = one_sentence(lambda: count_inputs(path, workers=1, special_tokens=[SPECIAL]), name)
+    suffix = Path(name).suffix
+    if suffix in REFERENCE and name.startswith("in.txt") and data:  # accepted exactly when the reference decompresses it, to the same text
+        try:
+            text = REFERENCE[suffix](data)
+        except Exception:
+            assert counted is None, "corrupt compressed data was accepted"
+        else:
+            assert counted is not None and counted.counts == pretokenize(text, special_tokens=[SPECIAL]).counts
+
+
+TOKENS = st.one_of(st.binary(min_size=0, max_size=4), st.text(max_size=3), st.integers(), st.none())
+IDS = st.one_of(st.integers(-3, 300), st.integers(2**31, 2**40), st.booleans(), st.text(max_size=2))
+
+
+@FUZZ
+@given(
+    vocab=st.one_of(
+        st.dictionaries(IDS, TOKENS, max_size=6), st.none(), st.lists(TOKENS, max_size=3), st.just({i: bytes([i]) for i in range(256)})
+    ),
+    merges=st.one_of(st.none(), st.lists(st.one_of(st.tuples(TOKENS, TOKENS), TOKENS), max_size=3), st.just([(b"a", b"b")])),
+    special_tokens=st.one_of(st.none(), st.integers(), st.text(max_size=3), st.lists(st.one_of(st.text(max_size=4), TOKENS), max_size=3)),
+    pattern=st.one_of(
+        st.sampled_from(["gpt2", "gpt4", "none", "whitespace", "gtp2", "(", "a|", ""]), st.none(), st.lists(st.text(max_size=2), max_size=2)
+    ),
+)
+def test_fuzz_the_tokenizer_constructor(vocab, merges, special_tokens, pattern):
+    try:
+        tok = Tokenizer(vocab, merges, special_tokens, pattern=pattern)
+    except ValueError as e:
+        assert "\n" not in str(e)
+        return
+    encodes_correctly(tok)
+
+
+@FUZZ
+@given(text=st.one_of(st.text(max_size=40), st.binary(max_size=40)), ids=st.lists(IDS, max_size=6), k=st.one_of(st.none(), IDS))
+def test_fuzz_encode_and_decode(text, ids, k):
+    tok = FIXED
+    for call in (lambda: tok.encode(text, k), lambda: tok.decode(ids), lambda: list(tok.encode_iterable([text], k))):
+        try:
+            call()
+        except ValueError as e:
+            assert "\n" not in str(e)
+
+
+FIXED = small_tokenizer()
