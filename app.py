@@ -26,6 +26,7 @@ pages = st.navigation(
             st.Page("pages/race.py", title="Algorithm race", icon=":material/sports_score:"),
             st.Page("pages/threshold.py", title="Threshold explorer", icon=":material/tune:"),
             st.Page("pages/tokenize.py", title="Tokenize & export", icon=":material/text_fields:"),
+            st.Page("pages/vocabulary.py", title="Vocabulary", icon=":material/dictionary:"),
         ],
         "Using a tokenizer": [
             st.Page("pages/encode.py", title="Encode, step by step", icon=":material/account_tree:"),

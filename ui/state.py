@@ -39,6 +39,8 @@ DEFAULTS: dict[str, object] = {
     "quiz_run": None,  # which run (corpus and pre-tokenizer) quiz_merge refers to; another run starts at its first question
     "quiz_merge": 1,  # the merge the quiz asks about, 1-based
     "quiz_answers": None,  # {question id: ui.quiz.Answer}; replaced on each answer, never changed in place (defaults are shared)
+    "vocab_query": "",  # the vocabulary page's search: tokens containing this
+    "vocab_sort": "merge",  # a key of ui.vocabulary_views.SORTS
     "lesson_step": 1,  # the guided lesson's screen, 1-based
     "tok_ref_source": "gpt2",  # the tokenize page's real tokenizer: "gpt2" (../shared/gpt2) or "upload"
     "tok_upload_ref": None,  # the files uploaded as the real tokenizer: ui.tokenize_views.Reference

@@ -1,0 +1,40 @@
+"""A student opens the Vocabulary page, searches for a token, follows its merge number to the step page."""
+
+from .conftest import wait_idle
+from .screens import look
+
+
+def open_page(page) -> None:
+    page.locator('[data-testid="stSidebar"]').get_by_role("link", name="Vocabulary").click()
+    wait_idle(page)
+    page.get_by_role("heading", name="Vocabulary").first.wait_for()
+
+
+def metric(page, label: str) -> str:
+    box = page.locator('[data-testid="stMetric"]').filter(has_text=label).first
+    return box.locator('[data-testid="stMetricValue"]').inner_text()
+
+
+def test_a_student_searches_the_vocabulary_and_opens_a_tokens_merge(page):
+    open_page(page)
+    assert metric(page, "Vocabulary size") == "269" and metric(page, "Made by merges") == "12"
+    assert page.locator('[data-testid="stVegaLiteChart"]').count() == 3
+    assert look(page, "vocabulary") == []
+    assert look(page, "vocabulary-charts", "Zipf: a few tokens do most of the work") == []
+    assert look(page, "vocabulary-unused", "Made, but never used") == []
+
+    box = page.get_by_label("Find tokens containing")
+    box.fill("est")
+    box.press("Enter")
+    wait_idle(page)
+    tokens = page.locator("table.vocab").first.locator("span.vt").all_inner_texts()
+    assert tokens and all("est" in t for t in tokens)
+    font = page.locator("table.vocab td").first.evaluate("e => parseFloat(getComputedStyle(e).fontSize)")
+    assert font >= 18
+    assert look(page, "vocabulary-search", "Every token") == []
+
+    page.locator("table.vocab").first.locator("a").first.click()  # a merge number: the step page at that merge
+    wait_idle(page)
+    page.get_by_role("heading", name="Step through").first.wait_for()
+    assert "merge=" in page.url
+    assert page.locator('[data-testid="stException"]').count() == 0

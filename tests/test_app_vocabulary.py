@@ -1,0 +1,73 @@
+"""The Vocabulary page, driven through AppTest: every token of the sidebar's run, searched, sorted, charted."""
+
+from __future__ import annotations
+
+import json
+import re
+
+from conftest import open_app
+
+from bpe import Tokenizer, pretokenize, train
+from ui.corpus import SOURCES
+
+PAGE = "pages/vocabulary.py"
+
+
+def metric(at, label: str) -> str:
+    return next(m.value for m in at.metric if m.label.startswith(label))
+
+
+def table_tokens(at) -> list[str]:
+    """The tokens of the token table, as a student reads them (the first table on the page)."""
+    table = next(h.value for h in at.html if 'class="vocab"' in h.value and "<th>bytes</th>" in h.value)
+    return re.findall(r'<span class="vt">(.*?)</span>', table)
+
+
+def textbook() -> Tokenizer:
+    s = SOURCES["textbook"]
+    corpus = pretokenize(s.text, pattern=s.pattern, special_tokens=[s.specials])
+    return Tokenizer.from_training(train(corpus, s.merges, special_tokens=[s.specials]), s.pattern)
+
+
+def test_the_page_counts_every_token_and_the_ones_never_used():
+    at = open_app(PAGE, source="textbook")
+    assert at.title[0].value == "Vocabulary"
+    tok = textbook()
+    assert metric(at, "Vocabulary size") == f"{len(tok.vocab):,}" == "269"
+    assert metric(at, "Made by merges") == "12"
+    used = set(tok.pieces(SOURCES["textbook"].text))  # the textbook preset has no held-out text: its own text is encoded
+    never = [a + b for a, b in tok.merges if a + b not in used]
+    assert metric(at, "Made but never used") == str(len(never)) and never  # 'es' is absorbed by 'est'
+    assert len(at.get("vega_lite_chart")) == 3
+
+
+def test_search_and_sort_pick_the_rows():
+    at = open_app(PAGE, source="textbook")
+    at.text_input(key="w_vocab_query").set_value("est").run()
+    tokens = table_tokens(at)
+    assert tokens and all("est" in t for t in tokens)
+    at.radio(key="w_vocab_sort").set_value("length").run()
+    lengths = [len(t) for t in table_tokens(at)]
+    assert lengths == sorted(lengths, reverse=True)
+    at.text_input(key="w_vocab_query").set_value("<script>").run()
+    assert not at.exception and any("No token contains" in m.value for m in at.markdown)
+    assert "<script>" not in "".join(m.value for m in at.markdown)  # escaped
+
+
+def test_merge_order_lists_the_merges_first_and_control_bytes_are_readable():
+    at = open_app(PAGE, source="textbook")
+    tokens = table_tokens(at)
+    tok = textbook()
+    assert tokens[:12] == [(a + b).decode().replace(" ", "␣") for a, b in tok.merges]
+    at.text_input(key="w_vocab_query").set_value("\\x0").run()
+    assert "\\x00" in table_tokens(at)  # byte 0 is written out, not an invisible control character
+
+
+def test_merge_numbers_link_to_the_step_page_and_charts_carry_the_data():
+    at = open_app(PAGE, source="textbook")
+    at.radio(key="w_vocab_sort").set_value("made").run()
+    table = next(h.value for h in at.html if "<th>bytes</th>" in h.value)
+    assert 'href="./?corpus=textbook&amp;merge=1"' in table  # the first merge made the most-counted token
+    specs = [json.loads(c.proto.spec) for c in at.get("vega_lite_chart")]
+    titles = [s["encoding"]["x"].get("title") for s in specs if "encoding" in s]
+    assert "rank of use (1 = most used)" in titles and "token length in bytes" in titles

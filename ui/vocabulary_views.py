@@ -1,0 +1,255 @@
+"""The Vocabulary page's views: every token of the sidebar's run, how long, how often made and used.
+
+The run and its held-out text come from the shared, cached work the threshold page
+uses (ui.corpus.trained_for, replays_for: built once in the worker pool for every
+session); the rows are made from them once per run (rows_for, cached) and the page
+only filters and sorts them. Everything drawn as HTML is escaped (tokens are untrusted).
+
+Not here: the statistics themselves (bpe/vocabulary.py).
+"""
+
+from __future__ import annotations
+
+import html
+import math
+import unicodedata
+from urllib.parse import urlencode
+
+import pandas as pd
+import streamlit as st
+
+from bpe.threshold import Replay
+from bpe.tokenizer import Tokenizer
+from bpe.vocabulary import MERGE, SPECIAL, CompressionPoint, TokenRow, compression_curve, length_histogram, rarely_used, token_rows
+
+from . import link
+from .render import show as show_text
+from .style import AXIS
+
+SHOWN = 30  # rows of the token table drawn at once: a projector shows about this many
+UNUSED_SHOWN = 16
+KIND_ORDER = {MERGE: 0, SPECIAL: 1, "byte": 2}
+SORTS = {
+    "merge": ("merge order", lambda r: (KIND_ORDER[r.kind], r.rank if r.rank is not None else r.id)),
+    "uses": ("most used", lambda r: (-r.uses, r.id)),
+    "length": ("longest", lambda r: (-r.length, r.id)),
+    "made": ("made from the most pairs", lambda r: (-(r.made or 0), r.id)),
+}
+BLUE, RED, GREY = "#4c78a8", "#d62728", "#9e9e9e"
+
+TABLE_CSS = """
+<style>
+table.vocab{border-collapse:collapse;width:100%;font-size:1rem;color:#111}
+table.vocab th{text-align:left;padding:4px 10px;border-bottom:2px solid #0003;font-weight:600}
+table.vocab td{padding:3px 10px;border-bottom:1px solid #0001}
+table.vocab td.num{text-align:right;font-variant-numeric:tabular-nums}
+table.vocab .vt{font-family:monospace;font-size:1.1rem;background:#dbe7fb;border:1px solid #0002;border-radius:5px;padding:0 6px;white-space:pre}
+table.vocab tr.unused td{background:#fff4f4}
+.vocab-note{font-size:1rem;margin:.2rem 0 .4rem}
+</style>
+"""
+
+
+# ---------------------------------------------------------------------------
+# the data, made once per run
+
+
+@st.cache_resource(max_entries=16, show_spinner=False)
+def rows_for(run_key: tuple, n: int, _tok: Tokenizer, _test: Replay) -> tuple[TokenRow, ...]:
+    """Every token of the run (run_key names it) with its uses on the held-out text, made once and shared by every session."""
+    return tuple(token_rows(_tok, _test.usage(n), n))
+
+
+@st.cache_resource(max_entries=16, show_spinner=False)
+def curve_for(run_key: tuple, specials: int, _test: Replay) -> tuple[CompressionPoint, ...]:
+    return tuple(compression_curve(_test, specials))
+
+
+def show(token: bytes) -> str:
+    """render.show, and a control character (a byte such as 0x00) as \\xNN, as a projector cannot show it: b'\\x00' -> '\\x00'."""
+    return "".join(f"\\x{ord(c):02x}" if unicodedata.category(c) == "Cc" else c for c in show_text(token))
+
+
+def matching(rows: tuple[TokenRow, ...], query: str, sort: str) -> list[TokenRow]:
+    """Rows whose token contains query (as typed, or as shown: '␣the' finds ' the'), sorted.
+
+    query '' matches every row; 'the' -> ' the', 'the', 'other', ...
+    """
+    if query:
+        rows = [r for r in rows if query in r.token.decode("utf-8", "backslashreplace") or query in show(r.token)]
+    return sorted(rows, key=SORTS[sort][1])
+
+
+# ---------------------------------------------------------------------------
+# views
+
+
+def metrics(rows: tuple[TokenRow, ...], slope: float | None, label: str) -> None:
+    merged = [r for r in rows if r.kind == MERGE]
+    unused = [r for r in merged if r.uses == 0]
+    c1, c2, c3, c4 = st.columns(4)
+    c1.metric("Vocabulary size", f"{len(rows):,}", help="256 bytes + one token per merge + the special tokens")
+    c2.metric("Made by merges", f"{len(merged):,}")
+    c3.metric("Made but never used", f"{len(unused):,}", help=f"Merged tokens that never occur when {label} is encoded.")
+    c4.metric(
+        "Zipf slope", "—" if slope is None else f"{slope:.2f}", help="The slope of log(uses) against log(rank of use); Zipf's law is −1."
+    )
+
+
+def step_href(rank: int) -> str | None:
+    """The step page at the merge that made a token (the sidebar's preset and rule), or None for a corpus a link cannot carry."""
+    source = st.session_state["source"]
+    if source not in link.LINKABLE:
+        return None
+    params = {"corpus": source, "merge": rank + 1}
+    if st.session_state["tie_break"] != link.DEFAULT_RULE:
+        params["rule"] = st.session_state["tie_break"]
+    return "./?" + urlencode(params)
+
+
+def token_table(rows: list[TokenRow], total: int, query: str) -> None:
+    """The first SHOWN rows as an HTML table (18 px and up on a projector; a canvas dataframe cannot be sized)."""
+    if not rows:
+        st.markdown(f"No token contains **{html.escape(query)}**. Type part of a token as it is shown, `␣` for a space.")
+        return
+    body = []
+    for r in rows[:SHOWN]:
+        href = step_href(r.rank) if r.rank is not None else None
+        if r.rank is None:
+            merge = "byte" if r.kind != SPECIAL else "special"
+        elif href:
+            merge = f'<a href="{html.escape(href)}" target="_self">{r.rank + 1:,}</a>'
+        else:
+            merge = f"{r.rank + 1:,}"
+        made = f"{r.made:,}" if r.made is not None else ""
+        unused = ' class="unused"' if r.kind == MERGE and r.uses == 0 else ""
+        body.append(
+            f'<tr{unused}><td class="num">{r.id:,}</td><td><span class="vt">{html.escape(show(r.token))}</span></td>'
+            f'<td class="num">{r.length}</td><td class="num">{merge}</td><td class="num">{made}</td><td class="num">{r.uses:,}</td></tr>'
+        )
+    head = "<tr><th>id</th><th>token</th><th>bytes</th><th>made at merge</th><th>pair count then</th><th>uses</th></tr>"
+    st.html(TABLE_CSS + f'<table class="vocab">{head}{"".join(body)}</table>')
+    more = f"the first {SHOWN} of {len(rows):,} shown" if len(rows) > SHOWN else f"all {len(rows):,} shown"
+    which = f"containing “{query}”" if query else "in the vocabulary"
+    st.caption(
+        f"{len(rows):,} of {total:,} tokens {which}; {more}. Merge numbers open the step page at that merge. Red rows: made, never used."
+    )
+
+
+LINES = ["tokens of this run", "Zipf: uses ∝ 1 / rank"]
+
+
+def zipf_chart(frequencies: list[int], slope: float | None, used_on: str) -> None:
+    """Uses against rank of use on log-log axes, with Zipf's ideal (first / rank) dashed."""
+    if not frequencies:
+        st.info("No token is used: the held-out text is empty.")
+        return
+    n = len(frequencies)
+    ranks = sorted({min(n, round(math.exp(math.log(n) * i / 199))) for i in range(200)} | {1, n})  # at most 200 points, log-spaced
+    frame = pd.DataFrame(
+        {
+            "rank": ranks * 2,
+            "uses": [frequencies[r - 1] for r in ranks] + [frequencies[0] / r for r in ranks],
+            "line": [LINES[0]] * len(ranks) + [LINES[1]] * len(ranks),
+        }
+    )
+    log = {"type": "log"}
+    encoding = {
+        "x": {"field": "rank", "type": "quantitative", "scale": log, "title": "rank of use (1 = most used)"},
+        "y": {"field": "uses", "type": "quantitative", "scale": log, "title": f"uses on {used_on}"},
+    }
+    spec = {
+        "height": 300,
+        "config": {"axis": AXIS},
+        "encoding": encoding,
+        "layer": [
+            {
+                "transform": [{"filter": {"field": "line", "equal": line}}],
+                "mark": {"type": "line", "point": {"size": 40, "color": colour}, "strokeWidth": 3, "color": colour, "strokeDash": dash},
+            }
+            for line, colour, dash in ((LINES[1], GREY, [6, 4]), (LINES[0], BLUE, [1, 0]))
+        ],
+    }
+    st.vega_lite_chart(frame, spec, width="stretch")
+    fitted = f"fitted slope {slope:.2f}" if slope is not None else "too few tokens to fit a slope"
+    st.caption(f"Blue: the {n:,} tokens used, {fitted}. Grey, dashed: Zipf's law, uses ∝ 1 / rank (a straight line of slope −1).")
+
+
+def length_chart(rows: tuple[TokenRow, ...]) -> None:
+    """How many of the merged tokens have each length in bytes."""
+    histogram = length_histogram([r for r in rows if r.kind == MERGE])
+    if not histogram:
+        st.info("No merges yet: every token is one byte.")
+        return
+    frame = pd.DataFrame({"bytes": list(histogram), "tokens": list(histogram.values())})
+    spec = {
+        "height": 300,
+        "config": {"axis": AXIS},
+        "layer": [
+            {"mark": {"type": "bar", "color": BLUE}},
+            {"mark": {"type": "text", "dy": -10, "fontSize": 16}, "encoding": {"text": {"field": "tokens", "format": ","}}},
+        ],
+        "encoding": {
+            "x": {"field": "bytes", "type": "ordinal", "title": "token length in bytes", "axis": {"labelAngle": 0}},
+            "y": {"field": "tokens", "type": "quantitative", "title": "merged tokens"},
+        },
+    }
+    st.vega_lite_chart(frame, spec, width="stretch")
+    longest = max(histogram)
+    st.caption(f"The 256 single bytes are left out. The longest tokens are {longest} bytes.")
+
+
+def compression_chart(curve: tuple[CompressionPoint, ...], label: str) -> None:
+    """Bytes per token on the held-out text against vocabulary size: each point is the run's first k merges."""
+    frame = pd.DataFrame(
+        {"vocabulary size": [p.vocab_size for p in curve], "bytes per token": [round(p.bytes_per_token, 3) for p in curve]}
+    )
+    spec = {
+        "height": 300,
+        "config": {"axis": AXIS},
+        "mark": {"type": "line", "point": {"size": 40}, "strokeWidth": 3, "color": BLUE},
+        "encoding": {
+            "x": {"field": "vocabulary size", "type": "quantitative", "scale": {"zero": False}, "axis": {"format": ",d"}},
+            "y": {"field": "bytes per token", "type": "quantitative", "scale": {"zero": False}},
+            "tooltip": [{"field": "vocabulary size", "format": ","}, {"field": "bytes per token", "format": ".2f"}],
+        },
+    }
+    st.vega_lite_chart(frame, spec, width="stretch")
+    first, last = curve[0], curve[-1]
+    st.caption(
+        f"From {first.bytes_per_token:.2f} bytes per token with {first.vocab_size:,} tokens (bytes only) to "
+        f"{last.bytes_per_token:.2f} with {last.vocab_size:,}, measured on {label}. A smaller vocabulary is the first k "
+        "merges of this one run: nothing is retrained."
+    )
+
+
+GLITCH = (
+    "**Why these matter: glitch tokens.** A language model learns one embedding per token, only from the places the "
+    "token occurs in *its* training text. The tokenizer is trained first, and often on other text. GPT-2's tokenizer "
+    "was trained on text that included Reddit threads where a few users counted to infinity, so their names, such as "
+    "`␣SolidGoldMagikarp`, were frequent enough to become tokens (GPT-2's token 43,453) — yet hardly occur in the "
+    "text the models learned from. Their embeddings stayed almost untrained, and GPT-3 models asked to repeat "
+    "“SolidGoldMagikarp” answered with other words (“distribute”) or refused. A token made often and then never used "
+    "is that kind of token. Here a second cause shows too: a token can be *absorbed* — a later merge makes a longer "
+    "token from it wherever it occurs, so the short one is left over."
+)
+
+
+def unused_table(rows: tuple[TokenRow, ...], label: str) -> None:
+    """The merged tokens never used on the held-out text, the most often made first."""
+    unused = rarely_used(rows)
+    if not unused:
+        st.markdown(f"Every merged token is used at least once when {label} is encoded.")
+        return
+    chips = "".join(
+        f'<tr class="unused"><td><span class="vt">{html.escape(show(r.token))}</span></td><td class="num">{r.rank + 1:,}</td>'
+        f'<td class="num">{r.made:,}</td><td class="num">0</td></tr>'
+        for r in unused[:UNUSED_SHOWN]
+        if r.rank is not None and r.made is not None
+    )
+    head = "<tr><th>token</th><th>made at merge</th><th>pair count then</th><th>uses</th></tr>"
+    note = (
+        f'<div class="vocab-note"><b>{len(unused):,}</b> of the {sum(r.kind == MERGE for r in rows):,} merged tokens are never used '
+        f"on {html.escape(label)}; the {min(len(unused), UNUSED_SHOWN)} made from the most pairs:</div>"
+    )
+    st.html(TABLE_CSS + note + f'<table class="vocab">{head}{chips}</table>')
