@@ -37,6 +37,7 @@ sys.path.insert(0, str(ROOT))
 from bpe import ALGORITHMS  # noqa: E402
 from bpe import race as R  # noqa: E402
 from bpe.corpora import END_OF_TEXT, stdlib_prose  # noqa: E402
+from bpe.spec import TrainSpec  # noqa: E402
 from ui import jobs  # noqa: E402
 from ui.pool import Pool  # noqa: E402
 
@@ -101,7 +102,9 @@ def main() -> None:
         )
 
     if args.in_worker:
-        points = list(in_worker("sweep", jobs.sweep, "stdlib", data, "gpt2", (END_OF_TEXT,), args.merges, args.budget).points)
+        points = list(
+            in_worker("sweep", jobs.sweep, "stdlib", data, TrainSpec(special_tokens=(END_OF_TEXT,)), args.merges, args.budget).points
+        )
     else:
         points = []
         for point in R.scaling_sweep(data, sizes, args.merges, args.budget, special_tokens=[END_OF_TEXT], on_progress=progress):

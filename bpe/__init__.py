@@ -1,6 +1,6 @@
 """Byte-pair-encoding training, four ways, with identical results; and a tokenizer for any BPE vocabulary.
 
-Reading order: pretokenize -> inputs -> count -> rule -> events -> trainer ->
+Reading order: pretokenize -> inputs -> count -> rule -> spec -> events -> trainer ->
 naive, positions, parent_set, heap -> train -> tokenizer -> load, export ->
 threshold, race -> counts_file, ray_count, memory -> cli.
 The package imports no UI library; pyarrow, zstandard and ray only when a
@@ -11,8 +11,9 @@ from .count import count_inputs, pretokenize_file, pretokenize_files
 from .events import MergeDetail, MergeEvent
 from .pretokenize import PATTERNS, PreTokens, pretokenize
 from .rule import RULES, TIE_BREAKS, TieChoice, explain_tie
+from .spec import TrainSpec
 from .tokenizer import Tokenizer
-from .train import ALGORITHMS, Training, build_vocab, train, train_bpe, train_bpe_text, train_from_counts
+from .train import ALGORITHMS, Training, build_vocab, train, train_bpe, train_bpe_text, train_from_counts, train_spec
 
 __all__ = [
     "ALGORITHMS",
@@ -23,6 +24,7 @@ __all__ = [
     "MergeEvent",
     "PreTokens",
     "TieChoice",
+    "TrainSpec",
     "Tokenizer",
     "Training",
     "build_vocab",
@@ -35,4 +37,5 @@ __all__ = [
     "train_bpe",
     "train_bpe_text",
     "train_from_counts",
+    "train_spec",
 ]

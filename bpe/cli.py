@@ -31,8 +31,9 @@ from .events import stop_sentence
 from .memory import megabytes, peak_rss, reset_peak
 from .pretokenize import ENCODING, ERRORS, PATTERNS, PreTokens, Progress, check_pattern, check_special_tokens
 from .rule import RULES
+from .spec import DEFAULT, TrainSpec
 from .tokenizer import Tokenizer
-from .train import ALGORITHMS, build_vocab, check_settings, steps
+from .train import ALGORITHMS, build_vocab, check_spec, keeps_sequence, steps
 from .trainer import paused_gc
 
 FILES = (export.VOCAB, export.MERGES, export.HF, export.PLAIN)  # what train writes
@@ -107,18 +108,33 @@ def follow(progress) -> Progress:
     return update
 
 
-def counting(args: argparse.Namespace, phases: Phases, special_tokens: list[str], pattern: str) -> Counted:
+def spec_of(args: argparse.Namespace, **settings) -> TrainSpec:
+    """The TrainSpec a command line asks for (settings given here override the arguments)."""
+    given = {
+        "special_tokens": args.special_token or (),
+        "pretokenizer": args.pretokenizer or DEFAULT.pretokenizer,
+        "text_field": args.text_field,
+        "text_column": args.text_column,
+    }
+    for name in ("algorithm", "min_pair_frequency", "tie_break"):
+        if hasattr(args, name):
+            given[name] = getattr(args, name)
+    given["split_lines"] = bool(getattr(args, "split_lines", False))  # None: not given
+    return TrainSpec.of(**{**given, **settings})
+
+
+def counting(args: argparse.Namespace, phases: Phases, spec: TrainSpec) -> Counted:
     """Count the inputs' pre-tokens with a progress bar in MB."""
     with phases.phase("pre-tokenize"), bar("pre-tokenize", 0, "B", scale=True) as progress:
         counted = count_inputs(
             args.inputs,
-            pattern=pattern,
-            special_tokens=special_tokens,
+            pattern=spec.pretokenizer,
+            special_tokens=spec.special_tokens,
             workers=args.workers,
             progress=follow(progress),
-            text_field=args.text_field,
-            text_column=args.text_column,
-            split_lines=bool(args.split_lines),
+            text_field=spec.text_field,
+            text_column=spec.text_column,
+            split_lines=spec.split_lines,
         )
     seconds = phases.seconds["pre-tokenize"]
     if counted.workers > 1:
@@ -142,16 +158,22 @@ def parser() -> argparse.ArgumentParser:
     t.add_argument("inputs", nargs="*", metavar="INPUT", help="text (.gz .bz2 .xz .zst too), .jsonl or .parquet files, or globs")
     t.add_argument("--vocab-size", type=int, required=True, help="256 bytes + merges + special tokens")
     t.add_argument("--special-token", action="append", default=None, metavar="T", help="repeat for several, e.g. '<|endoftext|>'")
-    t.add_argument("--algorithm", default="heap", help=f"one of {', '.join(ALGORITHMS)} (default heap)")
-    t.add_argument("--min-pair-frequency", type=int, default=1, metavar="K", help="stop when the best pair occurs fewer than K times")
-    t.add_argument("--pretokenizer", default=None, help=f"{PATTERN_CHOICES} (default gpt2, or the counts file's)")
+    t.add_argument("--algorithm", default=DEFAULT.algorithm, help=f"one of {', '.join(ALGORITHMS)} (default {DEFAULT.algorithm})")
+    t.add_argument(
+        "--min-pair-frequency",
+        type=int,
+        default=DEFAULT.min_pair_frequency,
+        metavar="K",
+        help="stop when the best pair occurs fewer than K times",
+    )
+    t.add_argument("--pretokenizer", default=None, help=f"{PATTERN_CHOICES} (default {DEFAULT.pretokenizer}, or the counts file's)")
     t.add_argument(
         "--tie-break",
-        default="cs336",
+        default=DEFAULT.tie_break,
         metavar="RULE",
         help="how pairs with equal counts are chosen, to match a tool's merges: "
         + "; ".join(f"{name}: {rule.prefers}" for name, rule in RULES.items())
-        + " (default cs336)",
+        + f" (default {DEFAULT.tie_break})",
     )
     t.add_argument("--workers", type=int, default=None, metavar="W", help="processes for pre-tokenization (default: CPU count)")
     t.add_argument("--out", type=Path, required=True, metavar="DIR", help=f"writes {', '.join(FILES)} to DIR")
@@ -162,7 +184,7 @@ def parser() -> argparse.ArgumentParser:
     c.add_argument("inputs", nargs="*", metavar="INPUT", help="as for train; with --merge, counts files to add up")
     c.add_argument("--out", type=Path, required=True, metavar="FILE", help="the counts file to write (.parquet)")
     c.add_argument("--special-token", action="append", default=[], metavar="T", help="repeat for several, e.g. '<|endoftext|>'")
-    c.add_argument("--pretokenizer", default="gpt2", help=f"{PATTERN_CHOICES} (default gpt2)")
+    c.add_argument("--pretokenizer", default=DEFAULT.pretokenizer, help=f"{PATTERN_CHOICES} (default {DEFAULT.pretokenizer})")
     c.add_argument("--workers", type=int, default=None, metavar="W", help="processes (default: CPU count)")
     add_reading_options(c)
     c.add_argument("--merge", action="store_true", help="add up the counts files given as INPUTs (made with the same settings)")
@@ -182,12 +204,13 @@ def parser() -> argparse.ArgumentParser:
         command.add_argument(
             "--pretokenizer",
             default=None,
-            help=f"for GPT-2 and .tiktoken files: {PATTERN_CHOICES} (default gpt2; OpenAI's own .tiktoken files know theirs)",
+            help=f"for GPT-2 and .tiktoken files: {PATTERN_CHOICES} (default {DEFAULT.pretokenizer}; OpenAI's own .tiktoken files know theirs)",
         )
     return p
 
 
 PATTERN_CHOICES = f"one of {', '.join(PATTERNS)} (gpt4 = cl100k), or a regex such as tiktoken's pat_str"
+
 TOKENIZER_HELP = (
     "a directory written by train, or a tokenizer file: vocab.json / encoder.json, tokenizer.json, *.tiktoken, tokenizer.bpe.json"
 )
@@ -198,8 +221,18 @@ def load_tokenizer(args: argparse.Namespace) -> Tokenizer:
 
 
 def add_reading_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--text-field", default="text", metavar="F", help="the field holding the text in JSON Lines (default text)")
-    p.add_argument("--text-column", default="text", metavar="C", help="the column holding the text in Parquet (default text)")
+    p.add_argument(
+        "--text-field",
+        default=DEFAULT.text_field,
+        metavar="F",
+        help=f"the field holding the text in JSON Lines (default {DEFAULT.text_field})",
+    )
+    p.add_argument(
+        "--text-column",
+        default=DEFAULT.text_column,
+        metavar="C",
+        help=f"the column holding the text in Parquet (default {DEFAULT.text_column})",
+    )
     p.add_argument(
         "--split-lines",
         action="store_true",
@@ -215,37 +248,36 @@ def train_command(args: argparse.Namespace) -> None:
     if args.from_counts is not None:
         if args.inputs:
             raise ValueError("Give INPUT files or --from-counts, not both.")
-        corpus, special_tokens, pattern = load_counted(args, phases)
+        corpus, spec = load_counted(args, phases)
     else:
         if not args.inputs:
             raise ValueError("Name the text to train on (files or globs), or a counts file with --from-counts.")
-        special_tokens, pattern = args.special_token or [], args.pretokenizer or "gpt2"
-        check_settings(args.vocab_size, special_tokens, args.algorithm, args.min_pair_frequency, args.tie_break)
-        check_pattern(pattern)
-        if args.algorithm == "positions":  # it walks the occurrences in text order, read in this process
+        spec = spec_of(args)
+        check_spec(spec, args.vocab_size)
+        check_pattern(spec.pretokenizer)
+        if keeps_sequence(spec):  # it walks the occurrences in text order, read in this process
             with phases.phase("pre-tokenize"), bar("pre-tokenize", 0, "B", scale=True) as progress:
                 corpus = pretokenize_files(
                     args.inputs,
-                    pattern=pattern,
-                    special_tokens=special_tokens,
+                    pattern=spec.pretokenizer,
+                    special_tokens=spec.special_tokens,
                     keep_sequence=True,
                     progress=follow(progress),
-                    text_field=args.text_field,
-                    text_column=args.text_column,
-                    split_lines=bool(args.split_lines),
+                    text_field=spec.text_field,
+                    text_column=spec.text_column,
+                    split_lines=spec.split_lines,
                 )
         else:
-            counted = counting(args, phases, special_tokens, pattern)
+            counted = counting(args, phases, spec)
             corpus = PreTokens(counted.counts, None, counted.text_bytes)
             del counted
-    num_merges = check_settings(args.vocab_size, special_tokens, args.algorithm, args.min_pair_frequency, args.tie_break)
+    special_tokens, pattern = list(spec.special_tokens), spec.pretokenizer
+    num_merges = check_spec(spec, args.vocab_size)
     unique, n_bytes = len(corpus.counts), corpus.n_bytes
 
     with paused_gc():
         with phases.phase("initial count"):
-            trainer, events = steps(
-                corpus, num_merges, algorithm=args.algorithm, min_pair_frequency=args.min_pair_frequency, tie_break=args.tie_break
-            )
+            trainer, events = steps(corpus, num_merges, spec)
             del corpus  # the trainer keeps its own copy of the words: the counts by bytes can go
         merges, counts = [], []
         with phases.phase("merges"), bar("merges", num_merges, " merges") as progress:
@@ -273,16 +305,17 @@ def train_command(args: argparse.Namespace) -> None:
     print("wrote " + ", ".join(str(p) for p in paths))
 
 
-def load_counted(args: argparse.Namespace, phases: Phases) -> tuple[PreTokens, list[str], str]:
+def load_counted(args: argparse.Namespace, phases: Phases) -> tuple[PreTokens, TrainSpec]:
     """A counts file's pre-tokens, checked against the request (settings not given are taken from the file)."""
     from .counts_file import check_request, load_counts
 
-    special_tokens = list(check_request(args.from_counts, args.pretokenizer, args.special_token, args.split_lines))
-    check_settings(args.vocab_size, special_tokens, args.algorithm, args.min_pair_frequency, args.tie_break)
+    special_tokens = check_request(args.from_counts, args.pretokenizer, args.special_token, args.split_lines)
+    check_spec(spec_of(args, special_tokens=special_tokens), args.vocab_size)
     with phases.phase("load counts"):
         counts, info = load_counts(args.from_counts)
     say(f"load counts: {len(counts):,} unique pre-tokens from {args.from_counts} in {phases.seconds['load counts']:.1f}s")
-    return PreTokens(counts, None, info.text_bytes), special_tokens, info.pretokenizer
+    spec = spec_of(args, special_tokens=special_tokens, pretokenizer=info.pretokenizer, split_lines=info.split_lines)
+    return PreTokens(counts, None, info.text_bytes), spec
 
 
 def count_command(args: argparse.Namespace) -> None:
@@ -295,8 +328,9 @@ def count_command(args: argparse.Namespace) -> None:
         with phases.phase("merge"):
             info = merge_counts_files(args.inputs, args.out)
     else:
-        check_pattern(args.pretokenizer)
-        check_special_tokens(args.special_token)
+        spec = spec_of(args)
+        check_pattern(spec.pretokenizer)
+        check_special_tokens(spec.special_tokens)
         if args.ray:
             from .ray_count import count_on_ray
 
@@ -304,22 +338,20 @@ def count_command(args: argparse.Namespace) -> None:
                 counted = count_on_ray(
                     args.inputs,
                     args.ray,
-                    pattern=args.pretokenizer,
-                    special_tokens=args.special_token,
-                    text_field=args.text_field,
-                    text_column=args.text_column,
-                    split_lines=bool(args.split_lines),
+                    pattern=spec.pretokenizer,
+                    special_tokens=spec.special_tokens,
+                    text_field=spec.text_field,
+                    text_column=spec.text_column,
+                    split_lines=spec.split_lines,
                 )
             phases.notes["pre-tokenize"] = (
                 f" (+ {counted.workers} Ray map tasks, each process at most {megabytes(counted.worker_peak_rss)})"
             )
         else:
-            counted = counting(args, phases, args.special_token, args.pretokenizer)
+            counted = counting(args, phases, spec)
         with phases.phase("write"):
-            described = describe_inputs(counted.inputs, args.text_field, args.text_column)
-            info = CountsInfo(
-                args.pretokenizer, tuple(args.special_token), described, counted.text_bytes, split_lines=bool(args.split_lines)
-            )
+            described = describe_inputs(counted.inputs, spec.text_field, spec.text_column)
+            info = CountsInfo(spec.pretokenizer, spec.special_tokens, described, counted.text_bytes, split_lines=spec.split_lines)
             info = save_counts(args.out, counted.counts, info)
     print(
         f"{info.unique:,} unique pre-tokens, {info.pre_tokens:,} in all, from {len(info.inputs)} input(s) "

@@ -40,7 +40,7 @@ from collections.abc import Mapping, Sequence
 from heapq import heapify, heappop, heappush
 
 from .events import DETAIL_CAP, HeapEntry, HeapView
-from .rule import Pair, entry_pair, heap_entry
+from .rule import DEFAULT_RULE, Pair, entry_pair, heap_entry
 from .trainer import Delta, Trainer
 
 # levels of the heap tree kept in a snapshot: 2**5 - 1 = 31 entries
@@ -56,7 +56,7 @@ class Heap(Trainer):
     name = "heap"
     summary = "inverted index pair -> words, and a max-heap with lazy deletion"
 
-    def __init__(self, words: Mapping[bytes, int], sequence: Sequence[bytes] | None = None, *, tie_break: str = "cs336") -> None:
+    def __init__(self, words: Mapping[bytes, int], sequence: Sequence[bytes] | None = None, *, tie_break: str = DEFAULT_RULE) -> None:
         super().__init__(words, tie_break=tie_break)
         kept = [(w, c) for w, c in words.items() if len(w) > 1]  # words of one byte never merge
         self.counts: list[int] = [c for _, c in kept]

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 
-from .rule import Pair, merge_word
+from .rule import DEFAULT_RULE, Pair, merge_word
 from .trainer import Delta, Trainer, count_pairs, word_delta, word_lists
 
 
@@ -18,7 +18,7 @@ class Naive(Trainer):
     name = "naive"
     summary = "recount every pair of every word before each merge"
 
-    def __init__(self, words: Mapping[bytes, int], sequence: Sequence[bytes] | None = None, *, tie_break: str = "cs336") -> None:
+    def __init__(self, words: Mapping[bytes, int], sequence: Sequence[bytes] | None = None, *, tie_break: str = DEFAULT_RULE) -> None:
         super().__init__(words, tie_break=tie_break)
         self.words, self.counts = word_lists(words)
         self.pair_counts = count_pairs(self.words, self.counts)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 
-from .rule import Pair, merge_word
+from .rule import DEFAULT_RULE, Pair, merge_word
 from .trainer import Delta, Trainer, word_lists
 
 
@@ -19,7 +19,7 @@ class ParentSet(Trainer):
     name = "parent_set"
     summary = "pairs know their parent words; a merge visits only those; best pair by a scan"
 
-    def __init__(self, words: Mapping[bytes, int], sequence: Sequence[bytes] | None = None, *, tie_break: str = "cs336") -> None:
+    def __init__(self, words: Mapping[bytes, int], sequence: Sequence[bytes] | None = None, *, tie_break: str = DEFAULT_RULE) -> None:
         super().__init__(words, tie_break=tie_break)
         self.words, self.counts = word_lists(words)
         self.word_pairs: list[Counter[Pair]] = [Counter(zip(w, w[1:])) for w in self.words]

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 
-from .rule import Pair
+from .rule import DEFAULT_RULE, Pair
 from .trainer import Delta, Trainer
 
 NONE = -1  # no neighbour: the start or end of a pre-token
@@ -25,8 +25,9 @@ MAX_POSITIONS = 200_000_000  # counts that expand to more bytes than this are re
 class Positions(Trainer):
     name = "positions"
     summary = "pair -> positions in the flat sequence; update only next to merge sites"
+    needs_sequence = True  # it walks every occurrence in text order
 
-    def __init__(self, words: Mapping[bytes, int], sequence: Sequence[bytes] | None = None, *, tie_break: str = "cs336") -> None:
+    def __init__(self, words: Mapping[bytes, int], sequence: Sequence[bytes] | None = None, *, tie_break: str = DEFAULT_RULE) -> None:
         super().__init__(words, tie_break=tie_break)
         if sequence is None:  # the order of occurrences does not change the merges
             positions = sum(len(w) * c for w, c in words.items())

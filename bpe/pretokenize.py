@@ -22,6 +22,8 @@ from dataclasses import dataclass
 
 import regex
 
+DEFAULT_PATTERN = "gpt2"  # the pre-tokenizer a setting means when it names none: the one default, used everywhere
+
 # The named pre-tokenizers. Any other string is taken as a regex (tiktoken's `pat_str`):
 # the pre-tokens are its matches, in order (findall), and text between matches is dropped.
 PATTERNS: dict[str, str | None] = {

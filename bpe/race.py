@@ -33,13 +33,14 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from time import perf_counter, thread_time
+from typing import Any
 
 from .count import PARALLEL_MIN_BYTES, pretokenize_file
 from .gpt2_bytes import from_unicode
 from .load import merges_from_ranks
 from .pretokenize import PATTERNS, PreTokens, pretokenize, split_on_special
-from .rule import rule_for
-from .train import ALGORITHMS, steps
+from .spec import TrainSpec
+from .train import ALGORITHMS, check_spec, steps
 from .trainer import paused_gc
 
 Merge = tuple[bytes, bytes]
@@ -87,18 +88,19 @@ class RaceResult:
 # preparing the shared input
 
 
-def prepare(source: bytes | str | os.PathLike, *, pattern: str = "gpt2", special_tokens: Sequence[str] = ()) -> Prepared:
-    """Read (if source is a Path) and pre-tokenize once, keeping the sequence the positions trainer walks.
+def prepare(source: bytes | str | os.PathLike, spec: TrainSpec | None = None, **settings: Any) -> Prepared:
+    """Read (if source is a Path) and pre-tokenize once under spec, keeping the sequence the positions trainer walks.
 
     Bytes or a str are text already in memory and cost nothing to read. The
-    other trainers ignore the sequence.
+    other trainers ignore the sequence. prepare(text, pretokenizer="whitespace") changes the default spec.
     """
+    spec = TrainSpec.of(spec, **settings)
     start = perf_counter()  # wall-clock: waiting for the disk is part of reading
     data = Path(source).read_bytes() if isinstance(source, os.PathLike) else source
     read = perf_counter()
     with paused_gc():
         start_cpu = CLOCK()
-        corpus = pretokenize(data, pattern=pattern, special_tokens=special_tokens, keep_sequence=True)
+        corpus = pretokenize(data, pattern=spec.pretokenizer, special_tokens=spec.special_tokens, keep_sequence=True)
         seconds = CLOCK() - start_cpu
     return Prepared(corpus, {"read": read - start, "pre-tokenize": seconds})
 
@@ -135,14 +137,12 @@ class Runner:
     so a caller can show progress before the slowest constructor runs.
     """
 
-    def __init__(self, corpus: PreTokens, algorithm: str, num_merges: int, budget_s: float, tie_break: str = "cs336") -> None:
-        if algorithm not in ALGORITHMS:
-            raise ValueError(f"Unknown algorithm {algorithm!r}; choose one of {', '.join(ALGORITHMS)}.")
+    def __init__(self, corpus: PreTokens, spec: TrainSpec, num_merges: int, budget_s: float) -> None:
         if budget_s <= 0:
             raise ValueError(f"The time budget must be above 0 seconds, not {budget_s!r}.")
-        rule_for(tie_break)
-        self.corpus, self.algorithm, self.num_merges, self.budget_s = corpus, algorithm, num_merges, budget_s
-        self.tie_break = tie_break  # whose merges: cs336, huggingface or rustbpe (see REFERENCE_RULES)
+        check_spec(spec, 256 + len(spec.special_tokens))
+        self.corpus, self.spec, self.num_merges, self.budget_s = corpus, spec, num_merges, budget_s
+        self.algorithm = spec.algorithm
         self.trainer = self.events = None
         self.init_s = self.loop_s = 0.0  # processor time
         self.wall_s = 0.0  # wall-clock time of the turns, for the safety cut-off
@@ -171,7 +171,7 @@ class Runner:
         with paused_gc():
             if self.trainer is None:
                 start = CLOCK()
-                self.trainer, self.events = steps(self.corpus, self.num_merges, algorithm=self.algorithm, tie_break=self.tie_break)
+                self.trainer, self.events = steps(self.corpus, self.num_merges, self.spec)
                 self.init_s = CLOCK() - start
                 finished = False
             else:
@@ -231,13 +231,14 @@ def run_timed(
     budget_s: float,
     on_progress: Callable[[RaceResult], None] | None = None,
     every_s: float = 0.2,
-    tie_break: str = "cs336",
+    spec: TrainSpec | None = None,
+    **settings: Any,
 ) -> RaceResult:
-    """Train one algorithm with detail off, stopping at budget_s seconds (initial count included).
+    """Train one algorithm under spec (settings by name change it) with detail off, stopping at budget_s seconds (initial count included).
 
     on_progress gets a snapshot about every every_s seconds; the clock is stopped while it runs.
     """
-    runner = Runner(corpus, algorithm, num_merges, budget_s, tie_break)
+    runner = Runner(corpus, TrainSpec.of(spec, **settings, algorithm=algorithm), num_merges, budget_s)
     while not runner.done:
         runner.advance(every_s)
         if on_progress:
@@ -251,15 +252,17 @@ def race(
     budget_s: float,
     algorithms: Sequence[str] = tuple(ALGORITHMS),
     slice_s: float = SLICE_S,
-    tie_break: str = "cs336",
+    spec: TrainSpec | None = None,
+    **settings: Any,
 ) -> Iterator[tuple[RaceResult, ...]]:
     """Take turns: each unfinished trainer works for slice_s of its own time, then everyone's results so far are yielded.
 
     Every trainer gets the same share of the processor, so after t seconds each
     line of the chart has reached t and the fast ones have gone further right.
-    The last tuple yielded is the final one.
+    The last tuple yielded is the final one. Every trainer runs under spec (settings by name change it), but its own algorithm.
     """
-    runners = [Runner(corpus, a, num_merges, budget_s, tie_break) for a in algorithms]
+    spec = TrainSpec.of(spec, **settings)
+    runners = [Runner(corpus, spec.but(algorithm=a), num_merges, budget_s) for a in algorithms]
     while True:
         for runner in runners:
             runner.advance(slice_s)
@@ -320,12 +323,12 @@ def _merge_at(result: RaceResult, rank: int) -> tuple[Merge, int | None] | None:
     return result.merges[rank], result.counts[rank] if rank < len(result.counts) else None
 
 
-def pair_count_after(corpus: PreTokens, merges: Sequence[Merge], pair: Merge, tie_break: str = "cs336") -> int:
-    """The count of pair (as bytes) after making merges, replayed with the heap trainer under tie_break.
+def pair_count_after(corpus: PreTokens, merges: Sequence[Merge], pair: Merge, spec: TrainSpec | None = None, **settings: Any) -> int:
+    """The count of pair (as bytes) after making merges, replayed with the heap trainer under spec's tie-break rule.
 
     Used to show that a reference trainer's different choice was a tie.
     """
-    trainer, events = steps(corpus, len(merges), algorithm="heap", tie_break=tie_break)
+    trainer, events = steps(corpus, len(merges), TrainSpec.of(spec, **settings), algorithm="heap")
     for _ in events:
         pass
     ids = {token: i for i, token in reversed(list(enumerate(trainer.vocab)))}  # first id with those bytes
@@ -352,11 +355,11 @@ def scaling_sweep(
     sizes: Sequence[int],
     num_merges: int,
     budget_s: float,
+    spec: TrainSpec | None = None,
     *,
-    pattern: str = "gpt2",
-    special_tokens: Sequence[str] = (),
     algorithms: Sequence[str] = tuple(ALGORITHMS),
     on_progress: Callable[[int, RaceResult], None] | None = None,
+    **settings: Any,
 ) -> Iterator[ScalingPoint]:
     """Run every algorithm on growing prefixes of data, one point per (size, algorithm).
 
@@ -364,14 +367,15 @@ def scaling_sweep(
     could only be slower, and the sweep stays within len(sizes) x budget_s per trainer.
     on_progress gets (size in bytes, the run so far) while a trainer runs.
     """
+    spec = TrainSpec.of(spec, **settings)
     given_up: set[str] = set()
     for size in sizes:
-        prepared = prepare(prefix(data, size), pattern=pattern, special_tokens=special_tokens)
+        prepared = prepare(prefix(data, size), spec)
         for algorithm in algorithms:
             if algorithm in given_up:
                 continue
             report = (lambda result, n=prepared.corpus.n_bytes: on_progress(n, result)) if on_progress else None
-            result = run_timed(prepared.corpus, algorithm, num_merges, budget_s, report)
+            result = run_timed(prepared.corpus, algorithm, num_merges, budget_s, report, spec=spec)
             if result.cut_off:
                 given_up.add(algorithm)
             yield ScalingPoint(prepared.corpus.n_bytes, prepared.seconds["pre-tokenize"], result)
@@ -392,17 +396,18 @@ class SpeedupPoint:
 
 
 def pretokenize_speedup(
-    path: str | os.PathLike, workers_list: Sequence[int], *, pattern: str = "gpt2", special_tokens: Sequence[str] = ()
+    path: str | os.PathLike, workers_list: Sequence[int], spec: TrainSpec | None = None, **settings: Any
 ) -> Iterator[SpeedupPoint]:
     """Time pretokenize_file on one file with each number of worker processes.
 
     Process start-up is included: it is part of what parallelism costs. The
     file is read once first, so every run finds it in the page cache.
     """
+    spec = TrainSpec.of(spec, **settings)
     Path(path).read_bytes()
     for workers in workers_list:
         start = perf_counter()
-        corpus = pretokenize_file(path, pattern=pattern, special_tokens=special_tokens, workers=workers)
+        corpus = pretokenize_file(path, pattern=spec.pretokenizer, special_tokens=spec.special_tokens, workers=workers)
         yield SpeedupPoint(workers, perf_counter() - start, len(corpus.counts))
 
 

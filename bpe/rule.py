@@ -109,6 +109,7 @@ RULES: dict[str, Rule] = {
     )
 }
 TIE_BREAKS = tuple(RULES)
+DEFAULT_RULE = "cs336"  # the tie-break rule a setting means when it names none: the one default, used everywhere
 
 
 def rule_for(name: str) -> Rule:

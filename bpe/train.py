@@ -2,8 +2,9 @@
 
 `train_bpe` is the CS336-compatible entry point; `train` returns the whole run
 (events, timings, why it stopped) for the CLI, the app and the benchmarks.
-Every entry point takes `tie_break` (rule.py): "cs336" (default), "huggingface"
-or "rustbpe", to reproduce the merges of that tool.
+Every entry point takes its settings as one `TrainSpec` (spec.py), or by name
+as a convenience that builds one: `tie_break` (rule.py) is "cs336" (default),
+"huggingface" or "rustbpe", to reproduce the merges of that tool.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import os
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from .count import Paths, pretokenize_files
 from .events import MergeEvent
@@ -21,6 +23,7 @@ from .parent_set import ParentSet
 from .positions import Positions
 from .pretokenize import PreTokens, Progress, check_pattern, check_special_tokens, pretokenize
 from .rule import rule_for
+from .spec import DEFAULT, TrainSpec
 from .trainer import Trainer, paused_gc
 
 ALGORITHMS: dict[str, type[Trainer]] = {t.name: t for t in (Naive, Positions, ParentSet, Heap)}
@@ -31,15 +34,13 @@ Merges = list[tuple[bytes, bytes]]
 
 @dataclass(frozen=True)
 class Training:
-    """A finished run: what was learned, and what it cost."""
+    """A finished run: what was learned, under which settings, and what it cost."""
 
     events: tuple[MergeEvent, ...]
-    special_tokens: tuple[str, ...]
-    algorithm: str
+    spec: TrainSpec
     stop_reason: str
     seconds: dict[str, float] = field(default_factory=dict)  # per phase
     work: dict[str, int] = field(default_factory=dict)
-    tie_break: str = "cs336"
 
     @property
     def merges(self) -> Merges:
@@ -48,6 +49,18 @@ class Training:
     @property
     def vocab(self) -> Vocab:
         return build_vocab(self.merges, self.special_tokens, distinct=rule_for(self.tie_break).reuses_tokens)
+
+    @property
+    def special_tokens(self) -> tuple[str, ...]:
+        return self.spec.special_tokens
+
+    @property
+    def algorithm(self) -> str:
+        return self.spec.algorithm
+
+    @property
+    def tie_break(self) -> str:
+        return self.spec.tie_break
 
 
 def build_vocab(merges: Merges, special_tokens: Sequence[str] = (), *, distinct: bool = False) -> Vocab:
@@ -76,47 +89,61 @@ def trainer_for(algorithm: str) -> type[Trainer]:
     return ALGORITHMS[algorithm]
 
 
-def check_settings(
-    vocab_size: int, special_tokens: Sequence[str], algorithm: str, min_pair_frequency: int, tie_break: str = "cs336"
-) -> int:
+def keeps_sequence(spec: TrainSpec) -> bool:
+    """Whether pre-tokenizing for spec must keep every occurrence in text order (its trainer says: needs_sequence)."""
+    return trainer_for(spec.algorithm).needs_sequence
+
+
+def check_spec(spec: TrainSpec, vocab_size: int) -> int:
     """Raise ValueError with a sentence a person can act on; return the number of merges."""
-    check_special_tokens(special_tokens)
-    trainer_for(algorithm)
-    rule_for(tie_break)
+    check_special_tokens(spec.special_tokens)
+    trainer_for(spec.algorithm)
+    rule_for(spec.tie_break)
     if isinstance(vocab_size, bool) or not isinstance(vocab_size, int):
         raise ValueError(f"vocab_size must be a whole number, not {vocab_size!r}.")
-    minimum = 256 + len(special_tokens)
+    minimum = 256 + len(spec.special_tokens)
     if vocab_size < minimum:
         raise ValueError(
-            f"vocab_size {vocab_size} is too small: the 256 bytes and {len(special_tokens)} special token(s) already need {minimum}."
+            f"vocab_size {vocab_size} is too small: the 256 bytes and {len(spec.special_tokens)} special token(s) already need {minimum}."
         )
-    if isinstance(min_pair_frequency, bool) or not isinstance(min_pair_frequency, int) or min_pair_frequency < 0:
-        raise ValueError(f"min_pair_frequency must be a whole number of at least 0, not {min_pair_frequency!r}.")
+    m = spec.min_pair_frequency
+    if isinstance(m, bool) or not isinstance(m, int) or m < 0:
+        raise ValueError(f"min_pair_frequency must be a whole number of at least 0, not {m!r}.")
     return vocab_size - minimum
+
+
+def check_settings(
+    vocab_size: int, special_tokens: Sequence[str], algorithm: str, min_pair_frequency: int, tie_break: str = DEFAULT.tie_break
+) -> int:
+    """check_spec for settings given one by one."""
+    return check_spec(
+        TrainSpec.of(special_tokens=special_tokens, algorithm=algorithm, min_pair_frequency=min_pair_frequency, tie_break=tie_break),
+        vocab_size,
+    )
 
 
 def train(
     corpus: PreTokens,
     num_merges: int,
+    spec: TrainSpec | None = None,
     *,
-    algorithm: str = "heap",
-    special_tokens: Sequence[str] = (),
-    min_pair_frequency: int = 1,
     detail: bool = False,
     on_merge: Callable[[MergeEvent], None] | None = None,
-    tie_break: str = "cs336",
+    **settings: Any,
 ) -> Training:
-    """Run one trainer over pre-tokenized input; the input is not changed.
+    """Run one trainer over pre-tokenized input under spec (settings given by name change it); the input is not changed.
 
+    train(corpus, 100, TrainSpec(algorithm="naive")) is train(corpus, 100, algorithm="naive").
     num_merges counts new tokens: under tie_break="huggingface" a merge whose
     bytes are already a token makes none, and training goes on (never on real text).
     """
+    spec = TrainSpec.of(spec, **settings)
     with paused_gc():
         t0 = time.perf_counter()
-        trainer = trainer_for(algorithm)(corpus.counts, corpus.sequence, tie_break=tie_break)
+        trainer = trainer_for(spec.algorithm)(corpus.counts, corpus.sequence, tie_break=spec.tie_break)
         t1 = time.perf_counter()
         events = []
-        for event in trainer.merges(num_merges, min_pair_frequency, detail):
+        for event in trainer.merges(num_merges, spec.min_pair_frequency, detail):
             events.append(event)
             if on_merge:
                 on_merge(event)
@@ -125,27 +152,20 @@ def train(
         del trainer  # freed now, before the collector is back and would walk it
     return Training(
         events=tuple(events),
-        special_tokens=tuple(special_tokens),
-        algorithm=algorithm,
+        spec=spec,
         stop_reason=stop_reason,
         seconds={"initial count": t1 - t0, "merge loop": t2 - t1},
         work=work,
-        tie_break=tie_break,
     )
 
 
 def steps(
-    corpus: PreTokens,
-    num_merges: int,
-    *,
-    algorithm: str = "heap",
-    min_pair_frequency: int = 1,
-    detail: bool = False,
-    tie_break: str = "cs336",
+    corpus: PreTokens, num_merges: int, spec: TrainSpec | None = None, *, detail: bool = False, **settings: Any
 ) -> tuple[Trainer, Iterator[MergeEvent]]:
     """A trainer and its merge generator, for callers that stop it midway (time budgets, live charts)."""
-    trainer = trainer_for(algorithm)(corpus.counts, corpus.sequence, tie_break=tie_break)
-    return trainer, trainer.merges(num_merges, min_pair_frequency, detail)
+    spec = TrainSpec.of(spec, **settings)
+    trainer = trainer_for(spec.algorithm)(corpus.counts, corpus.sequence, tie_break=spec.tie_break)
+    return trainer, trainer.merges(num_merges, spec.min_pair_frequency, detail)
 
 
 def train_bpe(
@@ -153,15 +173,15 @@ def train_bpe(
     vocab_size: int,
     special_tokens: Sequence[str],
     *,
-    algorithm: str = "heap",
-    min_pair_frequency: int = 1,
-    pretokenizer: str = "gpt2",
+    algorithm: str = DEFAULT.algorithm,
+    min_pair_frequency: int = DEFAULT.min_pair_frequency,
+    pretokenizer: str = DEFAULT.pretokenizer,
     workers: int | None = None,
     progress: Progress | None = None,
-    text_field: str = "text",
-    text_column: str = "text",
-    tie_break: str = "cs336",
-    split_lines: bool = False,
+    text_field: str = DEFAULT.text_field,
+    text_column: str = DEFAULT.text_column,
+    tie_break: str = DEFAULT.tie_break,
+    split_lines: bool = DEFAULT.split_lines,
 ) -> tuple[Vocab, Merges]:
     """CS336's train_bpe: (vocab id -> bytes, merges in order).
 
@@ -170,23 +190,39 @@ def train_bpe(
     tie_break picks whose merges to reproduce: "cs336" (default), "huggingface" or "rustbpe".
     split_lines: each line (newline kept) is a document, as HuggingFace's `Tokenizer.train(files)`
     reads files; with tie_break="huggingface" it reproduces that.
+    The keyword arguments build a TrainSpec; train_spec takes one.
     """
-    num_merges = check_settings(vocab_size, special_tokens, algorithm, min_pair_frequency, tie_break)
-    check_pattern(pretokenizer)
-    corpus = pretokenize_files(
-        input_path,
-        pattern=pretokenizer,
+    spec = TrainSpec.of(
+        pretokenizer=pretokenizer,
         special_tokens=special_tokens,
-        workers=workers,
-        keep_sequence=algorithm == "positions",
-        progress=progress,
+        tie_break=tie_break,
+        algorithm=algorithm,
+        min_pair_frequency=min_pair_frequency,
         text_field=text_field,
         text_column=text_column,
         split_lines=split_lines,
     )
-    result = train(
-        corpus, num_merges, algorithm=algorithm, special_tokens=special_tokens, min_pair_frequency=min_pair_frequency, tie_break=tie_break
+    return train_spec(input_path, vocab_size, spec, workers=workers, progress=progress)
+
+
+def train_spec(
+    input_path: Paths, vocab_size: int, spec: TrainSpec, *, workers: int | None = None, progress: Progress | None = None
+) -> tuple[Vocab, Merges]:
+    """train_bpe under a TrainSpec."""
+    num_merges = check_spec(spec, vocab_size)
+    check_pattern(spec.pretokenizer)
+    corpus = pretokenize_files(
+        input_path,
+        pattern=spec.pretokenizer,
+        special_tokens=spec.special_tokens,
+        workers=workers,
+        keep_sequence=keeps_sequence(spec),
+        progress=progress,
+        text_field=spec.text_field,
+        text_column=spec.text_column,
+        split_lines=spec.split_lines,
     )
+    result = train(corpus, num_merges, spec)
     return result.vocab, result.merges
 
 
@@ -195,20 +231,31 @@ def train_bpe_text(
     vocab_size: int,
     special_tokens: Sequence[str],
     *,
-    algorithm: str = "heap",
-    min_pair_frequency: int = 1,
-    pretokenizer: str = "gpt2",
-    tie_break: str = "cs336",
-    split_lines: bool = False,
+    algorithm: str = DEFAULT.algorithm,
+    min_pair_frequency: int = DEFAULT.min_pair_frequency,
+    pretokenizer: str = DEFAULT.pretokenizer,
+    tie_break: str = DEFAULT.tie_break,
+    split_lines: bool = DEFAULT.split_lines,
 ) -> tuple[Vocab, Merges]:
     """train_bpe for text held in memory (split_lines: each line is a document, see train_bpe)."""
-    num_merges = check_settings(vocab_size, special_tokens, algorithm, min_pair_frequency, tie_break)
-    check_pattern(pretokenizer)
-    keep = algorithm == "positions"
-    corpus = pretokenize(text, pattern=pretokenizer, special_tokens=special_tokens, keep_sequence=keep, split_lines=split_lines)
-    result = train(
-        corpus, num_merges, algorithm=algorithm, special_tokens=special_tokens, min_pair_frequency=min_pair_frequency, tie_break=tie_break
+    spec = TrainSpec.of(
+        pretokenizer=pretokenizer,
+        special_tokens=special_tokens,
+        tie_break=tie_break,
+        algorithm=algorithm,
+        min_pair_frequency=min_pair_frequency,
+        split_lines=split_lines,
     )
+    num_merges = check_spec(spec, vocab_size)
+    check_pattern(spec.pretokenizer)
+    corpus = pretokenize(
+        text,
+        pattern=spec.pretokenizer,
+        special_tokens=spec.special_tokens,
+        keep_sequence=keeps_sequence(spec),
+        split_lines=spec.split_lines,
+    )
+    result = train(corpus, num_merges, spec)
     return result.vocab, result.merges
 
 
@@ -217,10 +264,10 @@ def train_from_counts(
     vocab_size: int,
     special_tokens: Sequence[str] | None = None,
     *,
-    algorithm: str = "heap",
-    min_pair_frequency: int = 1,
+    algorithm: str = DEFAULT.algorithm,
+    min_pair_frequency: int = DEFAULT.min_pair_frequency,
     pretokenizer: str | None = None,
-    tie_break: str = "cs336",
+    tie_break: str = DEFAULT.tie_break,
 ) -> tuple[Vocab, Merges]:
     """train_bpe from a counts file written by `bpe count` (or save_counts): no text is read.
 
@@ -231,10 +278,10 @@ def train_from_counts(
     from .counts_file import check_request, load_counts
 
     specials = check_request(counts_path, pretokenizer, special_tokens)
-    num_merges = check_settings(vocab_size, specials, algorithm, min_pair_frequency, tie_break)
+    spec = TrainSpec.of(special_tokens=specials, tie_break=tie_break, algorithm=algorithm, min_pair_frequency=min_pair_frequency)
+    num_merges = check_spec(spec, vocab_size)
     counts, info = load_counts(counts_path)
+    spec = spec.but(pretokenizer=info.pretokenizer)
     corpus = PreTokens(counts, None, info.text_bytes)
-    result = train(
-        corpus, num_merges, algorithm=algorithm, special_tokens=specials, min_pair_frequency=min_pair_frequency, tie_break=tie_break
-    )
+    result = train(corpus, num_merges, spec)
     return result.vocab, result.merges

@@ -26,7 +26,7 @@ from contextlib import contextmanager
 from typing import ClassVar
 
 from .events import DETAIL_CAP, MergeDetail, MergeEvent, WordChange
-from .rule import Pair, best_two, rule_for, top_pairs
+from .rule import DEFAULT_RULE, Pair, best_two, rule_for, top_pairs
 
 Delta = dict[Pair, int]
 
@@ -34,8 +34,9 @@ Delta = dict[Pair, int]
 class Trainer:
     name: ClassVar[str]
     summary: ClassVar[str]
+    needs_sequence: ClassVar[bool] = False  # pre-tokenizing must keep every occurrence in text order (PreTokens.sequence)
 
-    def __init__(self, words: Mapping[bytes, int], sequence: Sequence[bytes] | None = None, *, tie_break: str = "cs336") -> None:
+    def __init__(self, words: Mapping[bytes, int], sequence: Sequence[bytes] | None = None, *, tie_break: str = DEFAULT_RULE) -> None:
         self.rule = rule_for(tie_break)
         self.vocab: list[bytes] = [bytes([i]) for i in range(256)]
         self.keys: list[object] = [self.rule.token_key(i, t) for i, t in enumerate(self.vocab)]  # the rule's key of each token

@@ -7,16 +7,16 @@ links every step to the step page at the merge it talks about.
 import streamlit as st
 
 from ui import corpus as corpora
-from ui import lesson
+from ui import lesson, runs
 from ui import lesson_views as views
 from ui import views as step_views
 
 WIDE = {"history"}  # views too wide to sit beside the narration: they go below it
 
 settings = lesson.settings()
-trace = corpora.trace_for(settings)
+trace = runs.trace_for(settings)
 events = trace.events
-counts = corpora.pretokenized_for(settings).counts
+counts = runs.pretokenized_for(settings).counts
 text = corpora.SOURCES[lesson.PRESET].text
 steps = lesson.steps(text, counts, events)
 n = len(steps)

@@ -6,7 +6,7 @@ import streamlit as st
 
 from ui import corpus as corpora
 from ui import lesson_views as views
-from ui import quiz, sidebar, state
+from ui import quiz, runs, sidebar, state
 from ui.lesson import split_words
 from ui.render import show_pair
 
@@ -14,7 +14,7 @@ WORDS_SHOWN = 8  # the most frequent words, as the merges so far have split them
 MODES = {"easier": "Easier: see the words and their counts", "hard": "Hard: pairs only, counts hidden"}
 
 settings = sidebar.current()
-trace = corpora.trace_for(settings)
+trace = runs.trace_for(settings)
 events = trace.events
 # the merges depend on these, not on the vocab size
 run = f"{settings.key}|{settings.pattern}|{','.join(settings.specials)}|{settings.tie_break}"
@@ -80,7 +80,7 @@ with ask:
     so_far = (f"{'…, ' if len(made) > 5 else ''}{views.plain(recent)}") if made else "none"
     st.caption(f"Question {number} of {len(asked)} · merges so far: {so_far}")
     if st.session_state["quiz_mode"] == "easier":
-        common, different = most_frequent(settings.key, settings.pattern, settings.specials, corpora.pretokenized_for(settings).counts)
+        common, different = most_frequent(settings.key, settings.pattern, settings.specials, runs.pretokenized_for(settings).counts)
         rows = split_words(common, made)
         note = "" if different <= WORDS_SHOWN else f"The {WORDS_SHOWN} most frequent of {different:,} different words."
         st.html(views.words(rows, note))

@@ -12,14 +12,14 @@ import time
 import streamlit as st
 
 from bpe.events import TIME_BUDGET, stop_sentence
-from ui import corpus as corpora
-from ui import link, sidebar, state, step_data, views
+from ui import link, runs, sidebar, state, step_data, views
+from ui.jobs import RunKey
 
 SPEEDS = [0.5, 1.0, 2.0, 4.0]  # merges per second Play offers
 
 settings = sidebar.current()
 presenter = st.session_state["presenter"]
-trace_key = (settings.key, settings.pattern, settings.specials, settings.num_merges, settings.algorithm, settings.tie_break)
+trace_key = RunKey("trace", settings.key, settings.spec, settings.num_merges)
 
 
 def building_message() -> str:
@@ -27,7 +27,7 @@ def building_message() -> str:
     mb = len(settings.corpus.data) / 1e6
     message = (
         f"Building the step-through trace: training **{settings.algorithm}** with full detail for "
-        f"{settings.num_merges:,} merges on {mb:,.1f} MB, once for the whole class (up to {corpora.TRACE_SECONDS:.0f} s)."
+        f"{settings.num_merges:,} merges on {mb:,.1f} MB, once for the whole class (up to {runs.TRACE_SECONDS:.0f} s)."
     )
     if settings.algorithm != "heap":
         message += (
@@ -40,7 +40,7 @@ def building_message() -> str:
 building = st.empty()
 if st.session_state["trace_seen"] != trace_key:
     building.info(building_message())
-trace = corpora.trace_for(settings)
+trace = runs.trace_for(settings)
 building.empty()
 st.session_state["trace_seen"] = trace_key
 events = trace.events

@@ -8,8 +8,7 @@ value in the same run (each says which t it is for), so none can belong to anoth
 import streamlit as st
 
 from bpe.threshold import kept, thresholds
-from ui import corpus as corpora
-from ui import sidebar
+from ui import runs, sidebar
 from ui import threshold_views as views
 
 st.title("Threshold explorer")
@@ -19,7 +18,7 @@ st.caption(
     f"Training ran once with no threshold, ties broken by the {settings.tie_break} rule; every *t* is answered from that run."
 )
 
-training = corpora.trained_for(settings)
+training = runs.trained_for(settings)
 events = training.events
 n = len(events)
 if n == 0:
@@ -27,7 +26,7 @@ if n == 0:
     st.stop()
 counts = [e.count for e in events]
 which, label, test_data = views.held_out(st.session_state["source"], settings.corpus.data)
-test, train_text = corpora.replays_for(settings, which, test_data)  # each text encoded once, with every merge
+test, train_text = runs.replays_for(settings, which, test_data)  # each text encoded once, with every merge
 options = thresholds(counts, views.PRESET_VALUES)
 views.restore_slider(options)
 

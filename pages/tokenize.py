@@ -5,8 +5,7 @@ import codecs
 import streamlit as st
 
 from bpe import PATTERNS, export, load
-from ui import corpus as corpora
-from ui import sidebar, state
+from ui import runs, sidebar, state
 from ui import tokenize_views as real
 from ui.render import split_note, token_spans
 
@@ -17,7 +16,7 @@ st.caption("Any text, split by the tokenizer trained in the sidebar and by a rea
 
 settings = sidebar.current()
 
-tok = corpora.tokenizer_for(settings)
+tok = runs.tokenizer_for(settings)
 n = len(tok.merges)
 
 

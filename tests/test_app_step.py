@@ -239,9 +239,9 @@ def test_zero_merges_says_why_in_a_sentence(app):
 
 
 def test_a_trace_cut_by_its_time_limit_says_so_and_what_to_pick(app, monkeypatch):
-    import ui.corpus
+    import ui.runs
 
-    monkeypatch.setattr(ui.corpus, "TRACE_SECONDS", 0.0)
+    monkeypatch.setattr(ui.runs, "TRACE_SECONDS", 0.0)
     app.sidebar.selectbox(key="algorithm").set_value("naive").run()
     message = app.info[0].value
     assert message.startswith("Stopped after 1 merge: it ran out of its time budget")

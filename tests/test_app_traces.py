@@ -1,4 +1,4 @@
-"""What the pages get from ui.corpus: traces and trainings built once, in worker processes for big corpora, and reused.
+"""What the pages get from ui.runs: traces and trainings built once, in worker processes for big corpora, and reused.
 
 Driven through AppTest on the step page (which calls trace_for at its top) and
 the tokenize page (trained_for); the page content itself is tested elsewhere.
@@ -14,8 +14,9 @@ from conftest import open_app, rerun_until
 import ui.jobs
 import ui.work
 from bpe import pretokenize
-from ui.corpus import INLINE_BYTES, TRACE_SECONDS, Trace
-from ui.jobs import trace_of
+from bpe.spec import TrainSpec
+from ui.jobs import RunKey, trace_of
+from ui.runs import INLINE_BYTES, TRACE_SECONDS, Trace
 
 
 def words(n: int, seed: int = 1) -> str:
@@ -32,7 +33,7 @@ def counting(monkeypatch, name: str) -> list:
 
 def traces(at) -> list[tuple]:
     """(key, trace) of every trace the pool holds."""
-    return ui.work.pool().find(lambda key: isinstance(key, tuple) and key[0] == "trace")
+    return ui.work.pool().find(lambda key: isinstance(key, RunKey) and key.purpose == "trace")
 
 
 def paste(at, text: str, vocab_size: int, algorithm: str = "heap") -> None:
@@ -67,12 +68,12 @@ def test_a_big_corpus_is_traced_in_a_worker_with_the_same_merges_as_here():
     at = open_app(source="textbook")
     paste(at, text, 256 + 100)
     key = at.session_state["watching"]["trace"]
-    assert key[1] == at.session_state["settings"].key  # the pasted corpus's trace, asked of the pool
+    assert key.corpus == at.session_state["settings"].key  # the pasted corpus's trace, asked of the pool
     assert ui.work.pool().wait(key, 120).state == "done"
     rerun_until(at, lambda at: any("merge-card" in h.value for h in at.html))
     there = ui.work.pool().status(key).result
     corpus = pretokenize(text.encode(), pattern="gpt2", special_tokens=["<|endoftext|>"])
-    here = trace_of(corpus, 99, "heap", TRACE_SECONDS, lambda progress: None, time.perf_counter())
+    here = trace_of(corpus, 99, TrainSpec(), TRACE_SECONDS, lambda progress: None, time.perf_counter())
     assert [(e.pair, e.count) for e in there.events[:99]] == [(e.pair, e.count) for e in here.events]
     assert [e.detail.top_pairs for e in there.events[:99]] == [e.detail.top_pairs for e in here.events]
     assert isinstance(there, Trace)
@@ -97,7 +98,7 @@ def test_the_tokenize_page_gets_a_training_from_a_worker_and_reuses_it_for_a_sma
     at = open_app("pages/tokenize.py", source="textbook")
     paste(at, words(3000), 256 + 200)
     rerun_until(at, lambda at: any(m.label == "Merges used" and m.value.endswith("of 199") for m in at.metric))
-    [(_, training)] = ui.work.pool().find(lambda key: isinstance(key, tuple) and key[0] == "train" and key[-1] == 250)
+    [(_, training)] = ui.work.pool().find(lambda key: isinstance(key, RunKey) and key.purpose == "train" and key.merges == 250)
     assert len(training.events) == 250  # built for the vocab size rounded up, so nudging it up reuses the run
     at.sidebar.number_input(key="vocab_size").set_value(256 + 120).run()
     assert not at.exception and ui.work.pool().busy()["short running"] == 0  # no new run: the prefix served
@@ -108,15 +109,17 @@ def test_the_tie_break_rule_is_part_of_every_trace_and_trainings_key(monkeypatch
     at = open_app(source="textbook")
     at.sidebar.selectbox(key="tie_break").set_value("huggingface").run()
     at.sidebar.selectbox(key="tie_break").set_value("cs336").run()
-    rules = {key[-2]: run for key, run in traces(at)}  # (..., tie_break, merges built)
+    rules = {key.spec.tie_break: run for key, run in traces(at)}
     assert rules["cs336"].events[0].token == b"st" and rules["huggingface"].events[0].token == b"es"
 
     for page in ("pages/tokenize.py", "pages/threshold.py"):
         at.switch_page(page).run()
         at.sidebar.selectbox(key="tie_break").set_value("rustbpe").run()
         assert not at.exception
-    trainings = {key[-2]: run for key, run in ui.work.pool().find(lambda key: isinstance(key, tuple) and key[0] == "train")}
+    trainings = {
+        key.spec.tie_break: run for key, run in ui.work.pool().find(lambda key: isinstance(key, RunKey) and key.purpose == "train")
+    }
     assert trainings["rustbpe"].merges[0] == (b"e", b"s") and trainings["rustbpe"].tie_break == "rustbpe"
     assert trainings["cs336"].merges[0] == (b"s", b"t")
-    replays = ui.work.pool().find(lambda key: isinstance(key, tuple) and key[0] == "replays")
-    assert {key[-2] for key, _ in replays} == {"rustbpe"}  # the threshold page was first drawn under rustbpe
+    replays = ui.work.pool().find(lambda key: isinstance(key, RunKey) and key.purpose == "replays")
+    assert {key.spec.tie_break for key, _ in replays} == {"rustbpe"}  # the threshold page was first drawn under rustbpe

@@ -18,7 +18,9 @@ from pathlib import Path
 import pytest
 
 from bpe import ALGORITHMS
+from bpe.spec import TrainSpec
 from ui import jobs
+from ui.jobs import RunKey
 from ui.pool import Pool, crash_message
 
 
@@ -102,7 +104,7 @@ def gone(pid: int) -> bool:
         return True
 
 
-RACE_ARGS = (("key",), "random words", TEXT, "gpt2", (), 60, 30.0, False)
+RACE_ARGS = (RunKey("race", "key", TrainSpec()), "random words", TEXT, TrainSpec(), 60, 30.0, False)
 
 
 # -- the same figures as in-process -----------------------------------------------------------
@@ -303,7 +305,7 @@ def test_results_cross_the_pipe_unchanged_frozen_dataclasses_included():
     from bpe import pretokenize
     from ui.pool import Pickler
 
-    trace = jobs.trace_of(pretokenize(TEXT, pattern="gpt2"), 30, "heap", 60.0, lambda progress: None, time.perf_counter())
+    trace = jobs.trace_of(pretokenize(TEXT, pattern="gpt2"), 30, TrainSpec(), 60.0, lambda progress: None, time.perf_counter())
     buffer = io.BytesIO()
     Pickler(buffer, protocol=pickle.HIGHEST_PROTOCOL).dump(trace)
     back = pickle.loads(buffer.getvalue())

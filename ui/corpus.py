@@ -1,33 +1,21 @@
-"""Corpora the class can pick, their checks, and the work built on them: traces, trainings, replays.
+"""Corpora the class can pick: the presets, the standard library's prose, and the checks of a pasted or uploaded text.
 
-The work is immutable and shared between sessions, keyed on small values (a
-content digest, settings), never on the text itself; what a session is looking
-at lives in its own state. Training runs happen in the server's worker pool
-(ui/pool.py, ui/jobs.py), outside the server's interpreter, except on corpora
-small enough to fit on a slide; while one runs, the page shows its progress.
+Not here: the work built on a corpus (traces, trainings, replays: ui/runs.py).
+A corpus is named by its content digest, which is what the runs are keyed on.
 """
 
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import streamlit as st
 
-from bpe import PreTokens, Training, pretokenize
 from bpe.corpora import SEPARATOR, stdlib_prose
-from bpe.threshold import Replay
-from bpe.tokenizer import Tokenizer
-
-from . import jobs, work
-from .jobs import Trace
-from .pool import Status
 
 MAX_UPLOAD_BYTES = 5_000_000
 STDLIB_BYTES = 2_000_000
 HELD_OUT_BYTES = 400_000  # stdlib prose after the training slice, never trained on
-TRACE_SECONDS = 30.0  # a trace with detail stops here rather than hold a worker
-TRACE_MERGES = 5_000  # and here: each merge keeps ~10 KB of detail, and a class steps through far fewer
 
 
 @dataclass(frozen=True)
@@ -109,182 +97,3 @@ def check_text(name: str, data: bytes) -> str | None:
     if b"\x00" in head or head.decode("utf-8", "replace").count("\ufffd") > len(head) * 3 // 10:
         return f"{name} looks like a binary file, not text (it has NUL bytes or is mostly invalid UTF-8)."
     return None
-
-
-# ---------------------------------------------------------------------------
-# cached work, shared between sessions (inputs are never mutated)
-
-
-@st.cache_resource(max_entries=16, show_spinner="Pre-tokenizing…")
-def pretokenized(key: str, pattern: str, specials: tuple[str, ...], keep_sequence: bool, _data: bytes) -> PreTokens:
-    return pretokenize(_data, pattern=pattern, special_tokens=specials, keep_sequence=keep_sequence)
-
-
-def pretokenized_for(settings, keep_sequence: bool = False) -> PreTokens:
-    """pretokenized() for the sidebar's settings (a ui.sidebar.Settings)."""
-    return pretokenized(settings.key, settings.pattern, settings.specials, keep_sequence, settings.corpus.data)
-
-
-# ---------------------------------------------------------------------------
-# training runs, built in the server's worker pool (ui/work.py) and shared by every session
-
-INLINE_BYTES = 10_000  # a corpus this small is trained in the session's own thread: starting a process would cost more
-WAIT_S = 0.5  # a page waits this long for a new run to finish before it shows progress instead
-ROUND = 250  # runs are built for a multiple of this many merges, so nudging the vocab size up reuses them
-POLL_S = 1.0  # how often a page waiting for its run looks again: a class waiting together costs 30 polls a second
-
-
-def trace_for(settings) -> Trace:
-    """The step-through trace (every merge with detail) for a ui.sidebar.Settings, built once and shared.
-
-    A trace of more merges serves fewer: the first k merges and their detail do
-    not depend on the merges after them, so a smaller vocab size is a prefix of a
-    trace already built, and a larger one is built once, rounded up to ROUND.
-    When the trace is not ready, this draws its progress (and what to pick to
-    get it sooner) and stops the page; the page reruns by itself when it is ready.
-    """
-    wanted = min(settings.num_merges, TRACE_MERGES)
-    family = ("trace", settings.key, settings.pattern, settings.specials, settings.algorithm, settings.tie_break)
-    ready = _covering(family, wanted)
-    if ready is None:
-        small = _small(settings)
-        build = wanted if small else _rounded(wanted, TRACE_MERGES)
-        args = (settings.corpus.data, settings.pattern, settings.specials, build, settings.algorithm, TRACE_SECONDS, settings.tie_break)
-        ready = _result("trace", family + (build,), jobs.trace, *args, small=small, draw=lambda s: _tracing(settings, s, family, build))
-    if len(ready.events) < wanted:
-        reason = ready.stop_reason  # it stopped early: no pairs left, or the time budget
-    elif wanted < settings.num_merges:
-        reason = f"the step-through shows the first {TRACE_MERGES:,} merges"
-    else:
-        reason = "vocab_size"
-    if len(ready.events) <= wanted and reason == ready.stop_reason:
-        return ready
-    return prefix(family, wanted, reason, len(ready.events), ready)
-
-
-@st.cache_resource(max_entries=32)
-def prefix(family: tuple, wanted: int, reason: str, built: int, _run):
-    """The first `wanted` merges of a longer run, made once: every session gets the same object (pages cache on it)."""
-    return replace(_run, events=_run.events[:wanted], stop_reason=reason)
-
-
-def trained_for(settings) -> Training:
-    """The run with no threshold and no detail for a ui.sidebar.Settings, built once and shared (a longer one's prefix serves)."""
-    wanted = settings.num_merges
-    family = ("train", settings.key, settings.pattern, settings.specials, settings.tie_break)
-    ready = _covering(family, wanted)
-    if ready is None:
-        small = _small(settings)
-        build = wanted if small else _rounded(wanted)
-        args = (settings.corpus.data, settings.pattern, settings.specials, build, settings.tie_break)
-        ready = _result("train", family + (build,), jobs.training, *args, small=small, draw=lambda s: _training(settings, s, build))
-    if len(ready.events) > wanted:
-        return prefix(family, wanted, "vocab_size", len(ready.events), ready)
-    return ready
-
-
-def tokenizer_for(settings) -> Tokenizer:
-    """The tokenizer trained_for(settings) made, with each merge's count."""
-    return tokenizer(settings.key, settings.pattern, settings.specials, settings.num_merges, settings.tie_break, trained_for(settings))
-
-
-def replays_for(settings, test_name: str, test_data: bytes) -> tuple[Replay, Replay]:
-    """The test text and the training text, each encoded once with every merge of trained_for(settings)."""
-    merges = tuple(trained_for(settings).merges)
-    key = ("replays", test_name, settings.key, settings.pattern, settings.specials, settings.tie_break, len(merges))
-    texts = (test_data, settings.corpus.data)
-    small = max(map(len, texts)) <= INLINE_BYTES
-    draw = lambda status: _busy(status, "Encoding the texts once with every merge, so the slider needs no re-encoding…")  # noqa: E731
-    return _result("replays", key, jobs.replays, merges, settings.specials, settings.pattern, texts, small=small, draw=draw)
-
-
-@st.cache_resource(max_entries=8)
-def tokenizer(key: str, pattern: str, specials: tuple[str, ...], num_merges: int, tie_break: str, _training: Training) -> Tokenizer:
-    return Tokenizer.from_training(_training, pattern)
-
-
-def _small(settings) -> bool:
-    return len(settings.corpus.data) <= INLINE_BYTES
-
-
-def _rounded(n: int, cap: int = 1_000_000) -> int:
-    """n rounded up to a multiple of ROUND, at most cap (and never below n): 1,003 -> 1,250."""
-    return max(n, min(cap, -(-n // ROUND) * ROUND))
-
-
-def _covering(family: tuple, wanted: int):
-    """A finished run of this family that holds the first `wanted` merges (or every merge it could make), or None."""
-    runs = [run for key, run in work.pool().find(lambda key: isinstance(key, tuple) and key[:-1] == family)]
-    covering = [run for run in runs if len(run.events) >= wanted or run.stop_reason != "vocab_size"]
-    return min(covering, key=lambda run: len(run.events), default=None)
-
-
-def _result(purpose: str, key: tuple, fn, *args, small: bool, draw):
-    """fn's result for key: computed in this thread when small, else in a worker.
-
-    Waits WAIT_S for a new run; after that, draws its progress with draw(status)
-    in a polling fragment and stops the page, which reruns when the run has ended.
-    """
-    status = work.ask(purpose, key, fn, *args, lane="short", inline=small)
-    if not status.ended:
-        status = work.pool().wait(key, WAIT_S)
-    if status.state == "done":
-        return status.result
-    if status.state == "failed":
-        st.error(status.error)
-        st.stop()
-    work.follow(key, draw, every=POLL_S)
-    st.stop()
-
-
-def _busy(status: Status, doing: str) -> None:
-    st.info(work.waiting(status, "This run") or doing)
-
-
-def _training(settings, status: Status, build: int) -> None:
-    done = status.progress.merges if status.progress else 0
-    where = f"{settings.corpus.name} ({len(settings.corpus.data) / 1e6:.1f} MB)"
-    _busy(
-        status,
-        f"Training once on {where} in a worker process: {done:,} of {build:,} merges…"
-        if done
-        else f"Pre-tokenizing {where} in a worker process…",
-    )
-
-
-def _tracing(settings, status: Status, family: tuple, build: int) -> None:
-    """What the step page shows while its trace is built: how far, how fast, and what to pick instead."""
-    algorithm = settings.algorithm
-    if status.state == "queued":
-        st.info(work.waiting(status, "This trace"))
-    else:
-        built = status.progress or jobs.Built(0, status.seconds)
-        rate = built.merges / built.seconds if built.seconds > 0.5 else 0.0
-        share = max(built.merges / max(build, 1), built.seconds / TRACE_SECONDS)
-        if built.merges:
-            text = f"Training `{algorithm}` with detail in a worker process: {built.merges:,} of {build:,} merges ({rate:,.0f} merges/s)…"
-        else:
-            text = f"Pre-tokenizing and counting pairs for `{algorithm}` in a worker process…"
-        st.progress(min(share, 1.0), text=text)
-    shorter = _longest(family)
-    if shorter:
-        vocab = 256 + shorter + len(settings.specials)
-        st.info(f"The first {shorter:,} merges are ready: a vocab size of {vocab:,} shows them at once.")
-    if algorithm != "heap":
-        st.info(
-            f"All four algorithms make the same merges; they differ in the work each merge costs. `heap` is the fast one: "
-            f"it traces {build:,} merges of this corpus within seconds, while `{algorithm}` {SLOW[algorithm]} "
-            f"A trace stops after {TRACE_SECONDS:.0f} s. **Pick heap in the sidebar to step through every merge now.**"
-        )
-
-
-SLOW = {
-    "naive": "recounts every pair of every word before each merge.",
-    "positions": "first links every occurrence of every pre-token, then scans all pairs for the best one at each merge.",
-    "parent_set": "scans all pairs for the best one at each merge.",
-}
-
-
-def _longest(family: tuple) -> int:
-    """The most merges a finished run of this family holds (0 if none)."""
-    return max((len(run.events) for key, run in work.pool().find(lambda key: isinstance(key, tuple) and key[:-1] == family)), default=0)

@@ -25,9 +25,10 @@ from bpe import PreTokens, Training, pretokenize, train
 from bpe import race as R
 from bpe.corpora import END_OF_TEXT
 from bpe.events import MergeEvent
+from bpe.spec import DEFAULT, TrainSpec
 from bpe.threshold import Replay, replay, sample_of
 from bpe.tokenizer import Tokenizer
-from bpe.train import steps
+from bpe.train import keeps_sequence, steps
 from bpe.trainer import paused_gc
 
 from .render import show_pair
@@ -37,14 +38,34 @@ Report = Callable[[Any], None]
 
 
 # ---------------------------------------------------------------------------
-# what jobs hand back
+# what jobs hand back, and what they are keyed on
+
+
+@dataclass(frozen=True)
+class RunKey:
+    """What a run in the pool is, so that sessions asking for the same one share it, and a longer one serves a shorter.
+
+    RunKey("trace", digest, spec, 1000) is the step page's trace of the corpus
+    with that digest under spec, built for 1,000 merges; `family` is the same
+    without the size, which is how a longer run's prefix is found.
+    """
+
+    purpose: str  # "trace", "train", "replays", "race", "sweep"
+    corpus: str  # the corpus's content digest (ui.corpus.digest), never its text
+    spec: TrainSpec
+    merges: int = 0  # how many merges the run was built for
+    extra: tuple = ()  # anything else the run depends on: a race's budget, the replayed text's name
+
+    @property
+    def family(self) -> RunKey:
+        return replace(self, merges=0)
 
 
 @dataclass(frozen=True)
 class RaceRecord:
     """A race as the page shows it: reported while it runs, kept per session when it ends."""
 
-    key: tuple  # what it was run on: see ui.race_views.race_key
+    key: RunKey  # what it was run on: see ui.race_views.race_key
     corpus_label: str
     n_bytes: int
     num_merges: int
@@ -56,7 +77,11 @@ class RaceRecord:
     references: tuple[ReferenceCheck, ...] = ()  # HuggingFace and rustbpe, when asked for and installed
     reference_note: str = ""  # why a reference is missing (numbers and fixed names only: shown as markdown)
     doing: str = ""  # what the run is doing now, when that is not racing
-    tie_break: str = "cs336"  # the rule the four trainers raced under
+    spec: TrainSpec = DEFAULT  # the settings the four trainers raced under
+
+    @property
+    def tie_break(self) -> str:
+        return self.spec.tie_break
 
 
 @dataclass(frozen=True)
@@ -130,19 +155,9 @@ class Throttle:
 
 
 def race(
-    key: tuple,
-    label: str,
-    data: bytes,
-    pattern: str,
-    specials: tuple[str, ...],
-    num_merges: int,
-    budget_s: float,
-    with_references: bool,
-    tie_break: str = "cs336",
-    *,
-    report: Report,
+    key: RunKey, label: str, data: bytes, spec: TrainSpec, num_merges: int, budget_s: float, with_references: bool, *, report: Report
 ) -> RaceRecord:
-    """The four trainers taking turns on one pre-tokenized corpus under tie_break; then, if asked, the Rust references."""
+    """The four trainers taking turns on one pre-tokenized corpus under spec; then, if asked, the Rust references."""
     record = RaceRecord(
         key,
         label,
@@ -153,17 +168,17 @@ def race(
         (),
         "running",
         doing="Pre-tokenizing once for all four trainers…",
-        tie_break=tie_break,
+        spec=spec,
     )
     report(record)
-    prepared = R.prepare(data, pattern=pattern, special_tokens=specials)
+    prepared = R.prepare(data, spec)
     record = replace(record, n_bytes=prepared.corpus.n_bytes, prep_seconds=prepared.seconds, clock_overhead_s=R.clock_overhead(), doing="")
     throttle = Throttle(report)
-    for results in R.race(prepared.corpus, num_merges, budget_s, tie_break=tie_break):
+    for results in R.race(prepared.corpus, num_merges, budget_s, spec=spec):
         record = replace(record, results=results)
         throttle(record)  # between turns: every trainer's clock is stopped
     if with_references:
-        record = references(record, data, pattern, specials, prepared, report)
+        record = references(record, data, prepared, report)
     return replace(record, status="finished", doing="")
 
 
@@ -173,15 +188,13 @@ REFERENCES = {  # tool -> (is it installed, train it, its name in a sentence)
 }
 
 
-def references(
-    record: RaceRecord, data: bytes, pattern: str, specials: tuple[str, ...], prepared: R.Prepared, report: Report
-) -> RaceRecord:
+def references(record: RaceRecord, data: bytes, prepared: R.Prepared, report: Report) -> RaceRecord:
     """Each installed Rust reference, trained on the same text and checked against ours under its own rule and under cs336.
 
     Ours is the heap trainer (the race shows the four agree), run once per rule
     needed; the race's own heap run serves for its rule when it was not cut off.
     """
-    if pattern != "gpt2":
+    if record.spec.pretokenizer != "gpt2":
         return replace(record, reference_note="The Rust references use GPT-2's pre-tokenizer; choose the gpt2 pre-tokenizer to add them.")
     installed = [tool for tool, (available, _, _) in REFERENCES.items() if available()]
     missing = [REFERENCES[tool][2] for tool in REFERENCES if tool not in installed]
@@ -198,10 +211,12 @@ def references(
         _, train_it, name = REFERENCES[tool]
         rule = R.REFERENCE_RULES[tool]
         report(replace(record, doing=f"Training {name} as a reference, and ours under its tie-break rule…"))
-        theirs = train_it(text, record.num_merges, tuple(specials))
+        theirs = train_it(text, record.num_merges, record.spec.special_tokens)
         for needed in (rule, "cs336"):
             if needed not in ours:
-                run = R.run_timed(prepared.corpus, "heap", record.num_merges, max(record.budget_s, 30.0), tie_break=needed)
+                run = R.run_timed(
+                    prepared.corpus, "heap", record.num_merges, max(record.budget_s, 30.0), spec=record.spec.but(tie_break=needed)
+                )
                 ours[needed] = replace(run, algorithm=f"ours ({needed})")  # subtle: first_difference tells runs apart by this name
         checks.append(check_reference(theirs, rule, name, ours[rule], ours["cs336"], prepared))
         record = replace(record, references=tuple(checks))
@@ -248,9 +263,7 @@ def check_reference(
     return ReferenceCheck(theirs, rule, True, note, cs336_note, rows)
 
 
-def sweep(
-    label: str, data: bytes, pattern: str, specials: tuple[str, ...], num_merges: int, budget_s: float, *, report: Report
-) -> SweepRecord:
+def sweep(label: str, data: bytes, spec: TrainSpec, num_merges: int, budget_s: float, *, report: Report) -> SweepRecord:
     """Every trainer on six growing prefixes of data (bpe.race.scaling_sweep), one point at a time."""
     record = SweepRecord(label, tuple(R.sweep_sizes(len(data))), num_merges, budget_s, (), "running", "Pre-tokenizing the first size…")
     report(record)
@@ -260,7 +273,7 @@ def sweep(
         doing = f"{n_bytes / 1e6:.2f} MB: {result.algorithm}, {len(result.merges):,} of {num_merges:,} merges in {result.total:.2f} s"
         throttle(replace(record, doing=doing))
 
-    for point in R.scaling_sweep(data, record.sizes, num_merges, budget_s, pattern=pattern, special_tokens=specials, on_progress=tick):
+    for point in R.scaling_sweep(data, record.sizes, num_merges, budget_s, spec, on_progress=tick):
         record = replace(record, points=record.points + (point,), doing=f"{point.n_bytes / 1e6:.2f} MB: {point.result.algorithm} done")
         throttle(record, now=True)
     return replace(record, status="finished", doing="")
@@ -285,31 +298,19 @@ def speedup(data: bytes, size: int, *, report: Report) -> SpeedupRecord:
 # the step-through, threshold and tokenize pages
 
 
-def trace(
-    data: bytes,
-    pattern: str,
-    specials: tuple[str, ...],
-    num_merges: int,
-    algorithm: str,
-    budget_s: float,
-    tie_break: str = "cs336",
-    *,
-    report: Report,
-) -> Trace:
-    """Every merge with detail, up to num_merges or budget_s seconds, ties broken by tie_break; reports Built as it goes."""
+def trace(data: bytes, spec: TrainSpec, num_merges: int, budget_s: float, *, report: Report) -> Trace:
+    """Every merge with detail under spec, up to num_merges or budget_s seconds; reports Built as it goes."""
     start = perf_counter()
-    corpus = pretokenize(data, pattern=pattern, special_tokens=specials, keep_sequence=algorithm == "positions")
-    return trace_of(corpus, num_merges, algorithm, budget_s, report, start, tie_break)
+    corpus = pretokenize(data, pattern=spec.pretokenizer, special_tokens=spec.special_tokens, keep_sequence=keeps_sequence(spec))
+    return trace_of(corpus, num_merges, spec, budget_s, report, start)
 
 
-def trace_of(
-    corpus: PreTokens, num_merges: int, algorithm: str, budget_s: float, report: Report, start: float, tie_break: str = "cs336"
-) -> Trace:
+def trace_of(corpus: PreTokens, num_merges: int, spec: TrainSpec, budget_s: float, report: Report, start: float) -> Trace:
     """trace() on a corpus pre-tokenized already (the app does this in-process for tiny corpora)."""
     throttle = Throttle(report)
     kept = []
     with paused_gc():
-        trainer, events = steps(corpus, num_merges, algorithm=algorithm, detail=True, tie_break=tie_break)
+        trainer, events = steps(corpus, num_merges, spec, detail=True)
         for event in events:
             kept.append(event)
             seconds = perf_counter() - start
@@ -320,21 +321,19 @@ def trace_of(
     return Trace(tuple(kept), trainer.stop_reason, perf_counter() - start, len(corpus.counts))
 
 
-def training(
-    data: bytes, pattern: str, specials: tuple[str, ...], num_merges: int, tie_break: str = "cs336", *, report: Report
-) -> Training:
-    """Every merge up to num_merges with no threshold and no detail (heap: all four give the same merges), ties broken by tie_break."""
+def training(data: bytes, spec: TrainSpec, num_merges: int, *, report: Report) -> Training:
+    """Every merge up to num_merges under spec with no detail (its trainer: all four give the same merges)."""
     start = perf_counter()
-    corpus = pretokenize(data, pattern=pattern, special_tokens=specials)
+    corpus = pretokenize(data, pattern=spec.pretokenizer, special_tokens=spec.special_tokens, keep_sequence=keeps_sequence(spec))
     throttle = Throttle(report)
 
     def made(event: MergeEvent) -> None:
         throttle(Built(event.rank + 1, perf_counter() - start))
 
-    return train(corpus, num_merges, algorithm="heap", special_tokens=specials, on_merge=made, tie_break=tie_break)
+    return train(corpus, num_merges, spec, on_merge=made)
 
 
-def replays(merges: tuple, specials: tuple[str, ...], pattern: str, texts: tuple[bytes, ...], *, report: Report) -> tuple[Replay, ...]:
+def replays(merges: tuple, spec: TrainSpec, texts: tuple[bytes, ...], *, report: Report) -> tuple[Replay, ...]:
     """Each text encoded once with every merge, as bpe.threshold.replay keeps it."""
-    tokenizer = Tokenizer.from_merges(list(merges), specials, pattern)
-    return tuple(replay(tokenizer, sample_of(data, pattern, specials)) for data in texts)
+    tokenizer = Tokenizer.from_merges(list(merges), spec.special_tokens, spec.pretokenizer)
+    return tuple(replay(tokenizer, sample_of(data, spec.pretokenizer, spec.special_tokens)) for data in texts)

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from bpe.events import MergeEvent
 from bpe.rule import merge_word
+from bpe.spec import TrainSpec
 
 from . import corpus as corpora
 from .quiz import greater_because
@@ -42,13 +43,8 @@ def settings() -> Settings:
     """The sidebar-independent settings of the lesson's run: the textbook preset as the preset defines it."""
     source = corpora.SOURCES[PRESET]
     data = source.text.encode("utf-8")
-    return Settings(
-        corpus=corpora.Corpus(source.label, data, corpora.digest(data)),
-        pattern=source.pattern,
-        specials=parse_specials(source.specials),
-        num_merges=source.merges,
-        algorithm=ALGORITHM,
-    )
+    spec = TrainSpec(pretokenizer=source.pattern, special_tokens=parse_specials(source.specials), algorithm=ALGORITHM)
+    return Settings(corpora.Corpus(source.label, data, corpora.digest(data)), spec, source.merges)
 
 
 # ---------------------------------------------------------------------------

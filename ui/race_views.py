@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 import os
+from dataclasses import replace
 
 import altair as alt
 import pandas as pd
@@ -23,10 +24,11 @@ from bpe import ALGORITHMS
 from bpe import race as R
 from bpe.corpora import END_OF_TEXT
 from bpe.events import WORK_NAMES
+from bpe.spec import DEFAULT, TrainSpec
 
 from . import corpus as corpora
 from . import jobs, work
-from .jobs import RaceRecord, SpeedupRecord, SweepRecord
+from .jobs import RaceRecord, RunKey, SpeedupRecord, SweepRecord
 from .pool import Status
 from .render import show_pair
 
@@ -55,15 +57,17 @@ def _colour(field: str = "algorithm:N") -> alt.Color:
 # the race
 
 
-def race_key(settings) -> tuple:
-    return (settings.key, settings.pattern, settings.specials, settings.num_merges, settings.tie_break)
+def race_key(settings) -> RunKey:
+    """What a race is run on: every trainer races, so the sidebar's algorithm is not part of it."""
+    return RunKey("race", settings.key, settings.spec.but(algorithm=DEFAULT.algorithm), settings.num_merges)
 
 
 def start_race(settings, budget_s: float, with_references: bool) -> None:
     """Ask the pool for this race; sessions asking for the same corpus, settings and budget share one run."""
-    key = ("race", *race_key(settings), budget_s, with_references)
-    args = (race_key(settings), settings.corpus.name, settings.corpus.data, settings.pattern, settings.specials)
-    work.ask("race", key, jobs.race, *args, settings.num_merges, budget_s, with_references, settings.tie_break)
+    race = race_key(settings)
+    key = replace(race, extra=(budget_s, with_references))
+    args = (race, settings.corpus.name, settings.corpus.data, race.spec, settings.num_merges, budget_s, with_references)
+    work.ask("race", key, jobs.race, *args)
     st.session_state["failed"].pop("race", None)
 
 
@@ -345,17 +349,17 @@ def complexity_table(record: RaceRecord | None) -> None:
 # scaling
 
 
-def sweep_data(source: str, settings) -> tuple[str, bytes, str, tuple[str, ...]]:
-    """(label, bytes, pattern, special tokens) of the corpus to sweep."""
+def sweep_data(source: str, settings) -> tuple[str, bytes, TrainSpec]:
+    """(label, bytes, spec) of the corpus to sweep."""
     if source == "current" and not isinstance(settings, str):
-        return settings.corpus.name, settings.corpus.data, settings.pattern, settings.specials
-    return "stdlib prose (2 MB)", corpora.stdlib_bytes(), "gpt2", (END_OF_TEXT,)
+        return settings.corpus.name, settings.corpus.data, settings.spec.but(algorithm=DEFAULT.algorithm)
+    return "stdlib prose (2 MB)", corpora.stdlib_bytes(), TrainSpec(special_tokens=(END_OF_TEXT,))
 
 
 def start_sweep(source: str, settings, num_merges: int, budget_s: float) -> None:
-    label, data, pattern, specials = sweep_data(source, settings)
-    key = ("sweep", corpora.digest(data), pattern, specials, num_merges, budget_s)
-    work.ask("sweep", key, jobs.sweep, label, data, pattern, specials, num_merges, budget_s)
+    label, data, spec = sweep_data(source, settings)
+    key = RunKey("sweep", corpora.digest(data), spec, num_merges, (budget_s,))
+    work.ask("sweep", key, jobs.sweep, label, data, spec, num_merges, budget_s)
     st.session_state["failed"].pop("sweep", None)
 
 

@@ -9,7 +9,8 @@ import streamlit as st
 from bpe import ALGORITHMS, PATTERNS
 from bpe.pretokenize import PATTERN_HELP
 from bpe.rule import RULES
-from bpe.train import check_settings
+from bpe.spec import TrainSpec
+from bpe.train import check_spec
 
 from . import corpus as corpora
 from .preset_notes import preset_note
@@ -22,16 +23,31 @@ TIE_HELP = (
 
 @dataclass(frozen=True)
 class Settings:
+    """What the sidebar set up: the corpus, how to train on it (a bpe TrainSpec), and how many merges."""
+
     corpus: corpora.Corpus
-    pattern: str
-    specials: tuple[str, ...]
+    spec: TrainSpec
     num_merges: int
-    algorithm: str
-    tie_break: str = "cs336"  # a key of bpe.rule.RULES; the guided lesson keeps the default
 
     @property
     def key(self) -> str:
         return self.corpus.digest
+
+    @property
+    def pattern(self) -> str:
+        return self.spec.pretokenizer
+
+    @property
+    def specials(self) -> tuple[str, ...]:
+        return self.spec.special_tokens
+
+    @property
+    def algorithm(self) -> str:
+        return self.spec.algorithm
+
+    @property
+    def tie_break(self) -> str:
+        return self.spec.tie_break  # a key of bpe.rule.RULES; the guided lesson keeps the default
 
 
 def apply_preset(key: str) -> None:
@@ -135,21 +151,17 @@ def render() -> Settings | str:
         rule = RULES[st.selectbox("Tie-break rule", list(RULES), key="tie_break", help=TIE_HELP)]
         st.caption(f"Ties go to {rule.prefers}, as {rule.tool} does.")
 
-        specials = parse_specials(st.session_state["specials"])
+        spec = TrainSpec(
+            pretokenizer=st.session_state["pattern"],
+            special_tokens=parse_specials(st.session_state["specials"]),
+            tie_break=st.session_state["tie_break"],
+            algorithm=st.session_state["algorithm"],
+        )
         try:
-            num_merges = check_settings(
-                int(st.session_state["vocab_size"]), specials, st.session_state["algorithm"], 1, st.session_state["tie_break"]
-            )
+            num_merges = check_spec(spec, int(st.session_state["vocab_size"]))
         except ValueError as e:
             return str(e)
-        st.caption(f"{st.session_state['vocab_size']:,} = 256 bytes + {num_merges:,} merges + {len(specials)} special")
+        st.caption(f"{st.session_state['vocab_size']:,} = 256 bytes + {num_merges:,} merges + {len(spec.special_tokens)} special")
     if problem:
         return problem
-    return Settings(
-        corpus=corpora.Corpus(source.label, data, _digest(data)),
-        pattern=st.session_state["pattern"],
-        specials=specials,
-        num_merges=num_merges,
-        algorithm=st.session_state["algorithm"],
-        tie_break=st.session_state["tie_break"],
-    )
+    return Settings(corpora.Corpus(source.label, data, _digest(data)), spec, num_merges)

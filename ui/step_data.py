@@ -2,8 +2,8 @@
 
 A class steps through the same trace, so the first click on merge k builds its
 views (ui.views.merge_view) and every later click on it, from any session, is
-a cache lookup. Keys are small: the trace's settings tuple (corpus digest,
-pattern, special tokens, merges asked for, algorithm), the trace's length n
+a cache lookup. Keys are small: the trace's RunKey (corpus digest, TrainSpec,
+merges asked for), the trace's length n
 (a time limit can end a trace early) and k. The trace itself is passed
 unhashed (the leading underscore), as ui.corpus does.
 
@@ -21,8 +21,7 @@ from bpe.events import MergeEvent
 from bpe.tokenizer import Tokenizer
 
 from . import views
-
-TraceKey = tuple  # (digest, pattern, specials, num_merges, algorithm, tie_break)
+from .jobs import RunKey
 
 
 @dataclass(frozen=True)
@@ -35,9 +34,9 @@ class TraceViews:
 
 
 @st.cache_resource(max_entries=8, show_spinner=False)
-def trace_views(trace_key: TraceKey, n: int, _events: tuple[MergeEvent, ...]) -> TraceViews:
+def trace_views(trace_key: RunKey, n: int, _events: tuple[MergeEvent, ...]) -> TraceViews:
     """Built once per trace."""
-    _, pattern, specials, _, _, _ = trace_key
+    pattern, specials = trace_key.spec.pretokenizer, trace_key.spec.special_tokens
     counts = [e.count for e in _events]
     return TraceViews(
         tokenizer=Tokenizer.from_merges([(e.left, e.right) for e in _events], specials, pattern),
@@ -47,13 +46,13 @@ def trace_views(trace_key: TraceKey, n: int, _events: tuple[MergeEvent, ...]) ->
 
 
 @st.cache_resource(max_entries=3000, show_spinner=False)
-def merge_view(trace_key: TraceKey, n: int, k: int, _events: tuple[MergeEvent, ...]) -> views.MergeView:
+def merge_view(trace_key: RunKey, n: int, k: int, _events: tuple[MergeEvent, ...]) -> views.MergeView:
     """Merge k's views (1-based), built once per (trace, merge) and shared by every session.
 
     A tied merge's table of what each rule would take needs the merges before it
     (they give the tokens their ids): an O(k) step, done here once, not per click.
     """
-    _, _, specials, _, algorithm, tie_break = trace_key
+    specials, algorithm, tie_break = trace_key.spec.special_tokens, trace_key.spec.algorithm, trace_key.spec.tie_break
     event = _events[k - 1]
     before = [(e.left, e.right) for e in _events[: k - 1]] if event.tie else ()
     return views.merge_view(event, k, n, 256 + k + len(specials), algorithm, tie_break=tie_break, before=before, specials=len(specials))
