@@ -78,7 +78,7 @@ with ask:
     made = [(e.left, e.right) for e in events[: k - 1]]
     recent = ", ".join(show_pair(a, b) for a, b in made[-5:])
     so_far = (f"{'…, ' if len(made) > 5 else ''}{views.plain(recent)}") if made else "none"
-    st.caption(f"Question {number} of {len(asked)} · merges so far: {so_far}")
+    st.caption(f"Question {number:,} of {len(asked):,} · merges so far: {so_far}")
     if st.session_state["quiz_mode"] == "easier":
         common, different = most_frequent(settings.key, settings.pattern, settings.specials, runs.pretokenized_for(settings).counts)
         rows = split_words(common, made)
@@ -87,16 +87,26 @@ with ask:
     else:
         st.caption("Counts hidden: which of these pairs occurs most often in the corpus, split as the merges so far have split it?")
     grid = st.container(key="quiz-options").columns(2)
+    marks = {}
     for i, option in enumerate(q.options):
-        mark = "" if answer is None else "✔" if option.pair == q.winner.pair else "✘" if option.pair == answer.pick else ""
+        marks[i] = views.option_mark(option.pair, q.winner.pair, answer.pick if answer else None)
         grid[i % 2].button(
-            views.option_label(option, mark),
+            views.option_label(option, views.MARK_WORDS.get(marks[i], "")),
             key=f"quiz_option_{i}",
             on_click=pick,
             args=(q.id, option.pair, option.pair == q.winner.pair),
             disabled=answer is not None,
             width="stretch",
         )
+    if answer is not None:
+        st.html(views.option_colours(marks))  # right green, a wrong pick red, the rest faded: colour and a word
+        later = [m for m in asked if m > k]
+        b1, b2 = st.columns(2)  # here, under the options: on the first screen of a projector
+        if later:
+            b1.button("Next question ▶", on_click=go_to, args=(later[0],), type="primary", width="stretch")
+        else:
+            b1.success(f"That was the last question: {right} of {right + wrong} right.")
+        b2.button("Start over", on_click=start_over, width="stretch")
 
 with reply:
     if answer is None:
@@ -105,13 +115,6 @@ with reply:
         why = quiz.explain(q, answer.pick, settings.tie_break, made, len(settings.specials))
         st.html(views.verdict(q, answer.pick, why))
         st.html(views.reveal(q, answer.pick))
-        later = [m for m in asked if m > k]
-        b1, b2 = st.columns(2)
-        if later:
-            b1.button("Next question ▶", on_click=go_to, args=(later[0],), type="primary", width="stretch")
-        else:
-            b1.success(f"That was the last question: {right} of {right + wrong} right.")
-        b2.button("Start over", on_click=start_over, width="stretch")
         source = st.session_state["source"]
         if corpora.SOURCES[source].text or source == "stdlib":
             st.page_link("pages/step.py", label=f"See merge {k} on the step page", query_params={"corpus": source, "merge": str(k)})

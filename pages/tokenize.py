@@ -183,7 +183,9 @@ def next_to_real() -> None:
             placeholder="e.g.  the",
         )
         frame, found = real.merges_frame(other, query)
-        st.dataframe(frame, hide_index=True, width="stretch", height=320)
+        # a table whose type the app sizes (a dataframe is a canvas at 15.75 px), numbers with separators
+        shown = frame.assign(**{c: frame[c].map("{:,}".format) for c in ("rank", "id", "count") if c in frame.columns})
+        st.table(shown, hide_index=True, height=min(420, 45 + 38 * len(shown)))
         shown = f"; showing the first {len(frame):,}" if found > len(frame) else ""
         st.caption(f"{found:,} merges{' match' if query else ''}{shown}. Rank 1 is the first merge made.")
         if not result.has_counts:

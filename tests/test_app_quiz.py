@@ -16,7 +16,7 @@ def app():
 def options(at) -> dict[str, object]:
     """The option buttons by what a student reads on them: 'D s + t' -> button."""
     buttons = [b for b in at.button if (b.key or "").startswith("quiz_option_")]
-    return {re.sub(r"\\(.)", r"\1", b.label).replace("**", "").rstrip(" ✔✘"): b for b in buttons}
+    return {re.sub(r" (✔ right|✘ your pick)$", "", re.sub(r"\\(.)", r"\1", b.label).replace("**", "")): b for b in buttons}
 
 
 def answer(at, pair: str):
@@ -58,8 +58,12 @@ def test_the_runner_up_pick_is_told_it_lost_on_the_bytes(app):
     text = shown(app)
     assert "✘ Not this time: s + t merges next." in text
     assert "Your pick, e + s, has the same count and lost on the bytes." in text
-    marks = {label.split(" ", 1)[1]: b.label[-1] for label, b in options(app).items()}
-    assert marks["s + t"] == "✔" and marks["e + s"] == "✘"  # the buttons say it too
+    marks = {label.split(" ", 1)[1]: b.label for label, b in options(app).items()}
+    assert marks["s + t"].endswith("✔ right") and marks["e + s"].endswith("✘ your pick")  # the buttons say it in words too
+    colours = shown(app)
+    right = next(b.key for label, b in options(app).items() if label.endswith("s + t"))
+    wrong = next(b.key for label, b in options(app).items() if label.endswith("e + s"))
+    assert f".st-key-{right} button{{background:#c8f0cf" in colours and f".st-key-{wrong} button{{background:#fde2e4" in colours
 
 
 def test_under_the_rustbpe_rule_e_s_wins_the_first_tie_and_the_ids_say_why():

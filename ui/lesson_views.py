@@ -24,7 +24,7 @@ CSS = (
 <style>
 .lesson{font-size:1.25rem;color:inherit}
 .lesson table{border-collapse:collapse;width:100%;max-width:36rem}
-.lesson th{font-size:.9rem;font-weight:600;text-align:left;opacity:.7;padding:.15rem .5rem}
+.lesson th{font-size:1rem;font-weight:600;text-align:left;opacity:.7;padding:.15rem .5rem}
 .lesson td{padding:.2rem .5rem;border-top:1px solid #8884;vertical-align:middle}
 .lesson td.n{text-align:right;font-variant-numeric:tabular-nums;font-weight:600;white-space:nowrap}
 .lesson .why{font-size:1rem;opacity:.85}
@@ -211,6 +211,33 @@ def unbroken(text: str) -> str:
     return text.replace(" + ", "\u00a0+\u00a0")
 
 
+MARK_WORDS = {"right": "✔ right", "wrong": "✘ your pick"}  # said on the button itself: colour alone is not enough
+
+
+def option_mark(pair, winner, pick) -> str:
+    """How an answered option is marked: 'right' (the winner), 'wrong' (a pick that is not), or '' (also before an answer)."""
+    if pick is None:
+        return ""
+    return "right" if pair == winner else "wrong" if pair == pick else ""
+
+
+def option_colours(marks: dict[int, str]) -> str:
+    """CSS for the answered quiz's option buttons (keys quiz_option_i): right green, a wrong pick red, the rest faded.
+
+    subtle: answered options are disabled buttons, which Streamlit draws pale grey; these rules win over that.
+    """
+    css = {
+        "right": "background:" + WIN + "!important;border:3px solid #1a7f37!important;opacity:1!important",
+        "wrong": "background:" + PICK + "!important;border:3px solid #c62828!important;opacity:1!important",
+    }
+    rules = "".join(
+        f".st-key-quiz_option_{i} button{{{css[mark]}}}.st-key-quiz_option_{i} button p{{color:#111!important}}"
+        for i, mark in marks.items()
+        if mark in css
+    )
+    return f"<style>{rules}</style>"
+
+
 def option_label(o: Option, mark: str = "") -> str:
-    """'A s + t' as a button label: the letter in bold, the pair's text escaped, then mark (✔ or ✘ once answered)."""
+    """'A s + t' as a button label: the letter in bold, the pair's text escaped, then mark ('✔ right' or '✘ your pick')."""
     return f"**{o.letter}** {plain(o.label)}" + (f" {mark}" if mark else "")

@@ -10,7 +10,8 @@ Also here: the classes of the HTML that ui/render.py and ui/views.py write
 (token chips, the merge card, the pair table, the heap diagram).
 
 Not here: what any page shows; st.dataframe, whose cells are drawn on a canvas
-at 0.875 of the root size (15.75 px) that CSS cannot reach.
+at 0.875 of the root size (15.75 px) that CSS cannot reach: the pages use st.table
+(or their own HTML) for what a class must read.
 """
 
 from __future__ import annotations
@@ -41,6 +42,8 @@ section[data-testid="stSidebar"][data-collapsed="false"]{width:20.8rem !importan
 [data-testid="stAlertContent"] p, [data-testid="stTable"] td, [data-testid="stTable"] th,
 [data-testid="stMarkdownContainer"] td, [data-testid="stMarkdownContainer"] th,
 [data-testid="stFileUploaderDropzoneInstructions"] span, [data-testid="stFileUploaderDropzoneInstructions"] small,
+[data-testid="stCode"] pre, [data-testid="stCode"] code, [data-testid="stCode"] span,
+[data-testid^="stPageLink"] p, [data-testid^="stPageLink"] span:not([data-testid="stIconMaterial"]),
 [data-testid="stHeadingWithActionElements"] + div p, kbd
 {font-size:1rem !important}
 /* a button too narrow for its label grows a line taller rather than cut the label off */

@@ -168,6 +168,27 @@ CLIPPED_JS = """
 """
 
 
+SMALL_TEXT_JS = """
+() => {
+  // text smaller than 18 px in the main view and the sidebar (charts set their own sizes)
+  const small = [];
+  for (const el of document.querySelectorAll('[data-testid="stMain"] *, [data-testid="stSidebar"] *')) {
+    if (!el.offsetParent || el.closest('[data-testid="stVegaLiteChart"], [data-testid="stDataFrame"], svg, canvas')) continue;
+    if (el.closest('[data-testid="stSidebar"][data-collapsed="true"]')) continue;  // folded away (presenter mode)
+    const own = [...el.childNodes].some(n => n.nodeType === 3 && n.textContent.trim());
+    const size = parseFloat(getComputedStyle(el).fontSize);
+    if (own && size < 17.9) small.push(`${size}px: ${el.textContent.trim().slice(0, 40)}`);
+  }
+  return [...new Set(small)];
+}
+"""
+
+
+def small_text(page) -> list[str]:
+    """Texts under 18 px in the main view and the open sidebar (charts set their own sizes)."""
+    return page.evaluate(SMALL_TEXT_JS)
+
+
 def clipped(page) -> list[str]:
     """The texts in the main view and sidebar that are cut off (wider than the box that shows them)."""
     return page.evaluate(CLIPPED_JS)

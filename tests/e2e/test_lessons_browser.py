@@ -1,6 +1,6 @@
 """A student follows the guided lesson to its end and answers quiz questions, on a projector-sized screen."""
 
-from .conftest import clipped, pick, shots, wait_idle
+from .conftest import clipped, pick, shots, small_text, wait_idle
 
 
 def open_page(page, title: str) -> None:
@@ -39,6 +39,7 @@ def look(page, name: str) -> None:
     assert clipped_here(page) == [], name
     assert page.evaluate(BEYOND_JS) == [], name  # nothing past the page's own right edge
     assert page.evaluate(BROKEN_CODE_JS) == [], name  # no `s + t` broken across two lines
+    assert small_text(page) == [], name  # links, table headers: 18 px at least
     page.set_viewport_size(size)
     page.wait_for_timeout(300)
 
@@ -86,6 +87,13 @@ def test_student_answers_quiz_questions_right_and_wrong(page):
     assert "s (byte 115) is greater than e (byte 101)" in shown(main)
     assert "Score: 1 ✔" in shown(main)
     look(page, "quiz-right")
+    page.set_viewport_size({"width": 1280, "height": 720})
+    page.wait_for_timeout(600)
+    next_button = page.get_by_role("button", name="Next question ▶")
+    assert next_button.evaluate("e => e.getBoundingClientRect().bottom") <= 720  # on a projector's first screen
+    right = page.get_by_role("button", name="s + t ✔ right")
+    assert right.evaluate("e => getComputedStyle(e).backgroundColor") == "rgb(200, 240, 207)"  # green, and it says so
+    page.set_viewport_size({"width": 1400, "height": 2200})
 
     page.get_by_role("button", name="Next question ▶").click()
     wait_idle(page)
@@ -93,6 +101,8 @@ def test_student_answers_quiz_questions_right_and_wrong(page):
     wait_idle(page)
     assert "Not this time: e + st merges next" in shown(main)
     assert "1 ✔" in shown(main) and "1 ✘" in shown(main)
+    pick_ = page.get_by_role("button", name="w + e ✘ your pick")
+    assert pick_.evaluate("e => getComputedStyle(e).backgroundColor") == "rgb(253, 226, 228)"  # red, and it says so
     look(page, "quiz-wrong")
 
 

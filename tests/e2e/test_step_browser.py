@@ -13,24 +13,9 @@ import time
 
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
-from .conftest import clipped, pick, shot, shots, wait_idle
+from .conftest import SMALL_TEXT_JS, clipped, pick, shot, shots, wait_idle
 
 STDLIB = "Python's own docs (stdlib docstrings, 2 MB)"
-
-SMALL_TEXT_JS = """
-() => {
-  // text smaller than 18 px in the main view and the sidebar (charts set their own sizes)
-  const small = [];
-  for (const el of document.querySelectorAll('[data-testid="stMain"] *, [data-testid="stSidebar"] *')) {
-    if (!el.offsetParent || el.closest('[data-testid="stVegaLiteChart"], [data-testid="stDataFrame"], svg, canvas')) continue;
-    if (el.closest('[data-testid="stSidebar"][data-collapsed="true"]')) continue;  // folded away (presenter mode)
-    const own = [...el.childNodes].some(n => n.nodeType === 3 && n.textContent.trim());
-    const size = parseFloat(getComputedStyle(el).fontSize);
-    if (own && size < 17.9) small.push(`${size}px: ${el.textContent.trim().slice(0, 40)}`);
-  }
-  return [...new Set(small)];
-}
-"""
 
 HEAP_JS = """
 () => [...document.querySelectorAll('.hnode')].map(n => {

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from .conftest import ROOT, SHOTS, SIZES, clipped, wait_idle
+from .conftest import ROOT, SHOTS, SIZES, clipped, small_text, wait_idle
 
 GPT2 = ROOT.parent / "shared" / "gpt2"
 SENTENCE = "Tokenizers split text into pieces. GPT-2 learned 50,000 merges; this one, a dozen!"
@@ -72,6 +72,9 @@ def test_gpt2_and_the_trained_tokenizer_side_by_side(page):
     wait_idle(page)
     page.get_by_text("No counts: GPT-2 files record the merges in order").wait_for()
     shots_of(page, "tokenize-gpt2-merges", page.get_by_text("Browse the merges of GPT-2"))
+    page.get_by_text("Token ids and the decoded text").click()  # the code blocks
+    page.wait_for_timeout(500)
+    assert small_text(page) == []  # the merge browser, the code blocks, the "Load them elsewhere" snippet: 18 px at least
 
 
 @pytest.mark.skipif(not (GPT2 / "encoder.json").is_file(), reason="../shared/gpt2 not present")
