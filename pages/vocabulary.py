@@ -7,19 +7,17 @@ worker pool); the rows are made from them once per run. Searching and sorting on
 import streamlit as st
 
 from bpe.vocabulary import zipf, zipf_slope
-from ui import corpus as corpora
-from ui import sidebar, state
+from ui import runs, sidebar, state
 from ui import threshold_views as held
 from ui import vocabulary_views as views
 
 st.title("Vocabulary")
 settings = sidebar.current()
-training = corpora.trained_for(settings)
-tok = corpora.tokenizer_for(settings)
+tok = runs.tokenizer_for(settings)
 n = len(tok.merges)
 which, label, test_data = held.held_out(st.session_state["source"], settings.corpus.data)
-test, _ = corpora.replays_for(settings, which, test_data)  # encoded once with every merge, in the worker pool
-run_key = (settings.key, settings.pattern, settings.specials, settings.num_merges, settings.tie_break, which)
+test, _ = runs.replays_for(settings, which, test_data)  # encoded once with every merge, in the worker pool
+run_key = (settings.key, runs.training_spec(settings.spec), settings.num_merges, which)  # the run and the text its uses are counted on
 rows = views.rows_for(run_key, n, tok, test)
 frequencies = zipf({r.token: r.uses for r in rows})
 slope = zipf_slope(frequencies)
