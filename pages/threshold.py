@@ -33,10 +33,10 @@ views.restore_slider(options)
 
 @st.fragment
 def explore() -> None:
-    views.presets(st.session_state["threshold"], options, counts)
     t = views.slider(options)
     k = kept(counts, t)  # a binary search over the counts, which never increase
     views.metrics(t, k, n, 256 + k + len(settings.specials), test.compression(k), test.compression(n))
+    views.presets(t, options, counts)  # under the numbers they change: slider and numbers on a projector's first screen
     c1, c2 = st.columns(2)
     with c1:
         st.subheader("Winning count at each merge")

@@ -46,6 +46,9 @@ section[data-testid="stSidebar"][data-collapsed="false"]{width:20.8rem !importan
 [data-testid^="stPageLink"] p, [data-testid^="stPageLink"] span:not([data-testid="stIconMaterial"]),
 [data-testid="stHeadingWithActionElements"] + div p, kbd
 {font-size:1rem !important}
+/* a metric's label and delta wrap onto a second line rather than end in "…" ("Vocabulary at t = 36,504") */
+[data-testid="stMetricLabel"] *, [data-testid="stMetricDelta"] *{white-space:normal !important;text-overflow:clip !important;overflow:visible !important}
+[data-testid="stMetricLabel"]{height:auto !important;min-height:1.5rem}
 /* a button too narrow for its label grows a line taller rather than cut the label off */
 [data-testid^="stBaseButton"] *{white-space:normal !important;text-overflow:clip !important;overflow:visible !important}
 [data-testid^="stBaseButton"]{height:auto !important}

@@ -66,6 +66,17 @@ def test_fast_moves_on_the_big_corpus_end_on_the_numbers_for_the_slider_value(pa
     assert page.get_by_role("heading", name=f"Where t = {slider_value(page):,} cuts").count() == 1
     assert look(page, "threshold-stdlib") == []
     assert look(page, "threshold-stdlib-cut", "Where t =") == []
+    slider.focus()
+    slider.press("End")  # the longest labels: "Vocabulary at t = 36,504", "same as with no threshold" at the other end
+    slider.press("ArrowLeft")
+    wait_idle(page)
+    page.wait_for_timeout(1500)
+    wait_idle(page)
+    assert kept_at(page) == slider_value(page) > 10_000
+    assert look(page, "threshold-stdlib-high") == []
+    page.get_by_test_id("stSidebar").get_by_text("Presenter mode").click()
+    wait_idle(page)
+    assert look(page, "threshold-stdlib-presenter") == []
 
 
 def test_a_preset_sets_the_slider_and_real_text_tokenizes(page):
