@@ -283,3 +283,13 @@ def test_small_pair_count_changes_show_beside_large_ones():
 def test_a_rewritten_word_is_one_unbreakable_row_of_chips():
     words = views.affected_words(textbook_events()[1])
     assert words.count('<div class="toks nowrap"') == 2 * 2  # before and after of each word: never wrapped inside
+
+
+def test_numbers_on_the_step_page_have_thousands_separators():
+    pairs = [(b"a", b"b", 36_504), (b"c", b"d", 1_200)]
+    event = event_with(pairs)
+    card = views.merge_card(event, 1_000, 5_000, 1_257)
+    assert "Merge <b>1,000</b> of 5,000" in card and "vocabulary now 1,257" in card and "36,504" in card
+    assert "before merge 1,000" in views.pair_table(event, 1_000)
+    assert views.counts_spec([5, 3])["layer"][0]["encoding"]["x"]["axis"]["format"] == ",d"  # the axis: 1,000, not 1000
+    assert re.search(r"\b\d{4,}\b", re.sub(r"<[^>]+>", " ", card)) is None  # no 1000 left anywhere on the card

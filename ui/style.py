@@ -49,6 +49,10 @@ section[data-testid="stSidebar"][data-collapsed="false"]{width:20.8rem !importan
 /* a metric's label and delta wrap onto a second line rather than end in "…" ("Vocabulary at t = 36,504") */
 [data-testid="stMetricLabel"] *, [data-testid="stMetricDelta"] *{white-space:normal !important;text-overflow:clip !important;overflow:visible !important}
 [data-testid="stMetricLabel"]{height:auto !important;min-height:1.5rem}
+/* sliders over merges draw their numbers without thousands separators (Streamlit's format cannot group digits):
+   these two hide them, and the page says the same number beside them with separators (the merge card, the metric) */
+.st-key-w_step [data-testid="stSliderThumbValue"], .st-key-w_step [data-testid="stSliderTickBar"],
+.st-key-w_tok_k [data-testid="stSliderThumbValue"], .st-key-w_tok_k [data-testid="stSliderTickBar"]{visibility:hidden}
 /* a button too narrow for its label grows a line taller rather than cut the label off */
 [data-testid^="stBaseButton"] *{white-space:normal !important;text-overflow:clip !important;overflow:visible !important}
 [data-testid^="stBaseButton"]{height:auto !important}

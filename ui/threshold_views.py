@@ -209,7 +209,7 @@ def counts_chart(events: tuple[MergeEvent, ...], t: int, k: int) -> None:
             "pair": [show_pair(e.left, e.right) for e in events],
             "status": ["kept" if i < k else "dropped" for i in range(len(events))],
             "t": max(t, 1),  # t = 0 keeps the same merges as t = 1
-            "label": f"t = {t}",
+            "label": f"t = {t:,}",
         }
     )
     log = max(counts) / max(min(counts), 1) > 30
@@ -219,7 +219,7 @@ def counts_chart(events: tuple[MergeEvent, ...], t: int, k: int) -> None:
         "field": "merge",
         "type": "ordinal" if few else "quantitative",
         "title": "merge",
-        "axis": {"labelAngle": 0, "labelFontSize": 15} if few else {"format": "d", "labelFontSize": 15},
+        "axis": {"labelAngle": 0, "labelFontSize": 15} if few else {"format": ",d", "labelFontSize": 15},
     }
     threshold = {"y": {"field": "t", "type": "quantitative"}}
     spec = {
@@ -267,7 +267,7 @@ def compression_chart(test: Replay, k: int, label: str) -> None:
     step = max(1, n // 1500)  # at most ~1500 points on the wire
     ks = sorted(set(range(0, n + 1, step)) | {n, k})
     frame = pd.DataFrame({"merges": ks, "bytes per token": [round(test.compression(i).bytes_per_token, 4) for i in ks], "k": k})
-    x = {"field": "merges", "type": "quantitative", "title": "merges used", "axis": {"format": "d", "labelFontSize": 15}}
+    x = {"field": "merges", "type": "quantitative", "title": "merges used", "axis": {"format": ",d", "labelFontSize": 15}}
     y = {"field": "bytes per token", "type": "quantitative", "scale": {"zero": False}, "axis": {"labelFontSize": 15}}
     here = [{"filter": "datum.merges == datum.k"}]
     spec = {

@@ -69,7 +69,7 @@ def merge_view(
         f'<div class="right">{right}</div></div>',
         words=affected_words(event),
         changes=pair_changes(event),
-        now=arrow({"merge": [k], "count": [event.count], "label": [f"merge {k}: {event.count:,}"]}),
+        now=arrow({"merge": [k], "count": [event.count], "label": [f"merge {k:,}: {event.count:,}"]}),
     )
 
 
@@ -122,7 +122,7 @@ def merge_card(
     return (
         f'<div class="merge-card"><div class="head"><span class="big">{pill(event.left)} + {pill(event.right)} → {pill(event.token)}'
         f' <span class="times">× {event.count:,}</span></span>'
-        f'<span class="where">Merge <b>{k}</b> of {n:,} · new token id <b>{event.new_id}</b> · vocabulary now {vocab_size:,}</span></div>'
+        f'<span class="where">Merge <b>{k:,}</b> of {n:,} · new token id <b>{event.new_id:,}</b> · vocabulary now {vocab_size:,}</span></div>'
         f'<div class="why">{why}</div>'
         f'<div class="work">Work for this merge: {html.escape(work_line(event))}</div></div>'
     )
@@ -219,7 +219,7 @@ def pair_table(event: MergeEvent, k: int) -> str:
             f'<td class="n">{c:,}</td><td>{STATUS_WORD.get(s, "")}</td></tr>'
         )
     return (
-        f"<h3>Pair counts before merge {k}</h3>"
+        f"<h3>Pair counts before merge {k:,}</h3>"
         '<table class="pairs"><tr><th>pair</th><th class="n">count</th><th></th></tr>' + "".join(body) + "</table>"
         f"{caption(f'Top {len(rows)} of {detail.distinct_pairs:,} distinct pairs. Green: chosen; yellow: same count as the winner; blue: runner-up.')}"
     )
@@ -440,7 +440,7 @@ def counts_spec(counts: list[int]) -> dict:
     """
     log = max(counts) / max(min(counts), 1) > 30
     few = len(counts) <= 60
-    x = {"field": "merge", "type": "quantitative", "title": "merge", "axis": {"format": "d", "tickMinStep": 1, **AXIS}}
+    x = {"field": "merge", "type": "quantitative", "title": "merge", "axis": {"format": ",d", "tickMinStep": 1, **AXIS}}
     y = {
         "field": "count",
         "type": "quantitative",
