@@ -36,6 +36,8 @@ pages = st.navigation(
         "Lessons": [
             st.Page("pages/lesson.py", title="Guided lesson", icon=":material/school:"),
             st.Page("pages/quiz.py", title="Predict the next merge", icon=":material/quiz:"),
+            st.Page("pages/encode_lesson.py", title="How a tokenizer encodes", icon=":material/school:"),
+            st.Page("pages/encode_quiz.py", title="Which merge applies first?", icon=":material/quiz:"),
         ],
     }
 )

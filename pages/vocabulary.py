@@ -39,7 +39,7 @@ sort = c2.radio(
     on_change=state.save,
     args=("vocab_sort",),
 )
-views.token_table(views.matching(rows, query, sort), len(rows), query)
+views.token_table(views.matching(rows, query, sort), len(rows), query, settings)
 
 c1, c2 = st.columns(2)
 with c1:

@@ -336,10 +336,9 @@ def lineup(run: Tokenizer, k: int) -> list[Entry]:
 
 def run_and_k(settings) -> tuple[Tokenizer, int]:
     """The sidebar's run (trained once, shared) and the k a slider picks (kept per session across the pages that use it)."""
-    from . import corpus as corpora
-    from . import state
+    from . import runs, state
 
-    tok = corpora.tokenizer_for(settings)
+    tok = runs.tokenizer_for(settings)
     n = len(tok.merges)
     if st.session_state["real_k"] is None or st.session_state["real_k"] > n:
         st.session_state["real_k"] = n

@@ -41,7 +41,10 @@ DEFAULTS: dict[str, object] = {
     "quiz_answers": None,  # {question id: ui.quiz.Answer}; replaced on each answer, never changed in place (defaults are shared)
     "vocab_query": "",  # the vocabulary page's search: tokens containing this
     "vocab_sort": "merge",  # a key of ui.vocabulary_views.SORTS
-    "lesson_step": 1,  # the guided lesson's screen, 1-based
+    "lesson_step": 1,
+    "enc_lesson_step": 1,  # the second lesson's screen (how a tokenizer encodes), 1-based
+    "enc_quiz": 0,  # the encode quiz's question: an index into its words
+    "enc_quiz_answers": None,  # {question id: ui.quiz.Answer} of the encode quiz; replaced on each answer, never changed in place  # the guided lesson's screen, 1-based
     "tok_ref_source": "gpt2",  # the tokenize page's real tokenizer: "gpt2" (../shared/gpt2) or "upload"
     "tok_upload_ref": None,  # the files uploaded as the real tokenizer: ui.tokenize_views.Reference
     "tok_ref_pattern": "gpt2",  # the pre-tokenizer for uploaded files that do not record one (GPT-2, .tiktoken)

@@ -13,7 +13,6 @@ from __future__ import annotations
 import html
 import math
 import unicodedata
-from urllib.parse import urlencode
 
 import pandas as pd
 import streamlit as st
@@ -96,25 +95,14 @@ def metrics(rows: tuple[TokenRow, ...], slope: float | None, label: str) -> None
     )
 
 
-def step_href(rank: int) -> str | None:
-    """The step page at the merge that made a token (the sidebar's preset and rule), or None for a corpus a link cannot carry."""
-    source = st.session_state["source"]
-    if source not in link.LINKABLE:
-        return None
-    params = {"corpus": source, "merge": rank + 1}
-    if st.session_state["tie_break"] != link.DEFAULT_RULE:
-        params["rule"] = st.session_state["tie_break"]
-    return "./?" + urlencode(params)
-
-
-def token_table(rows: list[TokenRow], total: int, query: str) -> None:
+def token_table(rows: list[TokenRow], total: int, query: str, settings) -> None:
     """The first SHOWN rows as an HTML table (18 px and up on a projector; a canvas dataframe cannot be sized)."""
     if not rows:
         st.markdown(f"No token contains **{html.escape(query)}**. Type part of a token as it is shown, `␣` for a space.")
         return
     body = []
     for r in rows[:SHOWN]:
-        href = step_href(r.rank) if r.rank is not None else None
+        href = link.href(r.rank + 1, settings) if r.rank is not None else None  # None: a link cannot reproduce this run
         if r.rank is None:
             merge = "byte" if r.kind != SPECIAL else "special"
         elif href:

@@ -1,0 +1,74 @@
+"""Guided lesson 2, "How a tokenizer encodes": one word through the encoder, one step per screen, each beside its chips.
+
+The tokenizer is the first lesson's run (the textbook preset, whatever the sidebar says); every merge
+links to the step page, and the last screens open the word on the Encode page and the quiz.
+"""
+
+import streamlit as st
+
+from ui import encode_lesson as lesson
+from ui import encode_views, runs, sidebar
+from ui import lesson as first_lesson
+from ui import lesson_views as views
+
+settings = first_lesson.settings()
+tok = runs.tokenizer_for(settings)
+screens = lesson.screens(tok)
+steps = tok.encode_steps(lesson.WORD)
+n = len(screens)
+i = st.session_state["enc_lesson_step"] = min(max(1, st.session_state["enc_lesson_step"]), n)
+screen = screens[i - 1]
+
+
+def go(to: int) -> None:
+    st.session_state["enc_lesson_step"] = to
+
+
+def on_encode_page() -> None:
+    """The word on the Encode page, encoded by this lesson's run: the sidebar takes the lesson's preset, as a link to it would."""
+    sidebar.apply_preset(first_lesson.PRESET)
+    st.session_state.update(enc_text=lesson.WORD, enc_tokenizer="run", enc_pos=0, enc_playing=False, enc_token=None, real_k=None)
+
+
+def step_link(merge: int) -> str:
+    return f"./?corpus={first_lesson.PRESET}&merge={merge}"
+
+
+st.html(views.PAGE_CSS)
+where, back, forward = st.columns([6, 1, 1], vertical_alignment="center")
+where.caption(f"How a tokenizer encodes · the word “{lesson.WORD}” · step {i} of {n}")
+back.button("◀ Back", on_click=go, args=(i - 1,), disabled=i <= 1, width="stretch", key="enc_lesson_back")
+forward.button("Next ▶", on_click=go, args=(i + 1,), disabled=i >= n, width="stretch", type="primary", key="enc_lesson_next")
+st.title(f"{i}. {screen.title}")
+
+say, show = st.columns(2, gap="large")
+with say:
+    with st.container(key="lesson-text"):
+        st.markdown(screen.text)
+    for column, merge in zip(st.columns(max(len(screen.merges), 1)), screen.merges):
+        column.page_link(
+            "pages/step.py",
+            label=f"Merge {merge} on the step page",
+            icon=":material/footprint:",
+            query_params={"corpus": first_lesson.PRESET, "merge": str(merge)},
+        )
+    if i >= n - 1:
+        if st.button(
+            f"Open “{lesson.WORD}” on the Encode page", icon=":material/play_arrow:", on_click=on_encode_page, key="enc_lesson_open"
+        ):
+            st.switch_page("pages/encode.py")
+        st.page_link("pages/encode_quiz.py", label="Which merge applies first? The quiz", icon=":material/quiz:")
+with show:
+    step = steps[screen.step]
+    if screen.step == 0:
+        html = encode_views.pairs_row(step.parts, [None] * (len(step.parts) - 1), None, lambda rank: None)
+        label = "the bytes"
+    else:
+        before = steps[screen.step - 1]
+        html = encode_views.pairs_row(before.parts, step.pair_ranks, step.rank, lambda rank: step_link(rank + 1))
+        label = f"before step {screen.step}: each pair's merge number, the one applied in green"
+    st.caption(label)
+    st.html(html)
+    if screen.step > 0:
+        st.caption("after it")
+        st.html(encode_views.pairs_row(step.parts, [tok.ranks.get(p) for p in zip(step.parts, step.parts[1:])], None, lambda rank: None))

@@ -1,0 +1,45 @@
+"""A student walks "lowest" through the encoder in the second lesson, opens it on the Encode page, then answers the quiz."""
+
+from .conftest import wait_idle
+from .screens import look
+
+
+def open_page(page, name: str, heading: str) -> None:
+    page.locator('[data-testid="stSidebar"]').get_by_role("link", name=name).click()
+    wait_idle(page)
+    page.get_by_role("heading", name=heading).first.wait_for()
+
+
+def test_a_student_walks_lowest_through_the_encoder_and_opens_it_on_the_encode_page(page):
+    open_page(page, "How a tokenizer encodes", "1. Start from the bytes")
+    assert look(page, "encode-lesson-start") == []
+    next_button = page.get_by_role("button", name="Next ▶")
+    for title in ["2. Look up every neighbouring pair", "3. Step 1: s + t"]:
+        next_button.click()
+        wait_idle(page)
+        page.get_by_role("heading", name=title).first.wait_for()
+    assert page.locator(".rank.hit").first.inner_text() == "#1"  # merge 1 lit in green: the lowest rank goes first
+    assert look(page, "encode-lesson-step") == []
+    while next_button.is_enabled():
+        next_button.click()
+        wait_idle(page)
+    page.get_by_role("heading", name="Training order, not text order").first.wait_for()
+    assert look(page, "encode-lesson-end") == []
+    page.get_by_role("button", name="Open “lowest” on the Encode page").click()
+    wait_idle(page)
+    page.get_by_role("heading", name="Encode, step by step").first.wait_for()
+    assert page.get_by_label("A word or a sentence").input_value() == "lowest"
+    assert page.locator('[data-testid="stException"]').count() == 0
+
+
+def test_a_student_answers_which_merge_applies_first(page):
+    open_page(page, "Which merge applies first?", "Which merge applies first?")
+    options = page.locator('[class*="st-key-quiz_option_"] button')
+    assert options.count() >= 2
+    assert look(page, "encode-quiz") == []
+    page.locator('[class*="st-key-quiz_option_"] button').filter(has_text="s + t").first.click()
+    wait_idle(page)
+    page.get_by_text("Right!").first.wait_for()
+    assert "✔ right" in page.locator('[class*="st-key-quiz_option_"] button').filter(has_text="s + t").first.inner_text()
+    assert look(page, "encode-quiz-answered") == []
+    assert page.locator('[data-testid="stException"]').count() == 0

@@ -1,0 +1,135 @@
+"""The second guided lesson, "How a tokenizer encodes": one word walked through the encoder, one step per screen.
+
+The tokenizer is the first lesson's run (the textbook corpus, ui/lesson.py), so the
+merges the class has just watched training make are the ones encoding now applies.
+Every screen is data computed from Tokenizer.encode_steps -- the pairs and their
+ranks, the merge chosen, the count training made it with -- so the story cannot
+drift from what the encoder does (a test compares them).
+
+Not here: drawing (pages/encode_lesson.py, ui/encode_views.py) or the encoder (bpe/tokenizer.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from bpe.tokenizer import EncodeStep, Tokenizer
+
+from .render import show, show_pair
+
+WORD = "lowest"  # not in the textbook corpus: made of its pieces (low, est), so the class has not seen it merged
+
+
+@dataclass(frozen=True)
+class Screen:
+    title: str
+    text: str  # Markdown; every number in it computed from the steps
+    step: int  # the encode step whose parts and pair ranks the view shows (0: the bytes)
+    merges: tuple[int, ...] = ()  # merges (1-based) it talks about: links to the step page
+
+
+def number(rank: int) -> str:
+    """rank 0 -> 'merge 1': merges are numbered from 1 on every page, ranks from 0 in the library."""
+    return f"merge {rank + 1}"
+
+
+def code(token: bytes) -> str:
+    return f"`{show(token)}`"
+
+
+def screens(tok: Tokenizer, word: str = WORD) -> list[Screen]:
+    """The lesson's screens for one word: the bytes, the pairs' ranks, one screen per step, what never applied, the rule."""
+    steps = tok.encode_steps(word)
+    data = word.encode()
+    first = steps[1] if len(steps) > 1 else None
+    merged = "; ".join(f"{number(r)}: {show_pair(*tok.merges[r])}" for r in range(min(len(tok.merges), 12)))
+    out = [
+        Screen(
+            "Start from the bytes",
+            f"The tokenizer the first lesson trained keeps only its merges, in the order training made them — its *ranks*: "
+            f"{merged}. Give it a word it never saw, **{word}**. Encoding starts where training started: "
+            f"the word's {len(data)} bytes, {' '.join(code(bytes([b])) for b in data)}.",
+            0,
+        )
+    ]
+    if first is None:
+        out.append(Screen("No pair is a merge", f"No two neighbouring bytes of {word} were ever merged: it stays {len(data)} tokens.", 0))
+        return out
+    listed = ", ".join(
+        f"{show_pair(data[i : i + 1], data[i + 1 : i + 2])} → {'not a merge' if r is None else number(r)}"
+        for i, r in enumerate(first.pair_ranks)
+    )
+    out.append(
+        Screen(
+            "Look up every neighbouring pair",
+            f"The encoder lists each pair of neighbours and looks it up among the merges: {listed}. "
+            "It does not count pairs in the text — the counts were training's job. It only asks: *was this pair merged, and when?*",
+            1,
+            tuple(sorted({r + 1 for r in first.pair_ranks if r is not None})),
+        )
+    )
+    out += [step_screen(tok, steps, i) for i in range(1, len(steps))]
+    out.append(never_screen(tok, steps, word))
+    out.append(
+        Screen(
+            "Training order, not text order",
+            f"So encoding **{word}** gave {len(steps[-1].parts)} tokens, {' '.join(code(t) for t in steps[-1].parts)}, in "
+            f"{len(steps) - 1} steps, merges {', '.join(f'#{s.rank + 1}' for s in steps[1:])}: always rising. Training picks the "
+            "*most frequent* pair; encoding picks the pair *learned first* among those present, wherever it sits in the word, "
+            "and merges it everywhere at once. GPT-2, GPT-4 and GPT-4o encode exactly so, with 50,000 to 200,000 merges. "
+            "Try other words on the Encode page, then test yourself: which merge applies first?",
+            len(steps) - 1,
+        )
+    )
+    return out
+
+
+def step_screen(tok: Tokenizer, steps: list[EncodeStep], i: int) -> Screen:
+    """Step i: why this pair (the lowest rank present), where, and the count training made it with."""
+    step, before = steps[i], steps[i - 1]
+    left, right = tok.merges[step.rank]
+    present = sorted({r for r in step.pair_ranks if r is not None})
+    others = [r for r in present if r != step.rank]
+    why = (
+        f"the lowest rank among the pairs present ({', '.join(str(r + 1) for r in present)})"
+        if others
+        else "the only merge left among the pairs"
+    )
+    position = ""
+    if step.at[0] == len(before.parts) - 2 and len(before.parts) > 2:
+        position = " It sits at the very end of the word: the encoder does not read left to right."
+    elif step.at[0] > 0 and any(r is not None for r in step.pair_ranks[: step.at[0]]):
+        position = " It is not the leftmost merge in the word: position does not matter, only the rank."
+    if others:
+        waiting = ", ".join(f"{number(r)} ({show_pair(*tok.merges[r])})" for r in others)
+        position += f" Waiting: {waiting}."
+    where = "once" if len(step.at) == 1 else f"{len(step.at)} times, left to right"
+    made = f" Training made it when the pair occurred {step.count:,} times." if step.count else ""
+    return Screen(
+        f"Step {i}: {show_pair(left, right)}",
+        f"{number(step.rank).capitalize()}, {show_pair(left, right)}, is {why}, so it goes now — {where}.{position}{made} "
+        f"The word is now {' '.join(code(t) for t in step.parts)}.",
+        i,
+        (step.rank + 1,),
+    )
+
+
+def never_screen(tok: Tokenizer, steps: list[EncodeStep], word: str) -> Screen:
+    """The merges whose token is inside the word but that never applied: their pieces were taken by an earlier merge."""
+    made_here = {t for s in steps for t in s.parts}
+    data = word.encode()
+    unused = [r for r, (a, b) in enumerate(tok.merges) if a + b in data and a + b not in made_here and len(a + b) > 1]
+    last = steps[-1]
+    end = " ".join(code(t) for t in last.parts)
+    if not unused:
+        text = f"No neighbouring pair of {end} is a merge, so encoding stops here."
+    else:
+        r = unused[0]
+        a, b = tok.merges[r]
+        text = (
+            f"No neighbouring pair of {end} is a merge, so encoding stops. Note what did *not* happen: {code(a + b)} "
+            f"({number(r)}, {show_pair(a, b)}) is inside **{word}**, yet never applied — by the time it could, "
+            f"its pieces had been joined into other tokens by merges learned earlier. The same text can hold a token "
+            "that encoding never makes."
+        )
+    return Screen("When no pair is a merge, stop", text, len(steps) - 1, tuple(r + 1 for r in unused[:1]))
