@@ -20,14 +20,15 @@ from ui.render import plain, show
 
 MAX_CHARS = 200  # a word or a sentence: the walk shows every step of every pre-token
 SPEEDS = [0.5, 1.0, 2.0, 4.0]  # steps per second Play offers
-CHOICES = {"run": "Trained here (the sidebar's run)", "gpt2": "GPT-2", "cl100k": "GPT-4 (cl100k_base)", "o200k": "GPT-4o (o200k_base)"}
+CHOICES = {"run": "Trained here", "gpt2": "GPT-2", "cl100k": "GPT-4 (cl100k)", "o200k": "GPT-4o (o200k)"}
 LABELS = {"run": "the run trained here", "gpt2": "GPT-2", "cl100k": "GPT-4", "o200k": "GPT-4o"}
 
 st.title("Encode, step by step")
-st.caption(
-    "How a trained tokenizer splits text: in each pre-token it merges the pair with the lowest merge number (learned first), "
-    "everywhere at once, and repeats. Not the most frequent pair in your text, and not left to right."
-)
+if st.session_state["enc_view"] != "ancestry":  # the tree needs the room
+    st.caption(
+        "How a trained tokenizer splits text: in each pre-token it merges the pair with the lowest merge number (learned first), "
+        "everywhere at once, and repeats. Not the most frequent pair in your text, and not left to right."
+    )
 settings = sidebar.current()
 
 
@@ -42,14 +43,15 @@ def changed(key: str) -> None:
     restart()
 
 
-c1, c2 = st.columns([3, 2], vertical_alignment="bottom")
+c1, c2, c3 = st.columns([5, 4, 3], vertical_alignment="bottom")
 text = c1.text_input("A word or a sentence", key=state.widget("enc_text"), on_change=changed, args=("enc_text",), max_chars=MAX_CHARS)
 which = c2.selectbox(
     "Tokenizer", list(CHOICES), format_func=CHOICES.get, key=state.widget("enc_tokenizer"), on_change=changed, args=("enc_tokenizer",)
 )
 
 if which == "run":
-    tok, k = real.run_and_k(settings)
+    with c3:
+        tok, k = real.run_and_k(settings)
     counts = tok.counts
     run_key = (settings.key, settings.pattern, settings.specials, settings.num_merges, settings.tie_break, k)
 
@@ -232,12 +234,13 @@ def walker() -> None:
         width=160,
     )
     steps = w.steps[i]
-    row.markdown(f"pre-token **{i + 1}** of {len(w.pieces)} · step **{min(done + 1, len(steps))}** of {len(steps)}")
+    row.markdown(f"step **{min(done + 1, len(steps))}** of {len(steps)}" if steps else "no steps")
 
-    current = [w.parts(j, len(w.steps[j]) if j < i else (done if j == i else 0)) for j in range(len(w.pieces))]
-    st.html(ev.overview(w.pieces, current, i))
+    if len(w.pieces) > 1:  # the whole text: where this pre-token is, and what the others became
+        current = [w.parts(j, len(w.steps[j]) if j < i else (done if j == i else 0)) for j in range(len(w.pieces))]
+        st.html(ev.overview(w.pieces, current, i))
     piece = w.pieces[i]
-    st.html(f"<h3>Pre-token {i + 1}: <span class='pill'>{ev.escape(show(piece.data))}</span></h3>")
+    st.html(f"<h3>Pre-token {i + 1} of {len(w.pieces)}: <span class='pill'>{ev.escape(show(piece.data))}</span></h3>")
     if not piece.special:
         st.html(ev.step_rows(piece.data, steps, done, link_of))
     st.html(f"<p class='caption' style='color:#111'>{ev.escape(step_text(i, done))}</p>")
@@ -268,8 +271,12 @@ def ancestry() -> None:
     token = st.session_state["enc_token"]
     if token is None:
         token = max(tokens, key=len)
-    token_pills("The text's tokens: click one to see how it was built")
-    st.text_input("Or type a token (␣ for a space)", key=state.widget("enc_typed"), on_change=typed, placeholder="e.g. ␣the", max_chars=60)
+    left, right = st.columns([3, 2], vertical_alignment="top")
+    with left:
+        token_pills("The text's tokens: click one")
+    right.text_input(
+        "Or type a token (␣ is a space)", key=state.widget("enc_typed"), on_change=typed, placeholder="e.g. ␣the", max_chars=60
+    )
     node = encoding.ancestry(tok, token, k)
     if node is None:
         try:
@@ -281,9 +288,9 @@ def ancestry() -> None:
         st.warning(plain(f"{show(token)} is not one token of {label}: it encodes as {len(parts)} tokens, {pieces}. Pick one of those."))
         return
     st.html(ev.tree(node, link_of))
-    legend = "#N: the merge that made the token (1 = learned first)"
+    legend = "#N: the merge that made the token (1 = learned first); dashed: a byte"
     if which == "run":
-        legend += "; ×N: how often its pair occurred when it was merged. Click a number to open that merge on the step page."
+        legend += "; ×N: how often its pair occurred when it was merged. Click a number to open that merge on the step page"
     st.html(
         f"<p class='caption' style='color:#111'>{ev.escape(ev.tree_sentence(node, label))}</p><p class='caption'>{ev.escape(legend)}.</p>"
     )

@@ -111,8 +111,8 @@ def tree(node: Node, link: Link) -> str:
 
 def _branch(node: Node, link: Link) -> str:
     if node.rank is None:
-        meta = "byte" if len(node.token) == 1 else "special"
-        box = f'<div class="tnode byte">{_chip(node.token, 7)}<span class="meta">{meta}</span></div>'
+        meta = "" if len(node.token) == 1 else '<span class="meta">special</span>'  # a byte: its dashed box says it
+        box = f'<div class="tnode byte">{_chip(node.token, 7)}{meta}</div>'
         return f"<li>{box}</li>"
     text = escape(number(node.rank))
     href = link(node.rank)

@@ -65,9 +65,9 @@ QUIRKS: tuple[Quirk, ...] = (
         "indent",
         "Code indentation",
         ("def area(r):\n    if r < 0:\n        return 0\n    return 3.14159 * r * r\n",),
-        "GPT-2 spends a token on almost every space of indentation (count the ␣ chips), because its training text had little code. "
-        "GPT-4's vocabulary has tokens for long runs of spaces, so eight spaces cost one token: the same program takes far fewer "
-        "tokens and more of it fits in the model's context, one reason GPT-4 is better at code.",
+        "GPT-2 spends a token on every space of indentation but the last, which rides on ␣return (count the ␣ chips): its "
+        "training text had little code. GPT-4's vocabulary has tokens for runs of spaces, so seven spaces are one token: the same "
+        "program costs far fewer tokens and more of it fits in the model's context, one reason GPT-4 is better at code.",
     ),
     Quirk(
         "tax",
@@ -75,8 +75,8 @@ QUIRKS: tuple[Quirk, ...] = (
         (),
         "The same short paragraph, written for this app in 16 languages and 10 scripts. English needs the fewest tokens because "
         "the tokenizers were trained mostly on English: text in other scripts falls apart into short pieces or bare bytes, so the "
-        "same meaning costs 2–5× more tokens, more money per word and less room in the context. GPT-4o's bigger, more multilingual "
-        "vocabulary narrows the gap.",
+        "same meaning costs several times more tokens (red: twice English's or more), more money per word and less room in the "
+        "context. GPT-4o's bigger, more multilingual vocabulary narrows the gap.",
     ),
     Quirk(
         "emoji",

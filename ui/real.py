@@ -345,7 +345,7 @@ def run_and_k(settings) -> tuple[Tokenizer, int]:
     if n == 0:
         return tok, 0
     k = st.slider(
-        "Merges of the run trained here (k)",
+        "Merges of the run (k)",
         0,
         n,
         key=state.widget("real_k"),

@@ -44,7 +44,8 @@ section[data-testid="stSidebar"][data-collapsed="false"]{width:20.8rem !importan
 [data-testid="stFileUploaderDropzoneInstructions"] span, [data-testid="stFileUploaderDropzoneInstructions"] small,
 [data-testid="stCode"] pre, [data-testid="stCode"] code, [data-testid="stCode"] span,
 [data-testid^="stPageLink"] p, [data-testid^="stPageLink"] span:not([data-testid="stIconMaterial"]),
-[data-testid="stHeadingWithActionElements"] + div p, kbd
+[data-testid="stHeadingWithActionElements"] + div p, kbd,
+[data-testid="stButtonGroup"] button p, [data-testid="stButtonGroup"] button div
 {font-size:1rem !important}
 /* a metric's label and delta wrap onto a second line rather than end in "…" ("Vocabulary at t = 36,504") */
 [data-testid="stMetricLabel"] *, [data-testid="stMetricDelta"] *{white-space:normal !important;text-overflow:clip !important;overflow:visible !important}
@@ -169,7 +170,7 @@ table.compare .sub{color:#555;font-size:1rem;font-weight:400;white-space:nowrap}
 .epair{display:flex;flex-wrap:wrap;align-items:center;row-gap:8px;font-family:monospace;font-size:1.15rem}
 .epair .tok{margin:0}
 .epair .tok.hit{outline:3px solid #1f7a35;outline-offset:0}
-.rank{display:inline-flex;flex-direction:column;align-items:center;margin:0 3px;font-family:sans-serif;font-size:1rem;line-height:1.05;color:#555;min-width:1.6rem}
+.rank{display:inline-flex;flex-direction:column;align-items:center;margin:0 4px;font-family:sans-serif;font-size:1.1rem;line-height:1.05;color:#555;min-width:1.6rem}
 .rank a{color:inherit}
 .rank.none{color:#aaa}
 .rank.hit{color:#fff;background:#1f7a35;border-radius:5px;padding:1px 4px;font-weight:700}
@@ -179,11 +180,11 @@ table.compare .sub{color:#555;font-size:1rem;font-weight:400;white-space:nowrap}
 .enc-line .pt.now{border:3px solid #1f4e9c}
 .enc-line .pt.todo{opacity:.45}
 .tree{display:flex;justify-content:flex-start;overflow-x:auto;padding:.2rem 0 .4rem}
-.tree ul{display:flex;justify-content:center;padding:14px 0 0 0;margin:0;position:relative;list-style:none}
-.tree li{display:flex;flex-direction:column;align-items:center;position:relative;padding:14px 3px 0 3px}
+.tree ul{display:flex;justify-content:center;padding:10px 0 0 0;margin:0;position:relative;list-style:none}
+.tree li{display:flex;flex-direction:column;align-items:center;position:relative;padding:10px 2px 0 2px}
 .tree > ul{padding-top:0}
 .tree > ul > li{padding-top:0}
-.tree li::before,.tree li::after{content:"";position:absolute;top:0;width:50%;height:14px;border-top:2px solid #7d8ea3}
+.tree li::before,.tree li::after{content:"";position:absolute;top:0;width:50%;height:10px;border-top:2px solid #7d8ea3}
 .tree li::before{right:50%}
 .tree li::after{left:50%;border-left:2px solid #7d8ea3}
 .tree li:first-child::before,.tree li:last-child::after{border:0}
@@ -191,9 +192,9 @@ table.compare .sub{color:#555;font-size:1rem;font-weight:400;white-space:nowrap}
 .tree li:first-child::after{border-radius:6px 0 0 0}
 .tree li:only-child::before,.tree li:only-child::after{display:none}
 .tree > ul > li::before,.tree > ul > li::after{display:none}
-.tree ul ul::before{content:"";position:absolute;top:0;left:50%;height:14px;border-left:2px solid #7d8ea3}
-.tnode{display:flex;flex-direction:column;align-items:center;border:2px solid #4c78a8;border-radius:8px;background:#fff;padding:2px 5px;color:#111}
-.tnode.byte{border:1px solid #9aa7b8;background:#f4f6f9}
+.tree ul ul::before{content:"";position:absolute;top:0;left:50%;height:10px;border-left:2px solid #7d8ea3}
+.tnode{display:flex;align-items:center;gap:5px;border:2px solid #4c78a8;border-radius:8px;background:#fff;padding:2px 5px;color:#111}
+.tnode.byte{border:1px dashed #9aa7b8;background:#f4f6f9;padding:2px}
 .tnode .tok{font-family:monospace;font-size:1.15rem;margin:0}
 .tnode .meta{font-size:1rem;color:#333;white-space:nowrap;line-height:1.2}
 .tnode .meta a{color:#1f4e9c}

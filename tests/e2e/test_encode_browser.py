@@ -1,0 +1,112 @@
+"""A student walks the encoding of one word, opens a token's ancestry, compares the real tokenizers and opens every quirk.
+
+Screenshots (tests/screenshots/encode-*.png, compare-*.png, quirk-*.png at 1280x720 and 1920x1080)
+are for a person to look at; the checks are what a projector needs: nothing cut off, text at
+least 18 px, the tree on the first screen.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from ui import quirks
+
+from .conftest import ROOT, wait_idle
+from .screens import look
+from .test_step_browser import SMALL_TEXT_JS
+
+TIKTOKEN = ROOT.parent / "shared" / "tiktoken"
+needs_files = pytest.mark.skipif(not (TIKTOKEN / "o200k_base.tiktoken").is_file(), reason="../shared/tiktoken not present")
+
+
+def open_page(page, title: str, heading: str) -> None:
+    page.locator('[data-testid="stSidebar"]').get_by_role("link", name=title).click()
+    wait_idle(page, 180_000)
+    page.get_by_role("heading", name=heading).first.wait_for(timeout=180_000)
+
+
+def small_text(page) -> list[str]:
+    sidebar = page.locator('[data-testid="stSidebar"]').inner_text()
+    return [s for s in page.evaluate(SMALL_TEXT_JS) if s.split(": ", 1)[1] not in sidebar]
+
+
+def test_walk_one_word_and_open_a_tokens_ancestry(page):
+    open_page(page, "Encode, step by step", "Encode, step by step")
+    box = page.get_by_label("A word or a sentence")
+    box.fill("lowest")
+    box.press("Enter")
+    wait_idle(page)
+    rows = page.locator(".enc-rows .what")
+    assert rows.count() == 1 and page.locator(".rank.hit").count() >= 1  # the bytes, and the pair that merges first
+    look(page, "encode-start")
+    steps = 0
+    while page.get_by_role("button", name="Next").is_enabled():
+        page.get_by_role("button", name="Next").click()
+        wait_idle(page)
+        steps += 1
+    assert steps >= 3 and page.locator(".enc-rows .what.now").inner_text() == "tokens"
+    assert "encodes as" in page.locator("p.caption").filter(has_text="encodes as").first.inner_text()
+    cut = look(page, "encode-done")
+    assert cut == [], cut
+    assert small_text(page) == []
+
+    page.get_by_role("radio", name="est", exact=True).click()
+    wait_idle(page)
+    tree = page.locator(".tree")
+    tree.wait_for()
+    assert page.locator(".tree .tnode.byte").count() == 3  # e, s, t
+    cut = look(page, "encode-ancestry")
+    assert cut == [], cut
+    page.set_viewport_size({"width": 1280, "height": 720})
+    page.wait_for_timeout(500)
+    box = tree.bounding_box()
+    assert box["y"] + box["height"] <= 720, "the tree should fit on the first screen at 1280x720"
+    assert small_text(page) == []
+
+
+@needs_files
+def test_gpt4o_on_a_word_and_its_longest_token(page):
+    open_page(page, "Encode, step by step", "Encode, step by step")
+    page.locator('[data-testid="stMain"] [data-testid="stSelectbox"]').filter(has_text="Tokenizer").click()
+    page.get_by_role("option", name="GPT-4o (o200k)").click()
+    page.locator(".enc-rows").wait_for(timeout=180_000)  # GPT-4o may still be loading in the background
+    box = page.get_by_label("A word or a sentence")
+    box.fill(" unbelievably")
+    box.press("Enter")
+    wait_idle(page)
+    look(page, "encode-gpt4o")
+    page.get_by_role("radio", name="A token's ancestry").click()
+    wait_idle(page)
+    page.locator(".tree").wait_for()
+    cut = look(page, "encode-gpt4o-ancestry")
+    assert cut == [], cut
+
+
+@needs_files
+def test_compare_the_real_tokenizers(page):
+    open_page(page, "Real tokenizers", "Real tokenizers side by side")
+    page.locator("table.compare").wait_for(timeout=180_000)
+    labels = page.locator("table.compare td:first-child").all_inner_texts()
+    assert labels == ["GPT-2", "GPT-4", "GPT-4o", "Trained here"]
+    assert page.locator(".difftext .diffspan").count() > 0
+    cut = look(page, "compare")
+    assert cut == [], cut
+    look(page, "compare-tokens", "Their tokens")
+    assert small_text(page) == []
+
+
+@needs_files
+def test_open_every_quirk(page):
+    open_page(page, "Quirks gallery", "Quirks gallery")
+    for quirk in quirks.QUIRKS:
+        page.get_by_role("radio", name=quirk.title, exact=True).click()
+        wait_idle(page, 180_000)
+        page.get_by_role("heading", name=quirk.title).first.wait_for()
+        if quirk.key == "tax":
+            assert page.locator("table.tax tr").count() == len(quirks.PARAGRAPH) + 1
+        else:
+            assert page.locator(".quirk").count() == len(quirk.texts)
+        assert page.locator('[data-testid="stException"]').count() == 0
+        cut = look(page, f"quirk-{quirk.key}")
+        assert cut == [], (quirk.key, cut)
+        assert small_text(page) == [], quirk.key
