@@ -102,9 +102,9 @@ def test_a_tokens_ancestry_opens_from_its_pill():
 
 
 def real_run(at: AppTest):
-    from ui import corpus as corpora
+    from ui import runs
 
-    return corpora.tokenizer_for(at.session_state["settings"])
+    return runs.tokenizer_for(at.session_state["settings"])
 
 
 def test_a_typed_token_that_is_not_one_says_what_it_is():
