@@ -60,9 +60,9 @@ class TrainSpec:
     def reading(self) -> Options:
         """How inputs are read for this spec (bpe.inputs.Options).
 
-        hook: split_lines is carried here for inputs/count to honour once Options has the field.
+        With split_lines each line (newline kept) is read as a document of its own.
         """
-        return Options(self.text_field, self.text_column, self.special_tokens, self.pretokenizer)
+        return Options(self.text_field, self.text_column, self.special_tokens, self.pretokenizer, split_lines=self.split_lines)
 
 
 DEFAULT = TrainSpec()

@@ -185,6 +185,8 @@ def race(
 REFERENCES = {  # tool -> (is it installed, train it, its name in a sentence)
     R.HF: (R.hf_available, R.hf_reference, "HuggingFace tokenizers"),
     R.RUSTBPE: (R.rustbpe_available, R.rustbpe_reference, "rustbpe"),
+    R.GIGATOKEN: (R.gigatoken_available, R.gigatoken_reference, "gigatoken"),  # its tie_breaking="huggingface"
+    R.FFBPE: (R.ffbpe_available, R.ffbpe_reference, "ffbpe"),  # its tie_break="largest_content": the cs336 rule
 }
 
 
@@ -301,7 +303,13 @@ def speedup(data: bytes, size: int, *, report: Report) -> SpeedupRecord:
 def trace(data: bytes, spec: TrainSpec, num_merges: int, budget_s: float, *, report: Report) -> Trace:
     """Every merge with detail under spec, up to num_merges or budget_s seconds; reports Built as it goes."""
     start = perf_counter()
-    corpus = pretokenize(data, pattern=spec.pretokenizer, special_tokens=spec.special_tokens, keep_sequence=keeps_sequence(spec))
+    corpus = pretokenize(
+        data,
+        pattern=spec.pretokenizer,
+        special_tokens=spec.special_tokens,
+        keep_sequence=keeps_sequence(spec),
+        split_lines=spec.split_lines,
+    )
     return trace_of(corpus, num_merges, spec, budget_s, report, start)
 
 
@@ -324,7 +332,13 @@ def trace_of(corpus: PreTokens, num_merges: int, spec: TrainSpec, budget_s: floa
 def training(data: bytes, spec: TrainSpec, num_merges: int, *, report: Report) -> Training:
     """Every merge up to num_merges under spec with no detail (its trainer: all four give the same merges)."""
     start = perf_counter()
-    corpus = pretokenize(data, pattern=spec.pretokenizer, special_tokens=spec.special_tokens, keep_sequence=keeps_sequence(spec))
+    corpus = pretokenize(
+        data,
+        pattern=spec.pretokenizer,
+        special_tokens=spec.special_tokens,
+        keep_sequence=keeps_sequence(spec),
+        split_lines=spec.split_lines,
+    )
     throttle = Throttle(report)
 
     def made(event: MergeEvent) -> None:

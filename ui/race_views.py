@@ -33,8 +33,22 @@ from .pool import Status
 from .render import show_pair
 
 # one colour per trainer, the same in every chart; HF is the grey reference
-COLOURS = {"naive": "#d62728", "positions": "#ff7f0e", "parent_set": "#2ca02c", "heap": "#1f77b4", R.HF: "#7f7f7f", R.RUSTBPE: "#8c564b"}
-REFERENCE_LINES = {R.HF: "HF tokenizers (Rust, all phases, wall-clock)", R.RUSTBPE: "rustbpe (Rust, all phases, wall-clock)"}
+COLOURS = {
+    "naive": "#d62728",
+    "positions": "#ff7f0e",
+    "parent_set": "#2ca02c",
+    "heap": "#1f77b4",
+    R.HF: "#7f7f7f",
+    R.RUSTBPE: "#8c564b",
+    R.GIGATOKEN: "#9467bd",
+    R.FFBPE: "#e377c2",
+}
+REFERENCE_LINES = {
+    R.HF: "HF tokenizers (Rust, all phases, wall-clock)",
+    R.RUSTBPE: "rustbpe (Rust, all phases, wall-clock)",
+    R.GIGATOKEN: "gigatoken (Rust, all phases, wall-clock)",
+    R.FFBPE: "ffbpe (Rust, merges only, wall-clock)",
+}
 CHART_POINTS = 200  # points per line sent to the browser
 AXIS = {"labelFontSize": 15, "titleFontSize": 16}
 
@@ -93,7 +107,7 @@ def references(record: RaceRecord) -> None:
     """
     if not record.references and not record.reference_note:
         return
-    st.subheader("The same merges as HuggingFace and rustbpe")
+    st.subheader("The same merges as the production trainers")
     for check in record.references:
         (st.success if check.agrees else st.warning)(check.note)
         if check.cs336_note:
@@ -107,6 +121,13 @@ def references(record: RaceRecord) -> None:
             "Each tool breaks ties between pairs with the same count its own way; ours follows any of the three rules "
             "(tie_break=...), and the sidebar's rule decides the race's. The step page shows, on a tied merge, what each rule takes."
         )
+        if any(c.result.algorithm in (R.GIGATOKEN, R.FFBPE) for c in record.references):
+            st.caption(
+                'gigatoken is trained with tie_breaking="huggingface" and ffbpe with tie_break="largest_content" (the cs336 rule). '
+                'Their other settings are rules of ours too -- gigatoken "raw_token_ids" and ffbpe "smallest_pair_id" are rustbpe\'s '
+                "(huggingface's with ffbpe's byte_level alphabet) -- except gigatoken \"assembled_bytes\": the smaller bytes of a tie, "
+                "the opposite of cs336, which first parts from it at the first tie."
+            )
 
 
 def race_progress(record: RaceRecord) -> float:

@@ -120,7 +120,7 @@ def test_sweep_and_parallel_timing_draw_their_charts(page):
 def test_hf_and_rustbpe_make_our_merges_under_their_own_rule_and_the_first_cs336_tie_is_shown(page):
     open_race(page, "3")
     page.get_by_role("button", name="Start the race").click()
-    heading = page.get_by_role("heading", name="The same merges as HuggingFace and rustbpe")
+    heading = page.get_by_role("heading", name="The same merges as the production trainers")
     heading.wait_for(timeout=300_000)
     wait_idle(page)
     said = page.locator('[data-testid="stAlertContentSuccess"]').all_inner_texts()
@@ -129,4 +129,4 @@ def test_hf_and_rustbpe_make_our_merges_under_their_own_rule_and_the_first_cs336
     assert page.get_by_text("first parts from HuggingFace tokenizers at merge").count() == 1
     assert page.get_by_text("first parts from rustbpe at merge").count() == 1
     assert page.locator('[data-testid="stException"]').count() == 0
-    assert look(page, "race-references", "The same merges as HuggingFace and rustbpe") == []
+    assert look(page, "race-references", "The same merges as the production trainers") == []
