@@ -1,9 +1,9 @@
 """Step through training one merge at a time, replaying the instrumented trainer's trace.
 
 A click is cheap: the trace is built once per corpus and settings, each merge's
-views once per (trace, merge), and both are shared by every session; a click
-looks them up and sends a few HTML elements and one chart whose spec does not
-change. Play advances by the clock (merge = where it started + elapsed time ×
+views and its sentence once per (trace, merge), and all are shared by every
+session; a click looks them up (one cache call, ui/step_data.py) and sends a few
+HTML elements and one chart whose spec does not change. Play advances by the clock (merge = where it started + elapsed time ×
 speed), so "4 merge/s" is 4 merges a second however long a run takes.
 """
 
@@ -45,6 +45,7 @@ building.empty()
 st.session_state["trace_seen"] = trace_key
 events = trace.events
 n = len(events)
+trace_id = step_data.trace_id(trace_key, n)  # what a click's one cache lookup hashes
 
 if not presenter:  # a projector's first screen is for the merge
     st.title("Step through BPE training")
@@ -156,17 +157,14 @@ def stepper() -> None:
         label_visibility="collapsed",
         width=175,
     )
-    view = step_data.merge_view(trace_key, n, k, events)
-    whole = step_data.trace_views(trace_key, n, events)
+    whole = step_data.trace_views(trace_id, trace_key, events)
+    view = whole.merge(k)
     st.html(view.top)
 
     c3, c4 = st.columns([3, 2], gap="medium")
     with c3:
         data = st.session_state["sample"].encode("utf-8", "surrogateescape") or corpus_sample(settings.corpus.data)
-        html, note = views.sentence(whole.tokenizer, data, k, events[k - 1].token)
-        st.html(
-            f"<h3>A sentence tokenized with {'the first merge' if k == 1 else f'the first {k:,} merges'}</h3>{html}{views.caption(note)}"
-        )
+        st.html(whole.sentence(k, data))  # built once per (trace, merge, sentence), shared by the class
         st.text_input(
             "Your own sentence",
             key=state.widget("sample"),

@@ -1,11 +1,13 @@
 """What the step page builds once and shares between sessions: per trace, and per (trace, merge).
 
 A class steps through the same trace, so the first click on merge k builds its
-views (ui.views.merge_view) and every later click on it, from any session, is
-a cache lookup. Keys are small: the trace's RunKey (corpus digest, TrainSpec,
-merges asked for), the trace's length n
-(a time limit can end a trace early) and k. The trace itself is passed
-unhashed (the leading underscore), as ui.corpus does.
+views (ui.views.merge_view) and the sentence tokenized at k, and every later
+click on it, from any session, is a dictionary lookup. The trace's views are
+found by one cached call per click, keyed on a short string (`trace_id`): the
+cache hashes its arguments on every call, and a RunKey (a dataclass holding a
+TrainSpec) cost ~0.25 ms a call to hash, a string ~0.05 ms; the trace itself is
+passed unhashed (the leading underscore), as ui.runs does. The key's length n
+is in it too (a time limit can end a trace early).
 
 Defined here, once, rather than in the page: a cached function defined in a
 page script is wrapped again on every run, which costs more than the lookup.
@@ -13,7 +15,13 @@ page script is wrapped again on every run, which costs more than the lookup.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import gc
+import hashlib
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass, field
+from typing import Any
 
 import streamlit as st
 
@@ -23,36 +31,85 @@ from bpe.tokenizer import Tokenizer
 from . import views
 from .jobs import RunKey
 
+MERGES_KEPT = 3000  # merge views kept per trace (a class steps through far fewer)
+SENTENCES_KEPT = 2000  # sentences kept per trace: the corpus's own at each merge, and students' own
 
-@dataclass(frozen=True)
+
+class Shelf:
+    """A thread-safe dictionary that builds a missing value once and keeps the last `size` used."""
+
+    def __init__(self, size: int) -> None:
+        self.size, self._items, self._lock = size, OrderedDict(), threading.Lock()
+
+    def get(self, key: Hashable, build: Callable[[], Any]) -> Any:
+        with self._lock:
+            if key in self._items:
+                self._items.move_to_end(key)
+                return self._items[key]
+        value = build()  # outside the lock: two sessions may build the same value at once, and keep one
+        with self._lock:
+            self._items[key] = value
+            while len(self._items) > self.size:
+                self._items.popitem(last=False)
+        return value
+
+
+@dataclass(frozen=True, eq=False)
 class TraceViews:
-    """What the page draws from the whole trace: the sentence's tokenizer and the winning-count chart."""
+    """What the page draws from one trace: the count chart, and each merge's views and sentences, built on first use."""
 
+    key: RunKey
+    events: tuple[MergeEvent, ...]
     tokenizer: Tokenizer
     spec: dict
     counts: bytes  # every merge's winning count, as Arrow
+    merges: Shelf = field(default_factory=lambda: Shelf(MERGES_KEPT))
+    sentences: Shelf = field(default_factory=lambda: Shelf(SENTENCES_KEPT))
+
+    def merge(self, k: int) -> views.MergeView:
+        """Merge k's views (1-based).
+
+        A tied merge's table of what each rule would take needs the merges before it
+        (they give the tokens their ids): an O(k) step, done here once, not per click.
+        """
+        return self.merges.get(k, lambda: self._merge(k))
+
+    def _merge(self, k: int) -> views.MergeView:
+        spec, n = self.key.spec, len(self.events)
+        specials = len(spec.special_tokens)
+        event = self.events[k - 1]
+        before = [(e.left, e.right) for e in self.events[: k - 1]] if event.tie else ()
+        return views.merge_view(event, k, n, 256 + k + specials, spec.algorithm, tie_break=spec.tie_break, before=before, specials=specials)
+
+    def sentence(self, k: int, data: bytes) -> str:
+        """data tokenized with the first k merges, as HTML with its heading and caption."""
+        return self.sentences.get((k, data), lambda: self._sentence(k, data))
+
+    def _sentence(self, k: int, data: bytes) -> str:
+        html, note = views.sentence(self.tokenizer, data, k, self.events[k - 1].token)
+        heading = "the first merge" if k == 1 else f"the first {k:,} merges"
+        return f"<h3>A sentence tokenized with {heading}</h3>{html}{views.caption(note)}"
+
+
+def trace_id(key: RunKey, n: int) -> str:
+    """A short string naming a trace of n merges: what the cache hashes on every click."""
+    return hashlib.blake2b(f"{key!r} {n}".encode(), digest_size=16).hexdigest()
 
 
 @st.cache_resource(max_entries=8, show_spinner=False)
-def trace_views(trace_key: RunKey, n: int, _events: tuple[MergeEvent, ...]) -> TraceViews:
-    """Built once per trace."""
-    pattern, specials = trace_key.spec.pretokenizer, trace_key.spec.special_tokens
+def trace_views(trace_id: str, _key: RunKey, _events: tuple[MergeEvent, ...]) -> TraceViews:
+    """Built once per trace (trace_id names _key and len(_events))."""
+    pattern, specials = _key.spec.pretokenizer, _key.spec.special_tokens
     counts = [e.count for e in _events]
+    # subtle: a trace is a quarter of a million objects that live as long as the class steps through it, and
+    # each of Python's full collections walked them all (up to 85 ms, in the middle of a click). gc.freeze moves
+    # every object alive now out of the collector's sight, so it walks only what is newer; nothing leaks: a trace
+    # has no reference cycles, so reference counting frees it when it is evicted, frozen or not.
+    gc.freeze()
     return TraceViews(
+        key=_key,
+        events=_events,
         tokenizer=Tokenizer.from_merges([(e.left, e.right) for e in _events], specials, pattern),
         spec=views.counts_spec(counts),
-        counts=views.arrow({"merge": list(range(1, n + 1)), "count": counts}),
+        counts=views.arrow({"merge": list(range(1, len(_events) + 1)), "count": counts}),
     )
-
-
-@st.cache_resource(max_entries=3000, show_spinner=False)
-def merge_view(trace_key: RunKey, n: int, k: int, _events: tuple[MergeEvent, ...]) -> views.MergeView:
-    """Merge k's views (1-based), built once per (trace, merge) and shared by every session.
-
-    A tied merge's table of what each rule would take needs the merges before it
-    (they give the tokens their ids): an O(k) step, done here once, not per click.
-    """
-    specials, algorithm, tie_break = trace_key.spec.special_tokens, trace_key.spec.algorithm, trace_key.spec.tie_break
-    event = _events[k - 1]
-    before = [(e.left, e.right) for e in _events[: k - 1]] if event.tie else ()
-    return views.merge_view(event, k, n, 256 + k + len(specials), algorithm, tie_break=tie_break, before=before, specials=len(specials))
