@@ -550,6 +550,41 @@ def p95(seconds: list[float]) -> float:
     return ordered[max(0, math.ceil(0.95 * len(ordered)) - 1)] if ordered else float("nan")
 
 
+def profile(server: Server, path: Path, seconds: float) -> subprocess.Popen:
+    """py-spy sampling the server (with replicas: r1) for the stepping's duration, as collapsed stacks in path.
+
+    --gil: only the thread holding the interpreter lock, so the samples are the processor time the pages
+    compete for (a thread waiting for the lock, or in a hash that released it, is not counted).
+    """
+    pid = server.process.pid
+    if server.replicas:
+        pid = next(p for p in descendants(pid) if role(p) == "r1")
+    spy = str(Path(sys.executable).parent / "py-spy")
+    command = [spy, "record", "--pid", str(pid), "--duration", str(int(seconds)), "--rate", "200", "--format", "raw", "--gil"]
+    return subprocess.Popen([*command, "--output", str(path), "--nonblocking"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def hot_spots(path: Path, clicks: int, top: int = 30) -> str:
+    """Where the server's samples went: per function, the share of samples in it or below it (inclusive), busiest first."""
+    inclusive: dict[str, int] = {}
+    total = 0
+    for line in Path(path).read_text().splitlines():
+        stack, _, count = line.rpartition(" ")
+        if not count.isdigit():  # a stack read while it changed (--nonblocking): garbage, skipped
+            continue
+        total += int(count)
+        names = set()
+        for frame in stack.split(";"):
+            function, _, where = frame.partition(" (")
+            names.add(f"{function} ({where.split(':')[0].rsplit('/', 1)[-1]})")
+        for name in names:
+            inclusive[name] = inclusive.get(name, 0) + int(count)
+    lines = [f"py-spy: {total} samples at 200/s while {clicks} clicks were answered; the functions holding most of them:"]
+    for name, count in sorted(inclusive.items(), key=lambda x: -x[1])[:top]:
+        lines.append(f"  {count / max(total, 1) * 100:5.1f} %  {name}")
+    return "\n".join(lines)
+
+
 def spread(students: list[Student]) -> str:
     """How many students each replica holds, from their cookies: 'r1 150, r2 150'."""
     counts: dict[str, int] = {}
@@ -669,14 +704,20 @@ async def stepping(app: Path, args: argparse.Namespace, rng: random.Random) -> N
         picked = await pick_stdlib(students)
         server.memory.mark(f"{n} on the 2 MB preset")
         print(f"2 MB preset picked together, until its step page shows: {summary(picked, 'students')}")
-        start = time.perf_counter()
+        spy = profile(server, args.profile, args.seconds) if args.profile else None
+        start, client_cpu = time.perf_counter(), time.process_time()
         began = start - server.memory.start
         latencies = await step(students, args.seconds, interval, rng)
         elapsed = time.perf_counter() - start
+        client_cpu = (time.process_time() - client_cpu) / elapsed * 100
         server.memory.mark("stepping ends")
         print(f"Next, until the page is updated: {summary(latencies)}")
         print(f"clicks answered: {len(latencies) / elapsed:.1f}/s (the class asks for {n / interval:.1f}/s); {load()}")
         print(f"processor while stepping (100 % = a core): {server.memory.cpu_summary(began + 2, began + elapsed)}")
+        print(f"the load generator itself (this process, its {n} websockets): {client_cpu:.0f} %")
+        if spy is not None:
+            spy.wait()
+            print(hot_spots(args.profile, len(latencies)))
         if args.replicas:
             print(f"students per replica: {spread(students)}")
         await asyncio.gather(*(s.close() for s in students))
@@ -733,6 +774,7 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=60.0, help="how long students step (default 60)")
     parser.add_argument("--interval", type=float, default=2.0, help="seconds between one student's clicks (default 2)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--profile", type=Path, help="stepping: py-spy the server (r1) into this file and print where its time went")
     parser.add_argument(
         "--replicas", type=int, default=0, help="serve through HAProxy with N app processes (ui/serve.py); 0: one streamlit run"
     )
