@@ -38,12 +38,13 @@ spec.loader.exec_module(classroom)
 class Served:
     """The script's process, its port, and what it printed."""
 
-    def __init__(self, tmp: Path) -> None:
+    def __init__(self, tmp: Path, replicas: int = 2) -> None:
+        tmp.mkdir(parents=True, exist_ok=True)
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             self.port = s.getsockname()[1]
         self.log = tmp / "app.log"
-        command = ["bash", "scripts/app.sh", "--replicas", "2", "--server.port", str(self.port), "--server.address", "127.0.0.1"]
+        command = ["bash", "scripts/app.sh", "--replicas", str(replicas), "--server.port", str(self.port), "--server.address", "127.0.0.1"]
         command += ["--server.fileWatcherType", "none"]
         with open(self.log, "wb") as out:
             self.process = subprocess.Popen(command, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT)

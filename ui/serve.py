@@ -59,17 +59,20 @@ STOP_S = 10.0  # how long a child has to stop after SIGTERM before it is killed
 # the proxy's configuration, shared with deploy/ (several machines)
 
 
-def haproxy_config(bind: str, servers: Sequence[str], cookie: str = f"{COOKIE} insert indirect nocache httponly", extra: str = "") -> str:
+def haproxy_config(
+    bind: str, servers: Sequence[str], cookie: str = f"{COOKIE} insert indirect nocache httponly", sections: str = ""
+) -> str:
     """HAProxy's configuration: sticky on a cookie, websockets kept open, dead servers taken out at once.
 
     servers are HAProxy `server` (or `server-template`) lines; each needs `check`
-    for the health check and, with a static cookie, `cookie NAME`.
+    for the health check and, with a static cookie, `cookie NAME`. sections are
+    whole sections added at the end (a `resolvers` section for DNS names).
     """
     lines = "\n".join(f"    {line}" for line in servers)
     return f"""# rendered by ui/serve.py (haproxy_config): what a classroom needs from the proxy
 global
     maxconn 4096
-{extra}
+
 defaults
     mode http
     option forwardfor
@@ -98,7 +101,25 @@ backend app
     # a server marked down has its websockets closed, so its browsers reconnect elsewhere instead of hanging
     default-server inter 1s fall 2 rise 1 on-marked-down shutdown-sessions
 {lines}
-"""
+{sections}"""
+
+
+def front_config(hosts: Sequence[str] = (), port: int = 8501, address: str = "") -> str:
+    """The proxy in front of several machines, each serving `scripts/app.sh --replicas N` on its port.
+
+    Sticky on a second cookie, BPE_HOST (the machine; BPE_REPLICA then picks the
+    replica inside it). hosts are "address:port" -> one server each; none -> the
+    machines are found by DNS as the compose service "app" (deploy/compose.yaml),
+    up to 16, with a cookie made from each one's address (`dynamic`).
+
+    front_config(["10.0.0.11:8501", "10.0.0.12:8501"]) -> servers host1 and host2
+    """
+    cookie = "BPE_HOST insert indirect nocache httponly"
+    if hosts:
+        return haproxy_config(f"{address}:{port}", [f"server host{i} {h} cookie host{i} check" for i, h in enumerate(hosts, 1)], cookie)
+    servers = ["dynamic-cookie-key bpe-workbench", "server-template host 1-16 app:8501 check resolvers compose init-addr none"]
+    resolvers = "\nresolvers compose\n    # Docker's DNS: the service name has one address per container\n    nameserver dns 127.0.0.11:53\n    hold valid 5s\n"
+    return haproxy_config(f"{address}:{port}", servers, cookie + " dynamic", resolvers)
 
 
 # ---------------------------------------------------------------------------
@@ -202,7 +223,8 @@ def split_options(argv: Sequence[str]) -> tuple[int, str, int, list[str]]:
 class Supervisor:
     def __init__(self, replicas: int, address: str, port: int, options: Sequence[str], folder: Path) -> None:
         self.folder = folder
-        pool_key, cookie_secret = secrets.token_hex(16), secrets.token_hex(32)
+        # one secret for every replica (and, when set, for every machine): a student moved to another keeps a valid XSRF cookie
+        pool_key, cookie_secret = secrets.token_hex(16), os.environ.get("STREAMLIT_SERVER_COOKIE_SECRET") or secrets.token_hex(32)
         socket_path = str(folder / "pool.sock")
         env = {**os.environ, "BPE_POOL": socket_path, "BPE_POOL_KEY": pool_key, "PYTHONUNBUFFERED": "1"}
         env["STREAMLIT_SERVER_COOKIE_SECRET"] = cookie_secret  # Streamlit takes it from the environment, not the command line
@@ -291,7 +313,11 @@ def haproxy() -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    replicas, address, port, options = split_options(sys.argv[1:] if argv is None else argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["--front-config"]:  # python -m ui.serve --front-config [HOST:PORT ...] > haproxy.cfg
+        print(front_config(argv[1:]), end="")
+        return
+    replicas, address, port, options = split_options(argv)
     with tempfile.TemporaryDirectory(prefix="bpe-serve-") as folder:
         os.chmod(folder, 0o700)  # the pool's socket
         supervisor = Supervisor(replicas, address, port, options, Path(folder))

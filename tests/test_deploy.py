@@ -1,0 +1,106 @@
+"""Beyond one machine: the same HAProxy settings in front of several `scripts/app.sh --replicas N`, and the files that deploy them.
+
+There is no container runtime here, so the image and compose file are checked
+for what they must say; the proxy in front of two "machines" runs for real, on
+loopback: two `scripts/app.sh --replicas 1` on their own ports, one HAProxy
+rendered by `python -m ui.serve --front-config` before them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import socket
+import subprocess
+import tempfile
+from pathlib import Path
+
+import pytest
+import yaml
+from test_replicas import HAPROXY, Served, classroom, healthy, until
+
+from ui.serve import front_config
+
+ROOT = Path(__file__).resolve().parents[1]
+needs_haproxy = pytest.mark.skipif(HAPROXY is None, reason="HAProxy is not installed (scripts/test.sh installs it)")
+
+
+def test_the_compose_proxy_uses_the_rendered_front_configuration():
+    assert (ROOT / "deploy" / "haproxy.cfg").read_text() == front_config(), "run: python -m ui.serve --front-config > deploy/haproxy.cfg"
+    compose = yaml.safe_load((ROOT / "deploy" / "compose.yaml").read_text())
+    proxy, app = compose["services"]["proxy"], compose["services"]["app"]
+    workdir = next(line.split()[1] for line in (ROOT / "Dockerfile").read_text().splitlines() if line.startswith("WORKDIR"))
+    assert proxy["command"][-1] == f"{workdir}/deploy/haproxy.cfg"
+    assert "app:8501" in front_config()  # the service's name, resolved to every container
+    assert app["environment"]["STREAMLIT_SERVER_COOKIE_SECRET"].startswith("${COOKIE_SECRET:?")  # one secret everywhere
+    assert all(volume.endswith(":ro") for volume in app["volumes"]), "machines share nothing writable"
+
+
+def test_the_image_installs_haproxy_and_runs_the_replicas():
+    dockerfile = (ROOT / "Dockerfile").read_text()
+    assert "apt-get install -y --no-install-recommends haproxy" in dockerfile
+    assert "pip install --no-cache-dir -r requirements.txt" in dockerfile
+    assert "scripts/app.sh --replicas" in dockerfile.splitlines()[-1]
+
+
+@needs_haproxy
+@pytest.mark.parametrize("hosts", [(), ("10.0.0.11:8501", "10.0.0.12:8501")], ids=["compose", "static hosts"])
+def test_the_front_configuration_is_valid_haproxy(hosts, tmp_path):
+    config = tmp_path / "front.cfg"
+    config.write_text(front_config(hosts))
+    checked = subprocess.run([HAPROXY, "-c", "-f", str(config)], capture_output=True, text=True)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@needs_haproxy
+def test_two_machines_behind_the_front_proxy_keep_each_student_on_one_machine_and_replica():
+    with tempfile.TemporaryDirectory() as folder:
+        machines = [Served(Path(folder) / f"m{i}", replicas=1) for i in (1, 2)]
+        front_port = free_port()
+        config = Path(folder) / "front.cfg"
+        config.write_text(front_config([f"127.0.0.1:{m.port}" for m in machines], front_port, "127.0.0.1"))
+        front = subprocess.Popen([HAPROXY, "-db", "-f", str(config)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            until(lambda: healthy(front_port), 30, "the front proxy")
+            url = f"ws://127.0.0.1:{front_port}/_stcore/stream"
+
+            async def lesson() -> None:
+                a = classroom.Student(url, "a", sticky=True)
+                await a.open(timeout=120)
+                b = classroom.Student(url, "b", sticky=True)
+                for _ in range(10):
+                    b.cookie = await asyncio.to_thread(classroom.page_cookie, url, 30)
+                    if host(b) != host(a):
+                        break
+                assert host(a) != host(b), "the front proxy sent every new browser to the same machine"
+                assert "BPE_REPLICA=r1" in a.cookie and "BPE_REPLICA=r1" in b.cookie  # each machine's own proxy set its cookie too
+                await b.open(timeout=120)
+                for k in (2, 3, 4):
+                    await a.click("Next", timeout=60)
+                    assert a.merge_shown() == k
+                await b.click("Next", timeout=60)
+                session = a.session_id
+                await a.close()
+                await a.open(timeout=60, resume=True)
+                assert a.session_id == session and a.merge_shown() == 4
+                assert b.merge_shown() == 2
+                await asyncio.gather(a.close(), b.close())
+
+            asyncio.run(lesson())
+        finally:
+            front.terminate()
+            front.wait(10)
+            for machine in machines:
+                machine.process.send_signal(signal.SIGTERM)
+            for machine in machines:
+                assert machine.process.wait(60) == 0
+
+
+def host(student) -> str:
+    return dict(c.split("=", 1) for c in student.cookie.split("; "))["BPE_HOST"]
