@@ -135,6 +135,7 @@ def counting(args: argparse.Namespace, phases: Phases, spec: TrainSpec) -> Count
             text_field=spec.text_field,
             text_column=spec.text_column,
             split_lines=spec.split_lines,
+            compiled=args.compiled,
         )
     seconds = phases.seconds["pre-tokenize"]
     if counted.workers > 1:
@@ -142,7 +143,7 @@ def counting(args: argparse.Namespace, phases: Phases, spec: TrainSpec) -> Count
         phases.notes["pre-tokenize cpu"] = f" (+ {counted.workers} workers {counted.worker_cpu_seconds:.2f}s)"
     say(
         f"pre-tokenize: {counted.disk_bytes / 1e6:,.1f} MB in {len(counted.inputs)} file(s), {seconds:.1f}s "
-        f"({counted.disk_bytes / 1e6 / max(seconds, 1e-9):,.1f} MB/s), {len(counted.counts):,} unique pre-tokens"
+        f"({counted.disk_bytes / 1e6 / max(seconds, 1e-9):,.1f} MB/s), {len(counted.counts):,} unique pre-tokens, {counted.counted_by()}"
     )
     return counted
 
@@ -239,6 +240,12 @@ def add_reading_options(p: argparse.ArgumentParser) -> None:
         default=None,  # None: not given (train --from-counts then takes the file's setting)
         help="each line (newline kept) is a document of its own, as HuggingFace's Tokenizer.train(files) reads files",
     )
+    p.add_argument(
+        "--no-compiled",
+        dest="compiled",
+        action="store_false",
+        help="count with the Python pre-tokenizer only (the reference), even where the compiled one (gigatoken) is exact",
+    )
 
 
 def train_command(args: argparse.Namespace) -> None:
@@ -249,6 +256,7 @@ def train_command(args: argparse.Namespace) -> None:
         if args.inputs:
             raise ValueError("Give INPUT files or --from-counts, not both.")
         corpus, spec = load_counted(args, phases)
+        how = ""  # counted when the counts file was written
     else:
         if not args.inputs:
             raise ValueError("Name the text to train on (files or globs), or a counts file with --from-counts.")
@@ -266,10 +274,12 @@ def train_command(args: argparse.Namespace) -> None:
                     text_field=spec.text_field,
                     text_column=spec.text_column,
                     split_lines=spec.split_lines,
+                    compiled=False,  # the occurrences in order come from the Python path: the counts too
                 )
+            how = "counted in Python (the positions algorithm reads every occurrence in order)"
         else:
             counted = counting(args, phases, spec)
-            corpus = PreTokens(counted.counts, None, counted.text_bytes)
+            corpus, how = PreTokens(counted.counts, None, counted.text_bytes), counted.counted_by()
             del counted
     special_tokens, pattern = list(spec.special_tokens), spec.pretokenizer
     num_merges = check_spec(spec, args.vocab_size)
@@ -299,6 +309,8 @@ def train_command(args: argparse.Namespace) -> None:
     )
     longest = max((a + b for a, b in merges), key=len, default=b"")
     print(f"{why} Vocab {len(vocab):,} tokens; {unique:,} unique pre-tokens in {n_bytes / 1e6:,.1f} MB of text")
+    if how:
+        print(f"pre-tokens {how}")
     print("\n".join(phases.summary()))
     if longest:
         print(f"longest token: {longest.decode('utf-8', 'backslashreplace')!r} ({len(longest)} bytes)")
@@ -343,6 +355,7 @@ def count_command(args: argparse.Namespace) -> None:
                     text_field=spec.text_field,
                     text_column=spec.text_column,
                     split_lines=spec.split_lines,
+                    compiled=args.compiled,
                 )
             phases.notes["pre-tokenize"] = (
                 f" (+ {counted.workers} Ray map tasks, each process at most {megabytes(counted.worker_peak_rss)})"
@@ -358,6 +371,8 @@ def count_command(args: argparse.Namespace) -> None:
         f"({info.text_bytes / 1e6:,.1f} MB of text); pre-tokenizer {info.pretokenizer}, special tokens {list(info.special_tokens)}"
         + (", each line a document" if info.split_lines else "")
     )
+    if not args.merge:
+        print(f"pre-tokens {counted.counted_by()}")
     print("\n".join(phases.summary()))
     print(f"wrote {args.out}")
 

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from multiprocessing import get_context
 from pathlib import Path
 
+from .compiled import LIBRARY
 from .inputs import CHUNK_BYTES, Input, Options, Shard, read_shard, resolve_inputs, shards
 from .memory import peak_rss
 from .pretokenize import PreTokens, Progress, Tally, check_pattern, check_special_tokens, sequence_bytes
@@ -46,10 +47,28 @@ class Counted:
     worker_peak_rss: int = 0  # the largest peak resident memory of one worker process, in bytes (0: no workers)
     workers: int = 1
     worker_cpu_seconds: float = 0.0  # processor time of the worker processes together (0: no workers)
+    compiled_bytes: int = 0  # of text_bytes, those the compiled path counted (compiled.py)
+    python_why: tuple[str, ...] = ()  # why the rest went to the Python path
 
     @property
     def disk_bytes(self) -> int:
         return sum(source.size for source in self.inputs)
+
+    def counted_by(self) -> str:
+        """Which path counted, for the CLI's summary: 'counted by gigatoken 0.10.0 (compiled)'."""
+        return counted_by(self.text_bytes, self.compiled_bytes, self.python_why)
+
+
+def counted_by(text_bytes: int, compiled_bytes: int, python_why: Sequence[str]) -> str:
+    """'counted by gigatoken 0.10.0 (compiled)', 'counted in Python (why)', or how much each path counted."""
+    why = "; ".join(sorted(python_why))
+    if text_bytes and compiled_bytes >= text_bytes:
+        return f"counted by {LIBRARY} (compiled)"
+    if not compiled_bytes:
+        return f"counted in Python ({why})" if why else "counted in Python"
+    return (
+        f"counted by {LIBRARY} (compiled) {compiled_bytes / 1e6:,.1f} MB, in Python {(text_bytes - compiled_bytes) / 1e6:,.1f} MB ({why})"
+    )
 
 
 def count_inputs(
@@ -63,11 +82,13 @@ def count_inputs(
     text_column: str = "text",
     chunk_bytes: int = CHUNK_BYTES,
     split_lines: bool = False,
+    compiled: bool = True,
 ) -> Counted:
     """Count the pre-tokens of every input (paths or globs), in parallel when the input is large enough.
 
     With split_lines each line (newline kept) is a document of its own, as HuggingFace's
-    `Tokenizer.train(files)` reads files: no pre-token spans a line end.
+    `Tokenizer.train(files)` reads files: no pre-token spans a line end. compiled=False
+    counts with the Python path only, even where compiled.py's is exact.
     """
     check_pattern(pattern)
     check_special_tokens(special_tokens)
@@ -77,7 +98,7 @@ def count_inputs(
     if workers > 1 and total >= PARALLEL_MIN_BYTES:
         # enough shards to keep every worker busy and the progress bar moving
         chunk_bytes = max(1 << 20, min(chunk_bytes, total // (workers * 4) + 1))
-    options = Options(text_field, text_column, tuple(special_tokens), pattern, chunk_bytes, _flag(split_lines))
+    options = Options(text_field, text_column, tuple(special_tokens), pattern, chunk_bytes, _flag(split_lines), compiled)
     jobs = [shard for source in inputs for shard in shards(source, options)]
     jobs.sort(key=lambda shard: -shard.size)  # largest first: the last shards to finish are short ones
     report = _progress_reporter(progress, total)
@@ -91,7 +112,9 @@ def count_inputs(
     counts = combine(tally.counts for tally in tallies)
     peak = max((tally.peak_rss for tally in tallies), default=0) if used > 1 else 0
     cpu = sum(tally.cpu_seconds for tally in tallies) if used > 1 else 0.0
-    return Counted(counts, tuple(inputs), sum(t.text_bytes for t in tallies), peak, used, cpu)
+    why = tuple(sorted({reason for tally in tallies for reason in tally.python_why}))
+    compiled_bytes = sum(tally.compiled_bytes for tally in tallies)
+    return Counted(counts, tuple(inputs), sum(t.text_bytes for t in tallies), peak, used, cpu, compiled_bytes, why)
 
 
 def _flag(split_lines: object) -> bool:
@@ -123,18 +146,24 @@ class ShardCounts:
     text_bytes: int
     peak_rss: int  # this process's peak resident memory so far, in bytes
     cpu_seconds: float  # this process's processor time so far
+    compiled_bytes: int = 0  # of text_bytes, those the compiled path counted
+    python_why: tuple[str, ...] = ()  # why the rest went to the Python path
 
 
 def count_shards(jobs: Iterable[Shard], options: Options, report: Callable[[int], None] | None = None) -> ShardCounts:
-    """Count shards into one tally; report(disk bytes) after each batch."""
-    tally, text_bytes = Tally(options.pattern, options.split_lines), 0
+    """Count shards into one tally; report(disk bytes) after each batch.
+
+    Text files are read as bytes: the compiled path counts valid UTF-8 without making a str.
+    """
+    tally, text_bytes = Tally(options.pattern, options.split_lines, options.compiled), 0
     for shard in jobs:
-        for batch in read_shard(shard, options):
+        for batch in read_shard(shard, options, undecoded=True):
             tally.add(batch.documents, options.special_tokens)
             text_bytes += batch.text_bytes
             if report:
                 report(batch.disk_bytes)
-    return ShardCounts(tally.counts(), text_bytes, peak_rss(), time.process_time())
+    counts = tally.counts()
+    return ShardCounts(counts, text_bytes, peak_rss(), time.process_time(), tally.compiled_bytes, tuple(sorted(tally.python_why)))
 
 
 def combine(parts: Iterable[dict[bytes, int]]) -> dict[bytes, int]:
@@ -240,10 +269,14 @@ def pretokenize_files(
     text_column: str = "text",
     chunk_bytes: int = CHUNK_BYTES,
     split_lines: bool = False,
+    compiled: bool = True,
 ) -> PreTokens:
-    """PreTokens of every input (paths or globs of text, compressed text, JSON Lines, Parquet)."""
+    """PreTokens of every input (paths or globs of text, compressed text, JSON Lines, Parquet).
+
+    compiled=False counts with the Python path only, even where compiled.py's is exact.
+    """
     if keep_sequence:  # the order of occurrences is for the teaching algorithms: small inputs, one process
-        return _with_sequence(paths, pattern, special_tokens, progress, text_field, text_column, _flag(split_lines))
+        return _with_sequence(paths, pattern, special_tokens, progress, text_field, text_column, _flag(split_lines), compiled)
     counted = count_inputs(
         paths,
         pattern=pattern,
@@ -254,6 +287,7 @@ def pretokenize_files(
         text_column=text_column,
         chunk_bytes=chunk_bytes,
         split_lines=split_lines,
+        compiled=compiled,
     )
     return PreTokens(counted.counts, None, counted.text_bytes)
 
@@ -280,14 +314,16 @@ def pretokenize_file(
     )
 
 
-def _with_sequence(paths: Paths, pattern, special_tokens, progress, text_field, text_column, split_lines: bool) -> PreTokens:
+def _with_sequence(
+    paths: Paths, pattern, special_tokens, progress, text_field, text_column, split_lines: bool, compiled: bool = True
+) -> PreTokens:
     """Counts and every occurrence in text order, read in this process."""
     check_pattern(pattern)
     check_special_tokens(special_tokens)
     inputs = resolve_inputs(paths)
     options = Options(text_field, text_column, tuple(special_tokens), pattern, split_lines=split_lines)
     report = _progress_reporter(progress, sum(source.size for source in inputs))
-    tally, sequence, text_bytes = Tally(pattern, split_lines), [], 0
+    tally, sequence, text_bytes = Tally(pattern, split_lines, compiled), [], 0
     for source in inputs:
         for shard in shards(source, options):
             for batch in read_shard(shard, options):

@@ -53,6 +53,7 @@ class Options:
     pattern: str = "gpt2"
     chunk_bytes: int = CHUNK_BYTES
     split_lines: bool = False  # each line (newline kept) is a document, as HuggingFace's train(files) reads a file
+    compiled: bool = True  # count with compiled.py's path where it is exact (False: the Python path only)
 
 
 @dataclass(frozen=True)
@@ -75,7 +76,7 @@ class Shard:
 
 @dataclass(frozen=True)
 class Batch:
-    documents: list[str]  # each one a document, or a stretch of one cut at a safe place
+    documents: list[str] | list[bytes]  # each one a document, or a stretch of one cut at a safe place (bytes: undecoded)
     text_bytes: int  # bytes of text in them
     disk_bytes: int  # bytes of the file read to get them
 
@@ -242,18 +243,21 @@ def _last_safe_cut(block: bytes, specials: list[bytes], pattern: str) -> int | N
 # reading a shard
 
 
-def read_shard(shard: Shard, options: Options) -> Iterator[Batch]:
-    """The documents of one shard, a batch at a time; the batches' disk_bytes add up to shard.size."""
+def read_shard(shard: Shard, options: Options, undecoded: bool = False) -> Iterator[Batch]:
+    """The documents of one shard, a batch at a time; the batches' disk_bytes add up to shard.size.
+
+    undecoded: a text file's documents are its bytes as read (Tally decodes them if it must).
+    """
     source = shard.input
     if source.format == "parquet":
         yield from _read_row_group(shard, options)
     elif source.compression:
-        yield from _read_compressed(source, options)
+        yield from _read_compressed(source, options, undecoded)
     elif source.format == "jsonl":
         yield _jsonl_batch(source, _read_range(source.path, shard.start, shard.stop), shard.start, shard.size, options)
     else:
         data = _read_range(source.path, shard.start, shard.stop)
-        yield Batch([data.decode(ENCODING, ERRORS)], len(data), shard.size)
+        yield Batch([data if undecoded else data.decode(ENCODING, ERRORS)], len(data), shard.size)
 
 
 def _read_range(path: Path, start: int, stop: int) -> bytes:
@@ -262,9 +266,12 @@ def _read_range(path: Path, start: int, stop: int) -> bytes:
         return f.read(stop - start)
 
 
-def _read_compressed(source: Input, options: Options) -> Iterator[Batch]:
+def _read_compressed(source: Input, options: Options, undecoded: bool = False) -> Iterator[Batch]:
     """A compressed file, streamed; corrupt data is refused in one sentence, whichever library noticed."""
-    reader = _stream_jsonl if source.format == "jsonl" else _stream_text
+    if source.format == "jsonl":
+        reader = _stream_jsonl
+    else:
+        reader = _stream_bytes if undecoded else _stream_text
     try:
         with open(source.path, "rb") as raw, _decompressor(source.compression, raw) as stream:
             yield from reader(source, raw, stream, options)
@@ -342,6 +349,12 @@ class _Streams:
 
 
 def _stream_text(source: Input, raw, stream, options: Options) -> Iterator[Batch]:
+    """A compressed text file in blocks of text (see _stream_bytes)."""
+    for batch in _stream_bytes(source, raw, stream, options):
+        yield Batch([data.decode(ENCODING, ERRORS) for data in batch.documents], batch.text_bytes, batch.disk_bytes)
+
+
+def _stream_bytes(source: Input, raw, stream, options: Options) -> Iterator[Batch]:
     """A compressed text file in blocks, each cut at a safe place (the rest carried into the next)."""
     specials = [t.encode(ENCODING) for t in options.special_tokens]
     carry, done = b"", 0
@@ -349,7 +362,7 @@ def _stream_text(source: Input, raw, stream, options: Options) -> Iterator[Batch
         block = stream.read(options.chunk_bytes)
         data = carry + block
         if not block:  # the end: the rest of the text, and the rest of the file's bytes
-            yield Batch([data.decode(ENCODING, ERRORS)] if data else [], len(data), source.size - done)
+            yield Batch([data] if data else [], len(data), source.size - done)
             return
         cut = _last_safe_cut(data, specials, options.pattern)
         if cut is None:  # no safe place yet: read on (a file without one is read whole)
@@ -357,7 +370,7 @@ def _stream_text(source: Input, raw, stream, options: Options) -> Iterator[Batch
             continue
         carry = data[cut:]
         position = min(raw.tell(), source.size)
-        yield Batch([data[:cut].decode(ENCODING, ERRORS)], cut, position - done)
+        yield Batch([data[:cut]], cut, position - done)
         done = position
 
 

@@ -7,7 +7,9 @@ pre-token as bytes. `Tally` does the same for text that arrives in pieces
 grows with the number of unique pieces, never with the size of the input.
 
 What it does not do: read files (inputs.py), count in parallel (count.py), or
-merge anything. Trainers start from its `PreTokens`.
+merge anything. Trainers start from its `PreTokens`. This is the reference path:
+where compiled.py's Rust pre-tokenizer gives exactly its counts (GPT-2's regex,
+valid UTF-8), `Tally` hands the text to it instead.
 
 Invalid UTF-8 is kept: bytes are decoded with ``surrogateescape`` and encoded
 back the same way, so every input byte reaches the trainer as itself.
@@ -248,17 +250,68 @@ class Tally:
     unique unit only when asked for `tokens()`, once however often it was seen:
 
         t = Tally("gpt2"); t.add(["it is", "it<|s|>is"], ["<|s|>"])
-        t.tokens() -> {'it': 2, ' is': 1, 'is': 1}
+        t.counts() -> {b'it': 2, b' is': 1, b'is': 1}
+
+    Where compiled.py's path is exact (GPT-2's pre-tokenizer, valid UTF-8,
+    gigatoken installed) `add` counts with it instead, and `counts()` adds both up.
     """
 
-    def __init__(self, pattern: str = "gpt2", split_lines: bool = False) -> None:
+    def __init__(self, pattern: str = "gpt2", split_lines: bool = False, compiled: bool = True) -> None:
+        from . import compiled as fast
+
         self.pattern = pattern
         self.split_lines = split_lines  # each line (newline kept) of a part is a document of its own
         self.pieces: Counter[str] = Counter()  # units for gpt2, whole documents for none, else pre-tokens
+        # the compiled path (compiled.py) where it is exact: its counts as bytes, what it counted, why not the rest
+        self.unavailable = fast.unavailable(pattern) if compiled else "the Python path was asked for"
+        self.fast: dict[bytes, int] = {}
+        self.compiled_bytes = 0
+        self.python_why: set[str] = set()  # why text went to the Python path
 
-    def add(self, documents: Iterable[str], special_tokens: Sequence[str] = ()) -> None:
+    def add(self, documents: Iterable[str | bytes], special_tokens: Sequence[str] = ()) -> None:
+        """Count documents: text, or bytes (UTF-8 or not) as read from a file."""
+        if self.unavailable is None:
+            documents = self._add_compiled(documents, special_tokens)
+        elif documents:
+            self.python_why.add(self.unavailable)
         for document in documents:
+            if isinstance(document, bytes):
+                document = decode(document)
             self.add_parts(split_on_special(document, special_tokens) if special_tokens else (document,))
+
+    def _add_compiled(self, documents: Iterable[str | bytes], special_tokens: Sequence[str]) -> list[str | bytes]:
+        """Count with the compiled path what it counts exactly; return the documents left to the Python path."""
+        from . import compiled as fast
+
+        encoded, rest = [], []
+        for document in documents:
+            if isinstance(document, str):
+                try:
+                    document = document.encode(ENCODING)
+                except UnicodeEncodeError:  # a surrogate: bytes that were not UTF-8
+                    rest.append(document)
+                    self.python_why.add("not valid UTF-8")
+                    continue
+            encoded.append(document)
+        exact = []
+        for document, why in zip(encoded, fast.refusals(encoded) if encoded else []):
+            if why is None:
+                exact.append(document)
+            else:
+                rest.append(document)
+                self.python_why.add(why)
+        if not exact:
+            return rest
+        data = exact[0] if len(exact) == 1 else fast.SEPARATOR.join(exact)
+        counted = fast.count_utf8(data, special_tokens, self.split_lines)
+        if self.fast:
+            total, get = self.fast, self.fast.get
+            for token, n in counted:
+                total[token] = get(token, 0) + n
+        else:
+            self.fast = dict(counted)
+        self.compiled_bytes += len(data) - len(exact) + 1
+        return rest
 
     def add_parts(self, parts: Iterable[str]) -> None:
         """Count special-token-free parts."""
@@ -273,12 +326,18 @@ class Tally:
             pieces.update(finder(part))
 
     def tokens(self) -> Counter[str]:
-        """Pre-token counts of everything added so far (for patterns other than gpt2, the tally's own counter)."""
+        """The Python path's pre-token counts so far (for patterns other than gpt2, the tally's own counter)."""
         return count_units(self.pieces) if self.pattern == "gpt2" else self.pieces
 
     def counts(self) -> dict[bytes, int]:
-        """tokens() as bytes, as trainers take them."""
-        return {token.encode(ENCODING, ERRORS): n for token, n in self.tokens().items()}
+        """tokens() as bytes, as trainers take them (with what the compiled path counted)."""
+        counts = {token.encode(ENCODING, ERRORS): n for token, n in self.tokens().items()}
+        if not counts:
+            return dict(self.fast)
+        get = counts.get
+        for token, n in self.fast.items():
+            counts[token] = get(token, 0) + n
+        return counts
 
 
 def count_units(units: Counter[str]) -> Counter[str]:
@@ -326,8 +385,10 @@ def sequence_of_text(text: str, pattern: str = "gpt2") -> list[str]:
     return _pattern(pattern)(text)
 
 
-def _count_decoded(text: str, pattern: str, special_tokens: Sequence[str], split_lines: bool = False) -> dict[bytes, int]:
-    tally = Tally(pattern, split_lines)
+def _count_decoded(
+    text: str | bytes, pattern: str, special_tokens: Sequence[str], split_lines: bool = False, compiled: bool = True
+) -> dict[bytes, int]:
+    tally = Tally(pattern, split_lines, compiled)
     tally.add([text], special_tokens)
     return tally.counts()
 
@@ -354,15 +415,20 @@ def pretokenize(
     special_tokens: Sequence[str] = (),
     keep_sequence: bool = False,
     split_lines: bool = False,
+    compiled: bool = True,
 ) -> PreTokens:
     """Pre-tokenize text held in memory (str, or bytes in any encoding state).
 
     With split_lines each line (newline kept) is a document: no pre-token spans a line end.
+    compiled=False counts with the Python path only, even where compiled.py's is exact.
     """
     check_pattern(pattern)
     check_special_tokens(special_tokens)
     if isinstance(text, bytes):
-        n_bytes, text = len(text), decode(text)
+        n_bytes = len(text)
+        if not keep_sequence:  # counted from the bytes: the compiled path needs no str
+            return PreTokens(_count_decoded(text, pattern, special_tokens, split_lines, compiled), None, n_bytes)
+        text = decode(text)
     else:
         try:
             n_bytes = len(text.encode(ENCODING, ERRORS))
@@ -371,6 +437,6 @@ def pretokenize(
                 f"The text holds a lone surrogate (U+{ord(text[e.start]):04X}) at character {e.start}: "
                 "it is not a character and stands for no byte, so it cannot be trained on."
             ) from None
-    counts = _count_decoded(text, pattern, special_tokens, split_lines)
+    counts = _count_decoded(text, pattern, special_tokens, split_lines, compiled)
     sequence = tuple(sequence_bytes(text, pattern, special_tokens, split_lines)) if keep_sequence else None
     return PreTokens(counts, sequence, n_bytes)

@@ -37,12 +37,13 @@ def count_on_ray(
     text_column: str = "text",
     chunk_bytes: int = CHUNK_BYTES,
     split_lines: bool = False,
+    compiled: bool = True,
 ) -> Counted:
     """Count pre-tokens on Ray: the cluster at address ('auto', 'ray://host:10001', 'local'), or the one already connected."""
     check_pattern(pattern)
     check_special_tokens(special_tokens)
     inputs = resolve_inputs(paths)
-    options = Options(text_field, text_column, tuple(special_tokens), pattern, chunk_bytes, split_lines)
+    options = Options(text_field, text_column, tuple(special_tokens), pattern, chunk_bytes, split_lines, compiled)
     jobs = [shard for source in inputs for shard in shards(source, options)]
     ray, started = _connect(address)
     try:
@@ -63,9 +64,11 @@ def count_on_ray(
     return Counted(
         counts,
         tuple(inputs),
-        sum(text_bytes for text_bytes, _ in stats),
-        max((peak for _, peak in stats), default=0),
+        sum(stat[0] for stat in stats),
+        max((stat[1] for stat in stats), default=0),
         len(groups),
+        compiled_bytes=sum(stat[2] for stat in stats),
+        python_why=tuple(sorted({why for stat in stats for why in stat[3]})),
     )
 
 
@@ -116,12 +119,13 @@ def _reduce_tree(ray, refs: list, add_task):
 
 
 def _count_group(group: list[Shard], options: Options):
-    """Map: one tally over a group of shards -> (Arrow table of token, count; (text bytes, peak RSS))."""
+    """Map: one tally over a group of shards -> (Arrow table of token, count; (text bytes, peak RSS, compiled bytes, why Python))."""
     import pyarrow as pa
 
     counted = count_shards(group, options)
     table = pa.table({"token": pa.array(list(counted.counts), pa.binary()), "count": pa.array(list(counted.counts.values()), pa.int64())})
-    return table, (counted.text_bytes, counted.peak_rss)  # (the tasks' processor time is Ray's to report)
+    stats = (counted.text_bytes, counted.peak_rss, counted.compiled_bytes, counted.python_why)
+    return table, stats  # (the tasks' processor time is Ray's to report)
 
 
 def _add(a, b):

@@ -8,6 +8,7 @@ one's site-packages through a .pth file. Deselect with `-m "not install"`.
 
 from __future__ import annotations
 
+import os
 import shutil
 import site
 import subprocess
@@ -15,6 +16,7 @@ import sys
 import sysconfig
 from pathlib import Path
 
+import pyarrow.parquet as pq
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -72,3 +74,23 @@ def test_the_bpe_command_trains_and_encodes(venv, tmp_path):
 def test_a_bad_input_is_one_sentence_from_the_command_too(venv, tmp_path):
     result = bpe(venv, "train", "missing.txt", "--vocab-size", "300", "--out", "tok", cwd=tmp_path)
     assert result.returncode == 2 and result.stderr == "error: No such file: missing.txt.\n"
+
+
+def test_the_bpe_command_counts_with_gigatoken_and_without_it(venv, tmp_path):
+    # the compiled pre-tokenizer is optional (pip install .[fast]): without it the Python path counts the same
+    (tmp_path / "corpus.txt").write_text("low lower lowest newer newest " * 50)
+    hidden = tmp_path / "hide" / "gigatoken"
+    hidden.mkdir(parents=True)
+    (hidden / "__init__.py").write_text("raise ImportError('no gigatoken in this environment')\n")
+    env = {**os.environ, "PYTHONPATH": str(hidden.parent)}
+    args = [venv / "bin" / "bpe", "count", "corpus.txt", "--workers", "1", "--out"]
+    without = subprocess.run([*args, "without.parquet"], capture_output=True, text=True, cwd=tmp_path, env=env, timeout=120)
+    assert without.returncode == 0, without.stderr
+    assert "pre-tokens counted in Python (gigatoken is not installed (pip install .[fast]))" in without.stdout
+    pytest.importorskip("gigatoken")
+    with_it = bpe(venv, "count", "corpus.txt", "--workers", "1", "--out", "with.parquet", cwd=tmp_path)
+    assert with_it.returncode == 0, with_it.stderr
+    assert "pre-tokens counted by gigatoken 0.10.0 (compiled)" in with_it.stdout
+    assert (tmp_path / "with.parquet").read_bytes() != b"" and pq.read_table(tmp_path / "with.parquet").equals(
+        pq.read_table(tmp_path / "without.parquet")
+    )
