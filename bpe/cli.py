@@ -143,7 +143,7 @@ def counting(args: argparse.Namespace, phases: Phases, spec: TrainSpec) -> Count
         phases.notes["pre-tokenize cpu"] = f" (+ {counted.workers} workers {counted.worker_cpu_seconds:.2f}s)"
     say(
         f"pre-tokenize: {counted.disk_bytes / 1e6:,.1f} MB in {len(counted.inputs)} file(s), {seconds:.1f}s "
-        f"({counted.disk_bytes / 1e6 / max(seconds, 1e-9):,.1f} MB/s), {len(counted.counts):,} unique pre-tokens, {counted.counted_by()}"
+        f"({counted.disk_bytes / 1e6 / max(seconds, 1e-9):,.1f} MB/s), {len(counted.counts):,} unique pre-tokens"
     )
     return counted
 
