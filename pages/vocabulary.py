@@ -1,30 +1,57 @@
-"""The vocabulary as a whole: every token the sidebar's run made, how long, how often used, and which never are.
+"""The vocabulary as a whole: every token of the sidebar's run (or of GPT-2, GPT-4, GPT-4o), how long, how often used, which never are.
 
 The run and its held-out text are the shared, cached work of the threshold page (built once in the
-worker pool); the rows are made from them once per run. Searching and sorting only filter those rows.
+worker pool); a real tokenizer is loaded once per server (ui/real.py). The rows are made once per
+vocabulary and shared by every session; searching and sorting only filter them.
 """
 
 import streamlit as st
 
-from bpe.vocabulary import zipf, zipf_slope
-from ui import runs, sidebar, state
+from ui import corpus as corpora
+from ui import real, runs, sidebar, state
 from ui import threshold_views as held
 from ui import vocabulary_views as views
 
+CHOICES = {"run": "the sidebar's run", **{key: f"{e.label} ({e.name})" for key, e in real.ENCODINGS.items()}}
+
 st.title("Vocabulary")
 settings = sidebar.current()
-tok = runs.tokenizer_for(settings)
-n = len(tok.merges)
-which, label, test_data = held.held_out(st.session_state["source"], settings.corpus.data)
-test, _ = runs.replays_for(settings, which, test_data)  # encoded once with every merge, in the worker pool
-run_key = (settings.key, runs.training_spec(settings.spec), settings.num_merges, which)  # the run and the text its uses are counted on
-rows = views.rows_for(run_key, n, tok, test)
-frequencies = zipf({r.token: r.uses for r in rows})
-slope = zipf_slope(frequencies)
-st.caption(
-    f"The {len(rows):,} tokens of the sidebar's run ({n:,} merges, ties by the {settings.tie_break} rule). Uses are counted on {label}."
+of = st.radio(
+    "Vocabulary of",
+    list(CHOICES),
+    format_func=CHOICES.get,
+    horizontal=True,
+    key=state.widget("vocab_of"),
+    on_change=state.save,
+    args=("vocab_of",),
 )
-used_on = "the held-out text" if which == "held-out" else "the training text"
+curve = None
+if of == "run":
+    tok = runs.tokenizer_for(settings)
+    which, label, test_data = held.held_out(st.session_state["source"], settings.corpus.data)
+    test, _ = runs.replays_for(settings, which, test_data)  # encoded once with every merge, in the worker pool
+    run_key = (settings.key, runs.training_spec(settings.spec), settings.num_merges, which)  # the run and the text its uses are counted on
+    rows = views.rows_for(run_key, len(tok.merges), tok, test)
+    curve = views.curve_for(run_key, len(settings.specials), test)
+    used_on = "the held-out text" if which == "held-out" else "the training text"
+    about = f"the sidebar's run ({len(tok.merges):,} merges, ties by the {settings.tie_break} rule)"
+    links = settings
+else:
+    found = real.get(of)
+    if found.tokenizer is None:
+        st.info(found.error)
+        st.stop()
+    tok, data = found.tokenizer, corpora.stdlib_held_out()
+    run_key = (of, len(tok.vocab), "stdlib-held-out")
+    rows = views.real_rows(of, tok, data)
+    label = f"{len(data) / 1e3:,.0f} KB of the standard library's docstrings"
+    used_on = "held-out Python docstrings"
+    about = (
+        f"{found.label}'s tokenizer ({found.encoding.name}, {len(tok.merges):,} merges; the counts it was trained with are not published)"
+    )
+    links = None
+frequencies, slope = views.zipf_of(run_key, rows)
+st.caption(f"The {len(rows):,} tokens of {about}. Uses are counted on {label}.")
 views.metrics(rows, slope, used_on)
 
 st.subheader("Every token")
@@ -39,7 +66,7 @@ sort = c2.radio(
     on_change=state.save,
     args=("vocab_sort",),
 )
-views.token_table(views.matching(rows, query, sort), len(rows), query, settings)
+views.token_table(views.matching(run_key, rows, query, sort), len(rows), query, links)
 
 c1, c2 = st.columns(2)
 with c1:
@@ -48,9 +75,10 @@ with c1:
 with c2:
     st.subheader("How long the merged tokens are")
     views.length_chart(rows)
-st.subheader("Compression against vocabulary size")
-views.compression_chart(views.curve_for(run_key, len(settings.specials), test), label)
+if curve is not None:
+    st.subheader("Compression against vocabulary size")
+    views.compression_chart(curve, label)
 
 st.subheader("Made, but never used")
-views.unused_table(rows, used_on)
+views.unused_table(run_key, rows, used_on)
 st.markdown(views.GLITCH)

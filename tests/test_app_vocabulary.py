@@ -71,3 +71,16 @@ def test_merge_numbers_link_to_the_step_page_and_charts_carry_the_data():
     specs = [json.loads(c.proto.spec) for c in at.get("vega_lite_chart")]
     titles = [s["encoding"]["x"].get("title") for s in specs if "encoding" in s]
     assert "rank of use (1 = most used)" in titles and "token length in bytes" in titles
+
+
+def test_gpt2s_vocabulary_shows_solidgoldmagikarp_made_and_never_used(gpt2):
+    at = open_app(PAGE, source="textbook")
+    at.radio(key="w_vocab_of").set_value("gpt2").run()
+    assert not at.exception
+    assert metric(at, "Vocabulary size") == "50,257" and metric(at, "Made by merges") == "50,000"
+    at.text_input(key="w_vocab_query").set_value("SolidGoldMagikarp").run()
+    table = next(h.value for h in at.html if "<th>bytes</th>" in h.value)
+    assert table_tokens(at) == ["␣SolidGoldMagikarp"] and '<td class="num">43,453</td>' in table
+    assert 'class="unused"' in table  # never used on the held-out docstrings
+    assert "href=" not in table  # GPT-2's merges are not on the step page
+    assert len(at.get("vega_lite_chart")) == 2  # no compression curve: GPT-2 is not a run of this app

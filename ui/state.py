@@ -39,6 +39,7 @@ DEFAULTS: dict[str, object] = {
     "quiz_run": None,  # which run (corpus and pre-tokenizer) quiz_merge refers to; another run starts at its first question
     "quiz_merge": 1,  # the merge the quiz asks about, 1-based
     "quiz_answers": None,  # {question id: ui.quiz.Answer}; replaced on each answer, never changed in place (defaults are shared)
+    "vocab_of": "run",  # whose vocabulary the vocabulary page shows: "run" (the sidebar's) or a key of ui.real.ENCODINGS
     "vocab_query": "",  # the vocabulary page's search: tokens containing this
     "vocab_sort": "merge",  # a key of ui.vocabulary_views.SORTS
     "lesson_step": 1,

@@ -13,15 +13,29 @@ from __future__ import annotations
 import html
 import math
 import unicodedata
+from collections.abc import Sequence
 
 import pandas as pd
 import streamlit as st
 
+from bpe.pretokenize import pretokenize
 from bpe.threshold import Replay
 from bpe.tokenizer import Tokenizer
-from bpe.vocabulary import MERGE, SPECIAL, CompressionPoint, TokenRow, compression_curve, length_histogram, rarely_used, token_rows
+from bpe.vocabulary import (
+    MERGE,
+    SPECIAL,
+    CompressionPoint,
+    TokenRow,
+    compression_curve,
+    length_histogram,
+    rarely_used,
+    token_rows,
+    zipf,
+    zipf_slope,
+)
 
 from . import link
+from .render import plain
 from .render import show as show_text
 from .style import AXIS
 
@@ -69,14 +83,36 @@ def show(token: bytes) -> str:
     return "".join(f"\\x{ord(c):02x}" if unicodedata.category(c) == "Cc" else c for c in show_text(token))
 
 
-def matching(rows: tuple[TokenRow, ...], query: str, sort: str) -> list[TokenRow]:
+@st.cache_resource(max_entries=8, show_spinner="Counting every token's uses on held-out text, once for the whole server…")
+def real_rows(key: str, _tok: Tokenizer, _held_out: bytes) -> tuple[TokenRow, ...]:
+    """Every token of a real tokenizer (key: ui.real.ENCODINGS) with its uses on the held-out text, made once per server."""
+    words = pretokenize(_held_out, pattern=_tok.pattern, special_tokens=_tok.special_tokens).counts
+    return tuple(token_rows(_tok, _tok.token_counts(words)))
+
+
+@st.cache_resource(max_entries=16, show_spinner=False)
+def zipf_of(run_key: tuple, _rows: tuple[TokenRow, ...]) -> tuple[list[int], float | None]:
+    """The Zipf data of a vocabulary and its fitted slope, once per vocabulary."""
+    frequencies = zipf({r.token: r.uses for r in _rows})
+    return frequencies, zipf_slope(frequencies)
+
+
+@st.cache_resource(max_entries=32, show_spinner=False)
+def ordered(run_key: tuple, sort: str, _rows: tuple[TokenRow, ...]) -> tuple[tuple[TokenRow, ...], tuple[str, ...]]:
+    """The rows in one order, and the text each is found by (as typed and as shown), once per vocabulary and order."""
+    rows = tuple(sorted(_rows, key=SORTS[sort][1]))
+    return rows, tuple(r.token.decode("utf-8", "backslashreplace") + "\0" + show(r.token) for r in rows)
+
+
+def matching(run_key: tuple, rows: tuple[TokenRow, ...], query: str, sort: str) -> list[TokenRow] | tuple[TokenRow, ...]:
     """Rows whose token contains query (as typed, or as shown: '␣the' finds ' the'), sorted.
 
     query '' matches every row; 'the' -> ' the', 'the', 'other', ...
     """
-    if query:
-        rows = [r for r in rows if query in r.token.decode("utf-8", "backslashreplace") or query in show(r.token)]
-    return sorted(rows, key=SORTS[sort][1])
+    in_order, texts = ordered(run_key, sort, rows)
+    if not query:
+        return in_order
+    return [r for r, text in zip(in_order, texts) if query in text]
 
 
 # ---------------------------------------------------------------------------
@@ -95,14 +131,14 @@ def metrics(rows: tuple[TokenRow, ...], slope: float | None, label: str) -> None
     )
 
 
-def token_table(rows: list[TokenRow], total: int, query: str, settings) -> None:
+def token_table(rows: Sequence[TokenRow], total: int, query: str, settings) -> None:
     """The first SHOWN rows as an HTML table (18 px and up on a projector; a canvas dataframe cannot be sized)."""
     if not rows:
-        st.markdown(f"No token contains **{html.escape(query)}**. Type part of a token as it is shown, `␣` for a space.")
+        st.markdown(f"No token contains **{plain(query)}**. Type part of a token as it is shown, `␣` for a space.")
         return
     body = []
     for r in rows[:SHOWN]:
-        href = link.href(r.rank + 1, settings) if r.rank is not None else None  # None: a link cannot reproduce this run
+        href = link.href(r.rank + 1, settings) if r.rank is not None and settings is not None else None  # None: no step page for it
         if r.rank is None:
             merge = "byte" if r.kind != SPECIAL else "special"
         elif href:
@@ -115,13 +151,13 @@ def token_table(rows: list[TokenRow], total: int, query: str, settings) -> None:
             f'<tr{unused}><td class="num">{r.id:,}</td><td><span class="vt">{html.escape(show(r.token))}</span></td>'
             f'<td class="num">{r.length}</td><td class="num">{merge}</td><td class="num">{made}</td><td class="num">{r.uses:,}</td></tr>'
         )
-    head = "<tr><th>id</th><th>token</th><th>bytes</th><th>made at merge</th><th>pair count then</th><th>uses</th></tr>"
+    counted = any(r.made is not None for r in rows[:SHOWN])
+    head = f"<tr><th>id</th><th>token</th><th>bytes</th><th>made at merge</th><th>{'pair count then' if counted else ''}</th><th>uses</th></tr>"
     st.html(TABLE_CSS + f'<table class="vocab">{head}{"".join(body)}</table>')
     more = f"the first {SHOWN} of {len(rows):,} shown" if len(rows) > SHOWN else f"all {len(rows):,} shown"
-    which = f"containing “{query}”" if query else "in the vocabulary"
-    st.caption(
-        f"{len(rows):,} of {total:,} tokens {which}; {more}. Merge numbers open the step page at that merge. Red rows: made, never used."
-    )
+    which = f"containing “{plain(query)}”" if query else "in the vocabulary"
+    opens = " Merge numbers open the step page at that merge." if settings is not None else ""
+    st.caption(f"{len(rows):,} of {total:,} tokens {which}; {more}.{opens} Red rows: made, never used.")
 
 
 LINES = ["tokens of this run", "Zipf: uses ∝ 1 / rank"]
@@ -144,7 +180,7 @@ def zipf_chart(frequencies: list[int], slope: float | None, used_on: str) -> Non
     log = {"type": "log"}
     encoding = {
         "x": {"field": "rank", "type": "quantitative", "scale": log, "title": "rank of use (1 = most used)"},
-        "y": {"field": "uses", "type": "quantitative", "scale": log, "title": f"uses on {used_on}"},
+        "y": {"field": "uses", "type": "quantitative", "scale": log, "title": "uses"},
     }
     spec = {
         "height": 300,
@@ -160,7 +196,9 @@ def zipf_chart(frequencies: list[int], slope: float | None, used_on: str) -> Non
     }
     st.vega_lite_chart(frame, spec, width="stretch")
     fitted = f"fitted slope {slope:.2f}" if slope is not None else "too few tokens to fit a slope"
-    st.caption(f"Blue: the {n:,} tokens used, {fitted}. Grey, dashed: Zipf's law, uses ∝ 1 / rank (a straight line of slope −1).")
+    st.caption(
+        f"Blue: the {n:,} tokens used on {used_on}, {fitted}. Grey, dashed: Zipf's law, uses ∝ 1 / rank (a straight line of slope −1)."
+    )
 
 
 def length_chart(rows: tuple[TokenRow, ...]) -> None:
@@ -173,10 +211,12 @@ def length_chart(rows: tuple[TokenRow, ...]) -> None:
     spec = {
         "height": 300,
         "config": {"axis": AXIS},
-        "layer": [
-            {"mark": {"type": "bar", "color": BLUE}},
-            {"mark": {"type": "text", "dy": -10, "fontSize": 16}, "encoding": {"text": {"field": "tokens", "format": ","}}},
-        ],
+        "layer": [{"mark": {"type": "bar", "color": BLUE}}]
+        + (
+            [{"mark": {"type": "text", "dy": -10, "fontSize": 16}, "encoding": {"text": {"field": "tokens", "format": ","}}}]
+            if len(histogram) <= 12
+            else []
+        ),
         "encoding": {
             "x": {"field": "bytes", "type": "ordinal", "title": "token length in bytes", "axis": {"labelAngle": 0}},
             "y": {"field": "tokens", "type": "quantitative", "title": "merged tokens"},
@@ -223,21 +263,28 @@ GLITCH = (
 )
 
 
-def unused_table(rows: tuple[TokenRow, ...], label: str) -> None:
-    """The merged tokens never used on the held-out text, the most often made first."""
-    unused = rarely_used(rows)
+@st.cache_resource(max_entries=16, show_spinner=False)
+def unused_of(run_key: tuple, _rows: tuple[TokenRow, ...]) -> tuple[list[TokenRow], int]:
+    """The merged tokens never used (the most often made first, else the earliest made) and how many were merged, once per vocabulary."""
+    return rarely_used(_rows), sum(r.kind == MERGE for r in _rows)
+
+
+def unused_table(run_key: tuple, rows: tuple[TokenRow, ...], label: str) -> None:
+    """The merged tokens never used on the held-out text, the most often made (or, without counts, the earliest) first."""
+    unused, merged = unused_of(run_key, rows)
     if not unused:
         st.markdown(f"Every merged token is used at least once when {label} is encoded.")
         return
-    chips = "".join(
+    counted = unused[0].made is not None
+    body = "".join(
         f'<tr class="unused"><td><span class="vt">{html.escape(show(r.token))}</span></td><td class="num">{r.rank + 1:,}</td>'
-        f'<td class="num">{r.made:,}</td><td class="num">0</td></tr>'
+        f'<td class="num">{f"{r.made:,}" if r.made is not None else ""}</td><td class="num">0</td></tr>'
         for r in unused[:UNUSED_SHOWN]
-        if r.rank is not None and r.made is not None
     )
-    head = "<tr><th>token</th><th>made at merge</th><th>pair count then</th><th>uses</th></tr>"
+    head = f"<tr><th>token</th><th>made at merge</th><th>{'pair count then' if counted else ''}</th><th>uses</th></tr>"
+    which = "made from the most pairs" if counted else "made earliest (from the most frequent pairs of its own training text)"
     note = (
-        f'<div class="vocab-note"><b>{len(unused):,}</b> of the {sum(r.kind == MERGE for r in rows):,} merged tokens are never used '
-        f"on {html.escape(label)}; the {min(len(unused), UNUSED_SHOWN)} made from the most pairs:</div>"
+        f'<div class="vocab-note"><b>{len(unused):,}</b> of the {merged:,} merged tokens are never used '
+        f"on {html.escape(label)}; the {min(len(unused), UNUSED_SHOWN)} {which}:</div>"
     )
-    st.html(TABLE_CSS + note + f'<table class="vocab">{head}{chips}</table>')
+    st.html(TABLE_CSS + note + f'<table class="vocab">{head}{body}</table>')

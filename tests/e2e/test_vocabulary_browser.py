@@ -38,3 +38,18 @@ def test_a_student_searches_the_vocabulary_and_opens_a_tokens_merge(page):
     page.get_by_role("heading", name="Step through").first.wait_for()
     assert "merge=" in page.url
     assert page.locator('[data-testid="stException"]').count() == 0
+
+
+def test_gpt2s_vocabulary_finds_solidgoldmagikarp(page):
+    open_page(page)
+    page.locator('[data-testid="stRadio"]').filter(has_text="Vocabulary of").get_by_text("GPT-2 (gpt2)").click()
+    wait_idle(page, timeout=120_000)
+    box = page.get_by_label("Find tokens containing")
+    box.fill("Magikarp")
+    box.press("Enter")
+    wait_idle(page)
+    assert (
+        page.locator("table.vocab").first.locator("span.vt").all_inner_texts()[-1] == "␣SolidGoldMagikarp"
+    )  # in merge order: its pieces come first
+    assert look(page, "vocabulary-gpt2", "Every token") == []
+    assert page.locator('[data-testid="stException"]').count() == 0
