@@ -1,0 +1,106 @@
+"""What hostile inputs cost the loaders: time and peak memory of each reproducer from issue 15.
+
+Each case writes its files in one process, then loads them in a fresh one (so the peak resident
+memory is the load's own) with a time limit, so a hang is reported as such rather than waited
+for. `--bpe DIR` measures the `bpe` package in DIR instead of this checkout's (the figures
+before the fixes were measured so, from `git archive 36c7dcf bpe`).
+
+    .venv/bin/python benchmarks/hostile.py                      # every case, 60 s each at most
+    .venv/bin/python benchmarks/hostile.py --bpe /tmp/old       # the same cases, another version
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import textwrap
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# each case: (setup that writes files into d, the load measured: a statement that raises ValueError or returns)
+CASES = {
+    "tiktoken file with one 30,000-byte token": (
+        """
+        import base64
+        ranks = {bytes([b]): b for b in range(256)} | {b"aa": 256, b"a" * 30000: 257}
+        (d / "r.tiktoken").write_text("".join(f"{base64.b64encode(t).decode()} {r}\\n" for t, r in ranks.items()))
+        """,
+        "bpe.Tokenizer.load(d / 'r.tiktoken')",
+    ),
+    "encode text ending in a 5,000-char special token": (
+        "",
+        "bpe.Tokenizer({i: bytes([i]) for i in range(256)}, [], ['a' * 5000]).encode('x' + 'a' * 4999 + 'a' * 5000)",
+    ),
+    "counts file of 20 M rows of one token (RLE)": (
+        """
+        import json, pyarrow as pa, pyarrow.parquet as pq
+        rows = 20_000_000
+        meta = {"pretokenizer": "gpt2", "special_tokens": [], "inputs": [], "text_bytes": 0, "pre_tokens": rows, "unique": rows}
+        table = pa.table({"token": pa.array([b"a"] * rows, pa.binary()), "count": pa.array([1] * rows, pa.int64())})
+        pq.write_table(table.replace_schema_metadata({b"bpe.counts": json.dumps(meta).encode()}), d / "c.parquet")
+        """,
+        "__import__('bpe.counts_file').counts_file.load_counts(d / 'c.parquet')",
+    ),
+    "truncated .zst (half the stream)": (
+        """
+        import zstandard
+        data = zstandard.ZstdCompressor().compress(b"hello world " * 100000)
+        (d / "t.txt.zst").write_bytes(data[: len(data) // 2])
+        """,
+        "bpe.count_inputs(d / 't.txt.zst', workers=1)",
+    ),
+}
+
+MEASURE = """
+import json, resource, sys, time
+from pathlib import Path
+import bpe, bpe.counts_file
+d = Path(sys.argv[1])
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+start = time.perf_counter()
+try:
+    {call}
+    outcome = "accepted"
+except ValueError as e:
+    outcome = "ValueError: " + str(e).replace(str(d), "DIR")[:100]
+seconds = time.perf_counter() - start
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+print(json.dumps({{"seconds": seconds, "grew_mb": (peak - before) / 1024, "outcome": outcome}}))
+"""
+
+
+def run(setup: str, call: str, package: Path, limit: float) -> dict:
+    env = {**os.environ, "PYTHONPATH": str(package)}
+    with tempfile.TemporaryDirectory() as d:
+        code = "import sys\nfrom pathlib import Path\nd = Path(sys.argv[1])\n" + textwrap.dedent(setup)
+        subprocess.run([sys.executable, "-c", code, d], check=True, env=env, cwd=d)
+        try:
+            done = subprocess.run(
+                [sys.executable, "-c", MEASURE.format(call=call), d], capture_output=True, text=True, timeout=limit, env=env, cwd=d
+            )
+        except subprocess.TimeoutExpired:
+            return {"outcome": f"still running after {limit:.0f} s (killed)"}
+        if done.returncode != 0:
+            return {"outcome": "crashed: " + (done.stderr.strip().splitlines() or ["?"])[-1][:120]}
+        return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--limit", type=float, default=60.0, help="seconds before a case counts as a hang")
+    parser.add_argument("--bpe", type=Path, default=ROOT, help="the folder that holds the bpe package to measure")
+    args = parser.parse_args()
+    print(f"bpe from {args.bpe.resolve()}; load average {os.getloadavg()[0]:.1f}")
+    for name, (setup, call) in CASES.items():
+        r = run(setup, call, args.bpe.resolve(), args.limit)
+        figures = f"{r['seconds']:.2f} s, memory +{r['grew_mb']:,.0f} MB" if "seconds" in r else ""
+        print(f"{name}: {figures} -> {r['outcome']}")
+
+
+if __name__ == "__main__":
+    main()
