@@ -491,6 +491,11 @@ def load_uploads(files: Mapping[str, bytes], *, pattern: str | None = None) -> L
     raise ValueError(f"{names}: expected one tokenizer file, or a vocab .json file with a merges .txt/.bpe file.")
 
 
+def with_pattern(loaded: Loaded, pattern: str | None) -> Loaded:
+    """loaded with the pre-tokenizer asked for, unless its file records one or is one of OpenAI's (which knows its own)."""
+    return loaded if loaded.encoding else _with_pattern(loaded, pattern)
+
+
 def _with_pattern(loaded: Loaded, pattern: str | None) -> Loaded:
     """Formats that do not record their pre-tokenizer take the one asked for."""
     if pattern is None or loaded.format not in ("gpt2", "tiktoken"):

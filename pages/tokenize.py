@@ -136,7 +136,8 @@ def next_to_real() -> None:
             key=state.widget("tok_ref_pattern"),
             on_change=state.save,
             args=("tok_ref_pattern",),
-            help="GPT-2 files and .tiktoken files do not record their pre-tokenizer; a tokenizer.json does, and wins.",
+            help="GPT-2 files and .tiktoken files do not record their pre-tokenizer; a tokenizer.json does, and wins, "
+            "and so do OpenAI's own .tiktoken files (cl100k_base, o200k_base…), recognised by their sha256.",
         )
         reference = st.session_state["tok_upload_ref"]
         if reference is None:

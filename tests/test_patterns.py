@@ -97,6 +97,9 @@ def test_an_unknown_rank_file_is_not_taken_for_openais(tiktoken_files, tmp_path)
     assert (loaded.pattern, loaded.special_tokens, loaded.encoding) == ("gpt2", (), "")
     told = load.load(tiktoken_files / "o200k_base.tiktoken", pattern="gpt4")  # a pattern given wins
     assert (told.pattern, told.encoding) == ("gpt4", "o200k_base")
+    # with_pattern (the app's upload: its selectbox always says something) keeps an OpenAI file's own
+    assert load.with_pattern(load.load(tiktoken_files / "o200k_base.tiktoken"), "gpt2").pattern == "o200k"
+    assert load.with_pattern(loaded, "cl100k").pattern == "cl100k"
 
 
 def test_a_hf_split_by_any_regex_loads_and_saves_back(tmp_path):

@@ -74,7 +74,7 @@ def uploaded(files) -> Reference | None:
 def loaded(digest: str, pattern: str, _reference: Reference) -> Loaded:
     """The tokenizer in a Reference's files, cached on their digest and the pattern and shared by sessions."""
     try:
-        found = load.load_uploads(dict(_reference.files), pattern=pattern)
+        found = load.with_pattern(load.load_uploads(dict(_reference.files)), pattern)  # OpenAI's own files keep their pattern
         return Loaded(Tokenizer.from_loaded(found), None, found.format)
     except ValueError as e:
         return Loaded(None, str(e))
