@@ -117,7 +117,7 @@ class Student:
         """
         start = time.perf_counter()
         if self.sticky and not self.cookie:
-            self.cookie = await asyncio.to_thread(page_cookie, self.url, timeout)
+            self.cookie = await asyncio.wait_for(load_page(self.url), timeout)
         protocols = ["streamlit", "PLACEHOLDER_AUTH_TOKEN", self.session_id] if resume and self.session_id else None
         headers = {"Cookie": self.cookie} if self.cookie else None
         self.ws = await websockets.connect(
@@ -300,6 +300,20 @@ class Student:
                 await self._send(self._rerun(fragment=fragment, auto=True))
 
         self.polls[fragment] = asyncio.create_task(loop())
+
+
+async def load_page(ws_url: str) -> str:
+    """page_cookie without a thread: 300 students load the page at once, as 300 browsers would."""
+    host, port = ws_url.split("//", 1)[1].split("/", 1)[0].split(":")
+    reader, writer = await asyncio.open_connection(host, int(port))
+    writer.write(f"GET / HTTP/1.1\r\nHost: {host}:{port}\r\nConnection: close\r\n\r\n".encode())
+    answer = await reader.read()  # to the end: the whole page, as a browser reads it
+    writer.close()
+    head = answer.split(b"\r\n\r\n", 1)[0].decode("latin-1").split("\r\n")
+    if not head[0].startswith("HTTP/1.1 200"):
+        raise ConnectionError(f"the page answered {head[0]!r}")
+    cookies = [line.split(":", 1)[1].strip().split(";", 1)[0] for line in head[1:] if line.lower().startswith("set-cookie:")]
+    return "; ".join(cookies)
 
 
 def page_cookie(ws_url: str, timeout: float) -> str:
@@ -523,6 +537,15 @@ class Memory:
             lines.append(f"  {t:5.0f} | app RSS {rss:.0f} MB | {label}")
         return "\n".join(lines)
 
+    def cpu_seconds(self, since: float, until: float) -> dict[str, float]:
+        """Processor seconds each group used between two moments (seconds since the start), from the 1 s samples."""
+        window = [(t, groups) for t, groups in self.samples if since <= t <= until]
+        used = {g: 0.0 for g in self.groups}
+        for (t0, _), (t1, groups) in zip(window, window[1:]):
+            for g in self.groups:
+                used[g] += groups.get(g, (0.0, 0.0))[1] / 100 * (t1 - t0)
+        return used
+
     def cpu_summary(self, since: float, until: float) -> str:
         """Average processor use of each group between two moments (seconds since the start): 'r1 48 %, r2 51 %, ...'."""
         window = [groups for t, groups in self.samples if since <= t <= until]
@@ -714,6 +737,9 @@ async def stepping(app: Path, args: argparse.Namespace, rng: random.Random) -> N
         print(f"Next, until the page is updated: {summary(latencies)}")
         print(f"clicks answered: {len(latencies) / elapsed:.1f}/s (the class asks for {n / interval:.1f}/s); {load()}")
         print(f"processor while stepping (100 % = a core): {server.memory.cpu_summary(began + 2, began + elapsed)}")
+        used = server.memory.cpu_seconds(began + 2, began + elapsed)
+        answered = len(latencies) * (elapsed - 2) / elapsed
+        print("processor per click answered: " + ", ".join(f"{g} {s / answered * 1000:.1f} ms" for g, s in used.items()))
         print(f"the load generator itself (this process, its {n} websockets): {client_cpu:.0f} %")
         if spy is not None:
             spy.wait()

@@ -17,10 +17,10 @@ the other cores sit idle. This starts, on one machine:
   this is what keeps a student's merge theirs.
 
 When a replica dies (or stops answering its health check for HANG_S), it is
-started again on its port. Meanwhile HAProxy's health check takes it out within
-about two seconds and closes its students' websockets; their browsers reconnect
-by themselves, to a live replica (the cookie is overridden), as a new session
-that opens at the merge in the page's URL (the step page keeps the URL in step).
+started again on its port. Its students' websockets close with it; their
+browsers reconnect by themselves, and HAProxy sends them to a live replica (the
+cookie is overridden when its replica refuses connections) as a new session that
+opens at the merge in the page's URL (the step page keeps the URL in step).
 Ctrl-C or SIGTERM stops the proxy, the replicas and the pool server, in that
 order, and the pool's workers with it; the children also get SIGTERM if this
 process is killed outright (PR_SET_PDEATHSIG), so nothing is left behind.
@@ -98,8 +98,11 @@ backend app
     cookie {cookie}
     option httpchk GET /_stcore/health
     http-check expect string ok
-    # a server marked down has its websockets closed, so its browsers reconnect elsewhere instead of hanging
-    default-server inter 1s fall 2 rise 1 on-marked-down shutdown-sessions
+    timeout check 5s
+    # a server that refuses connections (dead) is out after 3 checks; one slow to answer under a full
+    # class is not: its students' websockets stay open (a dead server's close by themselves, and
+    # ui/serve.py restarts one that hangs)
+    default-server inter 2s fall 3 rise 2
 {lines}
 {sections}"""
 
@@ -193,7 +196,7 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def healthy(port: int, timeout: float = 2.0) -> bool:
+def healthy(port: int, timeout: float = 5.0) -> bool:
     try:
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=timeout) as answer:
             return answer.read() == b"ok"
@@ -234,6 +237,8 @@ class Supervisor:
             replica_port = free_port()
             command = [sys.executable, "-m", "streamlit", "run", "app.py", *options]
             command += ["--server.headless", "true", "--browser.gatherUsageStats", "false"]
+            if not any(o.startswith("--server.fileWatcherType") for o in options):
+                command += ["--server.fileWatcherType", "none"]  # a hall's server is not edited live: no replica polls the files
             command += ["--server.address", "127.0.0.1", "--server.port", str(replica_port)]
             self.replicas.append(Child(f"r{i}", command, {**env, "BPE_REPLICA": f"r{i}"}, port=replica_port))
         bind = f"{address}:{port}" if address else f":{port}"
