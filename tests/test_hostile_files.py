@@ -494,3 +494,59 @@ def test_fuzz_encode_and_decode(text, ids, k):
 
 
 FIXED = small_tokenizer()
+
+
+JSON_VALUES = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**70), 2**70)
+    | st.floats(allow_nan=False)
+    | st.text(max_size=6)
+    | st.sampled_from(["\ud800", "BPE", "ByteLevel", "Split", SPECIAL]),
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.dictionaries(
+            st.sampled_from(["type", "content", "id", "model", "vocab", "merges", "Regex", "pattern"]) | st.text(max_size=4),
+            inner,
+            max_size=3,
+        )
+    ),
+    max_leaves=8,
+)
+
+
+def replace_node(document, path: list[int], value):
+    """document with the node that path picks (each step an index into a container's children) replaced by value."""
+    if not path or not isinstance(document, (dict, list)) or not document:
+        return value
+    keys = list(document) if isinstance(document, dict) else list(range(len(document)))
+    key = keys[path[0] % len(keys)]
+    copy = dict(document) if isinstance(document, dict) else list(document)
+    copy[key] = replace_node(document[key], path[1:], value)
+    return copy
+
+
+@pytest.mark.parametrize("name", ["tokenizer.json", "tokenizer.bpe.json", "vocab.json"])
+@FUZZ
+@given(path=st.lists(st.integers(0, 10_000), min_size=1, max_size=5), value=JSON_VALUES)
+def test_fuzz_json_tokenizer_files_node_by_node(saved, tmp_path_factory, name, path, value):
+    directory = tmp_path_factory.mktemp("json")
+    (directory / "merges.txt").write_bytes(saved["merges.txt"])
+    document = replace_node(json.loads(saved[name]), path, value)
+    (directory / name).write_text(json.dumps(document), encoding="utf-8", errors="surrogatepass")
+    tok = one_sentence(lambda: Tokenizer.load(directory / name), name)
+    if tok is not None:
+        encodes_correctly(tok)
+
+
+@FUZZ
+@given(path=st.lists(st.integers(0, 10_000), min_size=1, max_size=3), value=JSON_VALUES)
+def test_fuzz_counts_metadata_node_by_node(tmp_path_factory, path, value):
+    meta = replace_node(
+        json.loads(json.dumps(CountsInfo("gpt2", (SPECIAL,), ({"path": "a.txt", "format": "text"},), 10, 15, 3).__dict__)), path, value
+    )
+    file = counts_file(
+        tmp_path_factory.mktemp("meta") / "m.parquet", json.dumps(meta).encode("utf-8", "surrogatepass"), (b"a", b"b", b"c"), (9, 4, 2)
+    )
+    if one_sentence(lambda: load_counts(file), "m.parquet") is not None:
+        one_sentence(lambda: train_from_counts(file, 260), "m.parquet")
