@@ -50,7 +50,7 @@ REFERENCE_LINES = {
     R.FFBPE: "ffbpe (Rust, merges only, wall-clock)",
 }
 CHART_POINTS = 200  # points per line sent to the browser
-AXIS = {"labelFontSize": 15, "titleFontSize": 16}
+AXIS = {"labelFontSize": 18, "titleFontSize": 18}  # the race chart's axes, read from the back of a room
 
 
 def _axes(chart: alt.Chart, **legend) -> alt.Chart:
@@ -186,13 +186,19 @@ def race_chart(record: RaceRecord) -> None:
     frame = pd.DataFrame(rows, columns=["kind", "line", "merges", "seconds"])
     low, high = time_domain([seconds for *_, seconds in rows])
     encoding = {
-        "x": {"field": "merges", "type": "quantitative", "title": "merges done", "scale": {"domainMin": 0}, "axis": {"format": ",d"}},
+        "x": {
+            "field": "merges",
+            "type": "quantitative",
+            "title": "merges done",
+            "scale": {"domainMin": 0},
+            "axis": {"format": ",d", "tickMinStep": 1},
+        },
         "y": {
             "field": "seconds",
             "type": "quantitative",
             "title": "seconds of processor time (log scale)",
             "scale": {"type": "log", "domain": [low, high], "nice": False},
-            "axis": {"format": "~s" if low < 0.01 else ",~g"},
+            "axis": {"format": ",~g"},  # 0.0006, 0.02, 2: seconds as numbers, not SI prefixes (600µ)
         },
         "color": {
             "field": "line",
@@ -200,7 +206,7 @@ def race_chart(record: RaceRecord) -> None:
             "title": None,
             "sort": names,
             "scale": {"domain": names, "range": [COLOURS[r.algorithm] for r in runs]},
-            "legend": {"orient": "top", "columns": 3, "labelFontSize": 16, "symbolStrokeWidth": 4, "labelLimit": 420},
+            "legend": {"orient": "top", "columns": 2, "labelFontSize": 18, "symbolStrokeWidth": 4, "labelLimit": 460},
         },
         "tooltip": [{"field": "line", "title": "algorithm"}, {"field": "merges"}, {"field": "seconds", "format": ".3f"}],
     }

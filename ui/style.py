@@ -205,6 +205,9 @@ table.compare .sub{color:#555;font-size:1rem;font-weight:400;white-space:nowrap}
 # their captions (the teacher says it), so that the card, the pairs and the heap fit on a projector's screen
 PRESENTER_CSS = f"""
 [data-testid="stMainBlockContainer"]{{zoom:{PRESENTER_ZOOM}}}
+/* subtle: a chart measures its width on screen (zoomed) and would be zoomed again, past the right edge;
+   undone here, a chart fills its column exactly, its labels at the sizes the charts set (AXIS) */
+[data-testid="stVegaLiteChart"]{{zoom:{1 / PRESENTER_ZOOM}}}
 table.pairs tr:nth-child(n+10){{display:none}}
 .stHtml p.caption{{display:none}}
 """

@@ -130,3 +130,15 @@ def test_hf_and_rustbpe_make_our_merges_under_their_own_rule_and_the_first_cs336
     assert page.get_by_text("first parts from rustbpe at merge").count() == 1
     assert page.locator('[data-testid="stException"]').count() == 0
     assert look(page, "race-references", "The same merges as the production trainers") == []
+
+
+def test_presenter_mode_shows_the_race_chart_whole(page):
+    page.locator('[data-testid="stSidebar"]').get_by_role("link", name="Algorithm race").click()
+    wait_idle(page)
+    page.get_by_role("button", name="Start the race").click()
+    page.get_by_text("Agreement").first.wait_for(timeout=120_000)
+    wait_idle(page)
+    page.get_by_test_id("stSidebar").get_by_text("Presenter mode").click()
+    wait_idle(page)
+    assert look(page, "race-presenter") == []  # the chart inside its box: presenter mode's zoom once drew it a quarter too wide
+    assert look(page, "race-presenter-tables", "Where the time goes") == []
