@@ -307,7 +307,7 @@ def phase_rows(record: RaceRecord) -> list[dict]:
                 **dict.fromkeys(["read (shared)", "pre-tokenize (shared)", "initial count", "merge loop", "trainer total"], ""),
                 "all phases": seconds_text(r.total),
                 "merges": f"{len(r.merges):,}",
-                "status": "reference: Rust, wall-clock, its own pre-tokenizing",
+                "status": "reference: " + REFERENCE_LINES[r.algorithm].split(" (")[1].rstrip(")"),  # what its one time covers
             }
         )
     return rows
