@@ -80,5 +80,13 @@ if curve is not None:
     views.compression_chart(curve, label)
 
 st.subheader("Made, but never used")
-views.unused_table(run_key, rows, used_on)
+at_most = st.select_slider(
+    "Used at most (times)",
+    views.RARELY,
+    key=state.widget("vocab_at_most"),
+    on_change=state.save,
+    args=("vocab_at_most",),
+    help="0: the tokens never used; more: the ones almost never used too.",
+)
+views.unused_table(run_key, rows, used_on, at_most)
 st.markdown(views.GLITCH)

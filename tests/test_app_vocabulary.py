@@ -84,3 +84,14 @@ def test_gpt2s_vocabulary_shows_solidgoldmagikarp_made_and_never_used(gpt2):
     assert 'class="unused"' in table  # never used on the held-out docstrings
     assert "href=" not in table  # GPT-2's merges are not on the step page
     assert len(at.get("vega_lite_chart")) == 2  # no compression curve: GPT-2 is not a run of this app
+
+
+def test_used_at_most_widens_never_used_to_almost_never():
+    at = open_app(PAGE, source="textbook")
+    notes = lambda: next(h.value for h in at.html if 'class="vocab-note"' in h.value)  # noqa: E731
+    assert "<b>8</b> of the 12 merged tokens are never used" in notes()
+    at.select_slider(key="w_vocab_at_most").set_value(2).run()
+    tok = textbook()
+    uses = {t: n for t, n in tok.token_counts(pretokenize(SOURCES["textbook"].text, pattern="whitespace").counts).items()}
+    rare = [a + b for a, b in tok.merges if uses.get(a + b, 0) <= 2]
+    assert f"<b>{len(rare)}</b> of the 12 merged tokens are used at most 2 times" in notes()

@@ -40,7 +40,8 @@ DEFAULTS: dict[str, object] = {
     "quiz_merge": 1,  # the merge the quiz asks about, 1-based
     "quiz_answers": None,  # {question id: ui.quiz.Answer}; replaced on each answer, never changed in place (defaults are shared)
     "vocab_of": "run",  # whose vocabulary the vocabulary page shows: "run" (the sidebar's) or a key of ui.real.ENCODINGS
-    "vocab_query": "",  # the vocabulary page's search: tokens containing this
+    "vocab_query": "",
+    "vocab_at_most": 0,  # the vocabulary page lists the merged tokens used at most this often  # the vocabulary page's search: tokens containing this
     "vocab_sort": "merge",  # a key of ui.vocabulary_views.SORTS
     "lesson_step": 1,
     "enc_lesson_step": 1,  # the second lesson's screen (how a tokenizer encodes), 1-based

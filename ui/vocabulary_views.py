@@ -263,28 +263,32 @@ GLITCH = (
 )
 
 
-@st.cache_resource(max_entries=16, show_spinner=False)
-def unused_of(run_key: tuple, _rows: tuple[TokenRow, ...]) -> tuple[list[TokenRow], int]:
-    """The merged tokens never used (the most often made first, else the earliest made) and how many were merged, once per vocabulary."""
-    return rarely_used(_rows), sum(r.kind == MERGE for r in _rows)
+RARELY = [0, 1, 2, 5, 10]  # "used at most" choices: never, then almost never
 
 
-def unused_table(run_key: tuple, rows: tuple[TokenRow, ...], label: str) -> None:
-    """The merged tokens never used on the held-out text, the most often made (or, without counts, the earliest) first."""
-    unused, merged = unused_of(run_key, rows)
+@st.cache_resource(max_entries=32, show_spinner=False)
+def unused_of(run_key: tuple, at_most: int, _rows: tuple[TokenRow, ...]) -> tuple[list[TokenRow], int]:
+    """The merged tokens used at most at_most times (the most often made first, else the earliest made) and how many were merged."""
+    return rarely_used(_rows, at_most), sum(r.kind == MERGE for r in _rows)
+
+
+def unused_table(run_key: tuple, rows: tuple[TokenRow, ...], label: str, at_most: int = 0) -> None:
+    """The merged tokens never (or at most at_most times) used on the held-out text, the most often made (or the earliest) first."""
+    unused, merged = unused_of(run_key, at_most, rows)
+    used = "never used" if at_most == 0 else f"used at most {at_most} time{'s' if at_most > 1 else ''}"
     if not unused:
-        st.markdown(f"Every merged token is used at least once when {label} is encoded.")
+        st.markdown(f"No merged token is {used} when {label} is encoded.")
         return
     counted = unused[0].made is not None
     body = "".join(
         f'<tr class="unused"><td><span class="vt">{html.escape(show(r.token))}</span></td><td class="num">{r.rank + 1:,}</td>'
-        f'<td class="num">{f"{r.made:,}" if r.made is not None else ""}</td><td class="num">0</td></tr>'
+        f'<td class="num">{f"{r.made:,}" if r.made is not None else ""}</td><td class="num">{r.uses:,}</td></tr>'
         for r in unused[:UNUSED_SHOWN]
     )
     head = f"<tr><th>token</th><th>made at merge</th><th>{'pair count then' if counted else ''}</th><th>uses</th></tr>"
     which = "made from the most pairs" if counted else "made earliest (from the most frequent pairs of its own training text)"
     note = (
-        f'<div class="vocab-note"><b>{len(unused):,}</b> of the {merged:,} merged tokens are never used '
+        f'<div class="vocab-note"><b>{len(unused):,}</b> of the {merged:,} merged tokens are {used} '
         f"on {html.escape(label)}; the {min(len(unused), UNUSED_SHOWN)} {which}:</div>"
     )
     st.html(TABLE_CSS + note + f'<table class="vocab">{head}{body}</table>')
