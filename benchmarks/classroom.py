@@ -34,6 +34,10 @@ Scenarios, each on a fresh server (the server is visited once first: start-up):
   stepping latency, each race's wall time and trainer times against the race
   alone, and whether any trainer was cut off for lack of processor.
 
+- compare: one student opens the Real tokenizers page on a fresh server (GPT-2,
+  GPT-4 and GPT-4o load in the background from start-up), then N students open
+  it together; how long until each sees the comparison.
+
 Server memory (RSS of the server process, and of its worker processes together)
 is sampled every second and printed as a timeline; the racing scenario compares
 the server's RSS with everyone on the step page just before the races and 15 s
@@ -785,7 +789,33 @@ async def racing(app: Path, args: argparse.Namespace, rng: random.Random) -> Non
         )
 
 
-SCENARIOS = {"cold": cold, "stepping": stepping, "racing": racing}
+async def compare(app: Path, args: argparse.Namespace, rng: random.Random) -> None:
+    """The Real tokenizers page (GPT-2, GPT-4, GPT-4o and the run side by side): first one student on a fresh server
+    (the tokenizers may still be loading), then the whole class opening it together."""
+    n = args.sessions
+    print(f"\n## compare: {n} students open the Real tokenizers page together ({load()})")
+
+    def compared(s: Student) -> bool:
+        return s.shows("<table class='compare'>") and s.shows("<td>GPT-4o</td>")
+
+    async def one(s: Student) -> float:
+        start = time.perf_counter()
+        await s.go("Real tokenizers")
+        await s.until(lambda: compared(s))
+        return time.perf_counter() - start
+
+    async with serving(app, args.replicas) as server:
+        [first], _ = await open_all(server, 1)
+        print(f"first student, on a server started {time.perf_counter() - server.memory.start:.1f} s ago: {await one(first):.2f} s")
+        await first.close()
+        students, _ = await open_all(server, n)
+        seconds = list(await asyncio.gather(*(one(s) for s in students)))
+        server.memory.mark(f"{n} on the compare page")
+        print(f"the class together, until the comparison is shown: {summary(seconds, 'students')}; {load()}")
+        await asyncio.gather(*(s.close() for s in students))
+
+
+SCENARIOS = {"cold": cold, "stepping": stepping, "racing": racing, "compare": compare}
 
 
 # ---------------------------------------------------------------------------
