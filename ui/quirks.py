@@ -192,7 +192,7 @@ def text_block(text: str, rows: list[Row], show_ids: bool = False) -> str:
         ids = f"<span class='ids'>{'ids' if len(r.ids) > 1 else 'id'} {', '.join(map(str, r.ids))}</span>" if show_ids else ""
         count = f"{len(r.tokens):,} token{'s' if len(r.tokens) != 1 else ''}"
         lines.append(f"<div class='qname'>{escape(r.label)}</div><div class='qcount'>{count}</div><div>{chips(r, [])}{ids}</div>")
-    shown = escape(show(text.encode("utf-8")))
+    shown = escape(show(text.encode("utf-8"))).replace("↵", "↵\n")  # code keeps its lines (.qtext is pre-wrap)
     return f"<div class='quirk'><div class='qtext'>{shown}</div><div class='qgrid'>{''.join(lines)}</div></div>"
 
 

@@ -248,9 +248,14 @@ def _load_once(stamp: tuple, where: str) -> Real:
 
 
 def warm() -> None:
-    """Load every real tokenizer in a background thread, once per server process, so the first class does not wait."""
+    """Load every real tokenizer in a background thread, once per server process, so the first class does not wait.
+
+    BPE_PRELOAD=0 turns it off: they then load when a page first needs one (that student waits a few seconds).
+    """
     global _warming
     if _warming or "streamlit.testing.v1.app_test" in sys.modules:  # AppTest: each test loads what it uses
+        return
+    if os.environ.get("BPE_PRELOAD", "1") == "0":  # a server that will not show them: ~190 MB and ~5 s of processor saved
         return
     _warming = True
     threading.Thread(target=lambda: [get(key, spinner=False) for key in ENCODINGS], name="warm-real-tokenizers", daemon=True).start()
