@@ -80,7 +80,7 @@ if curve is not None:
     views.compression_chart(curve, label)
 
 st.subheader("Made, but never used")
-at_most = st.select_slider(
+at_most = st.columns([1, 2])[0].select_slider(
     "Used at most (times)",
     views.RARELY,
     key=state.widget("vocab_at_most"),
