@@ -27,13 +27,13 @@ from pathlib import Path
 
 from . import export
 from .count import Counted, count_inputs, pretokenize_files
-from .events import stop_sentence
+from .events import MergeEvent, stop_sentence
 from .memory import megabytes, peak_rss, reset_peak
 from .pretokenize import ENCODING, ERRORS, PATTERNS, PreTokens, Progress, check_pattern, check_special_tokens
 from .rule import RULES
 from .spec import DEFAULT, TrainSpec
 from .tokenizer import Tokenizer
-from .train import ALGORITHMS, build_vocab, check_spec, keeps_sequence, steps
+from .train import ALGORITHMS, Run, build_vocab, check_spec, keeps_sequence
 from .trainer import paused_gc
 
 FILES = (export.VOCAB, export.MERGES, export.HF, export.PLAIN)  # what train writes
@@ -287,21 +287,24 @@ def train_command(args: argparse.Namespace) -> None:
 
     with paused_gc():
         with phases.phase("initial count"):
-            trainer, events = steps(corpus, num_merges, spec)
+            going = Run(corpus, num_merges, spec)
             del corpus  # the trainer keeps its own copy of the words: the counts by bytes can go
         merges, counts = [], []
         with phases.phase("merges"), bar("merges", num_merges, " merges") as progress:
-            for event in events:
+
+            def made(event: MergeEvent) -> None:
                 merges.append((event.left, event.right))
                 counts.append(event.count)
                 progress.update(1)
+
+            going.until(on_merge=made)
         say(f"merges: {len(merges):,} in {phases.seconds['merges']:.1f}s")
     with phases.phase("write"):
-        vocab = build_vocab(merges, special_tokens, distinct=trainer.rule.reuses_tokens)
+        vocab = build_vocab(merges, special_tokens, distinct=going.trainer.rule.reuses_tokens)
         paths = export.save_all(args.out, merges, special_tokens, pattern, counts)
 
     why = stop_sentence(
-        trainer.stop_reason,
+        going.stop_reason,
         len(merges),
         vocab_size=args.vocab_size,
         specials=len(special_tokens),

@@ -5,13 +5,13 @@ is capped (DETAIL_CAP rows per list, with the true total alongside) so that a
 trace of thousands of merges stays small enough to keep per session.
 
 Also here, so that every page and the CLI say them the same way: the names of
-the trainers' work counters (WORK_NAMES) and why a run stopped, as a sentence
-(stop_sentence).
+the trainers' work counters (WORK_NAMES) and why a run stopped (StopReason), as a sentence (stop_sentence).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import StrEnum
 
 DETAIL_CAP = 40
 
@@ -29,9 +29,24 @@ WORK_NAMES = {
     "stale_pops": "stale pops",
 }
 
-# why a run stopped (Trainer.stop_reason; bpe.race adds the two budgets)
-VOCAB_SIZE, NO_PAIRS, MIN_FREQUENCY = "vocab_size", "no pairs left", "min_pair_frequency"
-TIME_BUDGET, WALL_BUDGET = "time budget", "wall-clock budget"
+
+class StopReason(StrEnum):
+    """Why a run stopped: the trainer's three reasons, and the two budgets bpe.race and the app's traces add.
+
+    A StrEnum, so a reason is also its plain string ("vocab_size" == StopReason.VOCAB_SIZE), prints as
+    it, and crosses to and from worker processes as it. A time budget may say which: "time budget (30 s)".
+    """
+
+    VOCAB_SIZE = "vocab_size"  # made every merge asked for
+    NO_PAIRS = "no pairs left"
+    MIN_FREQUENCY = "min_pair_frequency"  # the best pair left is rarer than the threshold
+    TIME_BUDGET = "time budget"
+    WALL_BUDGET = "wall-clock budget"  # a busy machine: the run got under half a processor
+    SHOWN = "the step-through shows the first merges"  # of a longer run: ui.runs.TRACE_MERGES
+
+
+VOCAB_SIZE, NO_PAIRS, MIN_FREQUENCY = StopReason.VOCAB_SIZE, StopReason.NO_PAIRS, StopReason.MIN_FREQUENCY
+TIME_BUDGET, WALL_BUDGET = StopReason.TIME_BUDGET, StopReason.WALL_BUDGET
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,6 +153,8 @@ def stop_sentence(reason: str, merges: int, *, vocab_size: int | None = None, sp
         return f"{made}: the best pair left occurred fewer than {min_pair_frequency:,} times (the min pair frequency)."
     if reason.startswith(TIME_BUDGET):
         return f"{made}: it ran out of its {reason}."
+    if reason == StopReason.SHOWN:
+        return f"{made}: the step-through shows the first {merges:,} merges."
     if reason == WALL_BUDGET:
         return f"{made}: the server was busy, so its wall-clock budget cut it off."
     return f"{made}: {reason}."

@@ -55,6 +55,12 @@ Listed = array  # array('I'): the numbers of the words listed under one pair, 4 
 class Heap(Trainer):
     name = "heap"
     summary = "inverted index pair -> words, and a max-heap with lazy deletion"
+    colour = "#1f77b4"
+    complexity = (
+        "pop the heap, pushing stale entries back: O((1 + stale pops) × log heap size)",
+        "rewrite the words its index lists: O(words checked × word length), then O(heap pushes × log heap size)",
+    )
+    measured = ("stale_pops", "words_checked")
 
     def __init__(self, words: Mapping[bytes, int], sequence: Sequence[bytes] | None = None, *, tie_break: str = DEFAULT_RULE) -> None:
         super().__init__(words, tie_break=tie_break)

@@ -17,6 +17,13 @@ from .trainer import Delta, Trainer, count_pairs, word_delta, word_lists
 class Naive(Trainer):
     name = "naive"
     summary = "recount every pair of every word before each merge"
+    colour = "#d62728"
+    complexity = (
+        "recount every pair of every word, then scan them all: O(pairs counted + pairs scanned)",
+        "check every word: O(words checked × word length)",
+    )
+    measured = ("pairs_counted", "words_checked")
+    slow = "recounts every pair of every word before each merge."
 
     def __init__(self, words: Mapping[bytes, int], sequence: Sequence[bytes] | None = None, *, tie_break: str = DEFAULT_RULE) -> None:
         super().__init__(words, tie_break=tie_break)

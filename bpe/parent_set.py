@@ -18,6 +18,10 @@ from .trainer import Delta, Trainer, word_lists
 class ParentSet(Trainer):
     name = "parent_set"
     summary = "pairs know their parent words; a merge visits only those; best pair by a scan"
+    colour = "#2ca02c"
+    complexity = ("scan every distinct pair: O(pairs scanned)", "rewrite the pair's parent words: O(words rewritten × word length)")
+    measured = ("pairs_scanned", "words_touched")
+    slow = "scans all pairs for the best one at each merge."
 
     def __init__(self, words: Mapping[bytes, int], sequence: Sequence[bytes] | None = None, *, tie_break: str = DEFAULT_RULE) -> None:
         super().__init__(words, tie_break=tie_break)

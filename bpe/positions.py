@@ -26,6 +26,13 @@ class Positions(Trainer):
     name = "positions"
     summary = "pair -> positions in the flat sequence; update only next to merge sites"
     needs_sequence = True  # it walks every occurrence in text order
+    colour = "#ff7f0e"
+    complexity = (
+        "scan every distinct pair: O(pairs scanned)",
+        "rewrite each site of the pair: O(positions rewritten), each O(1) in the linked list",
+    )
+    measured = ("pairs_scanned", "positions_touched")
+    slow = "first links every occurrence of every pre-token, then scans all pairs for the best one at each merge."
 
     def __init__(self, words: Mapping[bytes, int], sequence: Sequence[bytes] | None = None, *, tie_break: str = DEFAULT_RULE) -> None:
         super().__init__(words, tie_break=tie_break)

@@ -37,11 +37,12 @@ from time import perf_counter, thread_time
 from typing import Any
 
 from .count import PARALLEL_MIN_BYTES, pretokenize_file
+from .events import MergeEvent, StopReason
 from .gpt2_bytes import from_unicode
 from .load import merges_from_ranks
 from .pretokenize import PATTERNS, PreTokens, pretokenize, split_on_special
 from .spec import TrainSpec
-from .train import ALGORITHMS, check_spec, steps
+from .train import ALGORITHMS, Run, check_spec, steps
 from .trainer import paused_gc
 
 Merge = tuple[bytes, bytes]
@@ -74,7 +75,7 @@ class RaceResult:
     seconds: dict[str, float] = field(default_factory=dict)  # "initial count", "merge loop"
     work: dict[str, int] = field(default_factory=dict)  # the trainer's counters
     cut_off: bool = False  # stopped by its time budget before the last merge
-    stop_reason: str = ""  # "vocab_size", "no pairs left", "time budget", "wall-clock budget", or "" while running
+    stop_reason: str = ""  # a StopReason, or "" while running
 
     @property
     def total(self) -> float:
@@ -146,7 +147,7 @@ class Runner:
         check_spec(spec, 256 + len(spec.special_tokens))
         self.corpus, self.spec, self.num_merges, self.budget_s = corpus, spec, num_merges, budget_s
         self.algorithm = spec.algorithm
-        self.trainer = self.events = None
+        self.run: Run | None = None
         self.init_s = self.loop_s = 0.0  # processor time
         self.wall_s = 0.0  # wall-clock time of the turns, for the safety cut-off
         self.merges: list[Merge] = []
@@ -172,49 +173,49 @@ class Runner:
             return
         wall = perf_counter()
         with paused_gc():
-            if self.trainer is None:
+            if self.run is None:
                 start = CLOCK()
-                self.trainer, self.events = steps(self.corpus, self.num_merges, self.spec)
+                self.run = Run(self.corpus, self.num_merges, self.spec)
                 self.init_s = CLOCK() - start
                 finished = False
             else:
                 finished = self._merge_for(slice_s)
         self.wall_s += perf_counter() - wall
         if finished:
-            self._finish(self.trainer.stop_reason)
+            self._finish(self.run.stop_reason)
         elif len(self.merges) >= self.num_merges:
-            self._finish("vocab_size")
+            self._finish(StopReason.VOCAB_SIZE)
         elif self.elapsed >= self.budget_s:
-            self._finish("time budget")
+            self._finish(StopReason.TIME_BUDGET)
         elif self.wall_s >= WALL_FACTOR * self.budget_s:
-            self._finish("wall-clock budget")  # the machine is busy: the trainer got under half of a processor
+            self._finish(StopReason.WALL_BUDGET)  # the machine is busy: the trainer got under half of a processor
 
     def _merge_for(self, slice_s: float) -> bool:
-        """The timed loop: the trainer's own generator, plus one clock reading per merge. True when training ended."""
+        """The timed loop: the shared run loop (Run.until), plus one clock reading per merge. True when training ended."""
         merges, counts, times, clock = self.merges, self.counts, self.times, CLOCK
         base = self.elapsed
         start = clock()
         deadline = min(slice_s, self.budget_s - base) + start
-        finished = True
-        for event in self.events:
+
+        def tick(event) -> bool:  # the only bookkeeping inside the clock: clock_overhead measures it
             now = clock()
             merges.append((event.left, event.right))
             counts.append(event.count)
             times.append(base + now - start)
-            if now >= deadline:
-                finished = False
-                break
+            return now >= deadline
+
+        finished = self.run.until(tick)
         self.loop_s += clock() - start
         return finished
 
     def _finish(self, reason: str) -> None:
         self.stop_reason = reason
-        self.work = dict(self.trainer.work)
-        self.trainer = self.events = self.corpus = None  # let a big trainer's memory go now
+        self.work = dict(self.run.trainer.work)
+        self.run = self.corpus = None  # let a big trainer's memory go now
 
     def result(self) -> RaceResult:
         """A snapshot of the run so far."""
-        work = self.work if self.done else dict(self.trainer.work) if self.trainer else {}
+        work = self.work if self.done else dict(self.run.trainer.work) if self.run else {}
         return RaceResult(
             algorithm=self.algorithm,
             merges=tuple(self.merges),
@@ -222,7 +223,7 @@ class Runner:
             times=tuple(self.times),
             seconds={"initial count": self.init_s, "merge loop": self.loop_s},
             work=work,
-            cut_off=self.stop_reason in ("time budget", "wall-clock budget"),
+            cut_off=self.stop_reason in (StopReason.TIME_BUDGET, StopReason.WALL_BUDGET),
             stop_reason=self.stop_reason,
         )
 
@@ -253,7 +254,7 @@ def race(
     corpus: PreTokens,
     num_merges: int,
     budget_s: float,
-    algorithms: Sequence[str] = tuple(ALGORITHMS),
+    algorithms: Sequence[str] | None = None,  # default: every trainer in ALGORITHMS when called
     slice_s: float = SLICE_S,
     spec: TrainSpec | None = None,
     **settings: Any,
@@ -265,7 +266,7 @@ def race(
     The last tuple yielded is the final one. Every trainer runs under spec (settings by name change it), but its own algorithm.
     """
     spec = TrainSpec.of(spec, **settings)
-    runners = [Runner(corpus, spec.but(algorithm=a), num_merges, budget_s) for a in algorithms]
+    runners = [Runner(corpus, spec.but(algorithm=a), num_merges, budget_s) for a in (algorithms or tuple(ALGORITHMS))]
     while True:
         for runner in runners:
             runner.advance(slice_s)
@@ -275,15 +276,21 @@ def race(
 
 
 def clock_overhead(n: int = 20_000) -> float:
-    """Seconds per merge that the timed loop adds: one clock reading and three appends."""
+    """Seconds per merge that the timed loop adds: one call of its tick (a clock reading and three appends)."""
     merges, counts, times, clock = [], [], [], CLOCK
-    event = (b"a", b"b", 1)
+    event = MergeEvent(0, (97, 98), b"a", b"b", 256, 1, None, 0, 1)
     start = clock()
-    for _ in range(n):
+    deadline = start + 1e9
+
+    def tick(event) -> bool:
         now = clock()
-        merges.append((event[0], event[1]))
-        counts.append(event[2])
+        merges.append((event.left, event.right))
+        counts.append(event.count)
         times.append(now - start)
+        return now >= deadline
+
+    for _ in range(n):
+        tick(event)
     return (clock() - start) / n
 
 
@@ -360,7 +367,7 @@ def scaling_sweep(
     budget_s: float,
     spec: TrainSpec | None = None,
     *,
-    algorithms: Sequence[str] = tuple(ALGORITHMS),
+    algorithms: Sequence[str] | None = None,  # default: every trainer in ALGORITHMS when called
     on_progress: Callable[[int, RaceResult], None] | None = None,
     **settings: Any,
 ) -> Iterator[ScalingPoint]:
@@ -374,7 +381,7 @@ def scaling_sweep(
     given_up: set[str] = set()
     for size in sizes:
         prepared = prepare(prefix(data, size), spec)
-        for algorithm in algorithms:
+        for algorithm in algorithms or tuple(ALGORITHMS):
             if algorithm in given_up:
                 continue
             report = (lambda result, n=prepared.corpus.n_bytes: on_progress(n, result)) if on_progress else None
@@ -488,7 +495,7 @@ def hf_reference(text: str, num_merges: int, special_tokens: Sequence[str] = ())
     for merge in json.loads(tokenizer.to_str())["model"]["merges"]:
         left, right = merge.split(" ") if isinstance(merge, str) else merge
         merges.append((from_unicode(left), from_unicode(right)))
-    return RaceResult(HF, tuple(merges), (), (), {"train (all phases)": seconds}, {}, False, "vocab_size")
+    return RaceResult(HF, tuple(merges), (), (), {"train (all phases)": seconds}, {}, False, StopReason.VOCAB_SIZE)
 
 
 def rustbpe_reference(text: str, num_merges: int, special_tokens: Sequence[str] = ()) -> RaceResult:
@@ -508,7 +515,7 @@ def rustbpe_reference(text: str, num_merges: int, special_tokens: Sequence[str] 
     seconds = perf_counter() - start
     ranks = {bytes(token): rank for token, rank in tokenizer.get_mergeable_ranks()}
     merges = tuple(merges_from_ranks(ranks))
-    return RaceResult(RUSTBPE, merges, (), (), {"train (all phases)": seconds}, {}, False, "vocab_size")
+    return RaceResult(RUSTBPE, merges, (), (), {"train (all phases)": seconds}, {}, False, StopReason.VOCAB_SIZE)
 
 
 def gigatoken_reference(text: str, num_merges: int, special_tokens: Sequence[str] = (), tie_breaking: str = "huggingface") -> RaceResult:
@@ -533,7 +540,7 @@ def gigatoken_reference(text: str, num_merges: int, special_tokens: Sequence[str
         )
     seconds = perf_counter() - start
     merges = tuple((bytes(a), bytes(b)) for a, b in merges)
-    return RaceResult(GIGATOKEN, merges, (), (), {"train (all phases)": seconds}, {}, False, "vocab_size")
+    return RaceResult(GIGATOKEN, merges, (), (), {"train (all phases)": seconds}, {}, False, StopReason.VOCAB_SIZE)
 
 
 def ffbpe_reference(
@@ -570,7 +577,7 @@ def ffbpe_reference(
         pair = line.split(" => ")[0].split(" ")
         if len(pair) == 2 and not (n == 0 and line.startswith("#version")):  # subtle: '# # => 12' is a merge of '#' and '#'
             merges.append((from_unicode(pair[0]), from_unicode(pair[1])))
-    return RaceResult(FFBPE, tuple(merges), (), (), {"train (all phases)": seconds}, {}, False, "vocab_size")
+    return RaceResult(FFBPE, tuple(merges), (), (), {"train (all phases)": seconds}, {}, False, StopReason.VOCAB_SIZE)
 
 
 def _separator(text: str) -> str:

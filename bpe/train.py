@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .count import Paths, pretokenize_files
-from .events import MergeEvent
+from .events import WORK_NAMES, MergeEvent
 from .heap import Heap
 from .naive import Naive
 from .parent_set import ParentSet
@@ -26,7 +26,26 @@ from .rule import rule_for
 from .spec import DEFAULT, TrainSpec
 from .trainer import Trainer, paused_gc
 
-ALGORITHMS: dict[str, type[Trainer]] = {t.name: t for t in (Naive, Positions, ParentSet, Heap)}
+ALGORITHMS: dict[str, type[Trainer]] = {}  # name -> trainer class: the registry every page, the race and the CLI read
+
+
+def register(trainer: type[Trainer]) -> type[Trainer]:
+    """Add a trainer to ALGORITHMS under its name (usable as a class decorator); everything else reads its class attributes."""
+    ALGORITHMS[trainer.name] = trainer
+    return trainer
+
+
+for _trainer in (Naive, Positions, ParentSet, Heap):
+    register(_trainer)
+
+
+def work_names() -> dict[str, str]:
+    """Every work counter a registered trainer keeps -> as a page says it: events.WORK_NAMES, then any a trainer adds."""
+    names = dict(WORK_NAMES)
+    for trainer in ALGORITHMS.values():
+        names.update(trainer.work_names)
+    return names
+
 
 Vocab = dict[int, bytes]
 Merges = list[tuple[bytes, bytes]]
@@ -122,34 +141,66 @@ def check_settings(
     )
 
 
-def train(
+class Run:
+    """One trainer's run under a spec, advanced until the caller says stop: the merge loop train, the CLI, traces and races share.
+
+    Building it is the trainer's initial pair count; `until` merges, handing
+    each event to on_merge, until should_stop(event) gives a reason to stop
+    (a pause: call `until` again to go on) or the trainer has no merge left.
+        run = Run(corpus, 100, spec)
+        run.until(on_merge=events.append)  # True: the trainer stopped; run.stop_reason says why
+    """
+
+    def __init__(self, corpus: PreTokens, num_merges: int, spec: TrainSpec, *, detail: bool = False) -> None:
+        self.spec = spec
+        self.trainer = trainer_for(spec.algorithm)(corpus.counts, corpus.sequence, tie_break=spec.tie_break)
+        self._events = self.trainer.merges(num_merges, spec.min_pair_frequency, detail)
+        self.stop_reason: str = ""  # the trainer's StopReason once it has stopped, or what should_stop said
+
+    def until(
+        self, should_stop: Callable[[MergeEvent], object] | None = None, on_merge: Callable[[MergeEvent], None] | None = None
+    ) -> bool:
+        """Merge until should_stop(event) returns something true (False: stopped by the caller) or the trainer stops (True)."""
+        for event in self._events:
+            if on_merge is not None:
+                on_merge(event)
+            if should_stop is not None and (why := should_stop(event)):
+                self.stop_reason = why if isinstance(why, str) else ""
+                return False
+        self.stop_reason = self.trainer.stop_reason
+        return True
+
+
+def run(
     corpus: PreTokens,
     num_merges: int,
-    spec: TrainSpec | None = None,
+    spec: TrainSpec,
+    on_merge: Callable[[MergeEvent], None] | None = None,
+    should_stop: Callable[[MergeEvent], str | None] | None = None,
     *,
     detail: bool = False,
-    on_merge: Callable[[MergeEvent], None] | None = None,
-    **settings: Any,
 ) -> Training:
-    """Run one trainer over pre-tokenized input under spec (settings given by name change it); the input is not changed.
+    """Run one trainer over pre-tokenized input under spec, timed by phase; the input is not changed.
 
-    train(corpus, 100, TrainSpec(algorithm="naive")) is train(corpus, 100, algorithm="naive").
-    num_merges counts new tokens: under tie_break="huggingface" a merge whose
-    bytes are already a token makes none, and training goes on (never on real text).
+    on_merge sees every event; should_stop(event) may end the run early by
+    returning why (a StopReason, such as "time budget (30 s)"): the run keeps
+    the merges made so far, that event included.
     """
-    spec = TrainSpec.of(spec, **settings)
     with paused_gc():
         t0 = time.perf_counter()
-        trainer = trainer_for(spec.algorithm)(corpus.counts, corpus.sequence, tie_break=spec.tie_break)
+        going = Run(corpus, num_merges, spec, detail=detail)
         t1 = time.perf_counter()
-        events = []
-        for event in trainer.merges(num_merges, spec.min_pair_frequency, detail):
+        events: list[MergeEvent] = []
+
+        def made(event: MergeEvent) -> None:
             events.append(event)
-            if on_merge:
+            if on_merge is not None:
                 on_merge(event)
+
+        going.until(should_stop, made)
         t2 = time.perf_counter()
-        stop_reason, work = trainer.stop_reason, dict(trainer.work)
-        del trainer  # freed now, before the collector is back and would walk it
+        stop_reason, work = going.stop_reason, dict(going.trainer.work)
+        del going  # the trainer is freed now, before the collector is back and would walk it
     return Training(
         events=tuple(events),
         spec=spec,
@@ -159,13 +210,29 @@ def train(
     )
 
 
+def train(
+    corpus: PreTokens,
+    num_merges: int,
+    spec: TrainSpec | None = None,
+    *,
+    detail: bool = False,
+    on_merge: Callable[[MergeEvent], None] | None = None,
+    **settings: Any,
+) -> Training:
+    """run() with the settings given by name as a convenience: train(corpus, 100, algorithm="naive").
+
+    num_merges counts new tokens: under tie_break="huggingface" a merge whose
+    bytes are already a token makes none, and training goes on (never on real text).
+    """
+    return run(corpus, num_merges, TrainSpec.of(spec, **settings), on_merge, detail=detail)
+
+
 def steps(
     corpus: PreTokens, num_merges: int, spec: TrainSpec | None = None, *, detail: bool = False, **settings: Any
 ) -> tuple[Trainer, Iterator[MergeEvent]]:
-    """A trainer and its merge generator, for callers that stop it midway (time budgets, live charts)."""
-    spec = TrainSpec.of(spec, **settings)
-    trainer = trainer_for(spec.algorithm)(corpus.counts, corpus.sequence, tie_break=spec.tie_break)
-    return trainer, trainer.merges(num_merges, spec.min_pair_frequency, detail)
+    """A trainer and its merge generator, for callers that step through the merges themselves (bpe.race.pair_count_after)."""
+    going = Run(corpus, num_merges, TrainSpec.of(spec, **settings), detail=detail)
+    return going.trainer, going._events
 
 
 def train_bpe(

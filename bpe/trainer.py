@@ -25,16 +25,33 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import ClassVar
 
-from .events import DETAIL_CAP, MergeDetail, MergeEvent, WordChange
+from .events import DETAIL_CAP, MergeDetail, MergeEvent, StopReason, WordChange
 from .rule import DEFAULT_RULE, Pair, best_two, rule_for, top_pairs
 
 Delta = dict[Pair, int]
 
 
 class Trainer:
-    name: ClassVar[str]
-    summary: ClassVar[str]
+    """A training algorithm, and what the rest of the code needs to know about it (a plugin: train.ALGORITHMS).
+
+    Everything the CLI, the race and the app's pages say about an algorithm is
+    read from these class attributes, so a new trainer is its file plus one
+    registry line (`train.register`), and nothing else changes.
+
+    Hooks a subclass supplies: `merge` (always) and `choose` (default: scan every
+    pair count). Hooks it may override when its structures need them: `unchoose`
+    (undo a choice that was not merged), `apply` (add a merge's pair-count
+    changes), `heap_view`, `_top_pairs` and `_detail` (the detail the step page shows).
+    """
+
+    name: ClassVar[str]  # its name in ALGORITHMS, the CLI and the app
+    summary: ClassVar[str]  # one line: the idea
     needs_sequence: ClassVar[bool] = False  # pre-tokenizing must keep every occurrence in text order (PreTokens.sequence)
+    colour: ClassVar[str] = "#9467bd"  # its line and bars, the same in every chart
+    complexity: ClassVar[tuple[str, str]] = ("", "")  # big-O of (finding the best pair, making the merge), in its counters' words
+    measured: ClassVar[tuple[str, ...]] = ()  # the work counters that measure those two steps
+    work_names: ClassVar[dict[str, str]] = {}  # names of counters it keeps beyond events.WORK_NAMES (counter -> as a page says it)
+    slow: ClassVar[str] = ""  # why tracing it with detail is slow, as the end of a sentence ("" for a fast one)
 
     def __init__(self, words: Mapping[bytes, int], sequence: Sequence[bytes] | None = None, *, tie_break: str = DEFAULT_RULE) -> None:
         self.rule = rule_for(tie_break)
@@ -43,7 +60,7 @@ class Trainer:
         self.token_ids: dict[bytes, int] = {t: i for i, t in enumerate(self.vocab)}  # bytes -> id, for rules that reuse tokens
         self.pair_counts: dict[Pair, int] = {}
         self.work: Counter[str] = Counter()  # counters that explain the cost
-        self.stop_reason = ""
+        self.stop_reason: str = ""  # a StopReason once merges() has returned
         # detail of the merge in progress, filled by subclasses only when asked
         self._rewritten: list[tuple[Sequence[int], Sequence[int], int]] = []
         self._sites: list[int] = []
@@ -78,7 +95,7 @@ class Trainer:
         (huggingface), where a merge whose bytes are already a token makes no new
         one -- so the count is of new tokens, as HuggingFace's vocab_size counts.
         """
-        self.stop_reason = "vocab_size"
+        self.stop_reason = StopReason.VOCAB_SIZE
         rank = 0
         while len(self.vocab) - 256 < max_merges:
             before = dict(self.work)  # this merge's work is what the counters gain until its event
@@ -86,13 +103,13 @@ class Trainer:
             top = self._top_pairs() if detail else None
             chosen = self.choose(detail)
             if chosen is None:
-                self.stop_reason = "no pairs left"
+                self.stop_reason = StopReason.NO_PAIRS
                 return
             pair, runner_up = chosen
             count = self.pair_counts[pair]
             if count < min_pair_frequency:
                 self.unchoose(pair)
-                self.stop_reason = "min_pair_frequency"
+                self.stop_reason = StopReason.MIN_FREQUENCY
                 return
             runner_count = self.pair_counts.get(runner_up, 0) if runner_up else 0
             distinct = len(self.pair_counts)

@@ -11,7 +11,8 @@ import time
 
 import streamlit as st
 
-from bpe.events import TIME_BUDGET, stop_sentence
+from bpe import ALGORITHMS
+from bpe.events import StopReason, stop_sentence
 from ui import link, runs, sidebar, state, step_data, views
 from ui.jobs import RunKey
 
@@ -29,7 +30,7 @@ def building_message() -> str:
         f"Building the step-through trace: training **{settings.algorithm}** with full detail for "
         f"{settings.num_merges:,} merges on {mb:,.1f} MB, once for the whole class (up to {runs.TRACE_SECONDS:.0f} s)."
     )
-    if settings.algorithm != "heap":
+    if ALGORITHMS[settings.algorithm].slow:
         message += (
             f" {settings.algorithm} does more work per merge than heap and may stop at the time limit; "
             "**heap** makes the same merges, all of them, in seconds."
@@ -55,9 +56,9 @@ stopped = stop_sentence(
 if n == 0:
     st.info(stopped)
     st.stop()
-if trace.stop_reason != "vocab_size":
+if trace.stop_reason != StopReason.VOCAB_SIZE:
     hint = ""
-    if trace.stop_reason.startswith(TIME_BUDGET) and settings.algorithm != "heap":
+    if trace.stop_reason.startswith(StopReason.TIME_BUDGET) and ALGORITHMS[settings.algorithm].slow:
         hint = f" Pick heap in the sidebar to see all {settings.num_merges:,}: it makes the same merges, much faster."
     st.info(stopped + hint)
 

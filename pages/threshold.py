@@ -7,6 +7,7 @@ value in the same run (each says which t it is for), so none can belong to anoth
 
 import streamlit as st
 
+from bpe.events import StopReason
 from bpe.threshold import kept, thresholds
 from ui import runs, sidebar
 from ui import threshold_views as views
@@ -51,7 +52,7 @@ def explore() -> None:
 
 
 explore()
-if training.stop_reason != "vocab_size":
+if training.stop_reason != StopReason.VOCAB_SIZE:
     st.caption(f"Training itself stopped after {n:,} merges: {training.stop_reason}.")
 else:
     st.caption(f"With no threshold, training stopped at the vocab size ({n:,} merges); a threshold can only stop it earlier.")

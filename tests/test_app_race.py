@@ -20,7 +20,7 @@ from conftest import finish, open_app
 import ui.work
 from bpe import ALGORITHMS
 from bpe import race as R
-from ui.race_views import COMPLEXITY, REFERENCE_LINES, slopes, time_domain
+from ui.race_views import REFERENCE_LINES, slopes, time_domain
 
 SECTIONS = ["Scaling", "Parallel pre-tokenization"]
 
@@ -84,7 +84,7 @@ def test_the_complexity_table_names_each_cost_in_the_work_counters_words(app):
     finish(app)
     table = table_with(app, "measured per merge")
     assert table.loc["heap", "measured per merge"].endswith("words checked")
-    assert table.loc["heap", "finding the best pair"] == COMPLEXITY["heap"][0]
+    assert table.loc["heap", "finding the best pair"] == ALGORITHMS["heap"].complexity[0]
 
 
 def test_results_and_settings_are_kept_when_switching_pages_and_back(app):

@@ -24,12 +24,12 @@ from typing import Any
 from bpe import PreTokens, Training, pretokenize, train
 from bpe import race as R
 from bpe.corpora import END_OF_TEXT
-from bpe.events import MergeEvent
+from bpe.events import MergeEvent, StopReason
 from bpe.spec import DEFAULT, TrainSpec
 from bpe.threshold import Replay, replay, sample_of
 from bpe.tokenizer import Tokenizer
-from bpe.train import keeps_sequence, steps
-from bpe.trainer import paused_gc
+from bpe.train import keeps_sequence
+from bpe.train import run as train_run
 
 from .render import show_pair
 
@@ -316,17 +316,19 @@ def trace(data: bytes, spec: TrainSpec, num_merges: int, budget_s: float, *, rep
 def trace_of(corpus: PreTokens, num_merges: int, spec: TrainSpec, budget_s: float, report: Report, start: float) -> Trace:
     """trace() on a corpus pre-tokenized already (the app does this in-process for tiny corpora)."""
     throttle = Throttle(report)
-    kept = []
-    with paused_gc():
-        trainer, events = steps(corpus, num_merges, spec, detail=True)
-        for event in events:
-            kept.append(event)
-            seconds = perf_counter() - start
-            if seconds > budget_s:
-                trainer.stop_reason = f"time budget ({budget_s:.0f} s)"
-                break
-            throttle(Built(len(kept), seconds))
-    return Trace(tuple(kept), trainer.stop_reason, perf_counter() - start, len(corpus.counts))
+    made = 0
+
+    def past_budget(event: MergeEvent) -> str | None:
+        nonlocal made
+        made += 1
+        seconds = perf_counter() - start
+        if seconds > budget_s:
+            return f"{StopReason.TIME_BUDGET} ({budget_s:.0f} s)"
+        throttle(Built(made, seconds))
+        return None
+
+    run = train_run(corpus, num_merges, spec, should_stop=past_budget, detail=True)
+    return Trace(run.events, run.stop_reason, perf_counter() - start, len(corpus.counts))
 
 
 def training(data: bytes, spec: TrainSpec, num_merges: int, *, report: Report) -> Training:

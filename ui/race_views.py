@@ -23,8 +23,9 @@ import streamlit as st
 from bpe import ALGORITHMS
 from bpe import race as R
 from bpe.corpora import END_OF_TEXT
-from bpe.events import WORK_NAMES
+from bpe.events import StopReason
 from bpe.spec import DEFAULT, TrainSpec
+from bpe.train import work_names
 
 from . import corpus as corpora
 from . import jobs, work
@@ -32,17 +33,14 @@ from .jobs import RaceRecord, RunKey, SpeedupRecord, SweepRecord
 from .pool import Status
 from .render import show_pair
 
-# one colour per trainer, the same in every chart; HF is the grey reference
-COLOURS = {
-    "naive": "#d62728",
-    "positions": "#ff7f0e",
-    "parent_set": "#2ca02c",
-    "heap": "#1f77b4",
-    R.HF: "#7f7f7f",
-    R.RUSTBPE: "#8c564b",
-    R.GIGATOKEN: "#9467bd",
-    R.FFBPE: "#e377c2",
-}
+REFERENCE_COLOURS = {R.HF: "#7f7f7f", R.RUSTBPE: "#8c564b", R.GIGATOKEN: "#9467bd", R.FFBPE: "#e377c2"}  # HF is the grey reference
+
+
+def colour(name: str) -> str:
+    """One colour per trainer (its class says it: Trainer.colour) or reference tool, the same in every chart."""
+    return ALGORITHMS[name].colour if name in ALGORITHMS else REFERENCE_COLOURS[name]
+
+
 REFERENCE_LINES = {
     R.HF: "HF tokenizers (Rust, all phases, wall-clock)",
     R.RUSTBPE: "rustbpe (Rust, all phases, wall-clock)",
@@ -64,7 +62,7 @@ def _axes(chart: alt.Chart, **legend) -> alt.Chart:
 
 def _colour(field: str = "algorithm:N") -> alt.Color:
     """The four trainers' colours, the same in every chart."""
-    return alt.Color(field, title="algorithm", scale=alt.Scale(domain=list(ALGORITHMS), range=[COLOURS[a] for a in ALGORITHMS]))
+    return alt.Color(field, title="algorithm", scale=alt.Scale(domain=list(ALGORITHMS), range=[colour(a) for a in ALGORITHMS]))
 
 
 # ---------------------------------------------------------------------------
@@ -205,7 +203,7 @@ def race_chart(record: RaceRecord) -> None:
             "type": "nominal",
             "title": None,
             "sort": names,
-            "scale": {"domain": names, "range": [COLOURS[r.algorithm] for r in runs]},
+            "scale": {"domain": names, "range": [colour(r.algorithm) for r in runs]},
             "legend": {"orient": "top", "columns": 2, "labelFontSize": 18, "symbolStrokeWidth": 4, "labelLimit": 460},
         },
         "tooltip": [{"field": "line", "title": "algorithm"}, {"field": "merges"}, {"field": "seconds", "format": ".3f"}],
@@ -283,7 +281,7 @@ def phase_rows(record: RaceRecord) -> list[dict]:
     prep = record.prep_seconds["read"] + record.prep_seconds["pre-tokenize"]
     rows = []
     for r in record.results:
-        status = {"time budget": "cut off", "wall-clock budget": "cut off: machine busy"}.get(
+        status = {StopReason.TIME_BUDGET: "cut off", StopReason.WALL_BUDGET: "cut off: machine busy"}.get(
             r.stop_reason, "finished" if r.done else record.status
         )
         rows.append(
@@ -316,7 +314,7 @@ def phase_rows(record: RaceRecord) -> list[dict]:
 def phase_table(record: RaceRecord) -> None:
     """Seconds per phase per trainer (read and pre-tokenize are done once and shared), the Rust references beside them."""
     st.table(pd.DataFrame(phase_rows(record)), hide_index=True)
-    busy = [r.algorithm for r in record.results if r.stop_reason == "wall-clock budget"]
+    busy = [r.algorithm for r in record.results if r.stop_reason == StopReason.WALL_BUDGET]
     if busy:
         st.caption(
             f"The machine was busy: {', '.join(busy)} got less than half a processor, so it was stopped after "
@@ -326,48 +324,28 @@ def phase_table(record: RaceRecord) -> None:
 
 def work_table(record: RaceRecord) -> None:
     """The trainers' work counters per merge, one row per counter: the numbers behind the complexity."""
-    columns = {"work per merge": list(WORK_NAMES.values())}
+    names = work_names()
+    columns = {"work per merge": list(names.values())}
     for r in record.results:
         merges = max(len(r.merges), 1)
-        columns[r.algorithm] = [f"{r.work[key] / merges:,.1f}" if key in r.work else "" for key in WORK_NAMES]
+        columns[r.algorithm] = [f"{r.work[key] / merges:,.1f}" if key in r.work else "" for key in names]
     frame = pd.DataFrame(columns)
     used = frame.drop(columns="work per merge").ne("").any(axis=1)
     st.table(frame[used], hide_index=True)
 
 
 # how each trainer's cost per merge grows: the work counters' own words, so the two tables read together
-COMPLEXITY = {
-    "naive": (
-        "recount every pair of every word, then scan them all: O(pairs counted + pairs scanned)",
-        "check every word: O(words checked × word length)",
-    ),
-    "positions": (
-        "scan every distinct pair: O(pairs scanned)",
-        "rewrite each site of the pair: O(positions rewritten), each O(1) in the linked list",
-    ),
-    "parent_set": ("scan every distinct pair: O(pairs scanned)", "rewrite the pair's parent words: O(words rewritten × word length)"),
-    "heap": (
-        "pop the heap, pushing stale entries back: O((1 + stale pops) × log heap size)",
-        "rewrite the words its index lists: O(words checked × word length), then O(heap pushes × log heap size)",
-    ),
-}
-MEASURED = {  # the counters that measure each trainer's two steps
-    "naive": ("pairs_counted", "words_checked"),
-    "positions": ("pairs_scanned", "positions_touched"),
-    "parent_set": ("pairs_scanned", "words_touched"),
-    "heap": ("stale_pops", "words_checked"),
-}
-
-
 def complexity_table(record: RaceRecord | None) -> None:
     """Each trainer's cost per merge in big-O, in the work counters' words, with what this race measured."""
     rows = []
-    for algorithm, (find, merge) in COMPLEXITY.items():
+    names = work_names()
+    for algorithm, trainer in ALGORITHMS.items():
+        find, merge = trainer.complexity
         row = {"algorithm": algorithm, "finding the best pair": find, "making the merge": merge}
         result = next((r for r in record.results if r.algorithm == algorithm), None) if record else None
         if result is not None and result.merges:
-            per = [result.work.get(key, 0) / len(result.merges) for key in MEASURED[algorithm]]
-            row["measured per merge"] = " · ".join(f"{n:,.1f} {WORK_NAMES[key]}" for n, key in zip(per, MEASURED[algorithm]))
+            per = [result.work.get(key, 0) / len(result.merges) for key in trainer.measured]
+            row["measured per merge"] = " · ".join(f"{n:,.1f} {names[key]}" for n, key in zip(per, trainer.measured))
         rows.append(row)
     st.table(pd.DataFrame(rows).set_index("algorithm"))
 
@@ -447,14 +425,14 @@ def size_chart(record: SweepRecord) -> alt.Chart:
     planned = [n / 1e6 for n in record.sizes]
     x = alt.X("MB:Q", title="corpus size (MB)", scale=alt.Scale(type="log", domain=[min(planned) / 1.3, max(planned) * 1.3], nice=False))
     y = alt.Y("seconds:Q", title="seconds (initial count + merges)", scale=alt.Scale(type="log"))
-    colour = alt.Color(
+    colours = alt.Color(
         "algorithm:N",
         title=None,
         sort=list(names.values()),
-        scale=alt.Scale(domain=list(names.values()), range=[COLOURS[a] for a in ALGORITHMS]),
+        scale=alt.Scale(domain=list(names.values()), range=[colour(a) for a in ALGORITHMS]),
     )
     base = alt.Chart(frame).encode(
-        x=x, y=y, color=colour, tooltip=["algorithm:N", "MB:Q", alt.Tooltip("seconds:Q", format=".3f"), "merges:Q"]
+        x=x, y=y, color=colours, tooltip=["algorithm:N", "MB:Q", alt.Tooltip("seconds:Q", format=".3f"), "merges:Q"]
     )
     finished = base.transform_filter("datum.label == ''")
     cut = base.transform_filter("datum.label != ''")
@@ -570,7 +548,7 @@ def speedup_chart(record: SpeedupRecord) -> alt.Chart:
         x=alt.X("workers:N", title="worker processes", axis=alt.Axis(labelAngle=0)), y=alt.Y("speed-up:Q", title="speed-up over 1 worker")
     )
     chart = alt.layer(
-        base.mark_bar(color=COLOURS["heap"], size=60),
+        base.mark_bar(color=colour("heap"), size=60),
         base.mark_text(dy=-12, fontSize=15).encode(text="label"),
     ).properties(height=300, title=f"Pre-tokenizing {megabytes(record.n_bytes)} in parallel")
     return _axes(chart)

@@ -16,7 +16,8 @@ from dataclasses import replace
 
 import streamlit as st
 
-from bpe import PreTokens, Training, pretokenize
+from bpe import ALGORITHMS, PreTokens, Training, pretokenize
+from bpe.events import StopReason
 from bpe.spec import TrainSpec
 from bpe.threshold import Replay
 from bpe.tokenizer import Tokenizer
@@ -74,9 +75,9 @@ def trace_for(settings) -> Trace:
     if len(ready.events) < wanted:
         reason = ready.stop_reason  # it stopped early: no pairs left, or the time budget
     elif wanted < settings.num_merges:
-        reason = f"the step-through shows the first {TRACE_MERGES:,} merges"
+        reason = StopReason.SHOWN
     else:
-        reason = "vocab_size"
+        reason = StopReason.VOCAB_SIZE
     if len(ready.events) <= wanted and reason == ready.stop_reason:
         return ready
     return prefix(family, wanted, reason, len(ready.events), ready)
@@ -101,7 +102,7 @@ def trained_for(settings) -> Training:
             "train", replace(family, merges=build), jobs.training, *args, small=small, draw=lambda s: _training(settings, s, build)
         )
     if len(ready.events) > wanted:
-        return prefix(family, wanted, "vocab_size", len(ready.events), ready)
+        return prefix(family, wanted, StopReason.VOCAB_SIZE, len(ready.events), ready)
     return ready
 
 
@@ -148,7 +149,7 @@ def _family(family: RunKey) -> list:
 def _covering(family: RunKey, wanted: int):
     """A finished run of this family that holds the first `wanted` merges (or every merge it could make), or None."""
     runs = _family(family)
-    covering = [run for run in runs if len(run.events) >= wanted or run.stop_reason != "vocab_size"]
+    covering = [run for run in runs if len(run.events) >= wanted or run.stop_reason != StopReason.VOCAB_SIZE]
     return min(covering, key=lambda run: len(run.events), default=None)
 
 
@@ -203,19 +204,13 @@ def _tracing(settings, status: Status, family: RunKey, build: int) -> None:
     if shorter:
         vocab = 256 + shorter + len(settings.specials)
         st.info(f"The first {shorter:,} merges are ready: a vocab size of {vocab:,} shows them at once.")
-    if algorithm != "heap":
+    slow = ALGORITHMS[algorithm].slow
+    if slow:
         st.info(
             f"All four algorithms make the same merges; they differ in the work each merge costs. `heap` is the fast one: "
-            f"it traces {build:,} merges of this corpus within seconds, while `{algorithm}` {SLOW[algorithm]} "
+            f"it traces {build:,} merges of this corpus within seconds, while `{algorithm}` {slow} "
             f"A trace stops after {TRACE_SECONDS:.0f} s. **Pick heap in the sidebar to step through every merge now.**"
         )
-
-
-SLOW = {
-    "naive": "recounts every pair of every word before each merge.",
-    "positions": "first links every occurrence of every pre-token, then scans all pairs for the best one at each merge.",
-    "parent_set": "scans all pairs for the best one at each merge.",
-}
 
 
 def _longest(family: RunKey) -> int:

@@ -25,10 +25,11 @@ import streamlit as st
 from streamlit import dataframe_util
 
 from bpe import ALGORITHMS
-from bpe.events import DETAIL_CAP, WORK_NAMES, HeapEntry, MergeEvent
+from bpe.events import DETAIL_CAP, HeapEntry, MergeEvent
 from bpe.pretokenize import ENCODING, ERRORS, sequence_of_text
 from bpe.rule import RULES, explain_tie
 from bpe.tokenizer import Tokenizer
+from bpe.train import work_names
 
 from .render import character_runs, chips, show, show_pair
 from .style import AXIS
@@ -94,7 +95,7 @@ def caption(text: str) -> str:
 def work_line(event: MergeEvent) -> str:
     """This merge's work counters in the race page's names: 'words checked 4 · words rewritten 2'."""
     done = dict(event.work)
-    return " · ".join(f"{name} {done[key]:,}" for key, name in WORK_NAMES.items() if done.get(key))
+    return " · ".join(f"{name} {done[key]:,}" for key, name in work_names().items() if done.get(key))
 
 
 # ---------------------------------------------------------------------------
@@ -340,7 +341,7 @@ def heap_panel(event: MergeEvent, levels: int = HEAP_LEVELS) -> str:
 def work_panel(event: MergeEvent, algorithm: str) -> str:
     """For the trainers without a heap: this merge's work counters, and where it went."""
     done = dict(event.work)
-    rows = "".join(f'<tr><td>{name}</td><td class="n">{done[key]:,}</td></tr>' for key, name in WORK_NAMES.items() if done.get(key))
+    rows = "".join(f'<tr><td>{name}</td><td class="n">{done[key]:,}</td></tr>' for key, name in work_names().items() if done.get(key))
     detail = event.detail
     sites = ""
     if detail.sites:
