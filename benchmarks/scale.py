@@ -1,8 +1,15 @@
-"""Scale benchmark: a corpus of 1 GB or more to vocab 10,000 and 32,000, against HuggingFace and rustbpe.
+"""Scale benchmark: a corpus of 1 GB or more to vocab 10,000 and 32,000, against HuggingFace, rustbpe, gigatoken and ffbpe.
 
     python benchmarks/scale.py                                   # builds benchmarks/data/corpus1000.txt if missing
     python benchmarks/scale.py --mb 2000 --vocab 10000 --tools ours
-    python benchmarks/scale.py --corpus FILE --tools ours,hf,rustbpe --workers 2
+    python benchmarks/scale.py --corpus FILE --tools ours,ours-python,hf,rustbpe,gigatoken,ffbpe --workers 2
+    python benchmarks/scale.py --corpus FILE --pretokenize-only --tools-python /tmp/tools/bin/python
+
+`ours` counts with the compiled pre-tokenizer where it is exact (bpe/compiled.py), `ours-python`
+with the Python path only (`--no-compiled`, the figures before it). gigatoken and ffbpe run in
+`--tools-python` (default this interpreter): install them there, not as the project's dependencies.
+`--pretokenize-only` times file -> pre-token counts alone, in one process, for ours (both
+paths), gigatoken and ffbpe, each timed inside its process (start-up and imports left out).
 
 Every run is its own process, so its peak resident memory (RSS) is its own:
 the parent reads it with os.wait4 (the largest of the process and the children
@@ -56,17 +63,18 @@ def load() -> str:
     return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
-def ours(corpus: Path, vocab_sizes: list[int], workers: int, from_counts: bool = True) -> None:
+def ours(corpus: Path, vocab_sizes: list[int], workers: int, from_counts: bool = True, compiled: bool = True) -> None:
     bpe = [sys.executable, "-m", "bpe"]
+    path = [] if compiled else ["--no-compiled"]
     with tempfile.TemporaryDirectory() as tmp:
         for vocab in vocab_sizes:
             *measured, text = run([*bpe, "train", str(corpus), "--vocab-size", str(vocab), "--special-token", SPECIAL,
-                                       "--workers", str(workers), "--out", f"{tmp}/e2e{vocab}"])  # fmt: skip
-            report(f"ours end to end, vocab {vocab:,}", *measured, text)
+                                       "--workers", str(workers), "--out", f"{tmp}/e2e{vocab}", *path])  # fmt: skip
+            report(f"ours end to end{'' if compiled else ', Python path (--no-compiled)'}, vocab {vocab:,}", *measured, text)
         if not from_counts:
             return
         counts = f"{tmp}/counts.parquet"
-        *measured, text = run([*bpe, "count", str(corpus), "--special-token", SPECIAL, "--workers", str(workers), "--out", counts])
+        *measured, text = run([*bpe, "count", str(corpus), "--special-token", SPECIAL, "--workers", str(workers), "--out", counts, *path])
         report("ours: bpe count (once)", *measured, text)
         print(f"counts file: {Path(counts).stat().st_size / 1e6:,.1f} MB")
         for vocab in vocab_sizes:
@@ -108,6 +116,72 @@ print(len(tok.get_mergeable_ranks()))
         report(f"rustbpe, vocab {vocab:,}", *measured, f"ranks {text.strip()}")
 
 
+def gigatoken(corpus: Path, vocab_sizes: list[int], python: str) -> None:
+    for vocab in vocab_sizes:
+        code = f"""
+import gigatoken.gigatoken_rs as rs
+vocab, merges = rs.train_bpe({str(corpus)!r}, {vocab}, [{SPECIAL!r}])
+print(len(merges))
+"""
+        *measured, text = run([python, "-c", code])
+        report(f"gigatoken 0.10.0 train_bpe (its threads: all cores), vocab {vocab:,}", *measured, f"merges {text.strip()}")
+
+
+def ffbpe(corpus: Path, vocab_sizes: list[int], python: str) -> None:
+    for vocab in vocab_sizes:
+        code = f"""
+import ffbpe
+words = ffbpe.PreTokenizer([{SPECIAL!r}]).get_words_from_file({str(corpus)!r})
+trainer = ffbpe.BpeTrainer([{SPECIAL!r}])
+trainer.add_words(words)
+trainer.train({vocab})
+print(trainer.vocab_size())
+"""
+        *measured, text = run([python, "-c", code])
+        report(f"ffbpe 0.1.10 PreTokenizer + BpeTrainer, vocab {vocab:,}", *measured, f"vocab {text.strip()}")
+
+
+PRETOKENIZERS = {
+    "ours, compiled path, 1 process": (
+        "from bpe.count import count_inputs",
+        "c = count_inputs(PATH, special_tokens=[SPECIAL], workers=1); n = len(c.counts); how = c.counted_by()",
+    ),
+    "ours, Python path, 1 process": (
+        "from bpe.count import count_inputs",
+        "c = count_inputs(PATH, special_tokens=[SPECIAL], workers=1, compiled=False); n = len(c.counts); how = c.counted_by()",
+    ),
+    "gigatoken 0.10.0 pretokenized_counts, 1 thread": (
+        "import os; os.environ['RAYON_NUM_THREADS'] = '1'; import gigatoken.gigatoken_rs as rs",
+        "n = len(rs.pretokenized_counts(open(PATH, 'rb').read(), SPECIAL.encode())); how = ''",
+    ),
+    "ffbpe 0.1.10 get_words_from_file": (
+        "import ffbpe",
+        "n = len(ffbpe.PreTokenizer([SPECIAL]).get_words_from_file(PATH)); how = ''",
+    ),
+}
+
+
+def pretokenize_only(corpus: Path, python: str) -> None:
+    """File -> counts, timed inside each process: wall and processor seconds, MB/s of wall."""
+    size = corpus.stat().st_size
+    for label, (setup, work) in PRETOKENIZERS.items():
+        ours = label.startswith("ours")
+        code = f"""
+import time, sys
+sys.path.insert(0, {str(ROOT)!r})
+PATH, SPECIAL = {str(corpus)!r}, {SPECIAL!r}
+{setup}
+start, cpu = time.perf_counter(), time.process_time()
+{work}
+print(f"{{time.perf_counter() - start:.3f}} {{time.process_time() - cpu:.3f}} {{n}} {{how}}")
+"""
+        seconds, _, peak, text = run([sys.executable if ours else python, "-c", code])
+        wall, cpu, unique, *how = text.split()
+        print(f"\n## pre-tokenize {label}: {float(wall):.2f} s wall, {float(cpu):.2f} s processor, {size / 1e6 / float(wall):,.0f} MB/s; "
+              f"{int(unique):,} unique; peak RSS {peak / 1e6:,.0f} MB; load {load()}" + (f"\n   {' '.join(how)}" if how else ""))  # fmt: skip
+        sys.stdout.flush()
+
+
 def report(label: str, seconds: float, cpu: float, peak: int, text: str) -> None:
     print(f"\n## {label}: {seconds:,.1f} s wall, {cpu:,.1f} s processor, peak RSS {peak / 1e6:,.0f} MB (largest process); load {load()}")
     for line in text.strip().splitlines():
@@ -128,17 +202,28 @@ if __name__ == "__main__":
     parser.add_argument("--corpus", type=Path, help="default benchmarks/data/corpus<MB>.txt, built by make_corpus.py")
     parser.add_argument("--vocab", type=int, nargs="+", default=[10_000, 32_000])
     parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--tools", default="ours,hf,rustbpe", help="comma-separated: ours, hf, rustbpe")
+    parser.add_argument("--tools", default="ours,hf,rustbpe", help="comma-separated: ours, ours-python, hf, rustbpe, gigatoken, ffbpe")
     parser.add_argument("--no-counts", action="store_true", help="ours: end to end only, not bpe count + train --from-counts")
+    parser.add_argument("--tools-python", default=sys.executable, help="the interpreter with gigatoken and ffbpe installed")
+    parser.add_argument("--pretokenize-only", action="store_true", help="time file -> counts alone, one process each")
     args = parser.parse_args()
     corpus = ensure_corpus(args.corpus or ROOT / "benchmarks" / "data" / f"corpus{args.mb}.txt", args.mb)
     print(f"# {corpus.name}: {corpus.stat().st_size / 1e6:,.1f} MB; python {sys.version.split()[0]}, {os.cpu_count()} CPUs")
     print(subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip())
     tools = args.tools.split(",")
+    if args.pretokenize_only:
+        pretokenize_only(corpus, args.tools_python)
+        tools = []
     if "ours" in tools:
         ours(corpus, args.vocab, args.workers, from_counts=not args.no_counts)
+    if "ours-python" in tools:
+        ours(corpus, args.vocab, args.workers, from_counts=not args.no_counts, compiled=False)
     if "hf" in tools:
         hf(corpus, args.vocab)
     if "rustbpe" in tools:
         rustbpe(corpus, args.vocab)
+    if "gigatoken" in tools:
+        gigatoken(corpus, args.vocab, args.tools_python)
+    if "ffbpe" in tools:
+        ffbpe(corpus, args.vocab, args.tools_python)
     print(subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip())

@@ -303,7 +303,7 @@ class Tally:
         if not exact:
             return rest
         data = exact[0] if len(exact) == 1 else fast.SEPARATOR.join(exact)
-        counted = fast.count_utf8(data, special_tokens, self.split_lines)
+        counted = fast.count_utf8(data, special_tokens, self.split_lines, joined=len(exact) > 1)
         if self.fast:
             total, get = self.fast, self.fast.get
             for token, n in counted:
