@@ -129,7 +129,23 @@ def rules() -> None:
     texts = {"stdlib prose 2 MB": (stdlib_prose(2_000_000), 5_000)}
     if CS336.exists():
         texts = {"corpus.en": (CS336.read_text(encoding="utf-8"), 500), **texts}
-    references = {"huggingface": (R.hf_available, R.hf_reference), "rustbpe": (R.rustbpe_available, R.rustbpe_reference)}
+    references = {  # rule -> the real trainers that make its merges: (name, is it installed, train it)
+        "cs336": [("ffbpe largest_content", R.ffbpe_available, partial(R.ffbpe_reference, tie_break="largest_content"))],
+        "huggingface": [
+            ("tokenizers", R.hf_available, R.hf_reference),
+            ("gigatoken huggingface", R.gigatoken_available, partial(R.gigatoken_reference, tie_breaking="huggingface")),
+            (
+                "ffbpe smallest_pair_id byte_level",
+                R.ffbpe_available,
+                partial(R.ffbpe_reference, tie_break="smallest_pair_id", initial_alphabet="byte_level"),
+            ),
+        ],
+        "rustbpe": [
+            ("rustbpe", R.rustbpe_available, R.rustbpe_reference),
+            ("gigatoken raw_token_ids", R.gigatoken_available, partial(R.gigatoken_reference, tie_breaking="raw_token_ids")),
+            ("ffbpe smallest_pair_id raw", R.ffbpe_available, partial(R.ffbpe_reference, tie_break="smallest_pair_id")),
+        ],
+    }
     print(f"## training under each tie-break rule (load {os.getloadavg()[0]:.1f}): heap trainer, best of 3; the real trainer, best of 3")
     for name, (text, vocab_size) in texts.items():
         seconds = best_of(3, partial(pretokenize, text, special_tokens=SPECIAL))
@@ -139,13 +155,12 @@ def rules() -> None:
         for rule in TIE_BREAKS:
             run = partial(train, corpus, num_merges, special_tokens=SPECIAL, tie_break=rule)
             ours, merges = best_of(3, run), run().merges
-            line = f"{name:<18} {rule:<12} ours {ours:6.2f} s"
-            available, reference = references.get(rule, (lambda: False, None))
-            if available():
-                run = partial(reference, text, num_merges, SPECIAL)
-                theirs, same = best_of(3, run), list(run().merges) == merges
-                line += f"   {rule} itself {theirs:6.2f} s (all phases, all cores)   same merges: {same}"
-            print(line)
+            print(f"{name:<18} {rule:<12} ours {ours:6.2f} s")
+            for tool, available, reference in references.get(rule, []):
+                if available():
+                    run = partial(reference, text, num_merges, SPECIAL)
+                    theirs, same = best_of(3, run), list(run().merges) == merges
+                    print(f"{'':<31} {tool:<34} {theirs:6.2f} s (all phases, all cores)   same merges: {same}")
 
 
 SECTIONS = {"cs336": cs336, "pretokenize": pretokenize_speed, "big": big, "hf": hf, "rustbpe": rustbpe, "rules": rules}
