@@ -141,7 +141,7 @@ def test_a_merge_inside_a_character_changes_the_rewritten_words_visibly():
     event = train(pretokenize("a – b – c – d –", pattern="gpt2"), 1, detail=True).events[0]
     assert (event.left, event.right) == (b"\xe2", b"\x80")
     words = views.affected_words(event)
-    rows = re.findall(r'<div class="toks nowrap"[^>]*>(.*?)</div><span class="arrow">→</span><div class="toks nowrap">(.*?)</div>', words)
+    rows = re.findall(r'<div class="toks word"[^>]*>(.*?)</div><span class="arrow">→</span><div class="toks word">(.*?)</div>', words)
     assert rows
     for before, after in rows:
         assert chip_texts(before) == ["␣", "\\xe2", "\\x80", "\\x93"]
@@ -282,7 +282,8 @@ def test_small_pair_count_changes_show_beside_large_ones():
 
 def test_a_rewritten_word_is_one_unbreakable_row_of_chips():
     words = views.affected_words(textbook_events()[1])
-    assert words.count('<div class="toks nowrap"') == 2 * 2  # before and after of each word: never wrapped inside
+    assert words.count('<div class="toks word"') == 2 * 2  # before and after of each word, each a unit the row wraps around
+    assert words.count('<div class="wrow">') == 2
 
 
 def test_numbers_on_the_step_page_have_thousands_separators():

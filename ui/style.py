@@ -130,7 +130,7 @@ table.heap-array tr.stale td{color:#b51d1f}
 table.heap-array td.n, table.heap-array th.n{text-align:right}
 .words{display:flex;flex-direction:column;gap:6px;min-width:0;overflow-x:auto}
 .words .wrow{display:flex;flex-wrap:wrap;align-items:center;gap:4px 8px}  /* wraps between a row's parts, never inside a word */
-.words .toks{flex:0 0 auto}
+.words .toks.word{flex:0 1 auto;max-width:100%}  /* a word breaks only when it alone is wider than the column */
 .words .count{font-weight:600;white-space:nowrap}
 .changes{display:grid;grid-template-columns:minmax(0,max-content) 1fr 1fr;gap:3px 8px;align-items:center}
 .changes .pair{font-family:monospace;white-space:pre-wrap;overflow-wrap:anywhere}
