@@ -18,7 +18,11 @@ from bpe.pretokenize import check_pattern, pattern_name, regex_of, sequence_of_t
 
 # text where the pre-tokenizers differ: case, contractions, digits, newlines, slashes, scripts, invalid bytes
 ALPHABET = st.sampled_from(list("aZé 'sStTdD\n\r\t0123456789/.,!?-_ßΩжあ中👍\u200d\u0301") + ["'ll", "'VE", "  ", "\n\n", "HTTPServer"])
-TEXTS = st.lists(ALPHABET, max_size=40).map("".join) | st.text(max_size=40)
+# subtle: characters unassigned in Python's Unicode tables (category Cn: unassigned, or assigned after its version) are
+# left out: tiktoken's Rust regex and Python's `regex` classify them by different Unicode versions (U+3D000 is a letter
+# to `regex` 2026.11, not to tiktoken), a difference of the engines, not of the tokenizer.
+ASSIGNED = st.characters(exclude_categories=("Cn", "Cs"))
+TEXTS = st.lists(ALPHABET, max_size=40).map("".join) | st.text(ASSIGNED, max_size=40)
 HOSTILE = ["9.11 vs 9.9", "strawberry", "HTTPServer's camelCase", "        indented", "a/b//c\n\r\n", "I'M YOU'LL", "👩‍💻", ""]
 
 
