@@ -541,6 +541,17 @@ class Memory:
             lines.append(f"  {t:5.0f} | app RSS {rss:.0f} MB | {label}")
         return "\n".join(lines)
 
+    async def settle(self, quiet: float = 10.0, seconds: int = 3, timeout: float = 90.0) -> float:
+        """Wait until the app's processes use under `quiet` % of a core for `seconds` samples in a row
+        (the app loads GPT-2's and GPT-4's tokenizers in the background at start); seconds waited."""
+        start, calm = time.perf_counter(), 0
+        while time.perf_counter() - start < timeout and calm < seconds:
+            await asyncio.sleep(1.0)
+            last = self.samples[-1][1] if self.samples else {}
+            busy = sum(cpu for g, (_, cpu) in last.items() if g not in ("workers", "pool"))
+            calm = calm + 1 if busy < quiet else 0
+        return time.perf_counter() - start
+
     def cpu_seconds(self, since: float, until: float) -> dict[str, float]:
         """Processor seconds each group used between two moments (seconds since the start), from the 1 s samples."""
         window = [(t, groups) for t, groups in self.samples if since <= t <= until]
@@ -706,6 +717,8 @@ async def serving(app: Path, replicas: int = 0):
             await first.open()
             await first.close()
         server.memory.mark("one visit")
+        settled = await server.memory.settle()
+        server.memory.mark(f"start-up work done ({settled:.0f} s after the visit)")
         yield server
         print("\nserver memory:\n" + server.memory.timeline())
     finally:
@@ -716,9 +729,13 @@ async def cold(app: Path, args: argparse.Namespace, rng: random.Random) -> None:
     n = args.sessions
     print(f"\n## cold start: {n} students open the app at once ({load()})")
     async with serving(app, args.replicas) as server:
+        began = time.perf_counter() - server.memory.start
         students, seconds = await open_all(server, n)
         server.memory.mark(f"{n} opened")
         print(f"step page shown: {summary(seconds, 'students')}; {load()}")
+        await asyncio.sleep(2.5)  # the samples of the last second
+        used = server.memory.cpu_seconds(began, time.perf_counter() - server.memory.start)
+        print("processor per student opening: " + ", ".join(f"{g} {s / n * 1000:.1f} ms" for g, s in used.items()))
         await asyncio.gather(*(s.close() for s in students))
 
 

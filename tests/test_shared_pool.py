@@ -144,3 +144,24 @@ def parent(proc: Path) -> int:
         return int((proc / "stat").read_text().rsplit(")", 1)[1].split()[1])
     except (FileNotFoundError, ProcessLookupError, IndexError):
         return -1
+
+
+def test_sessions_that_see_a_run_finish_together_fetch_its_result_once(server, tmp_path):
+    r1 = replica(server, "r1")
+    asked = []
+    ask = r1._ask
+    r1._ask = lambda method, *args: asked.append(method) or ask(method, *args)
+    try:
+        r1.submit("k", counted, str(tmp_path / "runs.txt"), who="a")
+        until(lambda: server.pool.status("k").state == "done")
+        results = []
+        threads = [threading.Thread(target=lambda: results.append(r1.status("k").result)) for _ in range(8)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert results == ["done"] * 8
+        assert asked.count("result") == 1  # a class polling the same trace: sent to this replica once
+        assert list(server._pickled) == ["k"]  # and pickled once on the server, for every replica
+    finally:
+        r1.close()

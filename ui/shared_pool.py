@@ -44,6 +44,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
+from dataclasses import replace
 from multiprocessing import AuthenticationError
 from multiprocessing.connection import Client, Connection, Listener
 from typing import Any
@@ -52,6 +53,7 @@ from .pool import Pickler, Pool, Status
 
 log = logging.getLogger(__name__)
 
+KEEP_PICKLED = 8  # finished results kept pickled on the server, for the replicas that have not fetched them yet
 CHECK_S = 1.0  # how often a replica says which of its watchers are still open
 STALE_S = 4.0  # a replica silent this long has no open sessions (it died)
 
@@ -61,6 +63,11 @@ def send(conn: Connection, value: Any) -> None:
     buffer = io.BytesIO()
     Pickler(buffer, protocol=pickle.HIGHEST_PROTOCOL).dump(value)
     conn.send_bytes(buffer.getbuffer())
+
+
+def light(status: Status | None) -> Status | None:
+    """A status as the server sends it: without a finished job's result, which a replica fetches once ("result")."""
+    return replace(status, result=None) if status is not None and status.state == "done" else status
 
 
 def receive(conn: Connection) -> Any:
@@ -81,6 +88,8 @@ class PoolServer:
         self._live: dict[str, tuple[float, frozenset[str]]] = {}  # replica -> (when it last spoke, its open sessions)
         self._lock = threading.Lock()
         self._closed = False
+        self._pickled: dict[Hashable, bytes] = {}  # finished results, pickled for replicas (oldest first)
+        self._pickling = threading.Lock()
 
     def serve_forever(self) -> None:
         while True:
@@ -116,11 +125,13 @@ class PoolServer:
             key, fn, job_args, who, lane = args
             replica, _, session = who.partition("/")
             self._seen(replica, frozenset([session]), add=True)  # alive from the start, before its replica's next word
-            return self.pool.submit(key, fn, *job_args, who=who, lane=lane)
+            return light(self.pool.submit(key, fn, *job_args, who=who, lane=lane))
         if method == "status":
-            return self.pool.status(*args)
+            return light(self.pool.status(*args))
         if method == "wait":
-            return self.pool.wait(*args)
+            return light(self.pool.wait(*args))
+        if method == "result":
+            return self._result(*args)
         if method == "stop":
             return self.pool.stop(*args)
         if method == "done":
@@ -131,6 +142,25 @@ class PoolServer:
             replica, sessions = args
             return self._seen(replica, frozenset(sessions))
         raise ValueError(f"The pool server has no method {method!r}.")
+
+    def _result(self, key: Hashable) -> bytes | None:
+        """A finished job's result, pickled once for every replica that asks (None: no such finished job).
+
+        subtle: one at a time. A trace is a quarter of a million objects; replicas asking
+        together each made the server pickle it again, holding the interpreter lock.
+        """
+        with self._pickling:
+            if key in self._pickled:
+                return self._pickled[key]
+            status = self.pool.status(key)
+            if status is None or status.state != "done":
+                return None
+            buffer = io.BytesIO()
+            Pickler(buffer, protocol=pickle.HIGHEST_PROTOCOL).dump(status.result)
+            self._pickled[key] = buffer.getvalue()
+            while len(self._pickled) > KEEP_PICKLED:
+                del self._pickled[next(iter(self._pickled))]
+            return self._pickled[key]
 
     def _answer(self, conn: Connection) -> None:
         with conn:
@@ -164,6 +194,7 @@ class RemotePool:
         self._done: OrderedDict[Hashable, Status] = OrderedDict()  # finished jobs, kept here once fetched
         self._watchers: dict[str, float] = {}  # session -> when it last was open
         self._lock = threading.Lock()
+        self._fetching = threading.Lock()
         self._closed = threading.Event()
         threading.Thread(target=self._say_alive, name="pool-heartbeat", daemon=True).start()
 
@@ -247,14 +278,25 @@ class RemotePool:
             return done
 
     def _keep(self, key: Hashable, status: Status | None) -> Status | None:
-        """Keep a finished result here: it never changes, and it is megabytes to send again."""
-        if status is not None and status.state == "done":
+        """A finished job's status with its result, fetched once and kept here: it never changes, and it is megabytes.
+
+        The server answers status requests without the result; sessions that see a job
+        finish together wait here for the one fetch (a class polls the same trace).
+        """
+        if status is None or status.state != "done":
+            return status
+        with self._fetching:
+            if (done := self._cached(key)) is not None:
+                return done
+            data = self._ask("result", key)
+            if data is None:  # evicted on the server in the meantime: as if never run
+                return None
+            done = replace(status, result=pickle.loads(data))  # from our authenticated pool server
             with self._lock:
-                self._done[key] = status
-                self._done.move_to_end(key)
+                self._done[key] = done
                 while len(self._done) > self.keep:
                     self._done.popitem(last=False)
-        return status
+            return done
 
     def _say_alive(self) -> None:
         """Every CHECK_S, tell the server which sessions that watch jobs are still open."""
