@@ -35,8 +35,8 @@ from .pretokenize import PreTokens, Progress, Tally, check_pattern, check_specia
 # Below this many bytes of input, counting runs in this process: a pool costs more than it saves.
 PARALLEL_MIN_BYTES = 4 << 20
 # The same for the compiled path (compiled.py), ~10x faster per byte: starting the workers and
-# sending their counts back (~0.5 s) pays off from about 100 MB.
-COMPILED_PARALLEL_MIN_BYTES = 128 << 20
+# sending their counts back (~0.5 s) pays off from about 100 MB, so 32 times that (128 MiB).
+COMPILED_PARALLEL_FACTOR = 32
 COMPILED_CHUNK_BYTES = 32 << 20  # fewer, larger calls into gigatoken: each batch's counts are added in Python
 Paths = str | os.PathLike | Sequence[str | os.PathLike]
 
@@ -101,7 +101,7 @@ def count_inputs(
     total = sum(source.size for source in inputs)
     min_bytes = PARALLEL_MIN_BYTES
     if compiled and unavailable(pattern) is None:
-        min_bytes = COMPILED_PARALLEL_MIN_BYTES
+        min_bytes = PARALLEL_MIN_BYTES * COMPILED_PARALLEL_FACTOR
         chunk_bytes = COMPILED_CHUNK_BYTES if chunk_bytes == CHUNK_BYTES else chunk_bytes
     if workers > 1 and total >= min_bytes:
         # enough shards to keep every worker busy and the progress bar moving

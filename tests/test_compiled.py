@@ -213,7 +213,7 @@ def corpus(tmp_path_factory) -> Path:
 @pytest.mark.parametrize("name", ["corpus.txt", "corpus.txt.gz", "corpus.jsonl", "corpus.parquet"])
 def test_real_corpora_in_every_format_count_the_same_in_workers(corpus, name, monkeypatch):
     path = corpus / name
-    monkeypatch.setattr("bpe.count.COMPILED_PARALLEL_MIN_BYTES", 0)  # a pool even for this small corpus
+    monkeypatch.setattr("bpe.count.PARALLEL_MIN_BYTES", 0)  # a pool even for this small corpus
     kwargs = {"special_tokens": [EOT], "chunk_bytes": 1 << 20}
     fast = count_inputs(path, workers=2, **kwargs)
     slow = count_inputs(path, workers=1, compiled=False, **kwargs)
