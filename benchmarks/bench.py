@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bpe import ALGORITHMS, TIE_BREAKS, pretokenize, pretokenize_file, train, train_bpe  # noqa: E402
-from bpe import race as R  # noqa: E402
+from bpe import references as refs  # noqa: E402
 from bpe.corpora import stdlib_prose  # noqa: E402
 
 CS336 = ROOT.parent / "shared" / "cs336" / "corpus.en"
@@ -130,20 +130,20 @@ def rules() -> None:
     if CS336.exists():
         texts = {"corpus.en": (CS336.read_text(encoding="utf-8"), 500), **texts}
     references = {  # rule -> the real trainers that make its merges: (name, is it installed, train it)
-        "cs336": [("ffbpe largest_content", R.ffbpe_available, partial(R.ffbpe_reference, tie_break="largest_content"))],
+        "cs336": [("ffbpe largest_content", refs.ffbpe_available, partial(refs.ffbpe_reference, tie_break="largest_content"))],
         "huggingface": [
-            ("tokenizers", R.hf_available, R.hf_reference),
-            ("gigatoken huggingface", R.gigatoken_available, partial(R.gigatoken_reference, tie_breaking="huggingface")),
+            ("tokenizers", refs.hf_available, refs.hf_reference),
+            ("gigatoken huggingface", refs.gigatoken_available, partial(refs.gigatoken_reference, tie_breaking="huggingface")),
             (
                 "ffbpe smallest_pair_id byte_level",
-                R.ffbpe_available,
-                partial(R.ffbpe_reference, tie_break="smallest_pair_id", initial_alphabet="byte_level"),
+                refs.ffbpe_available,
+                partial(refs.ffbpe_reference, tie_break="smallest_pair_id", initial_alphabet="byte_level"),
             ),
         ],
         "rustbpe": [
-            ("rustbpe", R.rustbpe_available, R.rustbpe_reference),
-            ("gigatoken raw_token_ids", R.gigatoken_available, partial(R.gigatoken_reference, tie_breaking="raw_token_ids")),
-            ("ffbpe smallest_pair_id raw", R.ffbpe_available, partial(R.ffbpe_reference, tie_break="smallest_pair_id")),
+            ("rustbpe", refs.rustbpe_available, refs.rustbpe_reference),
+            ("gigatoken raw_token_ids", refs.gigatoken_available, partial(refs.gigatoken_reference, tie_breaking="raw_token_ids")),
+            ("ffbpe smallest_pair_id raw", refs.ffbpe_available, partial(refs.ffbpe_reference, tie_break="smallest_pair_id")),
         ],
     }
     print(f"## training under each tie-break rule (load {os.getloadavg()[0]:.1f}): heap trainer, best of 3; the real trainer, best of 3")

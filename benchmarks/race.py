@@ -36,6 +36,7 @@ sys.path.insert(0, str(ROOT))
 
 from bpe import ALGORITHMS  # noqa: E402
 from bpe import race as R  # noqa: E402
+from bpe import sweep as sweeps  # noqa: E402
 from bpe.corpora import END_OF_TEXT, stdlib_prose  # noqa: E402
 from bpe.spec import TrainSpec  # noqa: E402
 from ui import jobs  # noqa: E402
@@ -52,7 +53,7 @@ def cell(result: R.RaceResult | None) -> str:
     return f"{result.total:.3f}"
 
 
-def scaling_table(points: list[R.ScalingPoint], sizes: list[int]) -> tuple[str, dict[int, dict[str, R.RaceResult]]]:
+def scaling_table(points: list[sweeps.ScalingPoint], sizes: list[int]) -> tuple[str, dict[int, dict[str, R.RaceResult]]]:
     by_size: dict[int, dict[str, R.RaceResult]] = {}
     pretokenize: dict[int, float] = {}
     for p in points:
@@ -88,7 +89,7 @@ def main() -> None:
     args = parser.parse_args()
 
     data = stdlib_prose(args.max_bytes).encode("utf-8")
-    sizes = R.sweep_sizes(len(data))
+    sizes = sweeps.sweep_sizes(len(data))
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     where = "in a worker process of the app's pool" if args.in_worker else "in this process"
     print(
@@ -107,7 +108,7 @@ def main() -> None:
         )
     else:
         points = []
-        for point in R.scaling_sweep(data, sizes, args.merges, args.budget, special_tokens=[END_OF_TEXT], on_progress=progress):
+        for point in sweeps.scaling_sweep(data, sizes, args.merges, args.budget, special_tokens=[END_OF_TEXT], on_progress=progress):
             points.append(point)
             print(f"  {point.n_bytes / 1e6:.2f} MB {point.result.algorithm}: {cell(point.result)} s" + " " * 20, file=sys.stderr)
 
@@ -133,13 +134,13 @@ def main() -> None:
         print(f"  {a:>10}: " + ", ".join(f"{t:.3f}" for t in marks))
 
     if args.in_worker:
-        timing = in_worker("speedup", jobs.speedup, data, R.SPEEDUP_BYTES)
+        timing = in_worker("speedup", jobs.speedup, data, sweeps.SPEEDUP_BYTES)
         n_bytes, points = timing.n_bytes, list(timing.points)
     else:
         with tempfile.TemporaryDirectory() as folder:
             path = Path(folder) / "corpus.txt"
-            n_bytes = R.write_repeated(path, data, R.SPEEDUP_BYTES)
-            points = list(R.pretokenize_speedup(path, range(1, (os.cpu_count() or 1) + 1), special_tokens=[END_OF_TEXT]))
+            n_bytes = sweeps.write_repeated(path, data, sweeps.SPEEDUP_BYTES)
+            points = list(sweeps.pretokenize_speedup(path, range(1, (os.cpu_count() or 1) + 1), special_tokens=[END_OF_TEXT]))
     print(f"\nPre-tokenizing {n_bytes / 1e6:.1f} MB, wall-clock seconds (pool start-up included):\n")
     for p in points:
         print(f"  {p.workers} worker(s): {p.seconds:.2f} s, {points[0].seconds / p.seconds:.2f}x, {p.unique:,} unique pre-tokens")

@@ -2,7 +2,7 @@
 
 Reading order: pretokenize -> inputs -> count -> rule -> spec -> events -> trainer ->
 naive, positions, parent_set, heap -> train -> tokenizer -> load, export ->
-threshold, race -> counts_file, ray_count, memory -> cli.
+threshold, race -> sweep, references -> counts_file, ray_count, memory -> cli.
 The package imports no UI library; pyarrow, zstandard and ray only when a
 Parquet, .zst or counts file or a cluster is used.
 """

@@ -1,17 +1,15 @@
-"""The algorithm race: the four trainers on one input, timed honestly and compared.
+"""The algorithm race: the trainers on one input, timed honestly and compared.
 
 What it does: pre-tokenize once (`prepare`) and give the same PreTokens to every
 trainer; run each with detail off on its own clock (`run_timed`, or `race` to
-let them take turns), keeping the time after every merge; stop a trainer that uses up its time budget and mark it cut off; find the
-first merge where the merge lists differ (`first_difference`); sweep corpus
-sizes (`scaling_sweep`); time parallel pre-tokenization (`pretokenize_speedup`);
-and, when HuggingFace `tokenizers` or karpathy's `rustbpe` is installed, train
-its Rust BPE on the same text as a reference (`hf_reference`,
-`rustbpe_reference`), which our trainers match merge for merge under that
-tool's tie-break rule (`REFERENCE_RULES`).
+let them take turns), keeping the time after every merge; stop a trainer that
+uses up its time budget and mark it cut off; find the first merge where the
+merge lists differ (`first_difference`).
 
-What it does not do: draw, print or keep state between calls. The race page and
-benchmarks/race.py call these same functions, so they measure the same code.
+What it does not do: draw, print or keep state between calls; sweep sizes or
+time parallel pre-tokenization (sweep.py); train the Rust tools we compare with
+(references.py). The race page and benchmarks/race.py call these same
+functions, so they measure the same code.
 
 Honest timing: a trainer's clock runs only while that trainer works. Whatever
 the caller does between turns (redrawing a chart) is outside every clock, and
@@ -25,22 +23,15 @@ on how many objects the rest of the process (a web server, other trainers) holds
 
 from __future__ import annotations
 
-import importlib.util
-import json
-import math
 import os
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from time import perf_counter, thread_time
 from typing import Any
 
-from .count import PARALLEL_MIN_BYTES, pretokenize_file
 from .events import MergeEvent, StopReason
-from .gpt2_bytes import from_unicode
-from .load import merges_from_ranks
-from .pretokenize import PATTERNS, PreTokens, pretokenize, split_on_special
+from .pretokenize import PreTokens, pretokenize
 from .spec import TrainSpec
 from .train import ALGORITHMS, Run, check_spec, steps
 from .trainer import paused_gc
@@ -107,27 +98,6 @@ def prepare(source: bytes | str | os.PathLike, spec: TrainSpec | None = None, **
         )
         seconds = CLOCK() - start_cpu
     return Prepared(corpus, {"read": read - start, "pre-tokenize": seconds})
-
-
-def prefix(data: bytes, size: int) -> bytes:
-    """The first size bytes of data, cut back to the last newline so no word or character is split."""
-    if size >= len(data):
-        return data
-    cut = data.rfind(b"\n", 0, size)
-    return data[: cut + 1] if cut > 0 else data[:size]
-
-
-def log_sizes(low: int, high: int, n: int) -> list[int]:
-    """n sizes evenly spaced on a log scale: log_sizes(50_000, 2_000_000, 3) -> [50000, 316228, 2000000]."""
-    if n < 2 or low >= high:
-        return [high]
-    step = (math.log(high) - math.log(low)) / (n - 1)
-    return [round(math.exp(math.log(low) + i * step)) for i in range(n)]
-
-
-def sweep_sizes(n_bytes: int, n: int = 6) -> list[int]:
-    """The sizes the page and benchmarks/race.py sweep: n log-spaced from 50 KB (or a fortieth) up to n_bytes."""
-    return log_sizes(min(50_000, max(1, n_bytes // 40)), n_bytes, n)
 
 
 # ---------------------------------------------------------------------------
@@ -345,266 +315,3 @@ def pair_count_after(corpus: PreTokens, merges: Sequence[Merge], pair: Merge, sp
     if pair[0] not in ids or pair[1] not in ids:
         return 0
     return trainer.pair_counts.get((ids[pair[0]], ids[pair[1]]), 0)
-
-
-# ---------------------------------------------------------------------------
-# scaling
-
-
-@dataclass(frozen=True)
-class ScalingPoint:
-    """One trainer on one prefix of the corpus."""
-
-    n_bytes: int
-    pretokenize_s: float  # shared by all trainers at this size
-    result: RaceResult
-
-
-def scaling_sweep(
-    data: bytes,
-    sizes: Sequence[int],
-    num_merges: int,
-    budget_s: float,
-    spec: TrainSpec | None = None,
-    *,
-    algorithms: Sequence[str] | None = None,  # default: every trainer in ALGORITHMS when called
-    on_progress: Callable[[int, RaceResult], None] | None = None,
-    **settings: Any,
-) -> Iterator[ScalingPoint]:
-    """Run every algorithm on growing prefixes of data, one point per (size, algorithm).
-
-    A trainer that is cut off at one size is not run at the larger ones: it
-    could only be slower, and the sweep stays within len(sizes) x budget_s per trainer.
-    on_progress gets (size in bytes, the run so far) while a trainer runs.
-    """
-    spec = TrainSpec.of(spec, **settings)
-    given_up: set[str] = set()
-    for size in sizes:
-        prepared = prepare(prefix(data, size), spec)
-        for algorithm in algorithms or tuple(ALGORITHMS):
-            if algorithm in given_up:
-                continue
-            report = (lambda result, n=prepared.corpus.n_bytes: on_progress(n, result)) if on_progress else None
-            result = run_timed(prepared.corpus, algorithm, num_merges, budget_s, report, spec=spec)
-            if result.cut_off:
-                given_up.add(algorithm)
-            yield ScalingPoint(prepared.corpus.n_bytes, prepared.seconds["pre-tokenize"], result)
-
-
-# ---------------------------------------------------------------------------
-# parallel pre-tokenization
-
-
-SPEEDUP_BYTES = 6 * PARALLEL_MIN_BYTES  # big enough that a pool of workers more than pays for starting up
-
-
-@dataclass(frozen=True)
-class SpeedupPoint:
-    workers: int
-    seconds: float
-    unique: int  # unique pre-tokens found: the same for every worker count
-
-
-def pretokenize_speedup(
-    path: str | os.PathLike, workers_list: Sequence[int], spec: TrainSpec | None = None, **settings: Any
-) -> Iterator[SpeedupPoint]:
-    """Time pretokenize_file on one file with each number of worker processes.
-
-    Process start-up is included: it is part of what parallelism costs. The
-    file is read once first, so every run finds it in the page cache.
-    """
-    spec = TrainSpec.of(spec, **settings)
-    Path(path).read_bytes()
-    for workers in workers_list:
-        start = perf_counter()
-        # subtle: the Python path, whose work processes share; the compiled one counts this file in one
-        # process in a fraction of a second, where starting workers costs more than it saves
-        corpus = pretokenize_file(path, pattern=spec.pretokenizer, special_tokens=spec.special_tokens, workers=workers, compiled=False)
-        yield SpeedupPoint(workers, perf_counter() - start, len(corpus.counts))
-
-
-def write_repeated(path: str | os.PathLike, data: bytes, size: int) -> int:
-    """Write data over and over to path until it holds at least size bytes; return the size written."""
-    if not data:
-        raise ValueError("Cannot build a file from empty data.")
-    copies = -(-size // len(data))
-    Path(path).write_bytes(data * copies)
-    return len(data) * copies
-
-
-# ---------------------------------------------------------------------------
-# reference trainers in Rust, when they happen to be installed
-
-HF = "hf tokenizers"
-RUSTBPE = "rustbpe"
-GIGATOKEN = "gigatoken"
-FFBPE = "ffbpe"
-# the tie-break rule under which ours makes the same merges as each, as the race page trains them
-REFERENCE_RULES = {HF: "huggingface", RUSTBPE: "rustbpe", GIGATOKEN: "huggingface", FFBPE: "cs336"}
-# their own names for the rules: which of ours each one is (None: no rule of ours; see gigatoken_reference)
-GIGATOKEN_RULES = {"huggingface": "huggingface", "raw_token_ids": "rustbpe", "assembled_bytes": None}
-FFBPE_RULES = {
-    ("largest_content", "raw"): "cs336",
-    ("smallest_pair_id", "raw"): "rustbpe",
-    ("smallest_pair_id", "byte_level"): "huggingface",
-}
-
-
-def hf_available() -> bool:
-    return importlib.util.find_spec("tokenizers") is not None
-
-
-def rustbpe_available() -> bool:
-    return importlib.util.find_spec("rustbpe") is not None
-
-
-def gigatoken_available() -> bool:
-    return importlib.util.find_spec("gigatoken") is not None
-
-
-def ffbpe_available() -> bool:
-    return importlib.util.find_spec("ffbpe") is not None
-
-
-def hf_reference(text: str, num_merges: int, special_tokens: Sequence[str] = ()) -> RaceResult:
-    """Train HuggingFace's Rust BPE (byte-level, GPT-2 regex) on the same text; its merges as bytes.
-
-    It gets the pre-tokens ours gets: the text is cut at special tokens first
-    (its trainer does not), each piece is one sequence, and ByteLevel splits it
-    with GPT-2's regex. Its vocab_size counts the special tokens and the 256
-    bytes, so num_merges new tokens are asked for. The text must be valid
-    Unicode (no lone surrogates): decode bytes with 'replace' for both. Its time
-    is wall-clock (it uses every core) and includes its own pre-tokenization; it
-    records no per-merge times or counts. Ours makes the same merges with
-    tie_break="huggingface". subtle: it trains with train_from_iterator over the
-    documents, as the README says, so ours needs no split_lines; its
-    Tokenizer.train(files) would read each line as a sequence (split_lines=True).
-    """
-    from tokenizers import Tokenizer, models, pre_tokenizers, trainers
-
-    start = perf_counter()
-    tokenizer = Tokenizer(models.BPE())
-    tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
-    trainer = trainers.BpeTrainer(
-        vocab_size=256 + len(special_tokens) + num_merges,
-        special_tokens=list(special_tokens),
-        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
-        show_progress=False,
-    )
-    tokenizer.train_from_iterator(split_on_special(text, special_tokens), trainer=trainer)
-    seconds = perf_counter() - start
-    merges = []
-    for merge in json.loads(tokenizer.to_str())["model"]["merges"]:
-        left, right = merge.split(" ") if isinstance(merge, str) else merge
-        merges.append((from_unicode(left), from_unicode(right)))
-    return RaceResult(HF, tuple(merges), (), (), {"train (all phases)": seconds}, {}, False, StopReason.VOCAB_SIZE)
-
-
-def rustbpe_reference(text: str, num_merges: int, special_tokens: Sequence[str] = ()) -> RaceResult:
-    """Train karpathy's rustbpe on the same text with GPT-2's regex; its merges as bytes.
-
-    As for hf_reference, the text is cut at special tokens and each piece is one
-    sequence (rustbpe knows no special tokens: its vocab_size is 256 + merges).
-    It reports tokens and ranks, not pairs, so each merge is recovered the way
-    tiktoken would build its token (load.merges_from_ranks). Ours makes the same
-    merges with tie_break="rustbpe".
-    """
-    import rustbpe
-
-    start = perf_counter()
-    tokenizer = rustbpe.Tokenizer()
-    tokenizer.train_from_iterator(split_on_special(text, special_tokens), vocab_size=256 + num_merges, pattern=PATTERNS["gpt2"])
-    seconds = perf_counter() - start
-    ranks = {bytes(token): rank for token, rank in tokenizer.get_mergeable_ranks()}
-    merges = tuple(merges_from_ranks(ranks))
-    return RaceResult(RUSTBPE, merges, (), (), {"train (all phases)": seconds}, {}, False, StopReason.VOCAB_SIZE)
-
-
-def gigatoken_reference(text: str, num_merges: int, special_tokens: Sequence[str] = (), tie_breaking: str = "huggingface") -> RaceResult:
-    """Train gigatoken (0.10, Rust, parallel) on the same text; its merges as bytes.
-
-    Its `train_bpe` cuts its input at one separator and splits each document with
-    GPT-2's regex; the documents ours sees (the text cut at special tokens) are
-    joined with a separator the text does not hold. Its vocab_size counts the 256
-    bytes and the special tokens. Its tie_breaking rules: "huggingface" makes the
-    merges of ours under tie_break="huggingface", "raw_token_ids" those under
-    "rustbpe", and "assembled_bytes" takes the tied pair whose (left, right) bytes
-    are the smallest -- the opposite of cs336's greatest, a rule ours does not have.
-    """
-    import gigatoken
-
-    separator = _separator(text)
-    data = separator.join(split_on_special(text, special_tokens)).encode("utf-8", "replace")
-    start = perf_counter()
-    with _quiet():  # it prints progress from Rust, and panics when stdout is a closed pipe (a worker process's)
-        _, merges = gigatoken.train_bpe(
-            data, 256 + len(special_tokens) + num_merges, list(special_tokens), tie_breaking, separator.encode()
-        )
-    seconds = perf_counter() - start
-    merges = tuple((bytes(a), bytes(b)) for a, b in merges)
-    return RaceResult(GIGATOKEN, merges, (), (), {"train (all phases)": seconds}, {}, False, StopReason.VOCAB_SIZE)
-
-
-def ffbpe_reference(
-    text: str, num_merges: int, special_tokens: Sequence[str] = (), tie_break: str = "largest_content", initial_alphabet: str = "raw"
-) -> RaceResult:
-    """Train ffbpe (0.1.10, Rust) on ours's own pre-token counts; its merges as bytes.
-
-    Its BpeTrainer takes a word-frequency inventory, so it is given exactly the
-    pre-tokens ours trains on (as text: invalid UTF-8 replaced, as for the others).
-    Its rules: tie_break="largest_content" makes the merges of ours under "cs336";
-    "smallest_pair_id" those under "rustbpe" with initial_alphabet="raw" (bytes
-    numbered 0-255) and under "huggingface" with "byte_level" (GPT-2's order of
-    the bytes). Its vocab_size counts the 256 bytes and the special tokens.
-    """
-    import tempfile
-
-    from ffbpe import BpeTrainer
-
-    words: dict[str, int] = {}
-    for word, count in pretokenize(text, special_tokens=special_tokens).counts.items():
-        key = word.decode("utf-8", "replace")
-        words[key] = words.get(key, 0) + count
-    start = perf_counter()
-    trainer = BpeTrainer(list(special_tokens), tie_break=tie_break, initial_alphabet=initial_alphabet)
-    trainer.add_words(words)
-    trainer.train(256 + len(special_tokens) + num_merges)
-    seconds = perf_counter() - start
-    with tempfile.TemporaryDirectory() as directory:
-        path = Path(directory) / "merges.txt"
-        trainer.validate_model().save_merges_txt(path, format="gpt2")
-        lines = path.read_text(encoding="utf-8").splitlines()
-    merges = []
-    for n, line in enumerate(lines):  # 'Ġ t => 2940': the pair in GPT-2's byte-to-unicode form, then its count
-        pair = line.split(" => ")[0].split(" ")
-        if len(pair) == 2 and not (n == 0 and line.startswith("#version")):  # subtle: '# # => 12' is a merge of '#' and '#'
-            merges.append((from_unicode(pair[0]), from_unicode(pair[1])))
-    return RaceResult(FFBPE, tuple(merges), (), (), {"train (all phases)": seconds}, {}, False, StopReason.VOCAB_SIZE)
-
-
-def _separator(text: str) -> str:
-    """A document separator that does not occur in text."""
-    n = 0
-    while f"<|doc{n}|>" in text:
-        n += 1
-    return f"<|doc{n}|>"
-
-
-@contextmanager
-def _quiet() -> Iterator[None]:
-    """The process's stdout and stderr (file descriptors 1 and 2) sent to /dev/null for the block."""
-    import sys
-
-    sys.stdout.flush()
-    sys.stderr.flush()
-    saved = [os.dup(1), os.dup(2)]
-    try:
-        with open(os.devnull, "w") as null:
-            os.dup2(null.fileno(), 1)
-            os.dup2(null.fileno(), 2)
-            yield
-    finally:
-        os.dup2(saved[0], 1)
-        os.dup2(saved[1], 2)
-        for fd in saved:
-            os.close(fd)

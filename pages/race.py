@@ -9,7 +9,7 @@ import os
 
 import streamlit as st
 
-from bpe import race as R
+from bpe import references as refs
 from ui import corpus as corpora
 from ui import race_views as views
 from ui import state, work
@@ -45,7 +45,7 @@ c2.toggle(
     key=state.widget("race_hf"),
     on_change=state.save,
     args=("race_hf",),
-    disabled=not (R.hf_available() or R.rustbpe_available()),
+    disabled=not (refs.hf_available() or refs.rustbpe_available()),
     help="Also train HuggingFace tokenizers' and karpathy's rustbpe's Rust BPE on the same text (when installed; needs the "
     "gpt2 pre-tokenizer), and check that ours makes their merges under each tool's own tie-break rule.",
 )

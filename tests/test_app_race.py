@@ -20,6 +20,8 @@ from conftest import finish, open_app
 import ui.work
 from bpe import ALGORITHMS
 from bpe import race as R
+from bpe import references as refs
+from bpe import sweep as sweeps
 from ui.race_views import REFERENCE_LINES, slopes, time_domain
 
 SECTIONS = ["Scaling", "Parallel pre-tokenization"]
@@ -216,9 +218,9 @@ def test_sweep_over_the_sidebar_corpus_draws_log_log_charts(app):
 
 
 def test_fitted_slopes_read_the_growth_off_the_log_log_points():
-    def point(n_bytes: int, seconds: float, algorithm: str = "heap", cut_off: bool = False) -> R.ScalingPoint:
+    def point(n_bytes: int, seconds: float, algorithm: str = "heap", cut_off: bool = False) -> sweeps.ScalingPoint:
         result = R.RaceResult(algorithm, (), (), (), {"initial count": 0.0, "merge loop": seconds}, cut_off=cut_off)
-        return R.ScalingPoint(n_bytes, 0.0, result)
+        return sweeps.ScalingPoint(n_bytes, 0.0, result)
 
     points = (point(1_000, 1.0), point(4_000, 4.0), point(16_000, 16.0), point(1_000, 2.0, "naive"), point(4_000, 32.0, "naive"))
     points += (point(16_000, 40.0, "naive", cut_off=True), point(1_000, 1.0, "positions"))
@@ -229,7 +231,7 @@ def test_fitted_slopes_read_the_growth_off_the_log_log_points():
 
 
 def test_parallel_timing_runs_in_a_worker(app, monkeypatch):
-    monkeypatch.setattr(R, "SPEEDUP_BYTES", 1)  # one copy of the stdlib prose: a quick test
+    monkeypatch.setattr(sweeps, "SPEEDUP_BYTES", 1)  # one copy of the stdlib prose: a quick test
     app.button(key="speedup_start").click().run()
     finish(app, "speedup", timeout=300)
     record = app.session_state["speedup"]
@@ -237,16 +239,16 @@ def test_parallel_timing_runs_in_a_worker(app, monkeypatch):
     assert len({p.unique for p in record.points}) == 1
 
 
-@pytest.mark.skipif(not (R.hf_available() and R.rustbpe_available()), reason="HuggingFace tokenizers or rustbpe is not installed")
+@pytest.mark.skipif(not (refs.hf_available() and refs.rustbpe_available()), reason="HuggingFace tokenizers or rustbpe is not installed")
 def test_hf_and_rustbpe_agree_merge_for_merge_under_their_own_rule_and_the_first_cs336_tie_is_shown(app):
     app.sidebar.selectbox(key="pattern").set_value("gpt2").run()
     app.button(key="race_start").click().run()
     finish(app)
     record = app.session_state["race"]
-    optional = [(R.GIGATOKEN, "huggingface", True)] * R.gigatoken_available() + [(R.FFBPE, "cs336", True)] * R.ffbpe_available()
+    optional = [(refs.GIGATOKEN, "huggingface", True)] * refs.gigatoken_available() + [(refs.FFBPE, "cs336", True)] * refs.ffbpe_available()
     assert [(c.result.algorithm, c.rule, c.agrees) for c in record.references] == [
-        (R.HF, "huggingface", True),
-        (R.RUSTBPE, "rustbpe", True),
+        (refs.HF, "huggingface", True),
+        (refs.RUSTBPE, "rustbpe", True),
         *optional,
     ]
     assert all(len(c.result.merges) == 12 for c in record.references)

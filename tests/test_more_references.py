@@ -13,14 +13,15 @@ import pytest
 
 from bpe import ALGORITHMS, pretokenize, train
 from bpe import race as R
+from bpe import references as refs
 from bpe.corpora import stdlib_prose
 
 SPECIAL = "<|endoftext|>"
 NUM_MERGES = 300
-SETTINGS = [(R.GIGATOKEN, (tb,), rule) for tb, rule in R.GIGATOKEN_RULES.items() if rule] + [
-    (R.FFBPE, setting, rule) for setting, rule in R.FFBPE_RULES.items()
+SETTINGS = [(refs.GIGATOKEN, (tb,), rule) for tb, rule in refs.GIGATOKEN_RULES.items() if rule] + [
+    (refs.FFBPE, setting, rule) for setting, rule in refs.FFBPE_RULES.items()
 ]
-TRAIN = {R.GIGATOKEN: (R.gigatoken_available, R.gigatoken_reference), R.FFBPE: (R.ffbpe_available, R.ffbpe_reference)}
+TRAIN = {refs.GIGATOKEN: (refs.gigatoken_available, refs.gigatoken_reference), refs.FFBPE: (refs.ffbpe_available, refs.ffbpe_reference)}
 
 
 def theirs(tool: str, text: str, setting: tuple) -> list:
@@ -62,13 +63,13 @@ def test_each_setting_is_one_of_our_rules_merge_for_merge(tool, setting, rule, n
 
 @pytest.mark.parametrize("algorithm", list(ALGORITHMS))
 def test_every_algorithm_of_ours_agrees_with_ffbpe_largest_content(algorithm):
-    made = theirs(R.FFBPE, corpus("corpus.en"), ("largest_content", "raw"))
+    made = theirs(refs.FFBPE, corpus("corpus.en"), ("largest_content", "raw"))
     assert first_difference(made[:100], ours("corpus.en", "cs336", algorithm)[:100]) is None
 
 
 @pytest.mark.parametrize("name", ["corpus.en", "stdlib"])
 def test_gigatoken_assembled_bytes_takes_the_smallest_bytes_of_a_tie_which_no_rule_of_ours_does(name):
-    made = theirs(R.GIGATOKEN, corpus(name), ("assembled_bytes",))
+    made = theirs(refs.GIGATOKEN, corpus(name), ("assembled_bytes",))
     cs336 = ours(name, "cs336")
     at = first_difference(made, cs336)
     assert at is not None and made[:at] == cs336[:at]

@@ -16,6 +16,8 @@ import pytest
 
 from bpe import ALGORITHMS, pretokenize, train
 from bpe import race as R
+from bpe import references as refs
+from bpe import sweep as sweeps
 
 EVERY_ALGORITHM = pytest.mark.parametrize("algorithm", list(ALGORITHMS))
 TEXTBOOK = "low low low low low lower lower widest widest widest newest newest newest newest newest newest"
@@ -219,31 +221,31 @@ def test_prepare_reads_a_path_and_takes_text_as_text(tmp_path):
 
 
 def test_prefix_cuts_at_a_newline_and_log_sizes_are_log_spaced():
-    assert R.prefix(b"one\ntwo\nthree\n", 9) == b"one\ntwo\n"
-    assert R.prefix(b"short", 100) == b"short"
-    assert R.log_sizes(50_000, 2_000_000, 3) == [50_000, 316_228, 2_000_000]
-    assert R.log_sizes(10, 10, 6) == [10]
-    assert R.sweep_sizes(2_000_000)[0] == 50_000 and R.sweep_sizes(2_000_000)[-1] == 2_000_000
-    assert R.sweep_sizes(400) == R.log_sizes(10, 400, 6)  # small corpora start at a fortieth
+    assert sweeps.prefix(b"one\ntwo\nthree\n", 9) == b"one\ntwo\n"
+    assert sweeps.prefix(b"short", 100) == b"short"
+    assert sweeps.log_sizes(50_000, 2_000_000, 3) == [50_000, 316_228, 2_000_000]
+    assert sweeps.log_sizes(10, 10, 6) == [10]
+    assert sweeps.sweep_sizes(2_000_000)[0] == 50_000 and sweeps.sweep_sizes(2_000_000)[-1] == 2_000_000
+    assert sweeps.sweep_sizes(400) == sweeps.log_sizes(10, 400, 6)  # small corpora start at a fortieth
 
 
 def test_sweep_runs_every_size_and_drops_a_trainer_once_cut_off():
     data = "\n".join(random_words(50, seed=s) for s in range(40)).encode()
-    sizes = R.log_sizes(2_000, len(data), 3)
-    points = list(R.scaling_sweep(data, sizes, 20, budget_s=30))
+    sizes = sweeps.log_sizes(2_000, len(data), 3)
+    points = list(sweeps.scaling_sweep(data, sizes, 20, budget_s=30))
     assert [(p.result.algorithm, p.n_bytes <= s) for p, s in zip(points, [s for s in sizes for _ in ALGORITHMS])] == [
         (a, True) for _ in sizes for a in ALGORITHMS
     ]
     assert all(not p.result.cut_off for p in points)
-    tiny = list(R.scaling_sweep(data, sizes, 20, budget_s=1e-6))
+    tiny = list(sweeps.scaling_sweep(data, sizes, 20, budget_s=1e-6))
     assert [p.result.algorithm for p in tiny] == list(ALGORITHMS)  # each cut off at the first size, then dropped
     assert all(p.result.cut_off for p in tiny)
 
 
 def test_pretokenize_speedup_finds_the_same_counts_with_any_number_of_workers(tmp_path):
     path = tmp_path / "corpus.txt"
-    assert R.write_repeated(path, b"hello world\nthe end\n", 1000) >= 1000
-    points = list(R.pretokenize_speedup(path, [1, 2]))
+    assert sweeps.write_repeated(path, b"hello world\nthe end\n", 1000) >= 1000
+    points = list(sweeps.pretokenize_speedup(path, [1, 2]))
     assert [p.workers for p in points] == [1, 2]
     assert points[0].unique == points[1].unique == 5
     assert all(p.seconds > 0 for p in points)
@@ -256,10 +258,10 @@ def test_pair_count_after_replays_the_merges():
     assert R.pair_count_after(corpus, [(b"s", b"t")], (b"e", b"s")) == 0
 
 
-@pytest.mark.skipif(not R.hf_available(), reason="HuggingFace tokenizers is not installed")
+@pytest.mark.skipif(not refs.hf_available(), reason="HuggingFace tokenizers is not installed")
 def test_hf_reference_gives_merges_as_bytes(finished):
     text = random_words(1500)
-    hf = R.hf_reference(text, 100, ["<|endoftext|>"])
+    hf = refs.hf_reference(text, 100, ["<|endoftext|>"])
     assert len(hf.merges) == 100 and all(isinstance(t, bytes) for m in hf.merges for t in m)
     assert hf.merges[0] == finished["heap"].merges[0]  # the most frequent pair is not a tie here
     assert hf.total > 0 and not hf.cut_off

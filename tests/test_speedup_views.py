@@ -2,19 +2,19 @@
 
 from __future__ import annotations
 
-from bpe import race as R
+from bpe import sweep as sweeps
 from ui import race_views as views
 from ui.jobs import SpeedupRecord
 
 
 def record(seconds: list[float], load: float) -> SpeedupRecord:
-    points = tuple(R.SpeedupPoint(i + 1, s, 1000) for i, s in enumerate(seconds))
+    points = tuple(sweeps.SpeedupPoint(i + 1, s, 1000) for i, s in enumerate(seconds))
     return SpeedupRecord(25_974_962, points, "finished", load=load)
 
 
 def test_the_size_announced_before_the_timing_is_the_size_it_times(tmp_path):
     data = b"stdlib prose " * 153_698  # 1,998,074 bytes, as the stdlib corpus here: 13 copies
-    written = R.write_repeated(tmp_path / "corpus.txt", data, R.SPEEDUP_BYTES)
+    written = sweeps.write_repeated(tmp_path / "corpus.txt", data, sweeps.SPEEDUP_BYTES)
     assert views.speedup_bytes(data) == written
     assert views.megabytes(written) == "26.0 MB"  # the info box and the chart's title both say this
 

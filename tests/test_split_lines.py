@@ -49,7 +49,7 @@ def verse(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def hf_merges(verse):
-    """HuggingFace's BpeTrainer trained with Tokenizer.train([file]), byte-level as in bpe.race.hf_reference."""
+    """HuggingFace's BpeTrainer trained with Tokenizer.train([file]), byte-level as in bpe.references.hf_reference."""
     tokenizers = pytest.importorskip("tokenizers")
     tokenizer = tokenizers.Tokenizer(tokenizers.models.BPE())
     tokenizer.pre_tokenizer = tokenizers.pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)

@@ -21,12 +21,13 @@ from hypothesis import strategies as st
 
 from bpe import ALGORITHMS, TIE_BREAKS, explain_tie, pretokenize, train, train_bpe_text
 from bpe import race as R
+from bpe import references as refs
 from bpe.corpora import stdlib_prose
 from bpe.gpt2_bytes import to_unicode
 from bpe.pretokenize import split_on_special
 
 SPECIAL = "<|endoftext|>"
-REFERENCES = {"huggingface": (R.hf_available, R.hf_reference), "rustbpe": (R.rustbpe_available, R.rustbpe_reference)}
+REFERENCES = {"huggingface": (refs.hf_available, refs.hf_reference), "rustbpe": (refs.rustbpe_available, refs.rustbpe_reference)}
 EVERY_REFERENCE = pytest.mark.parametrize("rule", list(REFERENCES))
 EVERY_ALGORITHM = pytest.mark.parametrize("algorithm", list(ALGORITHMS))
 WITH_AND_WITHOUT_SPECIALS = pytest.mark.parametrize("specials", [(), (SPECIAL,)], ids=["no-specials", "endoftext"])
@@ -232,5 +233,5 @@ def test_a_race_under_a_tools_rule_agrees_with_that_tool(rule, corpus_en):
     reference = reference_trainer(rule)(corpus_en, 100, (SPECIAL,))
     corpus = pretokenized(corpus_en, (SPECIAL,))
     *_, final = R.race(corpus, 100, budget_s=60, tie_break=rule)
-    assert R.REFERENCE_RULES[reference.algorithm] == rule
+    assert refs.REFERENCE_RULES[reference.algorithm] == rule
     assert R.first_difference([*final, reference]) is None

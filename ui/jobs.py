@@ -23,6 +23,8 @@ from typing import Any
 
 from bpe import PreTokens, Training, pretokenize, train
 from bpe import race as R
+from bpe import references as refs
+from bpe import sweep as sweeps
 from bpe.corpora import END_OF_TEXT
 from bpe.events import MergeEvent, StopReason
 from bpe.spec import DEFAULT, TrainSpec
@@ -92,8 +94,8 @@ class ReferenceCheck:
     tokens go in `rows`, which the page shows in a table.
     """
 
-    result: R.RaceResult  # the tool's own run (its algorithm is its name: R.HF or R.RUSTBPE)
-    rule: str  # its tie-break rule (R.REFERENCE_RULES)
+    result: R.RaceResult  # the tool's own run (its algorithm is its name: refs.HF or refs.RUSTBPE)
+    rule: str  # its tie-break rule (refs.REFERENCE_RULES)
     agrees: bool  # ours (heap) under its rule made the same merges
     note: str  # that it agrees merge for merge, or where and why it does not
     cs336_note: str = ""  # where the cs336 rule first parts from it ("" when that is its rule)
@@ -106,7 +108,7 @@ class SweepRecord:
     sizes: tuple[int, ...]
     num_merges: int
     budget_s: float
-    points: tuple[R.ScalingPoint, ...]
+    points: tuple[sweeps.ScalingPoint, ...]
     status: str  # "running", "finished" or "stopped"
     doing: str = ""
 
@@ -114,7 +116,7 @@ class SweepRecord:
 @dataclass(frozen=True)
 class SpeedupRecord:
     n_bytes: int
-    points: tuple[R.SpeedupPoint, ...]
+    points: tuple[sweeps.SpeedupPoint, ...]
     status: str
     doing: str = ""
     load: float = 0.0  # the machine's 1-minute load average when the timing started: are there free cores?
@@ -183,10 +185,10 @@ def race(
 
 
 REFERENCES = {  # tool -> (is it installed, train it, its name in a sentence)
-    R.HF: (R.hf_available, R.hf_reference, "HuggingFace tokenizers"),
-    R.RUSTBPE: (R.rustbpe_available, R.rustbpe_reference, "rustbpe"),
-    R.GIGATOKEN: (R.gigatoken_available, R.gigatoken_reference, "gigatoken"),  # its tie_breaking="huggingface"
-    R.FFBPE: (R.ffbpe_available, R.ffbpe_reference, "ffbpe"),  # its tie_break="largest_content": the cs336 rule
+    refs.HF: (refs.hf_available, refs.hf_reference, "HuggingFace tokenizers"),
+    refs.RUSTBPE: (refs.rustbpe_available, refs.rustbpe_reference, "rustbpe"),
+    refs.GIGATOKEN: (refs.gigatoken_available, refs.gigatoken_reference, "gigatoken"),  # its tie_breaking="huggingface"
+    refs.FFBPE: (refs.ffbpe_available, refs.ffbpe_reference, "ffbpe"),  # its tie_break="largest_content": the cs336 rule
 }
 
 
@@ -211,7 +213,7 @@ def references(record: RaceRecord, data: bytes, prepared: R.Prepared, report: Re
     checks = []
     for tool in installed:
         _, train_it, name = REFERENCES[tool]
-        rule = R.REFERENCE_RULES[tool]
+        rule = refs.REFERENCE_RULES[tool]
         report(replace(record, doing=f"Training {name} as a reference, and ours under its tie-break rule…"))
         theirs = train_it(text, record.num_merges, record.spec.special_tokens)
         for needed in (rule, "cs336"):
@@ -266,8 +268,8 @@ def check_reference(
 
 
 def sweep(label: str, data: bytes, spec: TrainSpec, num_merges: int, budget_s: float, *, report: Report) -> SweepRecord:
-    """Every trainer on six growing prefixes of data (bpe.race.scaling_sweep), one point at a time."""
-    record = SweepRecord(label, tuple(R.sweep_sizes(len(data))), num_merges, budget_s, (), "running", "Pre-tokenizing the first size…")
+    """Every trainer on six growing prefixes of data (bpe.sweep.scaling_sweep), one point at a time."""
+    record = SweepRecord(label, tuple(sweeps.sweep_sizes(len(data))), num_merges, budget_s, (), "running", "Pre-tokenizing the first size…")
     report(record)
     throttle = Throttle(report)
 
@@ -275,7 +277,7 @@ def sweep(label: str, data: bytes, spec: TrainSpec, num_merges: int, budget_s: f
         doing = f"{n_bytes / 1e6:.2f} MB: {result.algorithm}, {len(result.merges):,} of {num_merges:,} merges in {result.total:.2f} s"
         throttle(replace(record, doing=doing))
 
-    for point in R.scaling_sweep(data, record.sizes, num_merges, budget_s, spec, on_progress=tick):
+    for point in sweeps.scaling_sweep(data, record.sizes, num_merges, budget_s, spec, on_progress=tick):
         record = replace(record, points=record.points + (point,), doing=f"{point.n_bytes / 1e6:.2f} MB: {point.result.algorithm} done")
         throttle(record, now=True)
     return replace(record, status="finished", doing="")
@@ -286,10 +288,10 @@ def speedup(data: bytes, size: int, *, report: Report) -> SpeedupRecord:
     workers = list(range(1, (os.cpu_count() or 1) + 1))
     with tempfile.TemporaryDirectory() as folder:
         path = os.path.join(folder, "corpus.txt")
-        n_bytes = R.write_repeated(path, data, size)
+        n_bytes = sweeps.write_repeated(path, data, size)
         record = SpeedupRecord(n_bytes, (), "running", f"Pre-tokenizing {n_bytes / 1e6:,.1f} MB with 1 worker…", load=os.getloadavg()[0])
         report(record)
-        for point in R.pretokenize_speedup(path, workers, special_tokens=(END_OF_TEXT,)):
+        for point in sweeps.pretokenize_speedup(path, workers, special_tokens=(END_OF_TEXT,)):
             more = f"Pre-tokenizing with {point.workers + 1} workers…" if point.workers < workers[-1] else ""
             record = replace(record, points=record.points + (point,), doing=more)
             report(record)

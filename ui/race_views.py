@@ -22,6 +22,8 @@ import streamlit as st
 
 from bpe import ALGORITHMS
 from bpe import race as R
+from bpe import references as refs
+from bpe import sweep as sweeps
 from bpe.corpora import END_OF_TEXT
 from bpe.events import StopReason
 from bpe.spec import DEFAULT, TrainSpec
@@ -33,7 +35,12 @@ from .jobs import RaceRecord, RunKey, SpeedupRecord, SweepRecord
 from .pool import Status
 from .render import show_pair
 
-REFERENCE_COLOURS = {R.HF: "#7f7f7f", R.RUSTBPE: "#8c564b", R.GIGATOKEN: "#9467bd", R.FFBPE: "#e377c2"}  # HF is the grey reference
+REFERENCE_COLOURS = {
+    refs.HF: "#7f7f7f",
+    refs.RUSTBPE: "#8c564b",
+    refs.GIGATOKEN: "#9467bd",
+    refs.FFBPE: "#e377c2",
+}  # HF is the grey reference
 
 
 def colour(name: str) -> str:
@@ -42,10 +49,10 @@ def colour(name: str) -> str:
 
 
 REFERENCE_LINES = {
-    R.HF: "HF tokenizers (Rust, all phases, wall-clock)",
-    R.RUSTBPE: "rustbpe (Rust, all phases, wall-clock)",
-    R.GIGATOKEN: "gigatoken (Rust, all phases, wall-clock)",
-    R.FFBPE: "ffbpe (Rust, merges only, wall-clock)",
+    refs.HF: "HF tokenizers (Rust, all phases, wall-clock)",
+    refs.RUSTBPE: "rustbpe (Rust, all phases, wall-clock)",
+    refs.GIGATOKEN: "gigatoken (Rust, all phases, wall-clock)",
+    refs.FFBPE: "ffbpe (Rust, merges only, wall-clock)",
 }
 CHART_POINTS = 200  # points per line sent to the browser
 AXIS = {"labelFontSize": 18, "titleFontSize": 18}  # the race chart's axes, read from the back of a room
@@ -119,7 +126,7 @@ def references(record: RaceRecord) -> None:
             "Each tool breaks ties between pairs with the same count its own way; ours follows any of the three rules "
             "(tie_break=...), and the sidebar's rule decides the race's. The step page shows, on a tied merge, what each rule takes."
         )
-        if any(c.result.algorithm in (R.GIGATOKEN, R.FFBPE) for c in record.references):
+        if any(c.result.algorithm in (refs.GIGATOKEN, refs.FFBPE) for c in record.references):
             st.caption(
                 'gigatoken is trained with tie_breaking="huggingface" and ffbpe with tie_break="largest_content" (the cs336 rule). '
                 'Their other settings are rules of ours too -- gigatoken "raw_token_ids" and ffbpe "smallest_pair_id" are rustbpe\'s '
@@ -486,8 +493,8 @@ def sweep_table(record: SweepRecord) -> None:
 
 
 def speedup_bytes(data: bytes) -> int:
-    """The size the timing pre-tokenizes: data repeated to R.SPEEDUP_BYTES or a little more (as R.write_repeated writes it)."""
-    return len(data) * -(-R.SPEEDUP_BYTES // len(data))
+    """The size the timing pre-tokenizes: data repeated to sweeps.SPEEDUP_BYTES or a little more (as sweeps.write_repeated writes it)."""
+    return len(data) * -(-sweeps.SPEEDUP_BYTES // len(data))
 
 
 def megabytes(n_bytes: int) -> str:
@@ -520,7 +527,7 @@ def speedup_note(record: SpeedupRecord, cores: int) -> str | None:
 
 def start_speedup() -> None:
     data = corpora.stdlib_bytes()
-    work.ask("speedup", ("speedup", corpora.digest(data), R.SPEEDUP_BYTES), jobs.speedup, data, R.SPEEDUP_BYTES)
+    work.ask("speedup", ("speedup", corpora.digest(data), sweeps.SPEEDUP_BYTES), jobs.speedup, data, sweeps.SPEEDUP_BYTES)
     st.session_state["failed"].pop("speedup", None)
 
 
