@@ -30,7 +30,7 @@ from pathlib import Path
 from .compiled import LIBRARY, unavailable
 from .inputs import CHUNK_BYTES, Input, Options, Shard, read_shard, resolve_inputs, shards
 from .memory import peak_rss
-from .pretokenize import PreTokens, Progress, Tally, check_pattern, check_special_tokens, sequence_bytes
+from .pretokenize import DEFAULT_PATTERN, PreTokens, Progress, Tally, check_pattern, check_special_tokens, sequence_bytes
 
 # Below this many bytes of input, counting runs in this process: a pool costs more than it saves.
 PARALLEL_MIN_BYTES = 4 << 20
@@ -78,7 +78,7 @@ def counted_by(text_bytes: int, compiled_bytes: int, python_why: Sequence[str]) 
 def count_inputs(
     paths: Paths,
     *,
-    pattern: str = "gpt2",
+    pattern: str = DEFAULT_PATTERN,
     special_tokens: Sequence[str] = (),
     workers: int | None = None,
     progress: Progress | None = None,
@@ -268,7 +268,7 @@ def _pass_on(done_queue, report) -> None:
 def pretokenize_files(
     paths: Paths,
     *,
-    pattern: str = "gpt2",
+    pattern: str = DEFAULT_PATTERN,
     special_tokens: Sequence[str] = (),
     workers: int | None = None,
     keep_sequence: bool = False,
@@ -303,7 +303,7 @@ def pretokenize_files(
 def pretokenize_file(
     path: str | os.PathLike,
     *,
-    pattern: str = "gpt2",
+    pattern: str = DEFAULT_PATTERN,
     special_tokens: Sequence[str] = (),
     workers: int | None = None,
     keep_sequence: bool = False,

@@ -28,6 +28,7 @@ from pathlib import Path
 
 from .gpt2_bytes import to_unicode
 from .load import FORMAT, HF, MERGES, PLAIN, VERSION, VOCAB, hf_pre_tokenizer
+from .pretokenize import DEFAULT_PATTERN
 from .train import build_vocab
 
 Vocab = dict[int, bytes]
@@ -57,7 +58,9 @@ def gpt2_merges_txt(merges: Merges) -> str:
 # HuggingFace tokenizer.json
 
 
-def hf_tokenizer_json(merges: Merges, special_tokens: Sequence[str] = (), pattern: str = "gpt2", vocab: Vocab | None = None) -> str:
+def hf_tokenizer_json(
+    merges: Merges, special_tokens: Sequence[str] = (), pattern: str = DEFAULT_PATTERN, vocab: Vocab | None = None
+) -> str:
     """A tokenizer.json for `tokenizers.Tokenizer.from_file`: byte-level BPE, specials as added tokens."""
     vocab = vocab if vocab is not None else build_vocab(merges, special_tokens)
     table = json.loads(gpt2_vocab_json(vocab, special_tokens))
@@ -103,7 +106,7 @@ def hf_tokenizer_json(merges: Merges, special_tokens: Sequence[str] = (), patter
 
 
 def plain_json(
-    merges: Merges, special_tokens: Sequence[str] = (), pattern: str = "gpt2", counts: Sequence[int | None] | None = None
+    merges: Merges, special_tokens: Sequence[str] = (), pattern: str = DEFAULT_PATTERN, counts: Sequence[int | None] | None = None
 ) -> str:
     counts = list(counts) if counts is not None else [None] * len(merges)
     if len(counts) != len(merges):
@@ -128,7 +131,7 @@ def plain_json(
 def files(
     merges: Merges,
     special_tokens: Sequence[str] = (),
-    pattern: str = "gpt2",
+    pattern: str = DEFAULT_PATTERN,
     counts: Sequence[int | None] | None = None,
     *,
     vocab: Vocab | None = None,
@@ -151,7 +154,7 @@ def save_all(
     directory: str | Path,
     merges: Merges,
     special_tokens: Sequence[str] = (),
-    pattern: str = "gpt2",
+    pattern: str = DEFAULT_PATTERN,
     counts: Sequence[int | None] | None = None,
     *,
     vocab: Vocab | None = None,

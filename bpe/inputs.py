@@ -33,6 +33,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from .pretokenize import DEFAULT_PATTERN
+
 ENCODING = "utf-8"
 ERRORS = "surrogateescape"  # as in pretokenize.py: invalid bytes are kept as bytes
 
@@ -50,7 +52,7 @@ class Options:
     text_field: str = "text"  # JSON Lines
     text_column: str = "text"  # Parquet
     special_tokens: tuple[str, ...] = ()  # text files are cut only where no special token is split
-    pattern: str = "gpt2"
+    pattern: str = DEFAULT_PATTERN
     chunk_bytes: int = CHUNK_BYTES
     split_lines: bool = False  # each line (newline kept) is a document, as HuggingFace's train(files) reads a file
     compiled: bool = True  # count with compiled.py's path where it is exact (False: the Python path only)

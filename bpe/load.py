@@ -34,7 +34,7 @@ from heapq import heapify, heappop, heappush
 from pathlib import Path
 
 from .gpt2_bytes import from_unicode, to_unicode
-from .pretokenize import PATTERNS, check_pattern, check_special_tokens, regex_of
+from .pretokenize import DEFAULT_PATTERN, PATTERNS, check_pattern, check_special_tokens, regex_of
 
 Vocab = dict[int, bytes]
 Merges = list[tuple[bytes, bytes]]
@@ -58,7 +58,7 @@ class Loaded:
 
     merges: Merges
     special_tokens: tuple[str, ...] = ()
-    pattern: str = "gpt2"
+    pattern: str = DEFAULT_PATTERN
     counts: tuple[int | None, ...] | None = None  # None when the format does not record them
     vocab: Vocab | None = None  # id -> bytes, special tokens included; None: this tool's layout, derived from the merges
     format: str = "workbench"  # a key of FORMATS

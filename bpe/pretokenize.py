@@ -229,12 +229,12 @@ def _pattern(name: str) -> Callable[[str], list[str]]:
     return finder
 
 
-def count_text(text: str, pattern: str = "gpt2") -> Counter[str]:
+def count_text(text: str, pattern: str = DEFAULT_PATTERN) -> Counter[str]:
     """Pre-token counts of one special-token-free piece: 'a a' -> {'a': 1, ' a': 1}."""
     return count_parts([text], pattern)
 
 
-def count_parts(parts: list[str], pattern: str = "gpt2") -> Counter[str]:
+def count_parts(parts: list[str], pattern: str = DEFAULT_PATTERN) -> Counter[str]:
     """Pre-token counts over several special-token-free pieces of text: ['a a', 'a'] -> {'a': 2, ' a': 1}."""
     tally = Tally(pattern)
     tally.add_parts(parts)
@@ -256,7 +256,7 @@ class Tally:
     gigatoken installed) `add` counts with it instead, and `counts()` adds both up.
     """
 
-    def __init__(self, pattern: str = "gpt2", split_lines: bool = False, compiled: bool = True) -> None:
+    def __init__(self, pattern: str = DEFAULT_PATTERN, split_lines: bool = False, compiled: bool = True) -> None:
         from . import compiled as fast
 
         self.pattern = pattern
@@ -378,7 +378,7 @@ def split_gpt2(units: list[str]) -> list[str]:
     return tokens
 
 
-def sequence_of_text(text: str, pattern: str = "gpt2") -> list[str]:
+def sequence_of_text(text: str, pattern: str = DEFAULT_PATTERN) -> list[str]:
     """Pre-tokens of one special-token-free piece, in order."""
     if pattern == "none":
         return [text] if text else []
@@ -411,7 +411,7 @@ def decode(data: bytes) -> str:
 def pretokenize(
     text: str | bytes,
     *,
-    pattern: str = "gpt2",
+    pattern: str = DEFAULT_PATTERN,
     special_tokens: Sequence[str] = (),
     keep_sequence: bool = False,
     split_lines: bool = False,

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import accumulate
 
-from .pretokenize import ENCODING, ERRORS, pretokenize, split_on_special
+from .pretokenize import DEFAULT_PATTERN, ENCODING, ERRORS, pretokenize, split_on_special
 from .tokenizer import BYTES, Tokenizer
 
 Pair = tuple[bytes, bytes]
@@ -69,7 +69,7 @@ class Sample:
     n_words: int  # whitespace-separated words, for tokens per word
 
 
-def sample_of(text: str | bytes, pattern: str = "gpt2", special_tokens: Sequence[str] = ()) -> Sample:
+def sample_of(text: str | bytes, pattern: str = DEFAULT_PATTERN, special_tokens: Sequence[str] = ()) -> Sample:
     data = text if isinstance(text, bytes) else text.encode(ENCODING, ERRORS)
     parts = split_on_special(data.decode(ENCODING, ERRORS), special_tokens)
     corpus = pretokenize(data, pattern=pattern, special_tokens=special_tokens)

@@ -37,6 +37,7 @@ import regex
 from . import export, load
 from .pretokenize import (
     _UNITS,
+    DEFAULT_PATTERN,
     ENCODING,
     ERRORS,
     check_pattern,
@@ -106,7 +107,7 @@ class Tokenizer:
         merges: Sequence[tuple[bytes, bytes]],
         special_tokens: Sequence[str] | None = None,
         *,
-        pattern: str = "gpt2",
+        pattern: str = DEFAULT_PATTERN,
         counts: Sequence[int | None] | None = None,
     ) -> None:
         """A tokenizer over any vocabulary: ids are the keys of vocab, as given.
@@ -150,7 +151,12 @@ class Tokenizer:
     # -- building, saving, loading ------------------------------------------
     @classmethod
     def from_merges(
-        cls, merges: Merges, special_tokens: Sequence[str] = (), pattern: str = "gpt2", *, counts: Sequence[int | None] | None = None
+        cls,
+        merges: Merges,
+        special_tokens: Sequence[str] = (),
+        pattern: str = DEFAULT_PATTERN,
+        *,
+        counts: Sequence[int | None] | None = None,
     ) -> Tokenizer:
         """A tokenizer in this tool's id layout (bytes 0-255, merges in order, then specials) from its merges."""
         load.check_merges(merges)
@@ -158,7 +164,7 @@ class Tokenizer:
         return cls(build_vocab(merges, special_tokens), merges, special_tokens, pattern=pattern, counts=counts)
 
     @classmethod
-    def from_training(cls, training: Training, pattern: str = "gpt2") -> Tokenizer:
+    def from_training(cls, training: Training, pattern: str = DEFAULT_PATTERN) -> Tokenizer:
         """The tokenizer a training run made, with each merge's count."""
         merges = training.merges
         counts = [e.count for e in training.events]
@@ -166,7 +172,12 @@ class Tokenizer:
 
     @classmethod
     def from_files(
-        cls, vocab_filepath: str | Path, merges_filepath: str | Path, special_tokens: Sequence[str] | None = None, *, pattern: str = "gpt2"
+        cls,
+        vocab_filepath: str | Path,
+        merges_filepath: str | Path,
+        special_tokens: Sequence[str] | None = None,
+        *,
+        pattern: str = DEFAULT_PATTERN,
     ) -> Tokenizer:
         """CS336's constructor from GPT-2-format files (vocab.json + merges.txt, or encoder.json + vocab.bpe).
 

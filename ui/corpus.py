@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import streamlit as st
 
 from bpe.corpora import SEPARATOR, stdlib_prose
+from bpe.pretokenize import DEFAULT_PATTERN
 
 MAX_UPLOAD_BYTES = 5_000_000
 STDLIB_BYTES = 2_000_000
@@ -22,7 +23,7 @@ HELD_OUT_BYTES = 400_000  # stdlib prose after the training slice, never trained
 class Source:
     label: str
     text: str = ""
-    pattern: str = "gpt2"
+    pattern: str = DEFAULT_PATTERN
     merges: int = 20
     specials: str = "<|endoftext|>"
     note: str = ""  # a template filled in from the preset's run under the sidebar's rule: ui/preset_notes.py

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from bpe.events import MergeEvent
-from bpe.rule import RULES, explain_tie
+from bpe.rule import DEFAULT_RULE, RULES, explain_tie
 
 from .render import show, show_pair
 
@@ -107,7 +107,9 @@ def shuffle(items: list, seed: str) -> None:
 # explanations: plain sentences (the page escapes them)
 
 
-def explain(q: Question, pick: Pair | None = None, tie_break: str = "cs336", before: Sequence[Pair] = (), specials: int = 0) -> list[str]:
+def explain(
+    q: Question, pick: Pair | None = None, tie_break: str = DEFAULT_RULE, before: Sequence[Pair] = (), specials: int = 0
+) -> list[str]:
     """Why the winner won, and (when pick is another pair) why pick did not; one sentence each.
 
     tie_break is the rule the trace was trained under; before, the merges made

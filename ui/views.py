@@ -27,7 +27,7 @@ from streamlit import dataframe_util
 from bpe import ALGORITHMS
 from bpe.events import DETAIL_CAP, HeapEntry, MergeEvent
 from bpe.pretokenize import ENCODING, ERRORS, sequence_of_text
-from bpe.rule import RULES, explain_tie
+from bpe.rule import DEFAULT_RULE, RULES, explain_tie
 from bpe.tokenizer import Tokenizer
 from bpe.train import work_names
 
@@ -58,7 +58,7 @@ def merge_view(
     vocab_size: int,
     algorithm: str,
     *,
-    tie_break: str = "cs336",
+    tie_break: str = DEFAULT_RULE,
     before: Sequence[tuple[bytes, bytes]] = (),
     specials: int = 0,
 ) -> MergeView:
@@ -107,7 +107,7 @@ def merge_card(
     k: int,
     n: int,
     vocab_size: int,
-    tie_break: str = "cs336",
+    tie_break: str = DEFAULT_RULE,
     before: Sequence[tuple[bytes, bytes]] = (),
     specials: int = 0,
 ) -> str:
