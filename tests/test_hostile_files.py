@@ -12,11 +12,12 @@ from __future__ import annotations
 import base64
 import bz2
 import gzip
+import io
 import json
 import lzma
 import os
 import signal
-from contextlib import contextmanager
+from contextlib import contextmanager, redirect_stderr, redirect_stdout
 from pathlib import Path
 
 import pyarrow as pa
@@ -386,6 +387,10 @@ def test_fuzz_tokenizer_files(saved, tmp_path_factory, name, ops):
         encodes_correctly(tok)
     if uploaded is not None and name not in ("vocab.json", "merges.txt"):
         encodes_correctly(Tokenizer.from_loaded(uploaded))
+    out, err = io.StringIO(), io.StringIO()
+    with no_hang(30), redirect_stdout(out), redirect_stderr(err):  # the CLI: ids, or one line and exit code 2
+        code = main(["encode", str(directory / name), "--text", "Hello world", "--special-token", SPECIAL])
+    assert (code, err.getvalue()) == (0, "") if tok is not None else code == 2 and err.getvalue().count("\n") == 1
 
 
 @FUZZ
