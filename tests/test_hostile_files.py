@@ -23,6 +23,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+import regex
 import zstandard
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -30,6 +31,7 @@ from hypothesis import strategies as st
 from bpe import Tokenizer, count_inputs, load, pretokenize, train, train_from_counts
 from bpe.cli import main
 from bpe.counts_file import CountsInfo, load_counts, save_counts
+from bpe.pretokenize import find_specials, split_on_special
 
 SPECIAL = "<|endoftext|>"
 TEXT = "the lowest lower newest widest, it's 12 naïve cafés — 日本 🙂\n\tindented line\n" * 8
@@ -215,6 +217,17 @@ def test_encoding_text_that_ends_in_a_long_repetitive_special_token():
     assert ids == [ord("x"), 256] + [ord("a")] * 4999  # the leftmost occurrence, as a regex split finds it
 
 
+@settings(max_examples=300, deadline=None)
+@given(
+    text=st.text(alphabet="ab<|>", max_size=30),
+    tokens=st.lists(st.text(alphabet="ab<|>", min_size=1, max_size=5), min_size=1, max_size=4, unique=True),
+)
+def test_finding_special_tokens_with_str_find_equals_the_regex_alternation(text, tokens):
+    alternation = regex.compile("|".join(regex.escape(t) for t in sorted(tokens, key=len, reverse=True)))
+    assert [(m.start(), m.group()) for m in alternation.finditer(text)] == list(find_specials(text, tokens))
+    assert split_on_special(text, tokens) == alternation.split(text)
+
+
 @pytest.mark.parametrize("name", ["ranks.tiktoken", "tokenizer.json"])
 def test_a_fifo_or_a_device_in_a_directory_is_not_read(tmp_path, name):
     os.mkfifo(tmp_path / name)
@@ -382,10 +395,12 @@ def test_fuzz_tokenizer_files(saved, tmp_path_factory, name, ops):
     (directory / name).write_bytes(mutate(saved[name], ops))
     with no_hang(30):
         tok = one_sentence(lambda: Tokenizer.load(directory / name, special_tokens=[SPECIAL]), name)
-        uploaded = one_sentence(lambda: load.load_uploads({name: (directory / name).read_bytes()}), name)
+        files = {n: (directory / n).read_bytes() for n in ("vocab.json", "merges.txt")} if name in ("vocab.json", "merges.txt") else {}
+        files[name] = (directory / name).read_bytes()  # GPT-2's pair uploaded together, or the one file
+        uploaded = one_sentence(lambda: load.load_uploads(files), name)
     if tok is not None:
         encodes_correctly(tok)
-    if uploaded is not None and name not in ("vocab.json", "merges.txt"):
+    if uploaded is not None:
         encodes_correctly(Tokenizer.from_loaded(uploaded))
     out, err = io.StringIO(), io.StringIO()
     with no_hang(30), redirect_stdout(out), redirect_stderr(err):  # the CLI: ids, or one line and exit code 2
