@@ -146,8 +146,7 @@ view = st.segmented_control(
     ["steps", "ancestry"],
     format_func={"steps": "The encoder's steps", "ancestry": "A token's ancestry"}.get,
     key=state.widget("enc_view"),
-    on_change=state.save,
-    args=("enc_view",),
+    on_change=lambda: st.session_state["w_enc_view"] is not None and state.save("enc_view"),  # a click on the view shown keeps it
     label_visibility="collapsed",
 )
 
@@ -240,10 +239,14 @@ def walker() -> None:
         current = [w.parts(j, len(w.steps[j]) if j < i else (done if j == i else 0)) for j in range(len(w.pieces))]
         st.html(ev.overview(w.pieces, current, i))
     piece = w.pieces[i]
-    st.html(f"<h3>Pre-token {i + 1} of {len(w.pieces)}: <span class='pill'>{ev.escape(show(piece.data))}</span></h3>")
+    if len(w.pieces) > 1:  # one pre-token is the text itself, already in the box above
+        st.html(f"<h3>Pre-token {i + 1} of {len(w.pieces)}: <span class='pill'>{ev.escape(show(piece.data))}</span></h3>")
     if not piece.special:
-        st.html(ev.step_rows(piece.data, steps, done, link_of))
-    st.html(f"<p class='caption' style='color:#111'>{ev.escape(step_text(i, done))}</p>")
+        st.html(ev.step_rows(piece.data, steps, done, link_of, counts))
+    legend = "#N between two tokens: their merge number (1 = learned first), ·: not a merge" + (
+        "; ×N: how often the pair occurred when training merged it" if which == "run" else ""
+    )
+    st.html(f"<p class='caption' style='color:#111'>{ev.escape(step_text(i, done))}</p><p class='caption'>{ev.escape(legend)}.</p>")
     if which == "run" and done < len(steps) and steps[done].rank < settings.num_merges:
         merge = steps[done].rank + 1
         if st.button(f"See merge {merge:,} on the step page", key="enc_to_step", icon=":material/footprint:"):

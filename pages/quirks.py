@@ -13,16 +13,22 @@ st.title("Quirks gallery")
 st.caption("Why language models stumble on some easy-looking tasks: look at the tokens. Each example is one click.")
 settings = sidebar.current()
 
-choice = st.pills(
+
+def picked() -> None:
+    """A click on the example shown unselects its pill: keep showing it (the pill comes back on the next run)."""
+    if st.session_state["w_quirk"] is not None:
+        state.save("quirk")
+
+
+st.pills(
     "Example",
     [q.key for q in Q.QUIRKS],
     format_func=lambda key: Q.BY_KEY[key].title,
     key=state.widget("quirk"),
-    on_change=state.save,
-    args=("quirk",),
+    on_change=picked,
     label_visibility="collapsed",
 )
-quirk = Q.BY_KEY[choice or st.session_state["quirk"] or Q.QUIRKS[0].key]
+quirk = Q.BY_KEY[st.session_state["quirk"]]
 
 st.subheader(quirk.title)
 st.html(f"<p style='font-size:1.1rem;line-height:1.5;margin:0;color:#111'>{Q.escape(quirk.explanation)}</p>")

@@ -32,6 +32,14 @@ def test_every_quirk_shows_each_text_with_every_tokenizer(page, quirk):
         assert re.findall(r"<div class='qname'>([^<]+)</div>", block) == ["GPT-2", "GPT-4", "GPT-4o", "Trained here"]
 
 
+def test_clicking_the_example_shown_keeps_it(page):
+    page.button_group(key="w_quirk").set_value("numbers").run()
+    page.button_group(key="w_quirk").set_value(None).run()  # what a click on the selected pill sends
+    assert page.subheader[0].value == quirks.BY_KEY["numbers"].title
+    page.run()
+    assert page.button_group(key="w_quirk").value == "numbers"
+
+
 def test_digits_come_in_threes_in_gpt4(page):
     page.button_group(key="w_quirk").set_value("numbers").run()
     block = next(b for b in blocks(page) if "<div class='qtext'>1234567</div>" in b)

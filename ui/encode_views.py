@@ -28,29 +28,35 @@ def _chip(token: bytes, colour: int, css: str = "tok") -> str:
     return f'<span class="{css}" style="background:{PALETTE[colour % len(PALETTE)]}">{escape(show(token))}</span>'
 
 
-def _rank(rank: int | None, hit: bool, link: Link) -> str:
+def _rank(rank: int | None, hit: bool, link: Link, counts: Sequence[int | None] | None = None) -> str:
+    """A pair's merge number (a link to the step page when there is one) and, for our run, its count when it was merged."""
     if rank is None:
         return '<span class="rank none" title="not a merge">·</span>'
     text = escape(number(rank))
     href = link(rank)
     if href:
         text = f'<a href="{escape(href)}" target="_blank" title="merge {rank + 1:,} on the step page">{text}</a>'
+    count = counts[rank] if counts is not None and rank < len(counts) else None
+    if count is not None:
+        text += f'<span class="cnt">×{count:,}</span>'
     return f'<span class="rank{" hit" if hit else ""}">{text}</span>'
 
 
-def pairs_row(parts: Sequence[bytes], ranks: Sequence[int | None], chosen: int | None, link: Link) -> str:
-    """Chips with every adjacent pair's merge number between them; the pairs of the chosen rank highlighted."""
+def pairs_row(
+    parts: Sequence[bytes], ranks: Sequence[int | None], chosen: int | None, link: Link, counts: Sequence[int | None] | None = None
+) -> str:
+    """Chips with every adjacent pair's merge number between them (and its count, for our run); the pairs of the chosen rank lit."""
     out = []
     hits = {i for i, r in enumerate(ranks) if chosen is not None and r == chosen}
     lit = hits | {i + 1 for i in hits}
     for i, token in enumerate(parts):
         out.append(_chip(token, i, "tok hit" if i in lit else "tok"))
         if i < len(ranks):
-            out.append(_rank(ranks[i], i in hits, link))
+            out.append(_rank(ranks[i], i in hits, link, counts))
     return f'<div class="epair">{"".join(out)}</div>'
 
 
-def step_rows(word: bytes, steps: Sequence[Step], done: int, link: Link) -> str:
+def step_rows(word: bytes, steps: Sequence[Step], done: int, link: Link, counts: Sequence[int | None] | None = None) -> str:
     """One pre-token after `done` of its steps: a row per step so far (its pairs, the merge chosen lit), then the tokens at the end.
 
     The row of step `done` (the next to apply) is marked now; once every step is done a last row shows the tokens.
@@ -60,7 +66,7 @@ def step_rows(word: bytes, steps: Sequence[Step], done: int, link: Link) -> str:
         what = "bytes" if j == 0 else f"after {number(steps[j - 1].rank)}"
         rows.append(
             f'<div class="what{" now" if j == done else ""}">{escape(what)}</div>'
-            f"<div>{pairs_row(step.before, step.ranks, step.rank, link)}</div>"
+            f"<div>{pairs_row(step.before, step.ranks, step.rank, link, counts)}</div>"
         )
     if done >= len(steps):
         final = steps[-1].parts if steps else tuple(bytes([b]) for b in word)

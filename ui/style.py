@@ -172,6 +172,8 @@ table.compare .sub{color:#555;font-size:1rem;font-weight:400;white-space:nowrap}
 .epair .tok.hit{outline:3px solid #1f7a35;outline-offset:0}
 .rank{display:inline-flex;flex-direction:column;align-items:center;margin:0 4px;font-family:sans-serif;font-size:1.1rem;line-height:1.05;color:#555;min-width:1.6rem}
 .rank a{color:inherit}
+.rank .cnt{color:#444}
+.rank.hit .cnt{color:#fff}
 .rank.none{color:#aaa}
 .rank.hit{color:#fff;background:#1f7a35;border-radius:5px;padding:1px 4px;font-weight:700}
 .rank.hit a{color:#fff}

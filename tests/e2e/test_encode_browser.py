@@ -101,7 +101,7 @@ def test_open_every_quirk(page):
     for quirk in quirks.QUIRKS:
         page.get_by_role("radio", name=quirk.title, exact=True).click()
         wait_idle(page, 180_000)
-        page.get_by_role("heading", name=quirk.title).first.wait_for()
+        page.get_by_role("heading", name=quirk.title).first.wait_for(timeout=120_000)
         if quirk.key == "tax":
             assert page.locator("table.tax tr").count() == len(quirks.PARAGRAPH) + 1
         else:
