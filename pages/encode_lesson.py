@@ -7,7 +7,7 @@ links to the step page, and the last screens open the word on the Encode page an
 import streamlit as st
 
 from ui import encode_lesson as lesson
-from ui import encode_views, runs, sidebar
+from ui import encode_views, runs, sidebar, vocabulary_views
 from ui import lesson as first_lesson
 from ui import lesson_views as views
 
@@ -61,14 +61,14 @@ with say:
 with show:
     step = steps[screen.step]
     if screen.step == 0:
-        html = encode_views.pairs_row(step.parts, [None] * (len(step.parts) - 1), None, lambda rank: None)
-        label = "the bytes"
+        st.caption("the bytes")
+        st.html(encode_views.pairs_row(step.parts, [None] * (len(step.parts) - 1), None, lambda rank: None))
+        if i == 1:
+            st.caption("the merges, in the order training made them")
+            st.html(vocabulary_views.TABLE_CSS + lesson.merges_table(tok))
     else:
         before = steps[screen.step - 1]
-        html = encode_views.pairs_row(before.parts, step.pair_ranks, step.rank, lambda rank: step_link(rank + 1))
-        label = f"before step {screen.step}: each pair's merge number, the one applied in green"
-    st.caption(label)
-    st.html(html)
-    if screen.step > 0:
+        st.caption(f"before step {screen.step}: each pair's merge number, the one applied in green")
+        st.html(encode_views.pairs_row(before.parts, step.pair_ranks, step.rank, lambda rank: step_link(rank + 1)))
         st.caption("after it")
         st.html(encode_views.pairs_row(step.parts, [tok.ranks.get(p) for p in zip(step.parts, step.parts[1:])], None, lambda rank: None))

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from bpe.tokenizer import EncodeStep, Tokenizer
 
-from .render import show, show_pair
+from .render import escape, show, show_pair
 
 WORD = "lowest"  # not in the textbook corpus: made of its pieces (low, est), so the class has not seen it merged
 
@@ -26,6 +26,19 @@ class Screen:
     text: str  # Markdown; every number in it computed from the steps
     step: int  # the encode step whose parts and pair ranks the view shows (0: the bytes)
     merges: tuple[int, ...] = ()  # merges (1-based) it talks about: links to the step page
+
+
+MERGES_SHOWN = 12  # the first screen lists the merges: the textbook run has 12
+
+
+def merges_table(tok: Tokenizer) -> str:
+    """The tokenizer's first merges as an HTML table (escaped): '#1  s + t  st'."""
+    rows = "".join(
+        f'<tr><td class="num">#{r + 1}</td><td><span class="vt">{escape(show(a))}</span> + <span class="vt">{escape(show(b))}</span></td>'
+        f'<td><span class="vt">{escape(show(a + b))}</span></td></tr>'
+        for r, (a, b) in enumerate(tok.merges[:MERGES_SHOWN])
+    )
+    return f'<table class="vocab"><tr><th>merge</th><th>pair</th><th>makes</th></tr>{rows}</table>'
 
 
 def number(rank: int) -> str:
@@ -42,12 +55,12 @@ def screens(tok: Tokenizer, word: str = WORD) -> list[Screen]:
     steps = tok.encode_steps(word)
     data = word.encode()
     first = steps[1] if len(steps) > 1 else None
-    merged = "; ".join(f"{number(r)}: {show_pair(*tok.merges[r])}" for r in range(min(len(tok.merges), 12)))
     out = [
         Screen(
             "Start from the bytes",
-            f"The tokenizer the first lesson trained keeps only its merges, in the order training made them — its *ranks*: "
-            f"{merged}. Give it a word it never saw, **{word}**. Encoding starts where training started: "
+            f"The tokenizer the first lesson trained keeps only its {len(tok.merges)} merges, in the order training made them "
+            "(on the right): a merge's number is its *rank*. No counts, no corpus. "
+            f"Give it a word it never saw, **{word}**. Encoding starts where training started: "
             f"the word's {len(data)} bytes, {' '.join(code(bytes([b])) for b in data)}.",
             0,
         )

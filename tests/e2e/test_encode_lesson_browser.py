@@ -25,6 +25,7 @@ def test_a_student_walks_lowest_through_the_encoder_and_opens_it_on_the_encode_p
         wait_idle(page)
     page.get_by_role("heading", name="Training order, not text order").first.wait_for()
     assert look(page, "encode-lesson-end") == []
+    wait_idle(page)
     page.get_by_role("button", name="Open “lowest” on the Encode page").click()
     wait_idle(page)
     page.get_by_role("heading", name="Encode, step by step").first.wait_for()
@@ -37,6 +38,7 @@ def test_a_student_answers_which_merge_applies_first(page):
     options = page.locator('[class*="st-key-quiz_option_"] button')
     assert options.count() >= 2
     assert look(page, "encode-quiz") == []
+    wait_idle(page)  # look() resized the page: a click while it re-renders can land on a button being replaced
     page.locator('[class*="st-key-quiz_option_"] button').filter(has_text="s + t").first.click()
     wait_idle(page)
     page.get_by_text("Right!").first.wait_for()
