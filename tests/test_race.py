@@ -103,7 +103,8 @@ def test_timed_run_makes_the_same_merges_as_train(prose, finished, algorithm):
 # time budgets and clocks
 
 
-def test_time_budget_cuts_off_a_slow_run(slow):
+def test_time_budget_cuts_off_a_slow_run(slow, monkeypatch):
+    monkeypatch.setattr(R, "WALL_FACTOR", 1_000)  # a busy machine must not bring the wall-clock cut-off first
     start = time.perf_counter()
     result = R.run_timed(slow, "naive", 5000, budget_s=0.3)
     wall = time.perf_counter() - start
@@ -112,7 +113,7 @@ def test_time_budget_cuts_off_a_slow_run(slow):
     # the budget is kept to within one merge (the slowest merge is the first: the words are longest)
     longest_merge = max(b - a for a, b in zip((result.seconds["initial count"],) + result.times, result.times))
     assert 0.3 <= result.total <= 0.3 + longest_merge + 0.05
-    assert wall < 10  # generous: the point is that it stops, not how fast
+    assert wall < 60  # generous: the point is that it stops, not how fast
 
 
 def test_the_initial_count_counts_against_the_budget(slow):
