@@ -4,7 +4,7 @@ A click is cheap: the trace is built once per corpus and settings, each merge's
 views and its sentence once per (trace, merge), and all are shared by every
 session; a click looks them up (one cache call, ui/step_data.py) and sends a few
 HTML elements and one chart whose spec does not change. Play advances by the clock (merge = where it started + elapsed time ×
-speed), so "4 merge/s" is 4 merges a second however long a run takes.
+speed, ui/play.py), so "4 merge/s" is 4 merges a second however long a run takes.
 """
 
 import time
@@ -15,6 +15,7 @@ from bpe import ALGORITHMS
 from bpe.events import StopReason, stop_sentence
 from ui import link, runs, sidebar, state, step_data, views
 from ui.jobs import RunKey
+from ui.play import PlayClock
 
 SPEEDS = [0.5, 1.0, 2.0, 4.0]  # merges per second Play offers
 
@@ -80,9 +81,20 @@ def clamp(k: int) -> int:
     return min(max(1, k), n)
 
 
+def clock() -> PlayClock:
+    """The session's Play clock (ui/play.py), from the fields the session keeps."""
+    started, first = st.session_state["play_from"] or (None, st.session_state["step"])
+    return PlayClock(n, st.session_state["playing"], st.session_state["speed"], started, first)
+
+
+def keep(played: PlayClock, step: int) -> None:
+    st.session_state["playing"], st.session_state["step"] = played.playing, step
+    st.session_state["play_from"] = None if played.started is None else (played.started, played.first)
+
+
 def restart_clock() -> None:
     """Play counts merges from now and from the merge shown."""
-    st.session_state["play_from"] = (time.time(), st.session_state["step"])
+    keep(clock().restarted(st.session_state["step"], time.time()), st.session_state["step"])
 
 
 def go(delta: int) -> None:
@@ -96,29 +108,13 @@ def jumped() -> None:
 
 
 def set_playing(playing: bool) -> None:
-    """Play or Pause, as the button clicked said: the same click delivered twice changes nothing more."""
-    if playing == st.session_state["playing"]:
-        return
-    if not playing:
-        advance_by_clock()  # Pause stops at the merge the clock has reached, even if the page is behind
-    st.session_state["playing"] = playing
-    if playing and st.session_state["step"] >= n:
-        st.session_state["step"] = 1  # Play at the last merge starts again from the first
-    restart_clock()
+    """Play or Pause, as the button clicked said (PlayClock.toggled)."""
+    keep(*clock().toggled(playing, st.session_state["step"], time.time()))
 
 
 def changed_speed() -> None:
     state.save("speed")
-    restart_clock()
-
-
-def advance_by_clock() -> None:
-    """While playing, the merge shown is where Play started plus elapsed time × speed."""
-    if st.session_state["play_from"] is None:
-        restart_clock()
-    started, first = st.session_state["play_from"]
-    # subtle: +0.5 rounds to the nearest tick, so a timer that fires a little early still advances
-    st.session_state["step"] = clamp(first + int((time.time() - started) * st.session_state["speed"] + 0.5))
+    keep(clock().with_speed(st.session_state["speed"], st.session_state["step"], time.time()), st.session_state["step"])
 
 
 timer = (st.session_state["playing"], st.session_state["speed"])  # what the fragment's timer is set up for
@@ -128,9 +124,9 @@ if timer[0]:
 
 @st.fragment(run_every=1 / timer[1] if timer[0] else None)
 def stepper() -> None:
-    if st.session_state["playing"]:
-        advance_by_clock()
-    st.session_state["step"] = k = clamp(st.session_state["step"])
+    played, k = clock().ticked(st.session_state["step"], time.time())
+    st.session_state["step"] = k
+    st.session_state["play_from"] = None if played.started is None else (played.started, played.first)
     # a row that wraps on a narrow screen instead of cutting labels off
     row = st.container(horizontal=True, vertical_alignment="center", gap="medium")
     row.button("Previous", on_click=go, args=(-1,), disabled=k <= 1, shortcut="Left", key="previous")
@@ -183,8 +179,7 @@ def stepper() -> None:
             views.counts_chart(whole.spec, whole.counts, view.now)
 
     link.show(k)
-    if st.session_state["playing"] and k >= n:
-        st.session_state["playing"] = False  # the end: stop the clock
+    st.session_state["playing"] = played.playing  # at the last merge the clock has stopped
     if (st.session_state["playing"], st.session_state["speed"]) != timer:
         st.rerun()  # the whole page, so that the fragment's timer starts, stops or changes speed
 
