@@ -46,6 +46,11 @@ class Row:
     n_bytes: int = 0  # of the text (a lossy pre-tokenizer's tokens hold fewer)
 
 
+def shown(data: bytes) -> str:
+    """render.show, and the invisible zero-width joiner made visible: b'\xe2\x80\x8d' -> '‹ZWJ›'."""
+    return show(data).replace("\u200d", "‹ZWJ›")
+
+
 def row(label: str, tok: Tokenizer, text: str, k: int | None = None, detail: str = "") -> Row:
     """The tokens of text under tok's first k merges (all when None)."""
     ids = tok.encode(text, k)
@@ -110,7 +115,7 @@ def chips(r: Row, spans: list[tuple[int, int]], limit: int = SHOWN) -> str:
         ids = ", ".join(str(i) for i in r.ids[start:end])
         title = f"id {ids}" if end - start == 1 else f"{end - start} tokens (ids {ids}) that together make one character"
         parts.append(
-            f'<span class="{css}" title="{html.escape(title)}" style="background:{PALETTE[n % len(PALETTE)]}">{escape(show(joined))}</span>'
+            f'<span class="{css}" title="{html.escape(title)}" style="background:{PALETTE[n % len(PALETTE)]}">{escape(shown(joined))}</span>'
         )
     more = f'<span class="more">… and {len(r.tokens) - limit:,} more</span>' if len(r.tokens) > limit else ""
     return f'<div class="toks">{"".join(parts)}{more}</div>'
@@ -140,7 +145,7 @@ def diff_text(data: bytes, segs: list[tuple[int, int, bool]]) -> str:
     """The text with the places the tokenizers split differently highlighted."""
     out = []
     for start, end, differs in segs:
-        piece = escape(show(data[start:end]))
+        piece = escape(shown(data[start:end]))
         out.append(f'<span class="diffspan">{piece}</span>' if differs else f"<span>{piece}</span>")
     return f'<div class="difftext">{"".join(out)}</div>'
 

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .compare_views import Row, chips
-from .render import escape, show
+from .compare_views import Row, chips, shown
+from .render import escape
 
 
 @dataclass(frozen=True)
@@ -192,8 +192,8 @@ def text_block(text: str, rows: list[Row], show_ids: bool = False) -> str:
         ids = f"<span class='ids'>{'ids' if len(r.ids) > 1 else 'id'} {', '.join(map(str, r.ids))}</span>" if show_ids else ""
         count = f"{len(r.tokens):,} token{'s' if len(r.tokens) != 1 else ''}"
         lines.append(f"<div class='qname'>{escape(r.label)}</div><div class='qcount'>{count}</div><div>{chips(r, [])}{ids}</div>")
-    shown = escape(show(text.encode("utf-8"))).replace("↵", "↵\n")  # code keeps its lines (.qtext is pre-wrap)
-    return f"<div class='quirk'><div class='qtext'>{shown}</div><div class='qgrid'>{''.join(lines)}</div></div>"
+    text_shown = escape(shown(text.encode("utf-8"))).replace("↵", "↵\n")  # code keeps its lines (.qtext is pre-wrap)
+    return f"<div class='quirk'><div class='qtext'>{text_shown}</div><div class='qgrid'>{''.join(lines)}</div></div>"
 
 
 def tax_table(results: dict[str, list[Row]]) -> str:
