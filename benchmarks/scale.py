@@ -135,7 +135,7 @@ words = ffbpe.PreTokenizer([{SPECIAL!r}]).get_words_from_file({str(corpus)!r})
 trainer = ffbpe.BpeTrainer([{SPECIAL!r}])
 trainer.add_words(words)
 trainer.train({vocab})
-print(trainer.vocab_size())
+print(trainer.vocab_size)
 """
         *measured, text = run([python, "-c", code])
         report(f"ffbpe 0.1.10 PreTokenizer + BpeTrainer, vocab {vocab:,}", *measured, f"vocab {text.strip()}")

@@ -37,7 +37,7 @@ PARALLEL_MIN_BYTES = 4 << 20
 # The same for the compiled path (compiled.py), ~10x faster per byte: starting the workers and
 # sending their counts back (~0.5 s) pays off from about 100 MB, so 32 times that (128 MiB).
 COMPILED_PARALLEL_FACTOR = 32
-COMPILED_CHUNK_BYTES = 32 << 20  # fewer, larger calls into gigatoken: each batch's counts are added in Python
+COMPILED_CHUNK_BYTES = 64 << 20  # fewer, larger calls into gigatoken: each batch's counts are added up in Python
 Paths = str | os.PathLike | Sequence[str | os.PathLike]
 
 

@@ -333,7 +333,7 @@ class Tally:
         """tokens() as bytes, as trainers take them (with what the compiled path counted)."""
         counts = {token.encode(ENCODING, ERRORS): n for token, n in self.tokens().items()}
         if not counts:
-            return dict(self.fast)
+            return self.fast  # not copied: a tally is done with once it is counted
         get = counts.get
         for token, n in self.fast.items():
             counts[token] = get(token, 0) + n
