@@ -96,10 +96,15 @@ def test_two_machines_behind_the_front_proxy_keep_each_student_on_one_machine_an
         finally:
             front.terminate()
             front.wait(10)
-            for machine in machines:
-                machine.process.send_signal(signal.SIGTERM)
-            for machine in machines:
-                assert machine.process.wait(60) == 0
+            # one machine's script is killed outright (no Ctrl-C, nothing to stop its children in order):
+            # the kernel tells each child (PR_SET_PDEATHSIG), and nothing is left running
+            children = classroom.descendants(machines[1].process.pid)
+            machines[1].process.kill()
+            machines[0].process.send_signal(signal.SIGTERM)
+            assert machines[0].process.wait(60) == 0
+            machines[1].process.wait(10)
+            until(lambda: all(classroom.rss_mb(pid) == 0.0 for pid in children), 30, "the killed script's children to end")
+            assert len(children) >= 3  # its pool server, its replica, its proxy
 
 
 def host(student) -> str:

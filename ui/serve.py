@@ -22,8 +22,8 @@ browsers reconnect by themselves, and HAProxy sends them to a live replica (the
 cookie is overridden when its replica refuses connections) as a new session that
 opens at the merge in the page's URL (the step page keeps the URL in step).
 Ctrl-C or SIGTERM stops the proxy, the replicas and the pool server, in that
-order, and the pool's workers with it; the children also get SIGTERM if this
-process is killed outright (PR_SET_PDEATHSIG), so nothing is left behind.
+order, and the pool's workers with it; if this process is killed outright, the
+kernel stops its children too (PR_SET_PDEATHSIG), so nothing is left behind.
 
 What it does not do: install HAProxy (scripts/app.sh does), or serve more than
 one machine (deploy/ does that with the same HAProxy settings: `haproxy_config`).
@@ -34,6 +34,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import ctypes
+import functools
 import os
 import secrets
 import shutil
@@ -129,10 +130,10 @@ def front_config(hosts: Sequence[str] = (), port: int = 8501, address: str = "")
 # the processes
 
 
-def _die_with_parent() -> None:
-    """In a child, before exec: get SIGTERM when the supervisor dies, however it dies (Linux)."""
+def _die_with_parent(signum: int) -> None:
+    """In a child, before exec: get signum when the supervisor dies, however it dies (Linux)."""
     with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+        ctypes.CDLL(None, use_errno=True).prctl(1, int(signum))  # PR_SET_PDEATHSIG
 
 
 @dataclass
@@ -143,6 +144,10 @@ class Child:
     command: list[str]
     env: dict[str, str]
     port: int = 0  # a replica's port (0: not a replica)
+    # what the kernel sends it if the supervisor is killed outright. subtle: not SIGTERM for a replica: its output
+    # goes to the dead supervisor's pipe, and Streamlit hung in its shutdown on the broken pipe (seen in the test).
+    # The pool server takes SIGTERM (it must kill its workers first) and writes nothing on the way out.
+    death: int = signal.SIGKILL
     process: subprocess.Popen | None = None
     started: float = 0.0
     healthy: float = 0.0  # when its health check last answered ok
@@ -156,7 +161,7 @@ class Child:
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             start_new_session=True,  # Ctrl-C reaches the supervisor only, which stops everything in order
-            preexec_fn=_die_with_parent,
+            preexec_fn=functools.partial(_die_with_parent, self.death),
         )
         self.started = self.healthy = time.monotonic()
         threading.Thread(target=self._relay, args=(self.process,), daemon=True).start()
@@ -231,7 +236,7 @@ class Supervisor:
         socket_path = str(folder / "pool.sock")
         env = {**os.environ, "BPE_POOL": socket_path, "BPE_POOL_KEY": pool_key, "PYTHONUNBUFFERED": "1"}
         env["STREAMLIT_SERVER_COOKIE_SECRET"] = cookie_secret  # Streamlit takes it from the environment, not the command line
-        self.pool = Child("pool", [sys.executable, "-m", "ui.shared_pool", socket_path], env)
+        self.pool = Child("pool", [sys.executable, "-m", "ui.shared_pool", socket_path], env, death=signal.SIGTERM)
         self.replicas = []
         for i in range(1, replicas + 1):
             replica_port = free_port()
