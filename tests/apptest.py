@@ -8,24 +8,10 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def keep_the_router() -> None:
-    """Make AppTest run app.py (the st.navigation router) on every run, as the server does.
+    """Make AppTest run app.py (the st.navigation router) on every run, as the server does (ui.compat says why)."""
+    from ui.compat import keep_the_router_in_apptest
 
-    subtle: before each run AppTest resets PagesManager.uses_pages_directory to None,
-    and the next PagesManager sets it to "a pages/ folder exists" -- so from the second
-    run on AppTest executes the folder's pages directly (Streamlit's old multipage
-    mode), skipping the router and the sidebar. The server only decides this once, and
-    st.navigation turns it off on the first run. A PagesManager that starts from
-    False here restores that; the app itself keeps its pages/ folder.
-    """
-    from streamlit.runtime.pages_manager import PagesManager
-    from streamlit.testing.v1 import app_test
-
-    class RouterPagesManager(PagesManager):
-        def __init__(self, *args, **kwargs) -> None:
-            PagesManager.uses_pages_directory = False  # the app routes with st.navigation
-            super().__init__(*args, **kwargs)
-
-    app_test.PagesManager = RouterPagesManager
+    keep_the_router_in_apptest()
 
 
 keep_the_router()

@@ -3,7 +3,7 @@
 The UI layer: it may import streamlit and bpe; bpe never imports it.
 """
 
-from streamlit.runtime.pages_manager import PagesManager as _PagesManager
+from . import compat as _compat
 
 
 def _hand_over_to_the_router() -> None:
@@ -18,10 +18,10 @@ def _hand_over_to_the_router() -> None:
     restarted: app.py then runs and routes to the same page (both modes name a
     page by its URL path).
     """
-    if _PagesManager.uses_pages_directory:
+    if _compat.uses_pages_directory():
         import streamlit as st
 
-        _PagesManager.uses_pages_directory = False
+        _compat.stop_using_pages_directory()
         st.rerun()
 
 

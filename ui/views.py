@@ -22,7 +22,6 @@ from dataclasses import dataclass
 import pyarrow as pa
 import regex
 import streamlit as st
-from streamlit import dataframe_util
 
 from bpe import ALGORITHMS
 from bpe.events import DETAIL_CAP, HeapEntry, MergeEvent
@@ -31,6 +30,7 @@ from bpe.rule import DEFAULT_RULE, RULES, explain_tie
 from bpe.tokenizer import Tokenizer
 from bpe.train import work_names
 
+from . import compat
 from .render import character_runs, chips, show, show_pair
 from .style import AXIS
 
@@ -80,7 +80,7 @@ def arrow(columns: dict[str, list]) -> bytes:
     subtle: st.vega_lite_chart passes a named dataset that is already bytes through
     unchanged, and otherwise converts it through pandas on every call (1-4 ms).
     """
-    return dataframe_util.convert_arrow_table_to_arrow_bytes(pa.table(columns))
+    return compat.arrow_bytes(pa.table(columns))
 
 
 def pill(token: bytes) -> str:

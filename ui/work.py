@@ -20,9 +20,8 @@ from dataclasses import replace
 from typing import Any
 
 import streamlit as st
-from streamlit.runtime import Runtime
-from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
 
+from . import compat
 from .pool import Pool, Status
 from .shared_pool import RemotePool
 
@@ -45,13 +44,12 @@ def pool() -> Pool | RemotePool:
 
 
 def session_id() -> str:
-    ctx = get_script_run_ctx(suppress_warning=True)
-    return ctx.session_id if ctx else "no session"
+    return compat.session_id()
 
 
 def session_alive(who: str) -> bool:
     """Whether a browser still holds the session open (always, outside a real server: AppTest)."""
-    return not Runtime.exists() or Runtime.instance().is_active_session(who)
+    return compat.session_alive(who)
 
 
 def ask(purpose: str, key: Hashable, fn: Callable[..., Any], *args: Any, lane: str = "long", inline: bool = False) -> Status:
