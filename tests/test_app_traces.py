@@ -44,10 +44,12 @@ def paste(at, text: str, vocab_size: int, algorithm: str = "heap") -> None:
 
 
 def test_a_smaller_vocab_is_a_prefix_of_the_trace_already_built(monkeypatch):
-    at = open_app(source="textbook")  # 12 merges, traced in this process: the corpus fits on a slide
     calls = counting(monkeypatch, "trace")
+    at = open_app(source="textbook")  # 12 merges, traced in this process: the corpus fits on a slide
+    assert len(calls) == 1  # the spy sees this corpus's runs (they are not sent to a worker it cannot see)
     at.sidebar.number_input(key="vocab_size").set_value(256 + 5 + 1).run()
-    assert not at.exception and calls == []  # nothing retrained
+    assert not at.exception and len(calls) == 1  # nothing retrained
+    assert not any(ui.work.pool().busy().values())  # not in a worker either
     [(_, full)] = traces(at)
     assert len(full.events) == 12
     assert "of 5" in next(h.value for h in at.html if "merge-card" in h.value)

@@ -112,7 +112,7 @@ RACE_ARGS = (RunKey("race", "key", TrainSpec()), "random words", TEXT, TrainSpec
 
 def test_a_race_in_a_worker_makes_the_same_merges_and_counters_as_in_process(pool):
     status = pool.submit("race", jobs.race, *RACE_ARGS, who="a")
-    assert status.state in ("queued", "running")
+    assert status.state == "running"  # an idle pool starts it at once
     done = pool.wait("race", timeout=120)
     assert done.state == "done", done.error
     here = jobs.race(*RACE_ARGS, report=lambda progress: None)
@@ -157,7 +157,7 @@ def test_two_sessions_asking_for_the_same_run_share_it(pool, tmp_path):
     assert log.read_text() == "run\n"  # one run for both
     assert pool.submit("same", counted, str(log), who="carol").state == "done"  # the result is kept
     assert log.read_text() == "run\n"
-    assert first.state in ("queued", "running")
+    assert first.state == "running" and first.watchers == 1  # an idle pool started it for the first asker
 
 
 def test_queued_runs_know_how_many_start_before_them(pool):
@@ -192,35 +192,55 @@ def test_a_shared_run_goes_on_when_one_watcher_stops(pool):
     pool.submit("shared", forever, who="a")
     pool.submit("shared", forever, who="b")
     pool.stop("shared", who="a")
-    time.sleep(0.3)
+    reported = pool.status("shared").progress or 0
+    pool.checked(2)  # the reaper has looked at the watchers since (a whole pass began after the stop)
+    until(lambda: (pool.status("shared").progress or 0) > reported)  # and the run still reports: it was not killed
     status = pool.status("shared")
     assert status.state == "running" and status.watchers == 1
 
 
+class Clock:
+    """A clock the test moves by hand: the pool's grace period is measured on it."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
 def test_a_session_that_goes_away_frees_its_run():
-    sessions = {"a": True}
-    pool = Pool(workers=1, alive=lambda who: sessions.get(who, False), check_s=0.05, grace_s=0.2)
+    sessions, clock = {"a": True}, Clock()
+    pool = Pool(workers=1, alive=lambda who: sessions.get(who, False), check_s=0.02, grace_s=5.0, clock=clock)
     try:
         pool.submit("long", forever, who="a")
         until(lambda: pool.status("long").state == "running")
-        time.sleep(0.4)
-        assert pool.status("long").state == "running"  # alive: it goes on
+        clock.now += 60
+        pool.checked(2)
+        assert pool.status("long").state == "running"  # alive: a minute on, it goes on
         sessions["a"] = False
+        pool.checked(2)  # seen gone, at this time
+        assert pool.status("long").state == "running"  # within the grace period
+        clock.now += 5.0
         until(lambda: pool.status("long").state == "cancelled")
     finally:
         pool.close()
 
 
 def test_a_session_that_is_briefly_disconnected_keeps_its_run():
-    alive = {"a": True}
-    pool = Pool(workers=1, alive=lambda who: alive["a"], check_s=0.05, grace_s=1.0)
+    alive, clock = {"a": True}, Clock()
+    pool = Pool(workers=1, alive=lambda who: alive["a"], check_s=0.02, grace_s=1.0, clock=clock)
     try:
         pool.submit("long", forever, who="a")
         alive["a"] = False
-        time.sleep(0.3)  # under the grace period: a reconnecting browser
+        pool.checked(2)  # seen gone
+        clock.now += 0.9  # under the grace period: a reconnecting browser
+        pool.checked(2)
         alive["a"] = True
-        time.sleep(1.2)
-        assert pool.status("long").state == "running"
+        pool.checked(2)  # seen back: the grace period starts afresh next time
+        clock.now += 10
+        pool.checked(2)
+        assert pool.status("long").state == "running" and pool.status("long").watchers == 1
     finally:
         pool.close()
 
@@ -242,8 +262,10 @@ def test_a_queued_run_that_nobody_watches_never_starts(pool, tmp_path):
     pool.stop("waiting", who="b")
     assert pool.status("waiting").state == "cancelled"
     pool.stop("busy", who="a")
-    time.sleep(0.5)
-    assert not log.exists()
+    until(lambda: pool.status("busy").state == "cancelled")
+    # subtle: the lane starts its next job under the same lock that ends "busy", so by now any start has happened
+    assert pool.busy() == {"long running": 0, "long queued": 0, "short running": 0, "short queued": 0}
+    assert pool.status("waiting").state == "cancelled" and not log.exists()
 
 
 # -- failures -----------------------------------------------------------------------------------

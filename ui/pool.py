@@ -106,11 +106,14 @@ class Pool:
         alive: Callable[[str], bool] = lambda who: True,
         grace_s: float = 5.0,
         check_s: float = 1.0,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.capacity = {"long": workers if workers is not None else default_workers(), "short": quick}
         if min(self.capacity.values()) < 1:
             raise ValueError(f"A pool needs at least one worker per lane, not {self.capacity}.")
         self.keep, self.alive, self.grace_s, self.check_s = keep, alive, grace_s, check_s
+        self.clock = clock  # what the grace period is measured on (tests pass one they move by hand)
+        self.checks = 0  # passes of the reaper so far: tests wait for one instead of sleeping
         self._jobs: dict[Hashable, _Job] = {}
         self._queue: dict[str, list[_Job]] = {lane: [] for lane in LANES}
         self._lock = threading.Condition()
@@ -311,7 +314,7 @@ class Pool:
                     return
                 watched = [(job, who) for job in self._jobs.values() if job.state not in ENDED for who in job.watchers]
             gone = {who for who in {who for _, who in watched} if not self.alive(who)}
-            now = time.monotonic()
+            now = self.clock()
             with self._lock:
                 for job, who in watched:
                     if who not in job.watchers:
@@ -325,6 +328,15 @@ class Pool:
                         if not job.watchers:
                             log.info("nobody watches %r any more: cancelled", job.key)
                             self._cancel(job)
+                self.checks += 1
+                self._lock.notify_all()
+
+    def checked(self, passes: int = 1, timeout: float = 30.0) -> None:
+        """Wait until the reaper has made `passes` more full passes over the watchers (for tests: an event, not a sleep)."""
+        with self._lock:
+            target = self.checks + passes
+            if not self._lock.wait_for(lambda: self.checks >= target or self._closed, timeout):
+                raise TimeoutError(f"the pool's reaper made no pass in {timeout:.0f} s")
 
 
 def default_workers() -> int:
