@@ -1,0 +1,55 @@
+"""A student's browser on `scripts/app.sh --replicas 2` when the replica it is on dies: it carries on at its merge, by itself."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+from test_replicas import HAPROXY, Served, healthy, until
+
+from .conftest import ARGS, CHROMIUM, shot, wait_idle
+
+pytestmark = pytest.mark.skipif(HAPROXY is None or not os.path.exists(CHROMIUM), reason="needs HAProxy and Debian's chromium")
+
+
+def merge_shown(page) -> int:
+    return int(re.search(r"Merge (\d+) of", page.locator(".merge-card").inner_text()).group(1))
+
+
+def test_a_browser_whose_replica_dies_reconnects_to_another_at_its_merge():
+    sync_api = pytest.importorskip("playwright.sync_api")
+    with tempfile.TemporaryDirectory() as folder, sync_api.sync_playwright() as p:
+        server = Served(Path(folder))
+        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
+        try:
+            page = browser.new_context(viewport={"width": 1280, "height": 720}).new_page()
+            page.goto(f"http://127.0.0.1:{server.port}/")
+            wait_idle(page, 120_000)
+            for k in (2, 3, 4):
+                page.get_by_role("button", name="Next").first.click()
+                page.wait_for_function(f"() => /Merge {k} of/.test(document.querySelector('.merge-card')?.innerText || '')")
+            replica = next(c["value"] for c in page.context.cookies() if c["name"] == "BPE_REPLICA")
+            pid, port = server.replicas()[replica]
+            os.kill(pid, signal.SIGKILL)
+            # the page notices, reconnects by itself (to the other replica: the dead one refuses) and opens a new
+            # session at the merge in its URL; Next then goes on from there. A click sent before it noticed is lost,
+            # so click until one lands.
+            deadline = time.monotonic() + 60
+            while merge_shown(page) < 5:
+                assert time.monotonic() < deadline, "the page never came back"
+                page.wait_for_timeout(1000)
+                page.get_by_role("button", name="Next").first.click(timeout=30_000)
+                page.wait_for_timeout(1500)
+            assert merge_shown(page) == 5, "the new session did not open at the merge in the URL"
+            assert "merge=5" in page.url
+            shot(page, "replicas-after-a-replica-died")
+            until(lambda: server.replicas()[replica][0] != pid and healthy(port), 90, f"{replica} to be started again")
+        finally:
+            browser.close()
+            server.process.send_signal(signal.SIGINT)
+            assert server.process.wait(60) == 0
