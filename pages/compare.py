@@ -22,11 +22,12 @@ st.caption(
 settings = sidebar.current()
 if st.session_state["cmp_text"] is None:
     st.session_state["cmp_text"] = cv.SAMPLE
-text = st.text_area("Text to compare", key=state.widget("cmp_text"), on_change=state.save, args=("cmp_text",), height=150)
+text = st.text_area("Text to compare", key=state.widget("cmp_text"), on_change=state.save, args=("cmp_text",), height=125)
 if len(text) > MAX_CHARS:
     st.warning(f"The text has {len(text):,} characters; the first {MAX_CHARS:,} are compared.")
     text = text[:MAX_CHARS]
-run, k = real.run_and_k(settings)
+with st.expander("The run trained here: how many of its merges"):
+    run, k = real.run_and_k(settings)
 entries = real.lineup(run, k)
 missing = [e for e in entries if e.tokenizer is None]
 shown = [e for e in entries if e.tokenizer is not None]

@@ -137,7 +137,9 @@ def summary(rows: list[Row], text: str) -> str:
             f"<tr{best}><td>{escape(r.label)}</td><td class='n'>{len(r.tokens):,}</td><td class='n'>{per_token(r)}</td>"
             f"<td class='n'>{cpt}</td><td>{escape(r.detail)}</td></tr>"
         )
-    head = "<tr><th>tokenizer</th><th class='n'>tokens</th><th class='n'>bytes per token</th><th class='n'>characters per token</th><th></th></tr>"
+    head = (
+        "<tr><th>tokenizer</th><th class='n'>tokens</th><th class='n'>bytes / token</th><th class='n'>characters / token</th><th></th></tr>"
+    )
     return f"<table class='compare'>{head}{''.join(body)}</table>"
 
 

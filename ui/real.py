@@ -325,12 +325,12 @@ class Entry:
 
 
 def run_entry(tok: Tokenizer, k: int) -> Entry:
-    return Entry("run", "Trained here", tok, k, f"{k:,} of {len(tok.merges):,} merges, trained in the sidebar")
+    return Entry("run", "Trained here", tok, k, f"{k:,} of {len(tok.merges):,} merges · the sidebar's run")
 
 
 def real_entry(real: Real) -> Entry:
     tok = real.tokenizer
-    detail = f"{real.encoding.name}, {len(tok.merges):,} merges, from {real.where}" if tok else ""
+    detail = f"{real.encoding.name} · {len(tok.merges):,} merges · {real.where}" if tok else ""
     return Entry(real.encoding.key, real.label, tok, None, detail, real.error)
 
 

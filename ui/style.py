@@ -148,7 +148,8 @@ table.heap-array td.n, table.heap-array th.n{text-align:right}
 .tok.diff{box-shadow:inset 0 -4px 0 #d62728}
 .toks .more{color:#555;margin-left:8px;font-family:sans-serif}
 table.compare{border-collapse:collapse;font-size:1rem;margin:.2rem 0 .6rem}
-table.compare th{text-align:left;font-weight:600;border-bottom:2px solid #0003;padding:2px 12px 2px 4px}
+table.compare th{text-align:left;font-weight:600;border-bottom:2px solid #0003;padding:2px 12px 2px 4px;white-space:nowrap}
+table.compare td:first-child{white-space:nowrap}
 table.compare td{padding:2px 12px 2px 4px;border-bottom:1px solid #0001;color:#111;vertical-align:top;line-height:1.3}
 table.compare td.n, table.compare th.n{text-align:right;font-variant-numeric:tabular-nums}
 table.compare tr.best td{font-weight:600;background:#e9f6ec}
