@@ -355,3 +355,20 @@ def replays(merges: tuple, spec: TrainSpec, texts: tuple[bytes, ...], *, report:
     """Each text encoded once with every merge, as bpe.threshold.replay keeps it."""
     tokenizer = Tokenizer.from_merges(list(merges), spec.special_tokens, spec.pretokenizer)
     return tuple(replay(tokenizer, sample_of(data, spec.pretokenizer, spec.special_tokens)) for data in texts)
+
+
+def vocabulary_rows(files: tuple[tuple[str, str], ...], held_out: bytes, *, report: Report) -> tuple:
+    """Every token of a real tokenizer with its uses on the held-out text (bpe.vocabulary.TokenRow, in id order).
+
+    files: (name, path) of the tokenizer's files as OpenAI names them (encoder.json + vocab.bpe, or one .tiktoken):
+    loaded here, in the worker, so the server never pays the load and the count twice. OpenAI's rank files are
+    known by their sha256 and bring their pattern and special tokens; GPT-2's find <|endoftext|> themselves.
+    """
+    from pathlib import Path
+
+    from bpe import load
+    from bpe.vocabulary import token_rows
+
+    tok = Tokenizer.from_loaded(load.load_uploads({name: Path(path).read_bytes() for name, path in files}))
+    words = pretokenize(held_out, pattern=tok.pattern, special_tokens=tok.special_tokens).counts
+    return tuple(token_rows(tok, tok.token_counts(words)))

@@ -14,11 +14,11 @@ import html
 import math
 import unicodedata
 from collections.abc import Sequence
+from pathlib import Path
 
 import pandas as pd
 import streamlit as st
 
-from bpe.pretokenize import pretokenize
 from bpe.threshold import Replay
 from bpe.tokenizer import Tokenizer
 from bpe.vocabulary import (
@@ -34,7 +34,7 @@ from bpe.vocabulary import (
     zipf_slope,
 )
 
-from . import link
+from . import jobs, link, work
 from .render import plain
 from .render import show as show_text
 from .style import AXIS
@@ -83,11 +83,31 @@ def show(token: bytes) -> str:
     return "".join(f"\\x{ord(c):02x}" if unicodedata.category(c) == "Cc" else c for c in show_text(token))
 
 
-@st.cache_resource(max_entries=8, show_spinner="Counting every token's uses on held-out text, once for the whole server…")
-def real_rows(key: str, _tok: Tokenizer, _held_out: bytes) -> tuple[TokenRow, ...]:
-    """Every token of a real tokenizer (key: ui.real.ENCODINGS) with its uses on the held-out text, made once per server."""
-    words = pretokenize(_held_out, pattern=_tok.pattern, special_tokens=_tok.special_tokens).counts
-    return tuple(token_rows(_tok, _tok.token_counts(words)))
+_REAL_ROWS: dict[tuple, tuple[TokenRow, ...]] = {}  # (encoding, its files' paths and sizes) -> rows: made once per server
+
+
+def real_rows(key: str, files: tuple[tuple[str, str], ...], held_out: bytes) -> tuple[TokenRow, ...]:
+    """Every token of a real tokenizer with its uses on the held-out text, made once per server in a worker process.
+
+    The worker loads the files itself and counts (seconds for o200k_base): the server only receives the rows.
+    While it works the page shows so, polls, and reruns when the rows are ready.
+    """
+    job = ("vocabulary", key, tuple((name, path, Path(path).stat().st_size) for name, path in files))
+    rows = _REAL_ROWS.get(job)
+    if rows is not None:
+        return rows
+    status = work.ask("vocabulary", job, jobs.vocabulary_rows, files, held_out, lane="short")
+    if not status.ended:
+        status = work.pool().wait(job, 0.5)
+    if status.state == "done":
+        rows = _REAL_ROWS[job] = status.result
+        return rows
+    if status.state == "failed":
+        st.error(status.error)
+        st.stop()
+    doing = "Loading the tokenizer and counting every token's uses on held-out text in a worker process, once for the whole server…"
+    work.follow(job, lambda s: st.info(work.waiting(s, "This count") or doing), every=1.0)
+    st.stop()
 
 
 @st.cache_resource(max_entries=16, show_spinner=False)

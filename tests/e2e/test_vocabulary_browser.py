@@ -43,7 +43,8 @@ def test_a_student_searches_the_vocabulary_and_opens_a_tokens_merge(page):
 def test_gpt2s_vocabulary_finds_solidgoldmagikarp(page):
     open_page(page)
     page.locator('[data-testid="stRadio"]').filter(has_text="Vocabulary of").get_by_text("GPT-2 (gpt2)").click()
-    wait_idle(page, timeout=120_000)
+    page.wait_for_function("() => document.body.innerText.includes('50,257 tokens')", timeout=120_000)  # counted in a worker process
+    wait_idle(page)
     box = page.get_by_label("Find tokens containing")
     box.fill("Magikarp")
     box.press("Enter")
