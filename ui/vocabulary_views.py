@@ -257,7 +257,7 @@ def compression_chart(curve: tuple[CompressionPoint, ...], label: str) -> None:
         "config": {"axis": AXIS},
         "mark": {"type": "line", "point": {"size": 40}, "strokeWidth": 3, "color": BLUE},
         "encoding": {
-            "x": {"field": "vocabulary size", "type": "quantitative", "scale": {"zero": False}, "axis": {"format": ",d"}},
+            "x": {"field": "vocabulary size", "type": "quantitative", "scale": {"zero": False}, "axis": {"format": ",d", "tickMinStep": 1}},
             "y": {"field": "bytes per token", "type": "quantitative", "scale": {"zero": False}},
             "tooltip": [{"field": "vocabulary size", "format": ","}, {"field": "bytes per token", "format": ".2f"}],
         },
