@@ -59,6 +59,18 @@ def test_ray_counts_equal_local_counts_bit_for_bit(cluster, inputs):
     assert on_ray.inputs == local.inputs
 
 
+def test_ray_map_tasks_count_with_the_compiled_path_and_say_so(cluster, inputs):
+    from bpe import compiled
+
+    if compiled.unavailable("gpt2") is not None:
+        pytest.skip(compiled.unavailable("gpt2"))
+    on_ray = ray_count.count_on_ray(inputs, None, special_tokens=[SPECIAL], chunk_bytes=4096)
+    python = count_inputs(inputs, special_tokens=[SPECIAL], workers=1, compiled=False)
+    assert on_ray.counts == python.counts
+    assert on_ray.compiled_bytes == on_ray.text_bytes and on_ray.counted_by() == "counted by gigatoken 0.10.0 (compiled)"
+    assert ray_count.count_on_ray(inputs, None, special_tokens=[SPECIAL], compiled=False).counted_by() == python.counted_by()
+
+
 def test_cli_count_on_ray_writes_the_same_counts_file(cluster, inputs, tmp_path):
     paths = [str(p) for p in inputs]
     assert main(["count", *paths, "--special-token", SPECIAL, "--workers", "1", "--out", str(tmp_path / "local.parquet")]) == 0
