@@ -145,10 +145,15 @@ def stepper() -> None:
         row.button("Pause", on_click=set_playing, args=(False,), key="pause", icon=":material/pause:")
     else:
         row.button("Play", on_click=set_playing, args=(True,), key="play", icon=":material/play_arrow:")
+    # subtle: not state.widget here. When a run stops before this fragment (the empty-text notice, a trace
+    # being built, another page), Streamlit drops the box's state; a value put back through session state
+    # then reaches the server but not the browser, which shows the first option (0.5) and sends it back on
+    # the next click. A default (index) of the session's speed is what a new box shows, in both places.
     row.selectbox(
         "Speed",
         SPEEDS,
-        key=state.widget("speed"),
+        index=SPEEDS.index(st.session_state["speed"]),
+        key="w_speed",
         on_change=changed_speed,
         format_func=lambda s: f"{s:g} merge/s",
         label_visibility="collapsed",

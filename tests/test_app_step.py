@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from apptest import settled
 from conftest import finish, open_app
 
 from bpe import ALGORITHMS
@@ -187,6 +188,34 @@ def test_a_link_past_the_last_merge_shows_the_last():
     app.query_params.update(corpus="textbook", merge="99")
     app.run()
     assert "Merge <b>12</b> of 12" in card(app)
+
+
+def speed_shown(at) -> float:
+    """The speed the browser shows: the box's value when it has one, else its default (a new box shows that)."""
+    box = at.selectbox(key="w_speed")
+    return [0.5, 1.0, 2.0, 4.0][box.proto.default] if not box.proto.set_value else box.value
+
+
+def test_the_play_speed_survives_the_paths_that_hide_the_speed_box(app):
+    app.selectbox(key="w_speed").set_value(2.0).run()
+    app.sidebar.selectbox(key="source").set_value("paste").run()  # the empty-text notice: no speed box
+    assert not [s for s in app.selectbox if s.key == "w_speed"]
+    app.sidebar.text_area(key="pasted").set_value("hello world, hello words " * 5).run()
+    assert app.session_state["speed"] == 2.0 and speed_shown(app) == 2.0  # not 0.5, on the server or in the browser
+    app.switch_page("pages/threshold.py").run()
+    app.switch_page("pages/step.py").run()
+    assert app.session_state["speed"] == 2.0 and speed_shown(app) == 2.0
+    app.selectbox(key="w_speed").set_value(4.0).run()
+    assert app.session_state["speed"] == 4.0 and not app.warning  # no "default value and Session State" warning
+
+
+def test_the_play_speed_survives_the_building_trace_screen():
+    app = open_app()
+    app.selectbox(key="w_speed").set_value(2.0).run()
+    app.sidebar.selectbox(key="source").set_value("stdlib").run()  # 2 MB: traced in a worker, the page waits without a speed box
+    settled(app)
+    assert [s for s in app.selectbox if s.key == "w_speed"]  # the trace is ready and the box is back
+    assert app.session_state["speed"] == 2.0 and speed_shown(app) == 2.0
 
 
 def test_presenter_mode_enlarges_type_and_drops_the_extras(app):
