@@ -1,7 +1,5 @@
 """Predict the next merge: pick the pair BPE merges next, see why it won (ties by the rule), keep a score."""
 
-import heapq
-
 import streamlit as st
 
 from ui import corpus as corpora
@@ -35,12 +33,6 @@ if not asked:
     st.stop()
 if st.session_state["quiz_run"] != run or st.session_state["quiz_merge"] not in asked:
     st.session_state["quiz_run"], st.session_state["quiz_merge"] = run, asked[0]
-
-
-@st.cache_resource(max_entries=8)
-def most_frequent(key: str, pattern: str, specials: tuple[str, ...], _counts: dict[bytes, int]) -> tuple[dict[bytes, int], int]:
-    """The WORDS_SHOWN most frequent pre-tokens and how many different ones there are: found once per corpus, not per click."""
-    return dict(heapq.nlargest(WORDS_SHOWN, _counts.items(), key=lambda wc: wc[1])), len(_counts)
 
 
 def pick(qid: str, pair: tuple[bytes, bytes], right: bool) -> None:
@@ -80,7 +72,7 @@ with ask:
     so_far = (f"{'…, ' if len(made) > 5 else ''}{views.plain(recent)}") if made else "none"
     st.caption(f"Question {number:,} of {len(asked):,} · merges so far: {so_far}")
     if st.session_state["quiz_mode"] == "easier":
-        common, different = most_frequent(settings.key, settings.pattern, settings.specials, runs.pretokenized_for(settings).counts)
+        common, different = runs.most_frequent_for(settings, WORDS_SHOWN)
         rows = split_words(common, made)
         note = "" if different <= WORDS_SHOWN else f"The {WORDS_SHOWN} most frequent of {different:,} different words."
         st.html(views.words(rows, note))

@@ -24,11 +24,6 @@ settings = st.session_state["settings"]
 running = {purpose: work.settle(purpose, purpose) for purpose in ("race", "sweep", "speedup")}
 
 
-def failure(purpose: str) -> None:
-    if purpose in st.session_state["failed"]:
-        st.error(st.session_state["failed"][purpose])
-
-
 # ---- the race ---------------------------------------------------------------
 c1, c2, c3, c4 = st.columns([2, 2, 1.3, 1], vertical_alignment="bottom")
 c1.number_input(
@@ -49,17 +44,16 @@ c2.toggle(
     help="Also train HuggingFace tokenizers' and karpathy's rustbpe's Rust BPE on the same text (when installed; needs the "
     "gpt2 pre-tokenizer), and check that ours makes their merges under each tool's own tie-break rule.",
 )
-if c3.button("Start the race", type="primary", key="race_start", disabled=isinstance(settings, str), width="stretch"):
-    views.start_race(settings, st.session_state["race_budget"], st.session_state["race_hf"])
-    running["race"] = work.settle("race", "race")
-if c4.button(
-    "Stop", key="race_stop", help="Stops the run; what it has done so far is kept.", disabled=not running["race"], width="stretch"
-):
-    work.stop("race", "race")
-    running["race"] = None
-
-record = st.session_state["race"]
-failure("race")
+running["race"], record = work.section(
+    "race",
+    running["race"],
+    c3,
+    c4,
+    "Start the race",
+    lambda: views.start_race(settings, st.session_state["race_budget"], st.session_state["race_hf"]),
+    disabled=isinstance(settings, str),
+    stop_help="Stops the run; what it has done so far is kept.",
+)
 if isinstance(settings, str):
     st.error(settings)
 if running["race"]:
@@ -107,14 +101,16 @@ s1.radio(
 )
 s2.number_input("Merges", 10, 5000, step=50, key=state.widget("sweep_merges"), on_change=state.save, args=("sweep_merges",))
 s3.number_input("Budget per size (s)", 1.0, 30.0, step=1.0, key=state.widget("sweep_budget"), on_change=state.save, args=("sweep_budget",))
-if s4.button("Run the sweep", type="primary", key="sweep_start", width="stretch"):
-    views.start_sweep(st.session_state["sweep_source"], settings, st.session_state["sweep_merges"], st.session_state["sweep_budget"])
-    running["sweep"] = work.settle("sweep", "sweep")
-if s5.button("Stop", key="sweep_stop", disabled=not running["sweep"], width="stretch"):
-    work.stop("sweep", "sweep")
-    running["sweep"] = None
-failure("sweep")
-sweep = st.session_state["sweep"]
+running["sweep"], sweep = work.section(
+    "sweep",
+    running["sweep"],
+    s4,
+    s5,
+    "Run the sweep",
+    lambda: views.start_sweep(
+        st.session_state["sweep_source"], settings, st.session_state["sweep_merges"], st.session_state["sweep_budget"]
+    ),
+)
 if running["sweep"]:
     work.follow(work.watched("sweep"), views.live_sweep)
 elif sweep is None or not sweep.points:
@@ -134,14 +130,7 @@ else:
 # ---- parallel pre-tokenization ------------------------------------------------
 st.header("Parallel pre-tokenization")
 p1, p2, _ = st.columns([1.6, 1, 4], vertical_alignment="bottom")
-if p1.button("Time 1…N workers", type="primary", key="speedup_start", width="stretch"):
-    views.start_speedup()
-    running["speedup"] = work.settle("speedup", "speedup")
-if p2.button("Stop", key="speedup_stop", disabled=not running["speedup"], width="stretch"):
-    work.stop("speedup", "speedup")
-    running["speedup"] = None
-failure("speedup")
-speedup = st.session_state["speedup"]
+running["speedup"], speedup = work.section("speedup", running["speedup"], p1, p2, "Time 1…N workers", views.start_speedup)
 if running["speedup"]:
     work.follow(work.watched("speedup"), views.live_speedup)
 elif speedup is None or not speedup.points:

@@ -12,6 +12,7 @@ Not here: which corpora there are (ui/corpus.py).
 
 from __future__ import annotations
 
+import heapq
 from dataclasses import replace
 
 import streamlit as st
@@ -42,6 +43,17 @@ def pretokenized(key: str, pattern: str, specials: tuple[str, ...], keep_sequenc
 def pretokenized_for(settings, keep_sequence: bool = False) -> PreTokens:
     """pretokenized() for the sidebar's settings (a ui.sidebar.Settings): only what pre-tokenizing uses is in the key."""
     return pretokenized(settings.key, settings.pattern, settings.specials, keep_sequence, settings.corpus.data)
+
+
+def most_frequent_for(settings, n: int) -> tuple[dict[bytes, int], int]:
+    """The n most frequent pre-tokens of the sidebar's corpus and how many different ones there are (the quiz's words)."""
+    return most_frequent(settings.key, settings.pattern, settings.specials, n, pretokenized_for(settings).counts)
+
+
+@st.cache_resource(max_entries=8)
+def most_frequent(key: str, pattern: str, specials: tuple[str, ...], n: int, _counts: dict[bytes, int]) -> tuple[dict[bytes, int], int]:
+    """Found once per corpus and pre-tokenizer, not per click."""
+    return dict(heapq.nlargest(n, _counts.items(), key=lambda wc: wc[1])), len(_counts)
 
 
 # ---------------------------------------------------------------------------

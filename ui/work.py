@@ -118,6 +118,35 @@ def _keep_progress(status: Status | None, state_key: str) -> None:
         st.session_state[state_key] = replace(progress, status="stopped", doing="")
 
 
+def section(
+    purpose: str,
+    running: Status | None,
+    start_at,
+    stop_at,
+    label: str,
+    start: Callable[[], None],
+    *,
+    disabled: bool = False,
+    stop_help: str | None = None,
+) -> tuple[Status | None, Any]:
+    """A page section's Start and Stop buttons (keys purpose_start, purpose_stop) and why its last run failed.
+
+    start() asks for the run (see ask); Stop ends this session's watch and keeps
+    what the run had done. Returns the run's status while it goes (None when it
+    does not) and the session's record of it, st.session_state[purpose]. The page
+    then follows the run, or draws the record.
+    """
+    if start_at.button(label, type="primary", key=f"{purpose}_start", disabled=disabled, width="stretch"):
+        start()
+        running = settle(purpose, purpose)
+    if stop_at.button("Stop", key=f"{purpose}_stop", help=stop_help, disabled=not running, width="stretch"):
+        stop(purpose, purpose)
+        running = None
+    if purpose in st.session_state["failed"]:
+        st.error(st.session_state["failed"][purpose])
+    return running, st.session_state[purpose]
+
+
 def follow(key: Hashable, draw: Callable[[Status], None], every: float = POLL_S) -> None:
     """Draw the job's progress with draw(status) every `every` seconds; rerun the page once it has ended."""
 
