@@ -1,10 +1,11 @@
 """Byte-pair-encoding training, four ways, with identical results; and a tokenizer for any BPE vocabulary.
 
-Reading order: pretokenize -> inputs -> count -> rule -> spec -> events -> trainer ->
+Reading order: pretokenize -> compiled -> inputs -> count -> rule -> spec -> events -> trainer ->
 naive, positions, parent_set, heap -> train -> tokenizer -> load, export ->
 threshold, race -> sweep, references -> counts_file, ray_count, memory -> cli.
 The package imports no UI library; pyarrow, zstandard and ray only when a
-Parquet, .zst or counts file or a cluster is used.
+Parquet, .zst or counts file or a cluster is used (pyarrow also when the compiled
+pre-tokenizer, gigatoken, checks non-ASCII text).
 """
 
 from .count import count_inputs, pretokenize_file, pretokenize_files
