@@ -36,21 +36,32 @@ SENTENCES_KEPT = 2000  # sentences kept per trace: the corpus's own at each merg
 
 
 class Shelf:
-    """A thread-safe dictionary that builds a missing value once and keeps the last `size` used."""
+    """A thread-safe dictionary that builds a missing value once and keeps the last `size` used.
+
+    Once: sessions asking for the same missing value together (a class on merge 1) wait for the
+    first one's build instead of each building it.
+    """
 
     def __init__(self, size: int) -> None:
         self.size, self._items, self._lock = size, OrderedDict(), threading.Lock()
+        self._building: dict[Hashable, threading.Lock] = {}
 
     def get(self, key: Hashable, build: Callable[[], Any]) -> Any:
         with self._lock:
             if key in self._items:
                 self._items.move_to_end(key)
                 return self._items[key]
-        value = build()  # outside the lock: two sessions may build the same value at once, and keep one
-        with self._lock:
-            self._items[key] = value
-            while len(self._items) > self.size:
-                self._items.popitem(last=False)
+            building = self._building.setdefault(key, threading.Lock())
+        with building:
+            with self._lock:
+                if key in self._items:  # built while this session waited
+                    return self._items[key]
+            value = build()
+            with self._lock:
+                self._items[key] = value
+                self._building.pop(key, None)
+                while len(self._items) > self.size:
+                    self._items.popitem(last=False)
         return value
 
 
