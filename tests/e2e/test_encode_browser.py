@@ -40,6 +40,16 @@ def test_walk_one_word_and_open_a_tokens_ancestry(page):
     rows = page.locator(".enc-rows .what")
     assert rows.count() == 1 and page.locator(".rank.hit").count() >= 1  # the bytes, and the pair that merges first
     look(page, "encode-start")
+    lit = page.locator(".rank.hit a").first  # the merge about to apply, a link to the step page at that merge
+    number = lit.inner_text().lstrip("#")
+    count = page.locator(".rank.hit .cnt").first.inner_text()  # '×9'
+    with page.context.expect_page() as opened:
+        lit.click()
+    step = opened.value
+    step.locator(".merge-card").wait_for(timeout=120_000)
+    card = step.locator(".merge-card").inner_text()
+    assert f"Merge {number} of" in card and count.replace("×", "") in card  # training order: that merge, that count
+    step.close()
     steps = 0
     while page.get_by_role("button", name="Next").is_enabled():
         page.get_by_role("button", name="Next").click()
