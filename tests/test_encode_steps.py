@@ -129,6 +129,26 @@ def test_real_tokenizers_steps_end_in_encodes_tokens(every_tokenizer, text, k):
         assert tokens == tok.pieces(text, k), name
 
 
+@pytest.fixture(scope="module")
+def saved_formats(tmp_path_factory) -> dict[str, Tokenizer]:
+    """Our run written in every format and read back: HuggingFace tokenizer.json, GPT-2 files, this tool's JSON."""
+    folder = tmp_path_factory.mktemp("formats")
+    OURS["gpt2"].save(folder)
+    return {name: Tokenizer.load(folder / name) for name in ("tokenizer.json", "vocab.json", "tokenizer.bpe.json")}
+
+
+@settings(max_examples=60, deadline=None)
+@given(text=TEXTS)
+def test_steps_are_the_same_from_every_file_format(saved_formats, text):
+    tok = OURS["gpt2"]
+    for name, loaded in saved_formats.items():
+        for piece in tok.pre_tokens(text):
+            mine, theirs = tok.encode_steps(piece), loaded.encode_steps(piece)
+            assert [(s.parts, s.rank, s.pair_ranks) for s in mine] == [(s.parts, s.rank, s.pair_ranks) for s in theirs], name
+            if name == "tokenizer.bpe.json":  # the only format that keeps each merge's count
+                assert [s.count for s in mine] == [s.count for s in theirs]
+
+
 # ---------------------------------------------------------------------------
 # ancestry
 
