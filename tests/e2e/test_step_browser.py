@@ -269,3 +269,20 @@ def test_a_student_picks_a_tie_break_rule_and_sees_what_each_rule_takes_on_the_t
     assert clipped(page) == []
     assert page.evaluate(SMALL_TEXT_JS) == []
     assert bottom_of(page, "table.tie-rules") <= 720  # the whole explanation on a projector's first screen
+
+
+def test_the_speed_box_keeps_its_speed_through_the_empty_text_notice(page):
+    pick(page, "Corpus", "low / lower / widest / newest (textbook)")
+    page.locator(".merge-card").wait_for()
+    pick(page, "Speed", "2 merge/s")
+    pick(page, "Corpus", "Paste your own text")  # the empty-text notice: no speed box
+    box = page.get_by_label("Text")
+    box.fill("hello world, hello words " * 5)
+    box.press("Control+Enter")
+    wait_idle(page)
+    page.locator(".merge-card").wait_for()
+    speed = page.locator('[data-testid="stSelectbox"]').filter(has_text="Speed").first.locator("input")
+    assert speed.input_value() == "2 merge/s"  # not 0.5, as the browser once fell back to
+    page.get_by_role("button", name="Next").click()
+    wait_idle(page)
+    assert speed.input_value() == "2 merge/s" and merge_shown(page) == 2
