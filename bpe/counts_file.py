@@ -213,7 +213,7 @@ def check_matches(
         raise ValueError(f"{path} was counted with the pre-tokenizer {info.pretokenizer!r}, which this version does not know.") from None
     if info.pattern != known:
         raise ValueError(f"{path} was counted with a different {info.pretokenizer!r} regex than this version uses; count again.")
-    if pretokenizer is not None and pretokenizer != info.pretokenizer:
+    if pretokenizer is not None and regex_of(pretokenizer) != known:  # by regex: 'gpt4' and 'cl100k' are one pre-tokenizer
         raise ValueError(
             f"{path} was counted with the {info.pretokenizer!r} pre-tokenizer, not {pretokenizer!r}; count again or drop the setting."
         )

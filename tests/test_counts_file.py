@@ -89,6 +89,11 @@ def test_settings_that_contradict_the_file_are_refused(corpus, tmp_path, options
         train_from_counts(tmp_path / "c.parquet", 300, special_tokens, **options)
 
 
+def test_a_pre_tokenizers_other_name_is_the_same_setting(corpus, tmp_path):
+    count_to_file(corpus, tmp_path / "c.parquet", pattern="gpt4")  # counted under the old name
+    assert train_from_counts(tmp_path / "c.parquet", 300, pretokenizer="cl100k") == train_from_counts(tmp_path / "c.parquet", 300)
+
+
 def test_cli_refuses_contradicting_settings_and_inputs_with_from_counts(corpus, tmp_path, capsys):
     count_to_file(corpus, tmp_path / "c.parquet")
     out = str(tmp_path / "out")
