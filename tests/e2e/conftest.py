@@ -113,6 +113,27 @@ def wait_idle(page, timeout: int = 60_000) -> None:
     page.wait_for_selector('[data-testid="stApp"][data-test-script-state="notRunning"]', timeout=timeout)
 
 
+# Resolves once no element of the page has moved or changed size for FRAMES animation frames in a row.
+SETTLED_JS = """frames => new Promise(done => {
+    const boxes = () => JSON.stringify([...document.querySelectorAll('[data-testid="stAppViewContainer"] *')].map(e => {
+        const r = e.getBoundingClientRect(); return [Math.round(r.x), Math.round(r.y), Math.round(r.width), Math.round(r.height)]; }));
+    let last = boxes(), still = 0;
+    const tick = () => { const now = boxes(); still = now === last ? still + 1 : 0; last = now;
+                         if (still >= frames) done(true); else requestAnimationFrame(tick); };
+    requestAnimationFrame(tick);
+})"""
+
+
+def settled(page, frames: int = 8, timeout: int = 60_000) -> None:
+    """Wait until the layout has stopped moving (after a resize, a zoom, a rerun): an event, not a fixed pause.
+
+    Layout checks run after this: charts and columns re-lay out when the viewport
+    changes, and a check made mid-way would measure a half-drawn page.
+    """
+    wait_idle(page, timeout)
+    page.wait_for_function(SETTLED_JS, arg=frames, timeout=timeout)
+
+
 def shot(page, name: str) -> Path:
     SHOTS.mkdir(parents=True, exist_ok=True)
     path = SHOTS / f"{name}.png"
@@ -129,11 +150,11 @@ def shots(page, name: str) -> list[Path]:
     before, paths = page.viewport_size, []
     for width, height in SIZES:
         page.set_viewport_size({"width": width, "height": height})
-        page.wait_for_timeout(600)  # charts and columns re-lay out
+        settled(page)  # charts and columns re-lay out
         paths.append(SHOTS / f"{name}-{width}x{height}.png")
         page.screenshot(path=str(paths[-1]))
     page.set_viewport_size(before)
-    page.wait_for_timeout(300)
+    settled(page)
     return paths
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .conftest import SHOTS, SIZES, clipped
+from .conftest import SHOTS, SIZES, clipped, settled
 
 
 def clipped_in_main(page) -> list[str]:
@@ -34,14 +34,14 @@ def look(page, name: str, heading: str | None = None) -> list[str]:
     before, cut = page.viewport_size, []
     for width, height in SIZES:
         page.set_viewport_size({"width": width, "height": height})
-        page.wait_for_timeout(600)  # charts and columns re-lay out
+        settled(page)  # charts and columns re-lay out
         if heading:
             page.get_by_role("heading", name=heading).first.evaluate("e => e.scrollIntoView({block: 'start'})")
-            page.wait_for_timeout(300)
+            settled(page)
         SHOTS.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(SHOTS / f"{name}-{width}x{height}.png"))
         if (width, height) == (1280, 720):
             cut = clipped_in_main(page) + past_edge(page)
     page.set_viewport_size(before)
-    page.wait_for_timeout(300)
+    settled(page)
     return cut

@@ -12,8 +12,9 @@ import re
 import time
 
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
+from playwright.sync_api import expect
 
-from .conftest import SMALL_TEXT_JS, clipped, pick, shot, shots, wait_idle
+from .conftest import SMALL_TEXT_JS, clipped, pick, settled, shot, shots, wait_idle
 
 STDLIB = "Python's own docs (stdlib docstrings, 2 MB)"
 
@@ -73,7 +74,7 @@ def test_student_steps_through_textbook_corpus_with_buttons_and_keys(page):
 def test_a_projector_sees_the_card_the_pair_table_and_the_heap_on_the_first_screen(page, app_url):
     open_link(page, app_url, "textbook", 2)
     page.set_viewport_size({"width": 1280, "height": 720})
-    page.wait_for_timeout(800)
+    settled(page)
     for selector in (".merge-card", "table.pairs", ".htree"):
         assert bottom_of(page, selector) <= 720, selector
     assert clipped(page) == []
@@ -104,7 +105,7 @@ def test_the_real_corpus_at_merge_501_reads_well_at_1280_and_820_px(page, app_ur
     shots(page, "step-stdlib")
     for width in (1280, 820):
         page.set_viewport_size({"width": width, "height": 900})
-        page.wait_for_timeout(800)
+        settled(page)
         assert clipped(page) == [], width
         words = page.locator(".words").evaluate(
             """w => ({over: w.scrollWidth > w.clientWidth + 1,
@@ -117,7 +118,7 @@ def test_the_real_corpus_at_merge_501_reads_well_at_1280_and_820_px(page, app_ur
             )
             assert broken == []
     page.set_viewport_size({"width": 1280, "height": 720})
-    page.wait_for_timeout(500)
+    settled(page)
     for selector in (".merge-card", "table.pairs", ".htree"):
         assert bottom_of(page, selector) <= 720, selector
     page.get_by_role("button", name="Next").click()
@@ -177,8 +178,8 @@ def test_presenter_mode_is_larger_and_simpler(page, app_url):
     line = page.locator(".merge-card .why").evaluate("e => e.getBoundingClientRect().height")
     page.set_viewport_size({"width": 1280, "height": 720})
     page.get_by_test_id("stSidebar").get_by_text("Presenter mode").click()
-    wait_idle(page)
-    page.wait_for_timeout(800)
+    settled(page)
+    expect(page.get_by_test_id("stSidebar")).to_have_attribute("data-collapsed", "true")
     assert not sidebar_open(page)  # folded away: the page has the whole width
     assert page.get_by_test_id("stExpandSidebarButton").is_visible()  # and the control to open it again stays
     assert "present=1" in page.url  # a reload keeps presenter mode
@@ -196,7 +197,7 @@ def test_presenter_mode_is_larger_and_simpler(page, app_url):
     page.reload()  # a new session: the URL alone brings presenter mode back, at the same merge
     wait_idle(page, 180_000)
     page.locator(".merge-card").wait_for(timeout=180_000)
-    page.wait_for_timeout(800)
+    settled(page)
     assert merge_shown(page) == 38 and not sidebar_open(page) and page.locator("h1").count() == 0
     for selector in (".merge-card", "table.pairs", ".htree"):
         assert bottom_of(page, selector) <= 720, selector
@@ -204,7 +205,7 @@ def test_presenter_mode_is_larger_and_simpler(page, app_url):
     page.get_by_test_id("stExpandSidebarButton").click()  # the teacher opens the sidebar and leaves presenter mode
     page.get_by_test_id("stSidebar").get_by_text("Presenter mode").click()
     wait_idle(page)
-    page.wait_for_timeout(800)
+    settled(page)
     assert "present=1" not in page.url and sidebar_open(page) and page.locator("h1").count() == 1
 
 
@@ -213,7 +214,7 @@ def test_a_deep_link_opens_presenter_mode_on_any_page(page, app_url):
     page.goto(f"{app_url}/?corpus=textbook&merge=5&present=1")
     wait_idle(page, 180_000)
     page.locator(".merge-card").wait_for(timeout=180_000)
-    page.wait_for_timeout(800)
+    settled(page)
     assert merge_shown(page) == 5 and not sidebar_open(page)
     for selector in (".merge-card", "table.pairs", ".htree"):
         assert bottom_of(page, selector) <= 720, selector
@@ -221,7 +222,7 @@ def test_a_deep_link_opens_presenter_mode_on_any_page(page, app_url):
     page.goto(f"{app_url}/lesson?present=1")
     wait_idle(page, 180_000)
     page.get_by_role("button", name="Next ▶").wait_for()
-    page.wait_for_timeout(800)
+    settled(page)
     assert not sidebar_open(page) and clipped(page) == []
     shots(page, "lesson-presenter")
 
@@ -256,7 +257,7 @@ def test_a_student_picks_a_tie_break_rule_and_sees_what_each_rule_takes_on_the_t
     shots(page, "step-tie-picks")  # one line of picks on the card
     page.set_viewport_size({"width": 1280, "height": 720})
     page.locator('[data-testid="stSelectbox"]').filter(has_text="Tie-break rule").evaluate("e => e.scrollIntoView({block: 'center'})")
-    page.wait_for_timeout(300)
+    settled(page)
     shot(page, "sidebar-tie-break-1280x720")  # the rule and what it prefers, in the sidebar
     page.set_viewport_size({"width": 1400, "height": 2200})
     page.get_by_text("why?").click()
@@ -265,7 +266,7 @@ def test_a_student_picks_a_tie_break_rule_and_sees_what_each_rule_takes_on_the_t
     assert page.locator("table.tie-rules tr.mine").inner_text().startswith("rustbpe")
     shots(page, "step-tie-rules")
     page.set_viewport_size({"width": 1280, "height": 720})
-    page.wait_for_timeout(800)
+    settled(page)
     assert clipped(page) == []
     assert page.evaluate(SMALL_TEXT_JS) == []
     assert bottom_of(page, "table.tie-rules") <= 720  # the whole explanation on a projector's first screen
