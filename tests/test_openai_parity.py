@@ -71,8 +71,10 @@ def test_text_that_ends_in_whitespace(pairs, text, end):
 
 
 @settings(max_examples=100, deadline=None)
-@given(text=st.text(max_size=60))
-def test_any_unicode_text(pairs, text):
+@given(text=st.text(st.characters(exclude_categories=("Cn", "Cs")), max_size=60))
+def test_any_assigned_unicode_text(pairs, text):
+    # subtle: unassigned code points are classified by each engine's own Unicode version (U+3D000 is a letter to
+    # regex 2026.11, not to tiktoken's Rust regex): an engine difference, not the tokenizer's, so they are not drawn
     same(pairs, text)
 
 
