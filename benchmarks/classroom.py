@@ -681,16 +681,26 @@ async def pick_stdlib(students: list[Student]) -> list[float]:
     return list(await asyncio.gather(*(one(s) for s in students)))
 
 
+WRONG: list[str] = []  # clicks after which a student's page showed another merge than the one after theirs
+
+
 async def step(students: list[Student], seconds: float, interval: float, rng: random.Random) -> list[float]:
-    """Each student clicks Next every ~interval s (uniform +-25 %) for seconds; the latency of every click."""
+    """Each student clicks Next every ~interval s (uniform +-25 %) for seconds; the latency of every click.
+
+    After each click the page must show the merge after the one it showed (sessions never cross);
+    a click that does not is noted in WRONG.
+    """
     latencies: list[float] = []
     stop = time.perf_counter() + seconds
 
     async def one(s: Student) -> None:
         await asyncio.sleep(rng.uniform(0, interval))
         while time.perf_counter() < stop:
+            before = s.merge_shown()
             took = await s.click("Next")
             latencies.append(took)
+            if before is not None and s.merge_shown() not in (before + 1, before):  # before: at the last merge already
+                WRONG.append(f"{s.name}: merge {before} then {s.merge_shown()}")
             await asyncio.sleep(max(0.0, interval * rng.uniform(0.75, 1.25) - took))
 
     await asyncio.gather(*(one(s) for s in students))
@@ -756,6 +766,7 @@ async def stepping(app: Path, args: argparse.Namespace, rng: random.Random) -> N
         client_cpu = (time.process_time() - client_cpu) / elapsed * 100
         server.memory.mark("stepping ends")
         print(f"Next, until the page is updated: {summary(latencies)}")
+        print(f"clicks after which the page showed a merge other than the next one: {len(WRONG)} {WRONG[:3]}")
         print(f"clicks answered: {len(latencies) / elapsed:.1f}/s (the class asks for {n / interval:.1f}/s); {load()}")
         print(f"processor while stepping (100 % = a core): {server.memory.cpu_summary(began + 2, began + elapsed)}")
         used = server.memory.cpu_seconds(began + 2, began + elapsed)
