@@ -16,6 +16,7 @@ import streamlit as st
 from bpe import Tokenizer
 from ui import encode_views as ev
 from ui import encoding, link, real, sidebar, state
+from ui.play import PlayClock
 from ui.render import plain, show
 
 MAX_CHARS = 200  # a word or a sentence: the walk shows every step of every pre-token
@@ -33,9 +34,7 @@ settings = sidebar.current()
 
 
 def restart() -> None:
-    st.session_state["enc_pos"] = 0
-    st.session_state["enc_playing"] = False
-    st.session_state["enc_token"] = None
+    st.session_state.update(enc_pos=0, enc_playing=False, enc_play_from=None, enc_token=None)
 
 
 def changed(key: str) -> None:
@@ -159,8 +158,20 @@ def clamp(pos: int) -> int:
     return min(max(0, pos), last)
 
 
+def clock() -> PlayClock:
+    """The session's Play clock (ui/play.py, the step page's), counting positions of the walk from 1."""
+    started, first = st.session_state["enc_play_from"] or (None, st.session_state["enc_pos"] + 1)
+    return PlayClock(last + 1, st.session_state["enc_playing"], st.session_state["enc_speed"], started, first)
+
+
+def keep(played: PlayClock, step: int) -> None:
+    st.session_state["enc_playing"], st.session_state["enc_pos"] = played.playing, step - 1
+    st.session_state["enc_play_from"] = None if played.started is None else (played.started, played.first)
+
+
 def restart_clock() -> None:
-    st.session_state["enc_play_from"] = (time.time(), st.session_state["enc_pos"])
+    step = st.session_state["enc_pos"] + 1
+    keep(clock().restarted(step, time.time()), step)
 
 
 def go(delta: int) -> None:
@@ -168,27 +179,15 @@ def go(delta: int) -> None:
     restart_clock()
 
 
-def advance_by_clock() -> None:
-    if st.session_state["enc_play_from"] is None:
-        restart_clock()
-    started, first = st.session_state["enc_play_from"]
-    st.session_state["enc_pos"] = clamp(first + int((time.time() - started) * st.session_state["enc_speed"] + 0.5))
-
-
 def set_playing(playing: bool) -> None:
-    if playing == st.session_state["enc_playing"]:
-        return
-    if not playing:
-        advance_by_clock()
-    st.session_state["enc_playing"] = playing
-    if playing and st.session_state["enc_pos"] >= last:
-        st.session_state["enc_pos"] = 0
-    restart_clock()
+    """Play or Pause, as the button clicked said (PlayClock.toggled)."""
+    keep(*clock().toggled(playing, st.session_state["enc_pos"] + 1, time.time()))
 
 
 def changed_speed() -> None:
-    state.save("enc_speed")
-    restart_clock()
+    st.session_state["enc_speed"] = st.session_state["w_enc_speed"]
+    step = st.session_state["enc_pos"] + 1
+    keep(clock().with_speed(st.session_state["enc_speed"], step, time.time()), step)
 
 
 def step_text(i: int, done: int) -> str:
@@ -212,9 +211,9 @@ if timer[0]:
 
 @st.fragment(run_every=1 / timer[1] if timer[0] else None)
 def walker() -> None:
-    if st.session_state["enc_playing"]:
-        advance_by_clock()
-    st.session_state["enc_pos"] = pos = clamp(st.session_state["enc_pos"])
+    played, step = clock().ticked(clamp(st.session_state["enc_pos"]) + 1, time.time())
+    keep(played, step)
+    pos = step - 1
     i, done = w.positions[pos]
     row = st.container(horizontal=True, vertical_alignment="center", gap="medium")
     row.button("Previous", on_click=go, args=(-1,), disabled=pos <= 0, shortcut="Left", key="enc_previous")
@@ -223,10 +222,13 @@ def walker() -> None:
         row.button("Pause", on_click=set_playing, args=(False,), key="enc_pause", icon=":material/pause:")
     else:
         row.button("Play", on_click=set_playing, args=(True,), key="enc_play", icon=":material/play_arrow:")
+    # subtle: not state.widget, as on the step page: a run that stops before this fragment drops the box's
+    # state, and a value put back through session state would reach the server but not the browser
     row.selectbox(
         "Speed",
         SPEEDS,
-        key=state.widget("enc_speed"),
+        index=SPEEDS.index(st.session_state["enc_speed"]),
+        key="w_enc_speed",
         on_change=changed_speed,
         format_func=lambda s: f"{s:g} step/s",
         label_visibility="collapsed",
@@ -253,8 +255,6 @@ def walker() -> None:
             st.session_state["step"] = merge
             st.session_state["enc_playing"] = False
             st.switch_page("pages/step.py")
-    if st.session_state["enc_playing"] and pos >= last:
-        st.session_state["enc_playing"] = False
     if (st.session_state["enc_playing"], st.session_state["enc_speed"]) != timer:
         st.rerun()
 

@@ -74,6 +74,11 @@ def test_previous_and_play_move_through_the_walk():
     assert at.session_state["enc_playing"] and at.button(key="enc_pause")
     at.button(key="enc_pause").click().run()
     assert not at.session_state["enc_playing"]
+    paused = at.session_state["enc_pos"]  # where the clock had got to (it may have moved on while this test ran)
+    at.run()
+    assert at.session_state["enc_pos"] == paused  # stopped: a run later it has not moved
+    at.button(key="enc_next").click().run()
+    assert at.session_state["enc_pos"] == paused + 1
 
 
 def test_gpt4_walks_a_word_with_its_own_ranks(tiktoken_files):
@@ -143,3 +148,12 @@ def test_k_limits_the_runs_merges(k):
     at.slider(key="w_real_k").set_value(k).run()
     ranks = [int(r) for r in re.findall(r'class="rank(?: hit)?">(?:<a [^>]*>)?#(\d+)', rows(at))]
     assert all(r <= k for r in ranks)
+
+
+def test_a_special_tokens_ancestry_says_what_it_is():
+    at = open_page()
+    at.session_state["enc_view"] = "ancestry"
+    at.run()
+    at.text_input(key="w_enc_typed").set_value("<|endoftext|>").run()
+    said_ = [h.value for h in at.html if "special token" in h.value]
+    assert said_ and "is a special token of the run trained here: added whole, never made by a merge." in said_[0]

@@ -131,6 +131,8 @@ def _branch(node: Node, link: Link) -> str:
 
 def tree_sentence(node: Node, label: str) -> str:
     """'␣lowest' is merge #1,234 of GPT-4: ' low' + 'est'; 3 merges from 7 bytes."""
+    if node.rank is None and len(node.token) > 1:
+        return f"{show(node.token)} is a special token of {label}: added whole, never made by a merge."
     if node.rank is None:
         return f"{show(node.token)} is a single byte: every tokenizer starts from the 256 bytes, so nothing built it."
     merges = _count(node)
