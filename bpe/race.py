@@ -94,7 +94,11 @@ def prepare(source: bytes | str | os.PathLike, spec: TrainSpec | None = None, **
     with paused_gc():
         start_cpu = CLOCK()
         corpus = pretokenize(
-            data, pattern=spec.pretokenizer, special_tokens=spec.special_tokens, keep_sequence=True, split_lines=spec.split_lines
+            data,
+            pattern=spec.pretokenizer,
+            special_tokens=spec.special_tokens,
+            keep_sequence=any(t.needs_sequence for t in ALGORITHMS.values()),
+            split_lines=spec.split_lines,
         )
         seconds = CLOCK() - start_cpu
     return Prepared(corpus, {"read": read - start, "pre-tokenize": seconds})

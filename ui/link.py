@@ -21,13 +21,14 @@ from __future__ import annotations
 
 import streamlit as st
 
-from bpe.rule import RULES
+from bpe.rule import (
+    DEFAULT_RULE,  # a link names a rule only when it is not the default
+    RULES,
+)
 
 from . import corpus as corpora
 from . import sidebar
 from .render import plain
-
-DEFAULT_RULE = "cs336"
 
 # presets whose text comes with the app: pasted and uploaded corpora cannot travel in a link
 LINKABLE = tuple(key for key in corpora.SOURCES if key not in ("paste", "upload"))

@@ -40,9 +40,9 @@ def pretokenized(key: str, pattern: str, specials: tuple[str, ...], keep_sequenc
     return pretokenize(_data, pattern=pattern, special_tokens=specials, keep_sequence=keep_sequence)
 
 
-def pretokenized_for(settings, keep_sequence: bool = False) -> PreTokens:
-    """pretokenized() for the sidebar's settings (a ui.sidebar.Settings): only what pre-tokenizing uses is in the key."""
-    return pretokenized(settings.key, settings.pattern, settings.specials, keep_sequence, settings.corpus.data)
+def pretokenized_for(settings) -> PreTokens:
+    """The counts of the sidebar's corpus (a ui.sidebar.Settings), for pages that read words, not traces: no sequence kept."""
+    return pretokenized(settings.key, settings.pattern, settings.specials, False, settings.corpus.data)
 
 
 def most_frequent_for(settings, n: int) -> tuple[dict[bytes, int], int]:
