@@ -220,6 +220,29 @@ def test_without_the_files_one_sentence_says_so(offline):
     )
 
 
+def test_a_download_runs_in_the_background_and_a_failure_is_said_once(offline, monkeypatch):
+    """A page never waits for the network: the download runs in a thread; its failure is the next sentence."""
+    import threading
+
+    def no_network(url, timeout):
+        raise OSError("no network")
+
+    monkeypatch.setattr(real, "DOWNLOAD", True)
+    monkeypatch.setattr(real.urllib.request, "urlopen", no_network)
+    monkeypatch.setattr(real, "_failed", {})
+    first = real.get("o200k", spinner=False)
+    assert first.error == (
+        "GPT-4o (o200k_base) is not on this machine yet and is being downloaded from OpenAI now (reload the page in a minute); "
+        "or upload OpenAI's o200k_base.tiktoken."
+    )
+    for thread in threading.enumerate():
+        if thread.name == "download-o200k":
+            thread.join(timeout=30)
+    assert real.get("o200k", spinner=False).error == (
+        "GPT-4o (o200k_base) is not on this machine and downloading it failed (no network): upload OpenAI's o200k_base.tiktoken to add it."
+    )
+
+
 def test_a_file_that_is_not_openais_is_refused(offline):
     class Upload:
         name, getvalue = "cl100k_base.tiktoken", staticmethod(lambda: b"aGVsbG8= 0\n")

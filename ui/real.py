@@ -148,16 +148,32 @@ def locate(encoding: Encoding) -> tuple[tuple[Path, ...], str] | None:
     return None
 
 
-_failed_at: dict[str, float] = {}  # encoding key -> when its download last failed (server-wide)
+_failed: dict[str, tuple[float, str]] = {}  # encoding key -> (when its download last failed, why): server-wide
+_downloading: set[str] = set()  # encodings being downloaded now
+_download_lock = threading.Lock()
 DOWNLOAD = True  # tests turn it off to see what an offline machine shows
 
 
-def download(encoding: Encoding) -> str | None:
-    """Fetch the encoding's files from OpenAI into tiktoken's cache; None when done, else why not (one sentence)."""
+def fetch_later(encoding: Encoding) -> str:
+    """Start fetching the encoding's files from OpenAI in a background thread; say, as part of a sentence, what is happening.
+
+    subtle: never in a page's run: a network that drops packets would hold a student's page for the whole
+    timeout. One download per encoding at a time, and after a failure none for RETRY_S.
+    """
     if not DOWNLOAD:
         return "downloading is turned off"
-    if time.time() - _failed_at.get(encoding.key, -RETRY_S) < RETRY_S:
-        return "the last download failed a moment ago"
+    with _download_lock:
+        when, why = _failed.get(encoding.key, (-RETRY_S, ""))
+        if encoding.key not in _downloading and time.time() - when < RETRY_S:
+            return f"downloading it failed ({why})"
+        if encoding.key not in _downloading:
+            _downloading.add(encoding.key)
+            threading.Thread(target=download, args=(encoding,), name=f"download-{encoding.key}", daemon=True).start()
+    return "is being downloaded from OpenAI now (reload the page in a minute)"
+
+
+def download(encoding: Encoding) -> str | None:
+    """Fetch the encoding's files from OpenAI into tiktoken's cache; None when done, else why not."""
     try:
         for file in encoding.files:
             with urllib.request.urlopen(file.url, timeout=DOWNLOAD_TIMEOUT_S) as response:
@@ -166,8 +182,12 @@ def download(encoding: Encoding) -> str | None:
             if problem:
                 raise ValueError(problem)
     except (OSError, ValueError) as e:
-        _failed_at[encoding.key] = time.time()
-        return f"downloading it failed ({str(e)[:80] or type(e).__name__})"
+        why = str(e)[:80] or type(e).__name__
+        _failed[encoding.key] = (time.time(), why)
+        return why
+    finally:
+        with _download_lock:
+            _downloading.discard(encoding.key)
     return None
 
 
@@ -219,10 +239,7 @@ def get(key: str, spinner: bool = True) -> Real:
         )
     found = locate(encoding)
     if found is None:
-        why = download(encoding)
-        found = locate(encoding)
-        if found is None:
-            return Real(encoding, None, unavailable(encoding, why))
+        return Real(encoding, None, unavailable(encoding, fetch_later(encoding)))
     paths, where = found
     stamp = (key, pattern, tuple((str(p), p.stat().st_size) for p in paths))
     known = _loaded.get(stamp)
@@ -264,12 +281,12 @@ def warm() -> None:
 _warming = False
 
 
-def unavailable(encoding: Encoding, why: str | None) -> str:
+def unavailable(encoding: Encoding, why: str) -> str:
+    """'GPT-4 (cl100k_base) is not on this machine and downloading is turned off: upload OpenAI's cl100k_base.tiktoken to add it.'"""
     names = " and ".join(f.name for f in encoding.files)
-    return (
-        f"{encoding.label} ({encoding.name}) is not on this machine and {why or 'could not be downloaded'}: "
-        f"upload OpenAI's {names} to add it."
-    )
+    if why.startswith("is being downloaded"):
+        return f"{encoding.label} ({encoding.name}) is not on this machine yet and {why}; or upload OpenAI's {names}."
+    return f"{encoding.label} ({encoding.name}) is not on this machine and {why}: upload OpenAI's {names} to add it."
 
 
 def _load(key: str, pattern: str, stamp: tuple, where: str) -> Real:
