@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
-# Installs everything the tests need (pip requirements, Debian's chromium for the
-# browser tests and HAProxy for the replicas' test), then runs the whole suite: bash scripts/test.sh [pytest options]
+# Installs everything the tests need (pip requirements; from Debian: chromium and fonts for the
+# browser tests, HAProxy for the replicas' test), then runs the whole suite: bash scripts/test.sh [pytest options]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-if [ ! -x /usr/bin/chromium ] || [ ! -x /usr/sbin/haproxy ]; then
+# the fonts draw the scripts the app shows (CJK, emoji): without them the screenshots show boxes
+packages=(chromium haproxy fonts-noto-cjk fonts-noto-color-emoji)
+missing=()
+for p in "${packages[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
+if [ ${#missing[@]} -gt 0 ]; then
   sudo=""
   [ "$(id -u)" -ne 0 ] && sudo="sudo"
   $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq chromium haproxy >/dev/null
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 bash scripts/setup.sh requirements-dev.txt
 exec .venv/bin/python -m pytest "$@"
