@@ -235,7 +235,7 @@ def walker() -> None:
         width=160,
     )
     steps = w.steps[i]
-    row.markdown(f"step **{min(done + 1, len(steps))}** of {len(steps)}" if steps else "no steps")
+    row.markdown(f"step **{min(done + 1, len(steps))}** of {len(steps)}" if steps else "no merge applies")
 
     if len(w.pieces) > 1:  # the whole text: where this pre-token is, and what the others became
         current = [w.parts(j, len(w.steps[j]) if j < i else (done if j == i else 0)) for j in range(len(w.pieces))]
