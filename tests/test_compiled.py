@@ -270,3 +270,16 @@ def test_gigatoken_counts_on_one_thread_and_prints_nothing():
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == ["1", "None"]  # one worker thread of rayon's, and the environment as it was
     assert result.stderr == ""  # gigatoken's timing lines went nowhere
+
+
+@needs_gigatoken
+def test_bpe_train_says_which_path_counted(corpus, tmp_path, capsys):
+    path = str(corpus / "corpus.txt")
+    base = ["train", path, "--vocab-size", "300", "--special-token", EOT, "--workers", "1"]
+    assert main([*base, "--out", str(tmp_path / "heap")]) == 0
+    heap = capsys.readouterr().out
+    assert "\npre-tokens counted by gigatoken 0.10.0 (compiled)\n" in heap
+    assert main([*base, "--out", str(tmp_path / "positions"), "--algorithm", "positions"]) == 0
+    assert "\npre-tokens counted in Python (the positions algorithm reads every occurrence in order)\n" in capsys.readouterr().out
+    merges = [(tmp_path / name / "merges.txt").read_text() for name in ("heap", "positions")]
+    assert merges[0] == merges[1]  # the same counts, so the same merges
