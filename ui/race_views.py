@@ -31,6 +31,7 @@ from bpe.train import work_names
 
 from . import corpus as corpora
 from . import jobs, work
+from .chart_style import MARK_TEXT, config, styled
 from .jobs import RaceRecord, RunKey, SpeedupRecord, SweepRecord
 from .pool import Status
 from .render import show_pair
@@ -55,16 +56,6 @@ REFERENCE_LINES = {
     refs.FFBPE: "ffbpe (Rust, merges only, wall-clock)",
 }
 CHART_POINTS = 200  # points per line sent to the browser
-AXIS = {"labelFontSize": 18, "titleFontSize": 18}  # the race chart's axes, read from the back of a room
-
-
-def _axes(chart: alt.Chart, **legend) -> alt.Chart:
-    """Sizes a projector at the back of a room can read."""
-    return (
-        chart.configure_axis(labelFontSize=14, titleFontSize=16)
-        .configure_legend(labelFontSize=15, titleFontSize=15, symbolStrokeWidth=4, labelLimit=420, **legend)
-        .configure_title(fontSize=17)
-    )
 
 
 def _colour(field: str = "algorithm:N") -> alt.Color:
@@ -211,7 +202,7 @@ def race_chart(record: RaceRecord) -> None:
             "title": None,
             "sort": names,
             "scale": {"domain": names, "range": [colour(r.algorithm) for r in runs]},
-            "legend": {"orient": "top", "columns": 2, "labelFontSize": 18, "symbolStrokeWidth": 4, "labelLimit": 460},
+            "legend": {"orient": "top", "columns": 2},
         },
         "tooltip": [{"field": "line", "title": "algorithm"}, {"field": "merges"}, {"field": "seconds", "format": ".3f"}],
     }
@@ -221,8 +212,8 @@ def race_chart(record: RaceRecord) -> None:
 
     spec = {
         "height": 400,
-        "title": {"text": f"{record.corpus_label}: time to make {record.num_merges:,} merges", "fontSize": 18},
-        "config": {"axis": AXIS},
+        "title": {"text": f"{record.corpus_label}: time to make {record.num_merges:,} merges"},
+        "config": config(),
         "layer": [
             layer("line", {"type": "line", "strokeWidth": 3}),
             layer("end", {"type": "point", "size": 220, "filled": False, "strokeWidth": 3}),
@@ -446,9 +437,9 @@ def size_chart(record: SweepRecord) -> alt.Chart:
     chart = alt.layer(
         finished.mark_line(strokeWidth=3, point=alt.OverlayMarkDef(size=80, filled=True)),
         cut.mark_point(size=200, filled=False, strokeWidth=3),
-        cut.mark_text(align="right", dx=-12, dy=-14, fontSize=15).encode(text="label"),  # left of its ring: clear of the edge
+        cut.mark_text(align="right", dx=-12, dy=-14, fontSize=MARK_TEXT).encode(text="label"),  # left of its ring: clear of the edge
     ).properties(height=360, title=f"Time against corpus size, {record.num_merges:,} merges (log-log)")
-    return _axes(chart, orient="top", columns=2)
+    return styled(chart, orient="top", columns=2)
 
 
 def merges_chart(record: SweepRecord) -> alt.Chart:
@@ -474,7 +465,7 @@ def merges_chart(record: SweepRecord) -> alt.Chart:
         )
         .properties(height=340, title="Time against number of merges, at the largest size each ran (log-log)")
     )
-    return _axes(chart, orient="top")
+    return styled(chart, orient="top")
 
 
 def sweep_table(record: SweepRecord) -> None:
@@ -556,6 +547,6 @@ def speedup_chart(record: SpeedupRecord) -> alt.Chart:
     )
     chart = alt.layer(
         base.mark_bar(color=colour("heap"), size=60),
-        base.mark_text(dy=-12, fontSize=15).encode(text="label"),
+        base.mark_text(dy=-12, fontSize=MARK_TEXT).encode(text="label"),
     ).properties(height=300, title=f"Pre-tokenizing {megabytes(record.n_bytes)} in parallel")
-    return _axes(chart)
+    return styled(chart)

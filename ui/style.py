@@ -2,8 +2,8 @@
 
 The theme (.streamlit/config.toml) sets the root font to 18 px; Streamlit draws
 captions, buttons, widget labels and some inputs smaller than the root, so the
-CSS here lifts them to 1rem. Charts set their own label sizes (at least 14 px:
-see AXIS). Presenter mode zooms the page (not the sidebar) and lets the step
+CSS here lifts them to 1rem. Charts take their sizes from
+ui/chart_style.py. Presenter mode zooms the page (not the sidebar) and lets the step
 page drop what a projector does not need.
 
 Also here: the classes of the HTML that ui/render.py and ui/views.py write
@@ -19,7 +19,6 @@ from __future__ import annotations
 import streamlit as st
 
 PRESENTER_ZOOM = 1.25  # presenter mode enlarges the page (not the sidebar, which is for the teacher): 18 px text reads as 22.5
-AXIS = {"labelFontSize": 16, "titleFontSize": 17}  # Vega-Lite axis text for every chart of ours
 
 APP_CSS = """
 /* ---- projector sizes ---- */
@@ -209,7 +208,7 @@ table.compare .sub{color:#555;font-size:1rem;font-weight:400;white-space:nowrap}
 PRESENTER_CSS = f"""
 [data-testid="stMainBlockContainer"]{{zoom:{PRESENTER_ZOOM}}}
 /* subtle: a chart measures its width on screen (zoomed) and would be zoomed again, past the right edge;
-   undone here, a chart fills its column exactly, its labels at the sizes the charts set (AXIS) */
+   undone here, a chart fills its column exactly, its labels at the sizes of ui/chart_style.py */
 [data-testid="stVegaLiteChart"]{{zoom:{1 / PRESENTER_ZOOM}}}
 table.pairs tr:nth-child(n+10){{display:none}}
 .stHtml p.caption{{display:none}}

@@ -19,6 +19,7 @@ from bpe.threshold import Compression, Replay, kept
 
 from . import corpus as corpora
 from . import state
+from .chart_style import MARK_TEXT, config
 from .render import show, show_pair
 
 
@@ -219,12 +220,12 @@ def counts_chart(events: tuple[MergeEvent, ...], t: int, k: int) -> None:
         "field": "merge",
         "type": "ordinal" if few else "quantitative",
         "title": "merge",
-        "axis": {"labelAngle": 0, "labelFontSize": 15} if few else {"format": ",d", "labelFontSize": 15},
+        "axis": {"labelAngle": 0} if few else {"format": ",d"},
     }
     threshold = {"y": {"field": "t", "type": "quantitative"}}
     spec = {
         "height": 300,
-        "config": {"axis": {"titleFontSize": 16}},
+        "config": config(),
         "layer": [
             {
                 "mark": mark,
@@ -234,14 +235,13 @@ def counts_chart(events: tuple[MergeEvent, ...], t: int, k: int) -> None:
                         "field": "count",
                         "type": "quantitative",
                         "title": "count of the winning pair",
-                        "axis": {"labelFontSize": 15},
                         **({"scale": {"type": "log"}} if log else {}),
                     },
                     "color": {
                         "field": "status",
                         "type": "nominal",
                         "scale": {"domain": ["kept", "dropped"], "range": [KEPT, DROPPED]},
-                        "legend": {"title": None, "orient": "top", "labelFontSize": 15},
+                        "legend": {"title": None, "orient": "top"},
                     },
                     "tooltip": [{"field": f} for f in ("merge", "pair", "count", "status")],
                 },
@@ -253,7 +253,7 @@ def counts_chart(events: tuple[MergeEvent, ...], t: int, k: int) -> None:
             },
             {
                 "transform": [{"filter": "datum.merge == 1"}],
-                "mark": {"type": "text", "color": RULE, "align": "right", "dx": -2, "dy": -10, "fontSize": 16, "fontWeight": "bold"},
+                "mark": {"type": "text", "color": RULE, "align": "right", "dx": -2, "dy": -10, "fontSize": MARK_TEXT, "fontWeight": "bold"},
                 "encoding": {**threshold, "x": {"value": "width"}, "text": {"field": "label"}},
             },
         ],
@@ -267,12 +267,12 @@ def compression_chart(test: Replay, k: int, label: str) -> None:
     step = max(1, n // 1500)  # at most ~1500 points on the wire
     ks = sorted(set(range(0, n + 1, step)) | {n, k})
     frame = pd.DataFrame({"merges": ks, "bytes per token": [round(test.compression(i).bytes_per_token, 4) for i in ks], "k": k})
-    x = {"field": "merges", "type": "quantitative", "title": "merges used", "axis": {"format": ",d", "labelFontSize": 15}}
-    y = {"field": "bytes per token", "type": "quantitative", "scale": {"zero": False}, "axis": {"labelFontSize": 15}}
+    x = {"field": "merges", "type": "quantitative", "title": "merges used", "axis": {"format": ",d"}}
+    y = {"field": "bytes per token", "type": "quantitative", "scale": {"zero": False}}
     here = [{"filter": "datum.merges == datum.k"}]
     spec = {
         "height": 300,
-        "config": {"axis": {"titleFontSize": 16}},
+        "config": config(),
         "layer": [
             {
                 "mark": {"type": "line", "color": KEPT, "strokeWidth": 2},

@@ -31,8 +31,8 @@ from bpe.tokenizer import Tokenizer
 from bpe.train import work_names
 
 from . import compat
+from .chart_style import AXIS, MARK_TEXT
 from .render import character_runs, chips, show, show_pair
-from .style import AXIS
 
 PAIR_ROWS = 10  # rows of the pair table; more when more pairs tie with the winner
 PAIR_ROWS_MAX = 15
@@ -466,7 +466,7 @@ def counts_spec(counts: list[int]) -> dict:
             },
             {
                 "data": {"name": "now"},
-                "mark": {"type": "text", "align": "left", "dx": 8, "dy": -12, "fontSize": 17, "color": "#b51d1f"},
+                "mark": {"type": "text", "align": "left", "dx": 8, "dy": -12, "fontSize": MARK_TEXT, "color": "#b51d1f"},
                 "encoding": {
                     "x": {"field": "merge", "type": "quantitative"},
                     "y": {"field": "count", "type": "quantitative"},

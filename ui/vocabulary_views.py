@@ -35,9 +35,9 @@ from bpe.vocabulary import (
 )
 
 from . import jobs, link, work
+from .chart_style import AXIS, MARK_TEXT
 from .render import plain
 from .render import show as show_text
-from .style import AXIS
 
 SHOWN = 30  # rows of the token table drawn at once: a projector shows about this many
 UNUSED_SHOWN = 16
@@ -233,7 +233,7 @@ def length_chart(rows: tuple[TokenRow, ...]) -> None:
         "config": {"axis": AXIS},
         "layer": [{"mark": {"type": "bar", "color": BLUE}}]
         + (
-            [{"mark": {"type": "text", "dy": -10, "fontSize": 16}, "encoding": {"text": {"field": "tokens", "format": ","}}}]
+            [{"mark": {"type": "text", "dy": -10, "fontSize": MARK_TEXT}, "encoding": {"text": {"field": "tokens", "format": ","}}}]
             if len(histogram) <= 12
             else []
         ),
