@@ -130,6 +130,8 @@ def test_compare_the_real_tokenizers(page):
 @needs_files
 def test_open_every_quirk(page):
     open_page(page, "Quirks gallery", "Quirks gallery")
+    page.locator(".quirk").first.wait_for()  # the first example drawn: the page's first run has ended
+    wait_idle(page)
     for quirk in quirks.QUIRKS[1:] + quirks.QUIRKS[:1]:  # the first is shown already: a click on it would unselect its pill
         page.get_by_role("radio", name=quirk.title, exact=True).click()
         wait_idle(page, 180_000)
