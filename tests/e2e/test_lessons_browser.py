@@ -1,6 +1,6 @@
 """A student follows the guided lesson to its end and answers quiz questions, on a projector-sized screen."""
 
-from .conftest import clipped, pick, shots, small_text, wait_idle
+from .conftest import clipped, pick, settled, shots, small_text, wait_idle
 
 
 def open_page(page, title: str) -> None:
@@ -35,13 +35,13 @@ def look(page, name: str) -> None:
     shots(page, name)
     size = page.viewport_size
     page.set_viewport_size({"width": 1280, "height": 720})
-    page.wait_for_timeout(600)
+    settled(page)
     assert clipped_here(page) == [], name
     assert page.evaluate(BEYOND_JS) == [], name  # nothing past the page's own right edge
     assert page.evaluate(BROKEN_CODE_JS) == [], name  # no `s + t` broken across two lines
     assert small_text(page) == [], name  # links, table headers: 18 px at least
     page.set_viewport_size(size)
-    page.wait_for_timeout(300)
+    settled(page)
 
 
 def test_student_clicks_through_the_whole_lesson(page):
@@ -88,7 +88,7 @@ def test_student_answers_quiz_questions_right_and_wrong(page):
     assert "Score: 1 ✔" in shown(main)
     look(page, "quiz-right")
     page.set_viewport_size({"width": 1280, "height": 720})
-    page.wait_for_timeout(600)
+    settled(page)
     next_button = page.get_by_role("button", name="Next question ▶")
     assert next_button.evaluate("e => e.getBoundingClientRect().bottom") <= 720  # on a projector's first screen
     right = page.get_by_role("button", name="s + t ✔ right")

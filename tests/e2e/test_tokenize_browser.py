@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from .conftest import ROOT, SHOTS, SIZES, clipped, small_text, wait_idle
+from .conftest import ROOT, SHOTS, SIZES, clipped, settled, small_text, wait_idle
 
 GPT2 = ROOT.parent / "shared" / "gpt2"
 SENTENCE = "Tokenizers split text into pieces. GPT-2 learned 50,000 merges; this one, a dozen!"
@@ -31,10 +31,10 @@ def shots_of(page, name: str, target) -> None:
     before = page.viewport_size
     for width, height in SIZES:
         page.set_viewport_size({"width": width, "height": height})
-        page.wait_for_timeout(600)
+        settled(page)
         target.scroll_into_view_if_needed()
         target.evaluate("el => el.scrollIntoView({block: 'start'})")
-        page.wait_for_timeout(400)
+        settled(page)
         page.screenshot(path=str(SHOTS / f"{name}-{width}x{height}.png"))
     page.set_viewport_size(before)
 
@@ -73,7 +73,7 @@ def test_gpt2_and_the_trained_tokenizer_side_by_side(page):
     page.get_by_text("No counts: GPT-2 files record the merges in order").wait_for()
     shots_of(page, "tokenize-gpt2-merges", page.get_by_text("Browse the merges of GPT-2"))
     page.get_by_text("Token ids and the decoded text").click()  # the code blocks
-    page.wait_for_timeout(500)
+    settled(page)
     assert small_text(page) == []  # the merge browser, the code blocks, the "Load them elsewhere" snippet: 18 px at least
 
 
