@@ -646,7 +646,16 @@ class Race:
 def race_of(student: Student, wall_s: float) -> Race:
     table = student.table("algorithm")
     names = table.get("algorithm", [])
-    return Race(wall_s, dict(zip(names, table.get("trainer total", []))), dict(zip(names, table.get("status", []))))
+    totals = [seconds_of(t) for t in table.get("trainer total", [])]
+    return Race(wall_s, dict(zip(names, totals)), dict(zip(names, table.get("status", []))))
+
+
+def seconds_of(value) -> float:
+    """A table's time as a number: 1.5, or the text the race page's st.table shows ("1.50 s", "1,234.5 s")."""
+    if isinstance(value, int | float):
+        return float(value)
+    found = re.search(r"[\d,]+(?:\.\d+)?", str(value))
+    return float(found.group(0).replace(",", "")) if found else float("nan")
 
 
 def race_text(race: Race) -> str:
@@ -796,6 +805,8 @@ async def racing(app: Path, args: argparse.Namespace, rng: random.Random) -> Non
         await pick_stdlib(students)
         idle = server.memory.mark("all on the 2 MB step page")
         racers, steppers = students[:k], students[k:]
+        if args.replicas:
+            print(f"racers per replica: {spread(racers)}; stepping: {spread(steppers)}")
         server.memory.mark(f"{len(steppers)} stepping; {k} press Start together")
         stepping_task = asyncio.create_task(step(steppers, args.seconds, args.interval, rng))
         races = await asyncio.gather(*(race(r) for r in racers))
