@@ -6,6 +6,8 @@ browser's script state is mostly "not running" while a race goes on.
 
 import re
 
+from playwright.sync_api import expect
+
 from .conftest import pick, wait_idle
 from .screens import look
 
@@ -78,7 +80,7 @@ def test_stop_keeps_what_the_race_had_done(page):
 def test_a_race_goes_on_while_its_student_visits_another_page(page):
     open_race(page, "3")
     page.get_by_role("button", name="Start the race").click()
-    page.wait_for_timeout(1000)
+    expect(page.locator(".st-key-race_stop button").first).to_be_enabled(timeout=60_000)  # the race is under way
     page.locator('[data-testid="stSidebar"]').get_by_role("link", name="Threshold explorer").click()
     wait_idle(page)
     page.locator('[data-testid="stSidebar"]').get_by_role("link", name="Algorithm race").click()
