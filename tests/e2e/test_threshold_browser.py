@@ -2,6 +2,8 @@
 
 import re
 
+from playwright.sync_api import expect
+
 from .conftest import pick, shot, wait_idle
 from .screens import look
 
@@ -21,6 +23,13 @@ def kept_at(page) -> int:
 
 def slider_value(page) -> int:
     return int(page.get_by_role("slider", name="Minimum pair frequency t").get_attribute("aria-valuetext").replace(",", ""))
+
+
+def metric_follows_the_slider(page) -> None:
+    """Wait (Playwright's waiting assertion) until the server has answered the slider's last value, then for the run to end."""
+    metric = page.locator('[data-testid="stMetric"]').filter(has_text="Merges kept").first
+    expect(metric).to_contain_text(f"t = {slider_value(page):,}", timeout=60_000)
+    wait_idle(page)
 
 
 def open_page(page, name: str) -> None:
@@ -59,9 +68,7 @@ def test_fast_moves_on_the_big_corpus_end_on_the_numbers_for_the_slider_value(pa
     for _ in range(12):  # as fast as a student holding the arrow key: runs overlap and are cut short
         slider.press("ArrowRight")
         page.wait_for_timeout(40)
-    wait_idle(page)
-    page.wait_for_timeout(1500)  # a rerun the last key press asked for
-    wait_idle(page)
+    metric_follows_the_slider(page)  # a rerun the last key press asked for
     assert kept_at(page) == slider_value(page)
     assert page.get_by_role("heading", name=f"Where t = {slider_value(page):,} cuts").count() == 1
     assert look(page, "threshold-stdlib") == []
@@ -69,9 +76,7 @@ def test_fast_moves_on_the_big_corpus_end_on_the_numbers_for_the_slider_value(pa
     slider.focus()
     slider.press("End")  # the longest labels: "Vocabulary at t = 36,504", "same as with no threshold" at the other end
     slider.press("ArrowLeft")
-    wait_idle(page)
-    page.wait_for_timeout(1500)
-    wait_idle(page)
+    metric_follows_the_slider(page)
     assert kept_at(page) == slider_value(page) > 10_000
     assert look(page, "threshold-stdlib-high") == []
     page.get_by_test_id("stSidebar").get_by_text("Presenter mode").click()
