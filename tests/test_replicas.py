@@ -47,7 +47,9 @@ class Served:
         command = ["bash", "scripts/app.sh", "--replicas", str(replicas), "--server.port", str(self.port), "--server.address", "127.0.0.1"]
         command += ["--server.fileWatcherType", "none"]
         with open(self.log, "wb") as out:
-            self.process = subprocess.Popen(command, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT)
+            # its temporary folder (the pool's socket, HAProxy's config) in tmp: a script killed outright leaves it there
+            env = {**os.environ, "TMPDIR": str(tmp)}
+            self.process = subprocess.Popen(command, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, env=env)
         self.url = f"ws://127.0.0.1:{self.port}/_stcore/stream"
         until(lambda: "ready:" in self.text(), 150, "the replicas and the proxy to start")
 
