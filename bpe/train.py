@@ -113,6 +113,17 @@ def keeps_sequence(spec: TrainSpec) -> bool:
     return trainer_for(spec.algorithm).needs_sequence
 
 
+def pretokenize_for(text: str | bytes, spec: TrainSpec) -> PreTokens:
+    """pretokenize(text) as spec says: its pattern, special tokens and split_lines, and the sequence if its trainer needs it."""
+    return pretokenize(
+        text,
+        pattern=spec.pretokenizer,
+        special_tokens=spec.special_tokens,
+        keep_sequence=keeps_sequence(spec),
+        split_lines=spec.split_lines,
+    )
+
+
 def check_spec(spec: TrainSpec, vocab_size: int) -> int:
     """Raise ValueError with a sentence a person can act on; return the number of merges."""
     check_special_tokens(spec.special_tokens)
@@ -315,14 +326,7 @@ def train_bpe_text(
     )
     num_merges = check_spec(spec, vocab_size)
     check_pattern(spec.pretokenizer)
-    corpus = pretokenize(
-        text,
-        pattern=spec.pretokenizer,
-        special_tokens=spec.special_tokens,
-        keep_sequence=keeps_sequence(spec),
-        split_lines=spec.split_lines,
-    )
-    result = train(corpus, num_merges, spec)
+    result = train(pretokenize_for(text, spec), num_merges, spec)
     return result.vocab, result.merges
 
 

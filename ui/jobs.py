@@ -30,7 +30,7 @@ from bpe.events import MergeEvent, StopReason
 from bpe.spec import DEFAULT, TrainSpec
 from bpe.threshold import Replay, replay, sample_of
 from bpe.tokenizer import Tokenizer
-from bpe.train import keeps_sequence
+from bpe.train import pretokenize_for
 from bpe.train import run as train_run
 
 from .render import show_pair
@@ -305,13 +305,7 @@ def speedup(data: bytes, size: int, *, report: Report) -> SpeedupRecord:
 def trace(data: bytes, spec: TrainSpec, num_merges: int, budget_s: float, *, report: Report) -> Trace:
     """Every merge with detail under spec, up to num_merges or budget_s seconds; reports Built as it goes."""
     start = perf_counter()
-    corpus = pretokenize(
-        data,
-        pattern=spec.pretokenizer,
-        special_tokens=spec.special_tokens,
-        keep_sequence=keeps_sequence(spec),
-        split_lines=spec.split_lines,
-    )
+    corpus = pretokenize_for(data, spec)
     return trace_of(corpus, num_merges, spec, budget_s, report, start)
 
 
@@ -336,13 +330,7 @@ def trace_of(corpus: PreTokens, num_merges: int, spec: TrainSpec, budget_s: floa
 def training(data: bytes, spec: TrainSpec, num_merges: int, *, report: Report) -> Training:
     """Every merge up to num_merges under spec with no detail (its trainer: all four give the same merges)."""
     start = perf_counter()
-    corpus = pretokenize(
-        data,
-        pattern=spec.pretokenizer,
-        special_tokens=spec.special_tokens,
-        keep_sequence=keeps_sequence(spec),
-        split_lines=spec.split_lines,
-    )
+    corpus = pretokenize_for(data, spec)
     throttle = Throttle(report)
 
     def made(event: MergeEvent) -> None:
