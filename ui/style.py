@@ -56,6 +56,10 @@ section[data-testid="stSidebar"][data-collapsed="false"]{width:20.8rem !importan
 /* a button too narrow for its label grows a line taller rather than cut the label off */
 [data-testid^="stBaseButton"] *{white-space:normal !important;text-overflow:clip !important;overflow:visible !important}
 [data-testid^="stBaseButton"]{height:auto !important}
+/* a projector washes grey out: captions (Streamlit draws them at opacity 0.6, 3.9:1 against white) and
+   faint marks stay at least 4.5:1 (WCAG AA), still lighter than the text around them */
+[data-testid="stCaptionContainer"]{opacity:.8 !important}
+[data-testid^="stBaseButton"] kbd{opacity:1 !important}  /* a button's key (Next →): drawn at 0.6, 2.8:1 on the red button */
 h1{font-size:1.95rem !important;padding:0 0 .4rem 0 !important}
 h2{font-size:1.7rem !important}
 h3{font-size:1.35rem !important;padding:.2rem 0 .3rem 0 !important}
@@ -74,7 +78,7 @@ h3{font-size:1.35rem !important;padding:.2rem 0 .3rem 0 !important}
 .char .of{color:#444;margin:0 4px 0 2px}
 .tok.new{outline:3px solid #1f4e9c;outline-offset:0}
 .pre{display:inline-flex;align-items:center;margin-right:10px;padding-bottom:3px;border-bottom:3px solid #9aa7b8}
-.dropped{color:#8a8a8a;margin-right:10px}
+.dropped{color:#707070;margin-right:10px}
 .special{display:inline-flex;margin-right:10px}
 
 /* ---- the step page's views (ui/views.py) ---- */
@@ -174,7 +178,7 @@ table.compare .sub{color:#555;font-size:1rem;font-weight:400;white-space:nowrap}
 .rank a{color:inherit}
 .rank .cnt{color:#444}
 .rank.hit .cnt{color:#fff}
-.rank.none{color:#aaa}
+.rank.none{color:#767676}
 .rank.hit{color:#fff;background:#1f7a35;border-radius:5px;padding:1px 4px;font-weight:700}
 .rank.hit a{color:#fff}
 .enc-line{display:flex;flex-wrap:wrap;align-items:center;gap:6px 12px;font-family:monospace;font-size:1.15rem}

@@ -205,6 +205,48 @@ SMALL_TEXT_JS = """
 """
 
 
+LOW_CONTRAST_JS = """
+() => {
+  // text in the main view paler than WCAG's 4.5:1 against the background behind it: a projector washes
+  // grey out, so at the back of the room it disappears. The text's colour is drawn through its boxes'
+  // opacity (Streamlit's captions are dark text at opacity 0.6). Left out: faded on purpose (an opacity
+  // of 0.5 or less: the Encode page's later pre-tokens; disabled buttons), invisible on purpose
+  // (transparent, visibility hidden), a slider's number (it sits outside the box whose colour it takes), and
+  // code blocks' syntax colours (code to copy, not for the class to read: Streamlit's theme).
+  const rgba = s => { const m = s.match(/[\\d.]+/g).map(Number); return [m[0], m[1], m[2], m.length > 3 ? m[3] : 1]; };
+  const lum = c => { const [r, g, b] = c.map(v => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; });
+                     return 0.2126 * r + 0.7152 * g + 0.0722 * b; };
+  const pale = [];
+  for (const el of document.querySelectorAll('[data-testid="stMain"] *')) {
+    if (!el.offsetParent || el.closest('[data-testid="stVegaLiteChart"], [data-testid="stDataFrame"], svg, canvas')) continue;
+    if (el.closest('button:disabled, [data-testid="stSlider"], [data-testid="stCode"]')) continue;
+    const own = [...el.childNodes].some(n => n.nodeType === 3 && n.textContent.trim());
+    const cs = getComputedStyle(el);
+    if (!own || cs.visibility !== 'visible') continue;
+    let opacity = 1, bg = null;
+    for (let e = el; e; e = e.parentElement) {
+      const s = getComputedStyle(e);
+      if (!bg) opacity *= parseFloat(s.opacity);  // the boxes between the text and its background
+      if (!bg && rgba(s.backgroundColor)[3] > 0.5) bg = rgba(s.backgroundColor);
+    }
+    const fg = rgba(cs.color), alpha = fg[3] * opacity;
+    if (opacity <= 0.5 || fg[3] === 0) continue;
+    bg = bg || [255, 255, 255, 1];
+    const shown = fg.slice(0, 3).map((v, i) => v * alpha + bg[i] * (1 - alpha));
+    const [hi, lo] = [lum(shown), lum(bg.slice(0, 3))].sort((a, b) => b - a);
+    const ratio = (hi + 0.05) / (lo + 0.05);
+    if (ratio < 4.5) pale.push(`${ratio.toFixed(1)}:1 ${el.textContent.trim().slice(0, 40)}`);
+  }
+  return [...new Set(pale)];
+}
+"""
+
+
+def low_contrast(page) -> list[str]:
+    """Texts in the main view with less than 4.5:1 contrast against their background (grey a projector washes out)."""
+    return page.evaluate(LOW_CONTRAST_JS)
+
+
 def small_text(page) -> list[str]:
     """Texts under 18 px in the main view and the open sidebar (charts set their own sizes)."""
     return page.evaluate(SMALL_TEXT_JS)

@@ -1,0 +1,48 @@
+"""Every page on a classroom projector, as the teacher opens it: 1280x720, normal and presenter mode (?present=1).
+
+The first screen of each page: no text cut off, nothing under 18 px, no pale grey text (contrast under 4.5:1),
+no traceback, no chart past its box.
+Screenshots: tests/screenshots/projector-{page}[-presenter]-1280x720.png (and 1920x1080) for a person to look at.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from .conftest import low_contrast, settled, small_text
+from .screens import look
+
+PAGES = [
+    ("step", "Step through BPE training"),
+    ("race", "Algorithm race"),
+    ("threshold", "Threshold explorer"),
+    ("tokenize", "Tokenize & export"),
+    ("vocabulary", "Vocabulary"),
+    ("encode", "Encode, step by step"),
+    ("compare", "Real tokenizers"),
+    ("quirks", "Quirks"),
+    ("lesson", "Pre-tokens"),
+    ("quiz", "Predict the next merge"),
+    ("encode_lesson", None),
+    ("encode_quiz", None),
+]
+
+
+@pytest.mark.parametrize("present", [False, True], ids=["normal", "presenter"])
+def test_every_page_reads_from_the_back_of_the_room(browser, app_url, present):
+    context = browser.new_context(viewport={"width": 1280, "height": 720})
+    page = context.new_page()
+    problems = {}
+    for path, heading in PAGES:
+        page.goto(f"{app_url}/{path}" + ("?present=1" if present else ""))
+        settled(page, timeout=120_000)
+        if heading and not present:  # presenter mode hides the page title
+            page.get_by_role("heading", name=heading).first.wait_for()
+        name = f"projector-{path}" + ("-presenter" if present else "")
+        found = look(page, name) + small_text(page) + low_contrast(page)
+        if page.get_by_test_id("stException").count():
+            found.append("a traceback")
+        if found:
+            problems[path] = found
+    context.close()
+    assert problems == {}
