@@ -53,7 +53,7 @@ CSS = (
     + """;color:#111}
 .lesson .duel .big{font-family:monospace;font-size:2.2rem;white-space:pre}
 .lesson .duel .bytes{font-size:1rem;white-space:normal}
-.lesson .plus{color:#2ca02c;font-weight:700}
+.lesson .plus{color:#1a7f37;font-weight:700}
 .lesson .minus{color:#d62728;font-weight:700}
 .lesson .verdict{font-size:1.35rem;font-weight:700;margin:.2rem 0 .4rem}
 .lesson .verdict.right{color:#1a7f37}

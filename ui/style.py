@@ -56,6 +56,8 @@ section[data-testid="stSidebar"][data-collapsed="false"]{width:20.8rem !importan
 /* a button too narrow for its label grows a line taller rather than cut the label off */
 [data-testid^="stBaseButton"] *{white-space:normal !important;text-overflow:clip !important;overflow:visible !important}
 [data-testid^="stBaseButton"]{height:auto !important}
+/* a page link in a narrow column ("Merge 3 on the step page", presenter mode's zoom) wraps rather than ends in "…" */
+[data-testid^="stPageLink"] *{white-space:normal !important;text-overflow:clip !important;overflow:visible !important}
 /* a projector washes grey out: captions (Streamlit draws them at opacity 0.6, 3.9:1 against white) and
    faint marks stay at least 4.5:1 (WCAG AA), still lighter than the text around them */
 [data-testid="stCaptionContainer"]{opacity:.8 !important}

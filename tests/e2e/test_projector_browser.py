@@ -27,6 +27,8 @@ PAGES = [
     ("encode_quiz", None),
 ]
 
+LESSONS = {"lesson": 7, "encode_lesson": 8}  # their steps
+
 
 @pytest.mark.parametrize("present", [False, True], ids=["normal", "presenter"])
 def test_every_page_reads_from_the_back_of_the_room(browser, app_url, present):
@@ -42,6 +44,12 @@ def test_every_page_reads_from_the_back_of_the_room(browser, app_url, present):
         found = look(page, name) + small_text(page) + low_contrast(page)
         if page.get_by_test_id("stException").count():
             found.append("a traceback")
+        if path in LESSONS:  # and every step of a lesson, as the teacher walks through it
+            for step in range(2, LESSONS[path] + 1):
+                page.get_by_role("button", name="Next ▶").click()
+                page.get_by_text(f"step {step} of {LESSONS[path]}").first.wait_for()
+                settled(page)
+                found += [f"step {step}: {problem}" for problem in look(page, f"{name}-{step}") + small_text(page) + low_contrast(page)]
         if found:
             problems[path] = found
     context.close()
