@@ -277,3 +277,9 @@ def test_real_tokenizers_encode_as_tiktoken_does(openai_encodings, tiktoken_gpt2
         tok = real.get(key, spinner=False).tokenizer
         for text in texts:
             assert tok.encode(text) == enc.encode(text, disallowed_special=()), (key, text)
+
+
+def test_the_sample_says_gpt4os_merges_as_the_table_counts_them(openai_encodings):
+    """The comparison's default text states GPT-4o's merges; the table under it counts them: a class sees both numbers."""
+    tok = real.get("o200k", spinner=False).tokenizer
+    assert f"GPT-4o had {len(tok.merges):,} merges" in cv.SAMPLE

@@ -26,7 +26,7 @@ from bpe import Tokenizer
 from .render import PALETTE, character_runs, escape, show
 
 SAMPLE = (
-    "Tokenizers don't read words: they read pieces. In 2024, GPT-4o had 199,998 merges; 9.11 < 9.9?\n"
+    "Tokenizers don't read words: they read pieces. In 2024, GPT-4o had 199,742 merges; 9.11 < 9.9?\n"
     'def greet(name):\n        return f"Hello, {name}!"\n'
     "Der Tokenizer zerlegt Wörter in Stücke. 分词器把文字切成小块。 👩‍💻\n"
 )
