@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import os
 import shutil
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -13,6 +15,17 @@ from apptest import finish, open_app, rerun_until  # noqa: F401  (the page AppTe
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "cs336"
 GPT2 = SHARED.parent / "gpt2"
 TIKTOKEN_URL = "https://openaipublic.blob.core.windows.net/gpt-2/encodings/main/"
+
+
+def run_async(coroutine):
+    """asyncio.run(coroutine) on a thread of its own.
+
+    subtle: the browser tests' Playwright (sync API, one per session) keeps an event loop running in the
+    main thread, and asyncio.run refuses to start inside a running loop: the websocket tests ran alone
+    but failed in the whole suite.
+    """
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, coroutine).result()
 
 
 @pytest.fixture(scope="session")

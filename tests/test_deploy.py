@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from conftest import run_async
 from test_replicas import HAPROXY, Served, classroom, healthy, until
 
 from ui.serve import front_config
@@ -92,7 +93,7 @@ def test_two_machines_behind_the_front_proxy_keep_each_student_on_one_machine_an
                 assert b.merge_shown() == 2
                 await asyncio.gather(a.close(), b.close())
 
-            asyncio.run(lesson())
+            run_async(lesson())
         finally:
             front.terminate()
             front.wait(10)

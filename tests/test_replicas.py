@@ -23,6 +23,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from conftest import run_async
 
 from ui.serve import haproxy_config
 
@@ -143,7 +144,7 @@ def test_two_students_keep_their_own_merge_on_their_own_replica_across_reruns_an
         await next_merge(a, 6)
         await asyncio.gather(a.close(), b.close())
 
-    asyncio.run(lesson())
+    run_async(lesson())
 
 
 def test_a_replica_that_dies_is_restarted_and_its_students_carry_on_at_their_merge(server):
@@ -169,7 +170,7 @@ def test_a_replica_that_dies_is_restarted_and_its_students_carry_on_at_their_mer
         until(lambda: server.replicas()[dead][0] != pid and healthy(port), 90, f"{dead} to be started again")
         assert f"{dead} exited with code -9: starting it again" in server.text()
 
-    asyncio.run(lesson())
+    run_async(lesson())
 
 
 def test_stopping_the_script_stops_the_proxy_the_replicas_and_the_pool(server):

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from test_replicas import HAPROXY, Served, healthy, until
 
-from .conftest import ARGS, CHROMIUM, shot, wait_idle
+from .conftest import CHROMIUM, shot, wait_idle
 
 pytestmark = pytest.mark.skipif(HAPROXY is None or not os.path.exists(CHROMIUM), reason="needs HAProxy and Debian's chromium")
 
@@ -21,13 +21,14 @@ def merge_shown(page) -> int:
     return int(re.search(r"Merge (\d+) of", page.locator(".merge-card").inner_text()).group(1))
 
 
-def test_a_browser_whose_replica_dies_reconnects_to_another_at_its_merge():
-    sync_api = pytest.importorskip("playwright.sync_api")
-    with tempfile.TemporaryDirectory() as folder, sync_api.sync_playwright() as p:
+def test_a_browser_whose_replica_dies_reconnects_to_another_at_its_merge(browser):
+    # subtle: the session's browser, not a second sync_playwright(): one holds an event loop in this thread,
+    # and Playwright refuses to start another inside it when the whole suite runs
+    with tempfile.TemporaryDirectory() as folder:
         server = Served(Path(folder))
-        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
+        context = browser.new_context(viewport={"width": 1280, "height": 720})
         try:
-            page = browser.new_context(viewport={"width": 1280, "height": 720}).new_page()
+            page = context.new_page()
             page.goto(f"http://127.0.0.1:{server.port}/")
             wait_idle(page, 120_000)
             for k in (2, 3, 4):
@@ -50,6 +51,6 @@ def test_a_browser_whose_replica_dies_reconnects_to_another_at_its_merge():
             shot(page, "replicas-after-a-replica-died")
             until(lambda: server.replicas()[replica][0] != pid and healthy(port), 90, f"{replica} to be started again")
         finally:
-            browser.close()
+            context.close()
             server.process.send_signal(signal.SIGINT)
             assert server.process.wait(60) == 0
