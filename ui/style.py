@@ -217,7 +217,9 @@ PRESENTER_CSS = f"""
    undone here, a chart fills its column exactly, its labels at the sizes of ui/chart_style.py */
 [data-testid="stVegaLiteChart"]{{zoom:{1 / PRESENTER_ZOOM}}}
 table.pairs tr:nth-child(n+10){{display:none}}
-.stHtml p.caption{{display:none}}
+/* only the step page's view notes (views.caption): other pages' captions say what their numbers are, or
+   are the explanation itself (the Encode page's sentence, the span diff's count, the token tax's legend) */
+.stHtml p.caption.view-note{{display:none}}
 """
 
 

@@ -88,8 +88,8 @@ def pill(token: bytes) -> str:
 
 
 def caption(text: str) -> str:
-    """Caption-style text inside a view's HTML (text is escaped here)."""
-    return f'<p class="caption">{html.escape(text)}</p>'
+    """Caption-style text inside a step-page view's HTML (text is escaped here); presenter mode folds these away."""
+    return f'<p class="caption view-note">{html.escape(text)}</p>'
 
 
 def work_line(event: MergeEvent) -> str:

@@ -27,6 +27,8 @@ PAGES = [
     ("encode_quiz", None),
 ]
 
+# what a page says in sentences that presenter mode must not fold away with the step page's notes
+SAYS = {"encode": "has the lowest merge number", "compare": "places differently"}
 LESSONS = {"lesson": 7, "encode_lesson": 8}  # their steps
 
 
@@ -44,6 +46,8 @@ def test_every_page_reads_from_the_back_of_the_room(browser, app_url, present):
         found = look(page, name) + small_text(page) + low_contrast(page)
         if page.get_by_test_id("stException").count():
             found.append("a traceback")
+        if path in SAYS and not page.get_by_text(SAYS[path]).first.is_visible():
+            found.append(f"the sentence with {SAYS[path]!r} is not shown")
         if path in LESSONS:  # and every step of a lesson, as the teacher walks through it
             for step in range(2, LESSONS[path] + 1):
                 page.get_by_role("button", name="Next ▶").click()
