@@ -294,3 +294,8 @@ def test_numbers_on_the_step_page_have_thousands_separators():
     assert "before merge 1,000" in views.pair_table(event, 1_000)
     assert views.counts_spec([5, 3])["layer"][0]["encoding"]["x"]["axis"]["format"] == ",d"  # the axis: 1,000, not 1000
     assert re.search(r"\b\d{4,}\b", re.sub(r"<[^>]+>", " ", card)) is None  # no 1000 left anywhere on the card
+
+
+def test_a_carriage_return_shows_as_backslash_r_not_a_picture_few_fonts_have():
+    """␍ (U+240D) drew as an empty box in the browser tests' chromium; \\r reads in any font, like the other control bytes."""
+    assert show(b"a\r\n") == "a\\r↵"

@@ -17,8 +17,9 @@ from __future__ import annotations
 import html
 import re
 
-# characters a projector cannot show, replaced by visible stand-ins
-VISIBLE = {" ": "␣", "\n": "↵", "\t": "⇥", "\r": "␍"}
+# characters a projector cannot show, replaced by visible stand-ins; a carriage return as \r, like the other
+# control bytes: its picture ␍ (U+240D) is in few fonts and drew as an empty box (Debian with Noto, DejaVu)
+VISIBLE = {" ": "␣", "\n": "↵", "\t": "⇥", "\r": "\\r"}
 
 # token colours: light enough for dark text, distinct side by side
 PALETTE = ["#fde2e4", "#d7f0dd", "#dbe7fb", "#fff1c1", "#eadcf8", "#d3f2f4", "#ffe0c7", "#e4e4e4"]
