@@ -26,6 +26,12 @@ def test_a_student_searches_the_vocabulary_and_opens_a_tokens_merge(page):
     box = page.get_by_label("Find tokens containing")
     box.fill("est")
     box.press("Enter")
+    # wait for the search's table (the run may start after wait_idle's first look on a busy machine)
+    page.wait_for_function(
+        """() => { const t = [...(document.querySelector('table.vocab')?.querySelectorAll('span.vt') || [])].map(e => e.innerText);
+                   return t.length > 0 && t.every(x => x.includes('est')); }""",
+        timeout=60_000,
+    )
     wait_idle(page)
     tokens = page.locator("table.vocab").first.locator("span.vt").all_inner_texts()
     assert tokens and all("est" in t for t in tokens)
