@@ -25,7 +25,8 @@ CHOICES = {"run": "Trained here", "gpt2": "GPT-2", "cl100k": "GPT-4 (cl100k)", "
 LABELS = {"run": "the run trained here", "gpt2": "GPT-2", "cl100k": "GPT-4", "o200k": "GPT-4o"}
 
 st.title("Encode, step by step")
-if st.session_state["enc_view"] != "ancestry":  # the tree needs the room
+# the tree needs the room, and so does presenter mode (the teacher says this; the step's own sentence must fit 720 px)
+if st.session_state["enc_view"] != "ancestry" and not st.session_state["presenter"]:
     st.caption(
         "How a trained tokenizer splits text: in each pre-token it merges the pair with the lowest merge number (learned first), "
         "everywhere at once, and repeats. Not the most frequent pair in your text, and not left to right."
