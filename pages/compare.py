@@ -22,7 +22,7 @@ st.caption(
 settings = sidebar.current()
 if st.session_state["cmp_text"] is None:
     st.session_state["cmp_text"] = cv.SAMPLE
-text = st.text_area("Text to compare", key=state.widget("cmp_text"), on_change=state.save, args=("cmp_text",), height=125)
+text = state.widget(st.text_area, "Text to compare", key="cmp_text", height=125)
 if len(text) > MAX_CHARS:
     st.warning(f"The text has {len(text):,} characters; the first {MAX_CHARS:,} are compared.")
     text = text[:MAX_CHARS]

@@ -38,16 +38,9 @@ def restart() -> None:
     st.session_state.update(enc_pos=0, enc_playing=False, enc_play_from=None, enc_token=None)
 
 
-def changed(key: str) -> None:
-    state.save(key)
-    restart()
-
-
 c1, c2, c3 = st.columns([5, 4, 3], vertical_alignment="bottom")
-text = c1.text_input("A word or a sentence", key=state.widget("enc_text"), on_change=changed, args=("enc_text",), max_chars=MAX_CHARS)
-which = c2.selectbox(
-    "Tokenizer", list(CHOICES), format_func=CHOICES.get, key=state.widget("enc_tokenizer"), on_change=changed, args=("enc_tokenizer",)
-)
+text = state.widget(c1.text_input, "A word or a sentence", key="enc_text", on_change=restart, max_chars=MAX_CHARS)
+which = state.widget(c2.selectbox, "Tokenizer", list(CHOICES), format_func=CHOICES.get, key="enc_tokenizer", on_change=restart)
 
 if which == "run":
     with c3:
@@ -132,21 +125,17 @@ def token_pills(where: str) -> None:
     options = list(dict.fromkeys(tokens))
     chosen = st.session_state["enc_token"]
     st.session_state["enc_pick"] = chosen if chosen in options and st.session_state["enc_view"] == "ancestry" else None
-    st.pills(
-        where,
-        options,
-        format_func=lambda t: plain(show(t)),
-        key="enc_pick",
-        on_change=picked,
-    )
+    # not state.widget: written on every run (so every run sends it), and None (no token chosen) is a value here
+    st.pills(where, options, default=st.session_state["enc_pick"], format_func=lambda t: plain(show(t)), key="enc_pick", on_change=picked)
 
 
-view = st.segmented_control(
+view = state.widget(
+    st.segmented_control,
     "View",
     ["steps", "ancestry"],
     format_func={"steps": "The encoder's steps", "ancestry": "A token's ancestry"}.get,
-    key=state.widget("enc_view"),
-    on_change=lambda: st.session_state["w_enc_view"] is not None and state.save("enc_view"),  # a click on the view shown keeps it
+    key="enc_view",
+    required=True,  # a click on the view shown keeps it
     label_visibility="collapsed",
 )
 
@@ -186,7 +175,6 @@ def set_playing(playing: bool) -> None:
 
 
 def changed_speed() -> None:
-    st.session_state["enc_speed"] = st.session_state["w_enc_speed"]
     step = st.session_state["enc_pos"] + 1
     keep(clock().with_speed(st.session_state["enc_speed"], step, time.time()), step)
 
@@ -223,13 +211,11 @@ def walker() -> None:
         row.button("Pause", on_click=set_playing, args=(False,), key="enc_pause", icon=":material/pause:")
     else:
         row.button("Play", on_click=set_playing, args=(True,), key="enc_play", icon=":material/play_arrow:")
-    # subtle: not state.widget, as on the step page: a run that stops before this fragment drops the box's
-    # state, and a value put back through session state would reach the server but not the browser
-    row.selectbox(
+    state.widget(
+        row.selectbox,
         "Speed",
         SPEEDS,
-        index=SPEEDS.index(st.session_state["enc_speed"]),
-        key="w_enc_speed",
+        key="enc_speed",
         on_change=changed_speed,
         format_func=lambda s: f"{s:g} step/s",
         label_visibility="collapsed",
@@ -265,7 +251,6 @@ def walker() -> None:
 
 
 def typed() -> None:
-    state.save("enc_typed")
     value = st.session_state["enc_typed"]
     if value:
         pick_token(value.replace("␣", " ").replace("↵", "\n").encode("utf-8", "surrogateescape"))
@@ -278,8 +263,8 @@ def ancestry() -> None:
     left, right = st.columns([3, 2], vertical_alignment="top")
     with left:
         token_pills("The text's tokens: click one")
-    right.text_input(
-        "Or type a token (␣ is a space)", key=state.widget("enc_typed"), on_change=typed, placeholder="e.g. ␣the", max_chars=60
+    state.widget(
+        right.text_input, "Or type a token (␣ is a space)", key="enc_typed", on_change=typed, placeholder="e.g. ␣the", max_chars=60
     )
     node = encoding.ancestry(tok, token, k)
     if node is None:

@@ -14,18 +14,13 @@ st.caption("Why language models stumble on some easy-looking tasks: look at the 
 settings = sidebar.current()
 
 
-def picked() -> None:
-    """A click on the example shown unselects its pill: keep showing it (the pill comes back on the next run)."""
-    if st.session_state["w_quirk"] is not None:
-        state.save("quirk")
-
-
-st.pills(
+state.widget(
+    st.pills,
     "Example",
     [q.key for q in Q.QUIRKS],
     format_func=lambda key: Q.BY_KEY[key].title,
-    key=state.widget("quirk"),
-    on_change=picked,
+    key="quirk",
+    required=True,  # a click on the example shown keeps it
     label_visibility="collapsed",
 )
 quirk = Q.BY_KEY[st.session_state["quirk"]]
@@ -56,13 +51,7 @@ if quirk.key == "tax":
         "the same meaning in tokens is.</p>"
     )
     st.html(Q.tax_table(results))
-    language = st.selectbox(
-        "See one language's tokens",
-        list(Q.LANGUAGES),
-        key=state.widget("tax_language"),
-        on_change=state.save,
-        args=("tax_language",),
-    )
+    language = state.widget(st.selectbox, "See one language's tokens", list(Q.LANGUAGES), key="tax_language")
     st.html(Q.text_block(Q.LANGUAGES[language], list(results[language])))
 else:
     for text, rows in zip(quirk.texts, tokens_of(quirk.texts, keys, run_key, tuple(entries))):

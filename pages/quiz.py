@@ -53,16 +53,7 @@ q = quiz.question(run, events, k)
 answer = answers.get(q.id)
 number = asked.index(k) + 1
 
-st.radio(
-    "Mode",
-    list(MODES),
-    format_func=MODES.get,
-    key=state.widget("quiz_mode"),
-    on_change=state.save,
-    args=("quiz_mode",),
-    horizontal=True,
-    label_visibility="collapsed",
-)
+state.widget(st.radio, "Mode", list(MODES), format_func=MODES.get, key="quiz_mode", horizontal=True, label_visibility="collapsed")
 ask, reply = st.columns([7, 5], gap="large")
 
 with ask:

@@ -26,20 +26,11 @@ running = {purpose: work.settle(purpose, purpose) for purpose in ("race", "sweep
 
 # ---- the race ---------------------------------------------------------------
 c1, c2, c3, c4 = st.columns([2, 2, 1.3, 1], vertical_alignment="bottom")
-c1.number_input(
-    "Time budget per algorithm (s)",
-    min_value=1.0,
-    max_value=60.0,
-    step=1.0,
-    key=state.widget("race_budget"),
-    on_change=state.save,
-    args=("race_budget",),
-)
-c2.toggle(
+state.widget(c1.number_input, "Time budget per algorithm (s)", min_value=1.0, max_value=60.0, step=1.0, key="race_budget")
+state.widget(
+    c2.toggle,
     "HuggingFace & rustbpe",
-    key=state.widget("race_hf"),
-    on_change=state.save,
-    args=("race_hf",),
+    key="race_hf",
     disabled=not (refs.hf_available() or refs.rustbpe_available()),
     help="Also train HuggingFace tokenizers' and karpathy's rustbpe's Rust BPE on the same text (when installed; needs the "
     "gpt2 pre-tokenizer), and check that ours makes their merges under each tool's own tie-break rule.",
@@ -90,17 +81,9 @@ st.caption(
 st.header("Scaling")
 s1, s2, s3, s4, s5 = st.columns([2.2, 1.3, 1.5, 1.3, 1], vertical_alignment="bottom")
 SWEEP_SOURCES = {"stdlib": "stdlib prose (built in)", "current": "sidebar's corpus"}
-s1.radio(
-    "Corpus",
-    list(SWEEP_SOURCES),
-    horizontal=True,
-    format_func=SWEEP_SOURCES.get,
-    key=state.widget("sweep_source"),
-    on_change=state.save,
-    args=("sweep_source",),
-)
-s2.number_input("Merges", 10, 5000, step=50, key=state.widget("sweep_merges"), on_change=state.save, args=("sweep_merges",))
-s3.number_input("Budget per size (s)", 1.0, 30.0, step=1.0, key=state.widget("sweep_budget"), on_change=state.save, args=("sweep_budget",))
+state.widget(s1.radio, "Corpus", list(SWEEP_SOURCES), horizontal=True, format_func=SWEEP_SOURCES.get, key="sweep_source")
+state.widget(s2.number_input, "Merges", 10, 5000, step=50, key="sweep_merges")
+state.widget(s3.number_input, "Budget per size (s)", 1.0, 30.0, step=1.0, key="sweep_budget")
 running["sweep"], sweep = work.section(
     "sweep",
     running["sweep"],

@@ -102,18 +102,12 @@ def go(delta: int) -> None:
     restart_clock()
 
 
-def jumped() -> None:
-    state.save("step")
-    restart_clock()
-
-
 def set_playing(playing: bool) -> None:
     """Play or Pause, as the button clicked said (PlayClock.toggled)."""
     keep(*clock().toggled(playing, st.session_state["step"], time.time()))
 
 
 def changed_speed() -> None:
-    state.save("speed")
     keep(clock().with_speed(st.session_state["speed"], st.session_state["step"], time.time()), st.session_state["step"])
 
 
@@ -136,7 +130,7 @@ def stepper() -> None:
         # old value back in the same moment, which would read as a jump and restart the clock
         row.progress(k / n, text=f"merge {k:,} of {n:,}")
     elif n > 1:
-        row.slider("Jump to merge", 1, n, key=state.widget("step"), on_change=jumped, label_visibility="collapsed")
+        state.widget(row.slider, "Jump to merge", 1, n, key="step", on_change=restart_clock, label_visibility="collapsed")
     # a button, not a toggle, for the same reason: a click is an event, never an old value sent back.
     # subtle: two buttons (keys "pause" and "play") that each say what they do, not one that flips:
     # a click landing while the playing fragment reruns could be delivered twice, and a flip twice
@@ -145,15 +139,11 @@ def stepper() -> None:
         row.button("Pause", on_click=set_playing, args=(False,), key="pause", icon=":material/pause:")
     else:
         row.button("Play", on_click=set_playing, args=(True,), key="play", icon=":material/play_arrow:")
-    # subtle: not state.widget here. When a run stops before this fragment (the empty-text notice, a trace
-    # being built, another page), Streamlit drops the box's state; a value put back through session state
-    # then reaches the server but not the browser, which shows the first option (0.5) and sends it back on
-    # the next click. A default (index) of the session's speed is what a new box shows, in both places.
-    row.selectbox(
+    state.widget(
+        row.selectbox,
         "Speed",
         SPEEDS,
-        index=SPEEDS.index(st.session_state["speed"]),
-        key="w_speed",
+        key="speed",
         on_change=changed_speed,
         format_func=lambda s: f"{s:g} merge/s",
         label_visibility="collapsed",
@@ -167,11 +157,10 @@ def stepper() -> None:
     with c3:
         data = st.session_state["sample"].encode("utf-8", "surrogateescape") or corpus_sample(settings.corpus.data)
         st.html(whole.sentence(k, data))  # built once per (trace, merge, sentence), shared by the class
-        st.text_input(
+        state.widget(
+            st.text_input,
             "Your own sentence",
-            key=state.widget("sample"),
-            on_change=state.save,
-            args=("sample",),
+            key="sample",
             placeholder="Type a sentence to tokenize it above, at this merge",
         )
     c4.html(view.words)

@@ -41,7 +41,7 @@ def use_sample() -> None:
 
 if st.session_state["tok_text"] is None:
     use_sample()
-text = st.text_area("Text to tokenize", key=state.widget("tok_text"), on_change=state.save, args=("tok_text",), height=130)
+text = state.widget(st.text_area, "Text to tokenize", key="tok_text", height=130)
 st.button("Use a sample of the corpus", on_click=use_sample)
 if sample_text(settings.corpus.data) == (text, True):
     st.info(
@@ -52,13 +52,12 @@ if sample_text(settings.corpus.data) == (text, True):
 if st.session_state["tok_k"] is None or st.session_state["tok_k"] > n:
     st.session_state["tok_k"] = n
 k = (
-    st.slider(
+    state.widget(
+        st.slider,
         "Merges used (k)",
         0,
         n,
-        key=state.widget("tok_k"),
-        on_change=state.save,
-        args=("tok_k",),
+        key="tok_k",
         help="0 = bytes only; the tokenizer applies its first k merges, by rank.",
     )
     if n
@@ -103,15 +102,8 @@ SOURCES = {"gpt2": "GPT-2 (its own files)", "upload": "Upload files"}
 if not real.shared_gpt2_available():
     SOURCES.pop("gpt2")
     st.session_state["tok_ref_source"] = "upload"
-source = st.radio(
-    "Real tokenizer",
-    list(SOURCES),
-    format_func=SOURCES.get,
-    horizontal=True,
-    key=state.widget("tok_ref_source"),
-    on_change=state.save,
-    args=("tok_ref_source",),
-    label_visibility="collapsed",
+source = state.widget(
+    st.radio, "Real tokenizer", list(SOURCES), format_func=SOURCES.get, horizontal=True, key="tok_ref_source", label_visibility="collapsed"
 )
 
 
@@ -130,12 +122,11 @@ def next_to_real() -> None:
             key="tok_upload",
             on_change=take_upload,
         )
-        pattern = u2.selectbox(
+        pattern = state.widget(
+            u2.selectbox,
             "Pre-tokenizer",
             list(PATTERNS),
-            key=state.widget("tok_ref_pattern"),
-            on_change=state.save,
-            args=("tok_ref_pattern",),
+            key="tok_ref_pattern",
             help="GPT-2 files and .tiktoken files do not record their pre-tokenizer; a tokenizer.json does, and wins, "
             "and so do OpenAI's own .tiktoken files (cl100k_base, o200k_base…), recognised by their sha256.",
         )
@@ -176,13 +167,7 @@ def next_to_real() -> None:
                 st.caption(split_note(theirs))
 
     with st.expander(f"Browse the merges of {reference.label}"):
-        query = st.text_input(
-            "Merges whose new token contains",
-            key=state.widget("tok_merge_query"),
-            on_change=state.save,
-            args=("tok_merge_query",),
-            placeholder="e.g.  the",
-        )
+        query = state.widget(st.text_input, "Merges whose new token contains", key="tok_merge_query", placeholder="e.g.  the")
         frame, found = real.merges_frame(other, query)
         # a table whose type the app sizes (a dataframe is a canvas at 15.75 px), numbers with separators
         shown = frame.assign(**{c: frame[c].map("{:,}".format) for c in ("rank", "id", "count") if c in frame.columns})

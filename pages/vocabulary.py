@@ -16,15 +16,7 @@ CHOICES = {"run": "the sidebar's run", **{key: f"{e.label} ({e.name})" for key, 
 
 st.title("Vocabulary")
 settings = sidebar.current()
-of = st.radio(
-    "Vocabulary of",
-    list(CHOICES),
-    format_func=CHOICES.get,
-    horizontal=True,
-    key=state.widget("vocab_of"),
-    on_change=state.save,
-    args=("vocab_of",),
-)
+of = state.widget(st.radio, "Vocabulary of", list(CHOICES), format_func=CHOICES.get, horizontal=True, key="vocab_of")
 curve = None
 if of == "run":
     tok = runs.tokenizer_for(settings)
@@ -61,16 +53,8 @@ views.metrics(rows, slope, used_on)
 
 st.subheader("Every token")
 c1, c2 = st.columns([2, 3])
-query = c1.text_input("Find tokens containing", key=state.widget("vocab_query"), on_change=state.save, args=("vocab_query",))
-sort = c2.radio(
-    "Sort by",
-    list(views.SORTS),
-    format_func=lambda key: views.SORTS[key][0],
-    horizontal=True,
-    key=state.widget("vocab_sort"),
-    on_change=state.save,
-    args=("vocab_sort",),
-)
+query = state.widget(c1.text_input, "Find tokens containing", key="vocab_query")
+sort = state.widget(c2.radio, "Sort by", list(views.SORTS), format_func=lambda key: views.SORTS[key][0], horizontal=True, key="vocab_sort")
 views.token_table(views.matching(run_key, rows, query, sort), len(rows), query, links)
 
 c1, c2 = st.columns(2)
@@ -85,12 +69,11 @@ if curve is not None:
     views.compression_chart(curve, label)
 
 st.subheader("Made, but never used")
-at_most = st.columns([1, 2])[0].select_slider(
+at_most = state.widget(
+    st.columns([1, 2])[0].select_slider,
     "Used at most (times)",
     views.RARELY,
-    key=state.widget("vocab_at_most"),
-    on_change=state.save,
-    args=("vocab_at_most",),
+    key="vocab_at_most",
     help="0: the tokens never used; more: the ones almost never used too.",
 )
 views.unused_table(run_key, rows, used_on, at_most)

@@ -366,13 +366,12 @@ def run_and_k(settings) -> tuple[Tokenizer, int]:
         st.session_state["real_k"] = n
     if n == 0:
         return tok, 0
-    k = st.slider(
+    k = state.widget(
+        st.slider,
         "Merges of the run (k)",
         0,
         n,
-        key=state.widget("real_k"),
-        on_change=state.save,
-        args=("real_k",),
+        key="real_k",
         help="The sidebar's run with only its first k merges: a smaller tokenizer, no retraining.",
     )
     return tok, k

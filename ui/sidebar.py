@@ -13,6 +13,7 @@ from bpe.spec import TrainSpec
 from bpe.train import check_spec
 
 from . import corpus as corpora
+from . import state
 from .preset_notes import preset_note
 
 TIE_HELP = (
@@ -105,35 +106,30 @@ def current() -> Settings:
     return settings
 
 
-def _index(options, key: str) -> int:
-    """Where the session's value stands among a select box's options (the first when it is not one)."""
-    options = list(options)
-    return options.index(st.session_state[key]) if st.session_state[key] in options else 0
-
-
 def render() -> Settings | str:
     """Draw the sidebar; return the settings, or a sentence saying what to fix.
 
-    subtle: every widget is given the session's value as its default (value=, index=) as well as its key.
-    When a session's first run is cut short by a click (a busy server, a student clicking a page link at
-    once), the browser never receives the values that run put in the widgets; Streamlit then sends each
-    widget with only its default, the browser shows that (pre-tokenizer gpt2, vocab size 0, naive) and
-    sends it back on the next click. With the session's value as the default, a fresh widget shows it.
+    Its widgets are drawn on every run of every page, so each holds its session key itself (state.widget's
+    kept=True), with the session's value as its default: the first run of a session writes them all, and
+    when that run is cut short the browser would otherwise show Streamlit's defaults (pre-tokenizer gpt2,
+    vocab size 0, naive) and send them back on the next click.
     """
     with st.sidebar:
-        st.toggle(
+        state.widget(
+            st.toggle,
             "Presenter mode",
-            value=st.session_state["presenter"],
             key="presenter",
+            kept=True,
             help="Larger type, and a simpler step page for a projector. ← and → step through merges.",
         )
         st.header("Training run")
-        key = st.selectbox(
+        key = state.widget(
+            st.selectbox,
             "Corpus",
             list(corpora.SOURCES),
-            index=_index(corpora.SOURCES, "source"),
             format_func=lambda k: short_label(corpora.SOURCES[k].label),
             key="source",
+            kept=True,
             on_change=_apply_preset,
         )
         source = corpora.SOURCES[key]
@@ -143,7 +139,7 @@ def render() -> Settings | str:
             st.caption(text[0].upper() + text[1:])
         problem = None
         if key == "paste":
-            st.text_area("Text", value=st.session_state["pasted"], key="pasted", height=150, placeholder="Paste any text…")
+            state.widget(st.text_area, "Text", key="pasted", kept=True, height=150, placeholder="Paste any text…")
             data = st.session_state["pasted"].encode("utf-8", "surrogateescape")
             problem = corpora.check_text("The pasted text", data)
         elif key == "upload":
@@ -158,31 +154,30 @@ def render() -> Settings | str:
         else:
             data = source.text.encode("utf-8")
 
-        st.selectbox(
+        state.widget(
+            st.selectbox,
             "Pre-tokenizer",
             list(PATTERNS),
-            index=_index(PATTERNS, "pattern"),
             key="pattern",
+            kept=True,
             help="\n\n".join(f"**{k}**: {v}" for k, v in PATTERN_HELP.items()),
         )
-        st.text_input(
-            "Special tokens (comma-separated)",
-            value=st.session_state["specials"],
-            key="specials",
-            help="Never merged; the corpus is cut at them.",
+        state.widget(
+            st.text_input, "Special tokens (comma-separated)", key="specials", kept=True, help="Never merged; the corpus is cut at them."
         )
-        st.number_input(
+        state.widget(
+            st.number_input,
             "Vocab size",
-            value=int(st.session_state["vocab_size"]),
             key="vocab_size",
+            kept=True,
             min_value=0,
             max_value=1_000_000,
             step=1,
             help="256 bytes + merges + special tokens",
         )
-        st.selectbox("Algorithm", list(ALGORITHMS), index=_index(ALGORITHMS, "algorithm"), key="algorithm")
+        state.widget(st.selectbox, "Algorithm", list(ALGORITHMS), key="algorithm", kept=True)
         st.caption(ALGORITHMS[st.session_state["algorithm"]].summary.capitalize() + ".")
-        rule = RULES[st.selectbox("Tie-break rule", list(RULES), index=_index(RULES, "tie_break"), key="tie_break", help=TIE_HELP)]
+        rule = RULES[state.widget(st.selectbox, "Tie-break rule", list(RULES), key="tie_break", kept=True, help=TIE_HELP)]
         st.caption(f"Ties go to {rule.prefers}, as {rule.tool} does.")
 
         spec = TrainSpec(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 
 import streamlit as st
 
@@ -75,19 +76,56 @@ def init() -> None:
         st.session_state.setdefault(key, copy.copy(value))  # subtle: a dict default must not be shared by sessions
 
 
-def widget(key: str) -> str:
-    """The key for a widget whose value must outlive a visit to another page.
+# how each kind of widget is given its default: the index of the value among its options, the value itself (default=),
+# or, for every other kind (slider, select_slider, number_input, text_input, text_area, toggle), value=
+_BY_INDEX = ("selectbox", "radio")
+_BY_DEFAULT = ("pills", "segmented_control")
 
-    Streamlit forgets a widget's state when a run does not draw it, so the value
-    lives in `key` and the widget gets its own key, filled from `key` on every
-    run and copied back by `save` when the user changes it:
-    st.slider(..., key=state.widget("tok_k"), on_change=state.save, args=("tok_k",))
+
+def widget(
+    draw: Callable, label: str, *positional, key: str, on_change: Callable | None = None, args: tuple = (), kept: bool = False, **options
+):
+    """Draw a widget that holds the session's value of `key`, and return its value; every keyed widget is drawn so.
+
+        state.widget(st.slider, "Merges used (k)", 0, n, key="tok_k", help="...")
+        state.widget(row.selectbox, "Speed", SPEEDS, key="speed", on_change=changed_speed)   # any container's method
+
+    The widget gets three things, each for a reason:
+    - its own key, "w_" + key, filled from `key`: Streamlit forgets a widget's state when a run does not
+      draw it (a visit to another page), so the value lives in `key`; `kept=True` is for the sidebar's
+      widgets, drawn on every run of every page, which hold `key` itself;
+    - a callback that copies a change back to `key` (`save`), then calls on_change(*args) if given;
+      pills and segmented controls never copy None (no choice) back;
+    - the session's value as its default (index=, default= or value=). subtle: a value reaches the browser
+      with the run that writes it; when that run is cut short (a busy server, a student clicking at once)
+      the browser never gets it, later runs send the widget with only its default, and the browser shows
+      that (the first option, 0, "") and sends it back on the next click. With the session's value as the
+      default, a widget the browser has never seen shows the session's value (tests/test_app_widgets.py).
+      Streamlit's warning about a default given to a widget whose key is set is off (.streamlit/config.toml).
     """
+    value = st.session_state[key]
+    own = key if kept else "w_" + key
     # subtle: assigning a widget's key makes Streamlit send the value to the browser again,
     # which would overwrite what a user is typing while a timer reruns the page; assign only when it differs
-    if st.session_state.get("w_" + key) != st.session_state[key]:
-        st.session_state["w_" + key] = st.session_state[key]
-    return "w_" + key
+    if not kept and st.session_state.get(own) != value:
+        st.session_state[own] = value
+    kind = getattr(draw, "__name__", "")
+    if kind in _BY_INDEX:
+        choices = list(options["options"] if "options" in options else positional[0])
+        options["index"] = choices.index(value) if value in choices else 0
+    elif kind in _BY_DEFAULT:
+        options["default"] = value
+    else:
+        options["value"] = value
+
+    def changed() -> None:
+        # a click on the pill already chosen sends None (unless required=True): the session keeps its value
+        if not kept and not (kind in _BY_DEFAULT and st.session_state[own] is None):
+            save(key)
+        if on_change is not None:
+            on_change(*args)
+
+    return draw(label, *positional, key=own, on_change=changed, **options)
 
 
 def save(key: str) -> None:

@@ -99,12 +99,11 @@ def choose(t: int) -> None:
 
 
 def slider(options: list[int]) -> int:
-    return st.select_slider(
+    return state.widget(
+        st.select_slider,
         "Minimum pair frequency t",
         options=options,
-        key="w_threshold",
-        on_change=state.save,
-        args=("threshold",),
+        key="threshold",
         format_func=lambda v: f"{v:,}",
         help="The slider stops at each winning count (and at the presets): the values where the answer changes.",
     )
