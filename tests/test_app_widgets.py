@@ -16,9 +16,9 @@ from conftest import GPT2, open_app
 from streamlit.testing.v1.element_tree import (
     Block,
     Button,
-    DownloadButton,
     ButtonGroup,
     Checkbox,
+    DownloadButton,
     FileUploader,
     NumberInput,
     Radio,
