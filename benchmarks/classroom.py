@@ -693,27 +693,32 @@ async def pick_stdlib(students: list[Student]) -> list[float]:
 WRONG: list[str] = []  # clicks after which a student's page showed another merge than the one after theirs
 
 
-async def step(students: list[Student], seconds: float, interval: float, rng: random.Random) -> list[float]:
-    """Each student clicks Next every ~interval s (uniform +-25 %) for seconds; the latency of every click.
+async def step(students: list[Student], seconds: float, interval: float, rng: random.Random) -> tuple[list[float], float]:
+    """Each student clicks Next every ~interval s (uniform +-25 %) for seconds: the latency of every click, and the
+    clicks answered per second once every student has started (starts are spread over the first interval).
 
     After each click the page must show the merge after the one it showed (sessions never cross);
     a click that does not is noted in WRONG.
     """
     latencies: list[float] = []
-    stop = time.perf_counter() + seconds
+    start = time.perf_counter()
+    stop = start + seconds
+    steady = 0  # clicks sent after every student's first, while the whole class is clicking
 
     async def one(s: Student) -> None:
+        nonlocal steady
         await asyncio.sleep(rng.uniform(0, interval))
         while time.perf_counter() < stop:
-            before = s.merge_shown()
+            before, sent = s.merge_shown(), time.perf_counter()
             took = await s.click("Next")
             latencies.append(took)
+            steady += sent >= start + interval
             if before is not None and s.merge_shown() not in (before + 1, before):  # before: at the last merge already
                 WRONG.append(f"{s.name}: merge {before} then {s.merge_shown()}")
             await asyncio.sleep(max(0.0, interval * rng.uniform(0.75, 1.25) - took))
 
     await asyncio.gather(*(one(s) for s in students))
-    return latencies
+    return latencies, steady / (seconds - interval)
 
 
 async def race(student: Student) -> Race:
@@ -770,17 +775,24 @@ async def stepping(app: Path, args: argparse.Namespace, rng: random.Random) -> N
         spy = profile(server, args.profile, args.seconds) if args.profile else None
         start, client_cpu = time.perf_counter(), time.process_time()
         began = start - server.memory.start
-        latencies = await step(students, args.seconds, interval, rng)
+        latencies, rate = await step(students, args.seconds, interval, rng)
         elapsed = time.perf_counter() - start
         client_cpu = (time.process_time() - client_cpu) / elapsed * 100
         server.memory.mark("stepping ends")
         print(f"Next, until the page is updated: {summary(latencies)}")
         print(f"clicks after which the page showed a merge other than the next one: {len(WRONG)} {WRONG[:3]}")
-        print(f"clicks answered: {len(latencies) / elapsed:.1f}/s (the class asks for {n / interval:.1f}/s); {load()}")
+        print(
+            f"clicks answered: {rate:.1f}/s once every student had started (the class asks for {n / interval:.1f}/s), "
+            f"{len(latencies):,} in all; {load()}"
+        )
         print(f"processor while stepping (100 % = a core): {server.memory.cpu_summary(began + 2, began + elapsed)}")
         used = server.memory.cpu_seconds(began + 2, began + elapsed)
         answered = len(latencies) * (elapsed - 2) / elapsed
-        print("processor per click answered: " + ", ".join(f"{g} {s / answered * 1000:.1f} ms" for g, s in used.items()))
+        per_click = ", ".join(f"{g} {s / answered * 1000:.1f} ms" for g, s in used.items())
+        print(
+            f"processor per click answered (each group's processor over all the class's clicks): {per_click}; "
+            f"in all {sum(used.values()) / answered * 1000:.1f} ms"
+        )
         print(f"the load generator itself (this process, its {n} websockets): {client_cpu:.0f} %")
         if spy is not None:
             spy.wait()
