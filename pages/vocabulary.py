@@ -55,7 +55,7 @@ st.subheader("Every token")
 c1, c2 = st.columns([2, 3])
 query = state.widget(c1.text_input, "Find tokens containing", key="vocab_query")
 sort = state.widget(c2.radio, "Sort by", list(views.SORTS), format_func=lambda key: views.SORTS[key][0], horizontal=True, key="vocab_sort")
-views.token_table(views.matching(run_key, rows, query, sort), len(rows), query, links)
+views.token_table(views.matching(run_key, rows, query, sort), len(rows), query, links, used_on)
 
 c1, c2 = st.columns(2)
 with c1:

@@ -95,3 +95,16 @@ def test_used_at_most_widens_never_used_to_almost_never():
     uses = {t: n for t, n in tok.token_counts(pretokenize(SOURCES["textbook"].text, pattern="whitespace").counts).items()}
     rare = [a + b for a, b in tok.merges if uses.get(a + b, 0) <= 2]
     assert f"<b>{len(rare)}</b> of the 12 merged tokens are used at most 2 times" in notes()
+
+
+def test_the_key_to_the_red_rows_stands_above_the_table():
+    at = open_app(PAGE, source="textbook")
+    table = next(h.value for h in at.html if "<th>bytes</th>" in h.value)
+    red = table.count('<tr class="unused">')
+    assert red == 8  # the eight merged tokens never used (the metric's count), all among the first 30 rows in merge order
+    key = re.search(r'<p class="vocab-legend">.*?</p>', table).group(0)
+    assert table.index(key) < table.index("<table")  # seen before the rows, on the first screen
+    assert f"Red rows ({red} of these): made by a merge, never used on the training text." in re.sub("<[^>]+>", "", key)
+    at.text_input(key="w_vocab_query").set_value("lower").run()
+    table = next(h.value for h in at.html if "<th>bytes</th>" in h.value)
+    assert "lower" in table and '<tr class="unused">' not in table and '<p class="vocab-legend">' not in table  # no red row, no key

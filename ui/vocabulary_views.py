@@ -57,8 +57,10 @@ table.vocab th{text-align:left;padding:4px 10px;border-bottom:2px solid #0003;fo
 table.vocab td{padding:3px 10px;border-bottom:1px solid #0001}
 table.vocab td.num{text-align:right;font-variant-numeric:tabular-nums}
 table.vocab .vt{font-family:monospace;font-size:1.1rem;background:#dbe7fb;border:1px solid #0002;border-radius:5px;padding:0 6px;white-space:pre}
-table.vocab tr.unused td{background:#fff4f4}
-.vocab-note{font-size:1rem;margin:.2rem 0 .4rem}
+table.vocab tr.unused td, .vocab-key{background:#fbd9d9}
+table.vocab tr.unused td:first-child, .vocab-key{box-shadow:inset 5px 0 #c62828}
+.vocab-key{display:inline-block;width:2.2em;height:1em;vertical-align:-.1em;border:1px solid #0002;margin-right:.4em}
+.vocab-note, .vocab-legend{font-size:1rem;margin:.2rem 0 .4rem}
 </style>
 """
 
@@ -151,8 +153,11 @@ def metrics(rows: tuple[TokenRow, ...], slope: float | None, label: str) -> None
     )
 
 
-def token_table(rows: Sequence[TokenRow], total: int, query: str, settings) -> None:
-    """The first SHOWN rows as an HTML table (18 px and up on a projector; a canvas dataframe cannot be sized)."""
+def token_table(rows: Sequence[TokenRow], total: int, query: str, settings, used_on: str) -> None:
+    """The first SHOWN rows as an HTML table (18 px and up on a projector; a canvas dataframe cannot be sized).
+
+    The key to its red rows stands above it: under 30 rows it would be below the first screen.
+    """
     if not rows:
         st.markdown(f"No token contains **{plain(query)}**. Type part of a token as it is shown, `␣` for a space.")
         return
@@ -173,11 +178,18 @@ def token_table(rows: Sequence[TokenRow], total: int, query: str, settings) -> N
         )
     counted = any(r.made is not None for r in rows[:SHOWN])
     head = f"<tr><th>id</th><th>token</th><th>bytes</th><th>made at merge</th><th>{'pair count then' if counted else ''}</th><th>uses</th></tr>"
-    st.html(TABLE_CSS + f'<table class="vocab">{head}{"".join(body)}</table>')
+    red = sum(r.kind == MERGE and r.uses == 0 for r in rows[:SHOWN])
+    key = (
+        f'<p class="vocab-legend"><span class="vocab-key"></span>Red rows ({red:,} of these): made by a merge, '
+        f"never used on {html.escape(used_on)}.</p>"
+        if red
+        else ""
+    )
+    st.html(TABLE_CSS + f'{key}<table class="vocab">{head}{"".join(body)}</table>')
     more = f"the first {SHOWN} of {len(rows):,} shown" if len(rows) > SHOWN else f"all {len(rows):,} shown"
     which = f"containing “{plain(query)}”" if query else "in the vocabulary"
     opens = " Merge numbers open the step page at that merge." if settings is not None else ""
-    st.caption(f"{len(rows):,} of {total:,} tokens {which}; {more}.{opens} Red rows: made, never used.")
+    st.caption(f"{len(rows):,} of {total:,} tokens {which}; {more}.{opens}")
 
 
 LINES = ["tokens of this run", "Zipf: uses ∝ 1 / rank"]

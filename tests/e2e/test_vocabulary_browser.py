@@ -1,6 +1,6 @@
 """A student opens the Vocabulary page, searches for a token, follows its merge number to the step page."""
 
-from .conftest import wait_idle
+from .conftest import settled, wait_idle
 from .screens import look
 
 
@@ -15,6 +15,22 @@ def metric(page, label: str) -> str:
     return box.locator('[data-testid="stMetricValue"]').inner_text()
 
 
+def red_rows_are_explained_on_the_tables_first_screen(page) -> None:
+    """At 1280x720, with the table's heading at the top, the key to its red rows is on screen, in their colour, at 18 px."""
+    page.set_viewport_size({"width": 1280, "height": 720})
+    page.get_by_role("heading", name="Every token").first.evaluate("e => e.scrollIntoView({block: 'start'})")
+    settled(page)
+    legend = page.locator("p.vocab-legend").first
+    box, first_red = legend.bounding_box(), page.locator("table.vocab tr.unused td").first
+    assert box and box["y"] >= 0 and box["y"] + box["height"] <= 720, box
+    assert "Red rows (8 of these): made by a merge, never used" in legend.inner_text()
+    colour = "e => getComputedStyle(e).backgroundColor"
+    assert legend.locator(".vocab-key").evaluate(colour) == first_red.evaluate(colour) != "rgba(0, 0, 0, 0)"
+    assert legend.evaluate("e => parseFloat(getComputedStyle(e).fontSize)") >= 18
+    page.set_viewport_size({"width": 1400, "height": 2200})
+    settled(page)
+
+
 def test_a_student_searches_the_vocabulary_and_opens_a_tokens_merge(page):
     open_page(page)
     assert metric(page, "Vocabulary size") == "269" and metric(page, "Made by merges") == "12"
@@ -22,6 +38,8 @@ def test_a_student_searches_the_vocabulary_and_opens_a_tokens_merge(page):
     assert look(page, "vocabulary") == []
     assert look(page, "vocabulary-charts", "Zipf: a few tokens do most of the work") == []
     assert look(page, "vocabulary-unused", "Made, but never used") == []
+    assert look(page, "vocabulary-table", "Every token") == []
+    red_rows_are_explained_on_the_tables_first_screen(page)
 
     box = page.get_by_label("Find tokens containing")
     box.fill("est")
