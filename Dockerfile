@@ -1,15 +1,19 @@
 # The app for one machine: `scripts/app.sh --replicas $REPLICAS` (HAProxy in front of REPLICAS app processes
 # and one worker pool) on port 8501. Several machines: deploy/compose.yaml puts the same proxy in front of them.
-#   docker build -t bpe-workbench .
+#   bash scripts/image.sh              (docker build -t bpe-workbench .)
 #   docker run -p 8501:8501 -e REPLICAS=4 bpe-workbench
-FROM python:3.11-slim-bookworm
+# BASE is any Debian bookworm with python3 and its venv module: Docker Hub's python image by default;
+# `bash scripts/image.sh --local-base` builds one from the Debian mirror instead (no Docker Hub needed).
+ARG BASE=python:3.11-slim-bookworm
+FROM $BASE
 RUN apt-get update && apt-get install -y --no-install-recommends haproxy && rm -rf /var/lib/apt/lists/*
 WORKDIR /srv/bpe
 COPY requirements.txt .
-RUN python -m venv .venv && .venv/bin/pip install --no-cache-dir -r requirements.txt
+RUN python3 -m venv .venv && .venv/bin/pip install --no-cache-dir -r requirements.txt
 COPY . .
-# what scripts/setup.sh looks for: the requirements are installed
-RUN touch .venv/.installed-requirements.txt && useradd --system bpe && chown -R bpe /srv/bpe
+# what scripts/setup.sh looks for: the requirements are installed. The code and its libraries stay root's
+# (read-only to the app, and not copied into a second layer by a chown): the app writes to /tmp and its home only
+RUN touch .venv/.installed-requirements.txt && useradd --system --create-home bpe
 USER bpe
 # app processes per machine: one per core is a good start (the worker pool uses what they leave)
 ENV REPLICAS=2 PYTHONDONTWRITEBYTECODE=1

@@ -1,9 +1,9 @@
 """Beyond one machine: the same HAProxy settings in front of several `scripts/app.sh --replicas N`, and the files that deploy them.
 
-There is no container runtime here, so the image and compose file are checked
-for what they must say; the proxy in front of two "machines" runs for real, on
-loopback: two `scripts/app.sh --replicas 1` on their own ports, one HAProxy
-rendered by `python -m ui.serve --front-config` before them.
+The image and compose file are checked here for what they must say (test_image.py
+builds and runs them where a Docker daemon answers); the proxy in front of two
+"machines" runs for real, on loopback: two `scripts/app.sh --replicas 1` on their
+own ports, one HAProxy rendered by `python -m ui.serve --front-config` before them.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 import yaml
 from conftest import run_async
-from test_replicas import HAPROXY, Served, classroom, healthy, until
+from test_replicas import HAPROXY, Served, classroom, healthy, next_merge, reconnect, until
 
 from ui.serve import front_config
 
@@ -72,25 +72,9 @@ def test_two_machines_behind_the_front_proxy_keep_each_student_on_one_machine_an
             url = f"ws://127.0.0.1:{front_port}/_stcore/stream"
 
             async def lesson() -> None:
-                a = classroom.Student(url, "a", sticky=True)
-                await a.open(timeout=120)
-                b = classroom.Student(url, "b", sticky=True)
-                for _ in range(10):
-                    b.cookie = await asyncio.to_thread(classroom.page_cookie, url, 30)
-                    if host(b) != host(a):
-                        break
-                assert host(a) != host(b), "the front proxy sent every new browser to the same machine"
+                a, b = await on_two_machines(url)
                 assert "BPE_REPLICA=r1" in a.cookie and "BPE_REPLICA=r1" in b.cookie  # each machine's own proxy set its cookie too
-                await b.open(timeout=120)
-                for k in (2, 3, 4):
-                    await a.click("Next", timeout=60)
-                    assert a.merge_shown() == k
-                await b.click("Next", timeout=60)
-                session = a.session_id
-                await a.close()
-                await a.open(timeout=60, resume=True)
-                assert a.session_id == session and a.merge_shown() == 4
-                assert b.merge_shown() == 2
+                await steps_and_a_reconnect(a, b)
                 await asyncio.gather(a.close(), b.close())
 
             run_async(lesson())
@@ -110,3 +94,51 @@ def test_two_machines_behind_the_front_proxy_keep_each_student_on_one_machine_an
 
 def host(student) -> str:
     return dict(c.split("=", 1) for c in student.cookie.split("; "))["BPE_HOST"]
+
+
+# ---------------------------------------------------------------------------
+# a lesson across machines (also test_image.py's containers and test_hosts.py's network namespaces)
+
+
+async def on_two_machines(url: str):
+    """Two students, a and b, the front proxy sent to different machines (it balances new browsers by open connections)."""
+    a = classroom.Student(url, "a", sticky=True)
+    await a.open(timeout=120)
+    b = classroom.Student(url, "b", sticky=True)
+    for _ in range(10):
+        b.cookie = await asyncio.to_thread(classroom.page_cookie, url, 30)
+        if host(b) != host(a):
+            break
+    assert host(a) != host(b), "the front proxy sent every new browser to the same machine"
+    assert "BPE_REPLICA=" in a.cookie and "BPE_REPLICA=" in b.cookie  # and each machine's own proxy, to one of its replicas
+    await b.open(timeout=120)
+    assert a.merge_shown() == b.merge_shown() == 1
+    return a, b
+
+
+async def steps_and_a_reconnect(a, b) -> None:
+    """a steps to merge 4 and b to 2, in turn; a's connection drops and comes back to the same session on the same machine."""
+    for k in (2, 3, 4):
+        await next_merge(a, k)
+    await next_merge(b, 2)
+    session = a.session_id
+    await a.close()
+    await a.open(timeout=60, resume=True)
+    assert a.session_id == session and a.merge_shown() == 4, "the reconnect reached another machine or replica, or a new session"
+    assert b.merge_shown() == 2
+
+
+async def a_machine_goes(a, b, take_away, within: float = 30) -> None:
+    """take_away() takes one machine away: its student's websocket closes (no silent hang), the browser reconnects
+    (retrying as it does) to the other machine at the merge in its URL; the other student never notices."""
+    merges = {a.name: a.merge_shown(), b.name: b.merge_shown()}
+    await asyncio.to_thread(take_away)
+    done, _ = await asyncio.wait([a.reader, b.reader], timeout=within, return_when=asyncio.FIRST_COMPLETED)
+    assert len(done) == 1, f"{len(done)} of the two students lost their connection within {within:.0f} s (one expected)"
+    lost, kept = (a, b) if a.reader.done() else (b, a)
+    await lost.close()
+    tries = await reconnect(lost, tries=60)
+    assert lost.merge_shown() == merges[lost.name], f"{lost.name} reconnected after {tries} tries at merge {lost.merge_shown()}"
+    await next_merge(lost, merges[lost.name] + 1)
+    await next_merge(kept, merges[kept.name] + 1)
+    await asyncio.gather(a.close(), b.close())

@@ -1,0 +1,128 @@
+"""The image and the compose deployment, built and run for real: `scripts/image.sh`, then `docker run`, then two
+machines' worth of containers behind the front proxy (`deploy/compose.yaml`), with students going through it.
+
+Needs a Docker daemon and docker-compose (or the compose plugin); skips without them (CI has no daemon). The
+image starts from the base scripts/image.sh builds from Debian's mirror (`--local-base`: no Docker Hub needed)
+unless BASE names another. A cold build takes ~2 minutes; with Docker's cache, seconds.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from conftest import run_async
+from test_deploy import a_machine_goes, free_port, on_two_machines, steps_and_a_reconnect
+from test_replicas import classroom, next_merge, replica_of, until
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCKER = shutil.which("docker")
+IMAGE = "bpe-workbench"
+
+
+def _daemon_answers() -> bool:
+    if DOCKER is None:
+        return False
+    try:
+        return subprocess.run([DOCKER, "info"], capture_output=True, timeout=20).returncode == 0
+    except subprocess.TimeoutExpired:
+        return False
+
+
+def _compose() -> list[str] | None:
+    if DOCKER and subprocess.run([DOCKER, "compose", "version"], capture_output=True).returncode == 0:
+        return [DOCKER, "compose"]
+    return [shutil.which("docker-compose")] if shutil.which("docker-compose") else None
+
+
+pytestmark = [pytest.mark.docker, pytest.mark.skipif(not _daemon_answers(), reason="no Docker daemon answers here")]
+
+
+def docker(*args: str, timeout: float = 120) -> str:
+    done = subprocess.run([DOCKER, *args], capture_output=True, text=True, timeout=timeout)
+    assert done.returncode == 0, f"docker {' '.join(args)}: {done.stderr[-2000:]}"
+    return done.stdout.strip()
+
+
+def address(container: str) -> str:
+    return docker("inspect", "-f", "{{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}", container)
+
+
+def healthy(url: str) -> bool:
+    try:
+        return classroom.urllib.request.urlopen(f"{url}/_stcore/health", timeout=2).read() == b"ok"
+    except OSError:
+        return False
+
+
+@pytest.fixture(scope="module")
+def image() -> str:
+    local = [] if os.environ.get("BASE") else ["--local-base"]
+    built = subprocess.run(["bash", "scripts/image.sh", *local, "--quiet"], cwd=ROOT, capture_output=True, text=True, timeout=1200)
+    assert built.returncode == 0, built.stdout[-3000:] + built.stderr[-3000:]
+    return IMAGE
+
+
+def test_the_image_serves_replicas_behind_its_proxy_and_stops_them_in_order(image):
+    container = docker("run", "-d", "-e", "REPLICAS=2", image)
+    try:
+        url = f"http://{address(container)}:8501"
+        until(lambda: "ready: 2 replicas" in docker("logs", container), 150, "the container's replicas and proxy")
+        assert docker("exec", container, "id", "-un") == "bpe"  # not root
+        ws = url.replace("http", "ws", 1) + "/_stcore/stream"
+
+        async def lesson() -> None:
+            a = classroom.Student(ws, "a", sticky=True)
+            await a.open(timeout=120)
+            b = classroom.Student(ws, "b", sticky=True)
+            for _ in range(10):
+                b.cookie = await classroom.asyncio.to_thread(classroom.page_cookie, ws, 30)
+                if replica_of(b) != replica_of(a):
+                    break
+            assert replica_of(a) != replica_of(b), "the container's proxy sent every new browser to the same replica"
+            await b.open(timeout=120)
+            for k in (2, 3):
+                await next_merge(a, k)
+            await next_merge(b, 2)
+            await classroom.asyncio.gather(a.close(), b.close())
+
+        run_async(lesson())
+        docker("stop", "-t", "30", container, timeout=60)  # SIGTERM to the script: proxy, replicas, pool, in that order
+        assert "stopped: the proxy, the replicas and the worker pool" in docker("logs", container)
+        assert docker("inspect", "-f", "{{.State.ExitCode}}", container) == "0"
+    finally:
+        subprocess.run([DOCKER, "rm", "-f", container], capture_output=True)
+
+
+@pytest.mark.skipif(_compose() is None, reason="neither docker-compose nor the compose plugin is installed")
+def test_two_machines_of_containers_behind_the_front_proxy(image):
+    port, project = free_port(), f"bpe{secrets.token_hex(4)}"
+    env = {**os.environ, "PORT": str(port), "COOKIE_SECRET": secrets.token_hex(32)}
+    compose = [*_compose(), "-p", project, "-f", str(ROOT / "deploy" / "compose.yaml")]
+
+    def run(*args: str) -> str:
+        done = subprocess.run([*compose, *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+        return done.stdout.strip()
+
+    run("up", "-d", "--no-build")
+    try:
+        machines = run("ps", "-q", "app").split()
+        assert len(machines) == 2, "compose.yaml asks for two machines"
+        until(lambda: all("ready: 2 replicas" in docker("logs", m) for m in machines), 150, "both machines' replicas")
+        until(lambda: healthy(f"http://127.0.0.1:{port}"), 60, "the front proxy")
+        url = f"ws://127.0.0.1:{port}/_stcore/stream"
+
+        async def lesson() -> None:
+            a, b = await on_two_machines(url)
+            await steps_and_a_reconnect(a, b)
+            # a machine goes away at once (SIGKILL to everything in it): the one student on it reconnects to the other
+            await a_machine_goes(a, b, lambda: docker("kill", machines[0]))
+
+        run_async(lesson())
+    finally:
+        run("down", "-v", "-t", "10")
