@@ -298,13 +298,15 @@ def train_command(args: argparse.Namespace) -> None:
                 progress.update(1)
 
             going.until(on_merge=made)
+            stop_reason, distinct = going.stop_reason, going.trainer.rule.reuses_tokens
+            del going  # the trainer is freed here, before the collector is back and would walk its millions of objects
         say(f"merges: {len(merges):,} in {phases.seconds['merges']:.1f}s")
     with phases.phase("write"):
-        vocab = build_vocab(merges, special_tokens, distinct=going.trainer.rule.reuses_tokens)
+        vocab = build_vocab(merges, special_tokens, distinct=distinct)
         paths = export.save_all(args.out, merges, special_tokens, pattern, counts)
 
     why = stop_sentence(
-        going.stop_reason,
+        stop_reason,
         len(merges),
         vocab_size=args.vocab_size,
         specials=len(special_tokens),

@@ -29,8 +29,13 @@ def char_to_byte() -> dict[str, int]:
 
 def to_unicode(token: bytes) -> str:
     """b' the' -> 'Ġthe'."""
-    table = byte_to_char()
-    return "".join(table[b] for b in token)
+    # latin-1 makes character n of byte n; translate swaps in the table's characters (in C)
+    return token.decode("latin-1").translate(_table())
+
+
+@cache
+def _table() -> str:
+    return "".join(byte_to_char()[b] for b in range(256))
 
 
 def from_unicode(text: str) -> bytes:

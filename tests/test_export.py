@@ -8,6 +8,8 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from bpe import PATTERNS, load, pretokenize, train
 from bpe.gpt2_bytes import byte_to_char, to_unicode
@@ -89,6 +91,37 @@ def test_saving_the_first_k_merges(tmp_path):
     loaded = Tokenizer.load(tmp_path)
     assert loaded.merges == tok.merges[:10] and loaded.counts == tok.counts[:10]
     assert loaded.encode(SAMPLES[1]) == tok.encode(SAMPLES[1], 10)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    merges=st.lists(st.tuples(st.binary(min_size=1, max_size=4), st.binary(min_size=1, max_size=4)), max_size=20),
+    special_tokens=st.lists(st.sampled_from([SPECIAL, 'a"b\\c\n', "\x00vocab\x00", "\x00merges\x00", "é\u2028🙂"]), unique=True),
+    counts=st.booleans(),
+    pattern=st.sampled_from(sorted(PATTERNS)),
+)
+def test_json_files_are_json_dumps_text_exactly(merges, special_tokens, counts, pattern):
+    """export writes its long JSON by hand (json's indented writer is slow): the text must be json.dumps's, character for character."""
+    from bpe import export
+    from bpe.train import build_vocab
+
+    counts = list(range(len(merges))) if counts else None
+    files = export.files(merges, special_tokens, pattern, counts)
+    table = {}
+    for i, token in sorted(build_vocab(merges, special_tokens).items()):
+        table.setdefault(token.decode() if token in {t.encode() for t in special_tokens} else to_unicode(token), i)
+    assert files["vocab.json"] == json.dumps(table, ensure_ascii=False, indent=1)
+    document = json.loads(files["tokenizer.json"])
+    assert files["tokenizer.json"] == json.dumps(document, ensure_ascii=False, indent=1)
+    assert document["model"]["vocab"] == table
+    assert document["model"]["merges"] == [[to_unicode(a), to_unicode(b)] for a, b in merges]
+    assert [t["content"] for t in document["added_tokens"]] == special_tokens
+    plain = json.loads(files["tokenizer.bpe.json"])
+    rows = files["tokenizer.bpe.json"].split("\n")[1 : 1 + len(merges)]
+    assert [row.rstrip(",") for row in rows] == [json.dumps(m, ensure_ascii=False) for m in plain["merges"]]
+    assert [(bytes.fromhex(m["left"]), bytes.fromhex(m["right"]), m["count"]) for m in plain["merges"]] == [
+        (a, b, c) for (a, b), c in zip(merges, counts or [None] * len(merges))
+    ]
 
 
 def test_hex_or_byte_lists_both_load(tmp_path):
