@@ -34,6 +34,11 @@ def step_link(merge: int) -> str:
     return f"./?corpus={first_lesson.PRESET}&merge={merge}"
 
 
+def bytes_row(parts: tuple[bytes, ...]) -> None:
+    st.caption("the bytes")
+    st.html(encode_views.pairs_row(parts, [None] * (len(parts) - 1), None, lambda rank: None))
+
+
 st.html(views.PAGE_CSS)
 where, back, forward = st.columns([6, 1, 1], vertical_alignment="center")
 where.caption(f"How a tokenizer encodes · the word “{lesson.WORD}” · step {i} of {n}")
@@ -45,6 +50,8 @@ say, show = st.columns(2, gap="large")
 with say:
     with st.container(key="lesson-text"):
         st.markdown(screen.text)
+    if i == 1:  # the word's bytes here, so that the merges fill the other column and all fit the first screen
+        bytes_row(steps[0].parts)
     for column, merge in zip(st.columns(max(len(screen.merges), 1)), screen.merges):
         column.page_link(
             "pages/step.py",
@@ -60,12 +67,11 @@ with say:
         st.page_link("pages/encode_quiz.py", label="Which merge applies first? The quiz", icon=":material/quiz:")
 with show:
     step = steps[screen.step]
-    if screen.step == 0:
-        st.caption("the bytes")
-        st.html(encode_views.pairs_row(step.parts, [None] * (len(step.parts) - 1), None, lambda rank: None))
-        if i == 1:
-            st.caption("the merges, in the order training made them")
-            st.html(vocabulary_views.TABLE_CSS + lesson.merges_table(tok))
+    if i == 1:
+        st.caption("the merges, in the order training made them")
+        st.html(vocabulary_views.TABLE_CSS + lesson.merges_table(tok))
+    elif screen.step == 0:
+        bytes_row(step.parts)
     else:
         before = steps[screen.step - 1]
         st.caption(f"before step {screen.step}: each pair's merge number, the one applied in green")

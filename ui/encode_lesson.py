@@ -38,7 +38,7 @@ def merges_table(tok: Tokenizer) -> str:
         f'<td><span class="vt">{escape(show(a + b))}</span></td></tr>'
         for r, (a, b) in enumerate(tok.merges[:MERGES_SHOWN])
     )
-    return f'<table class="vocab"><tr><th>merge</th><th>pair</th><th>makes</th></tr>{rows}</table>'
+    return f'<table class="vocab merges"><tr><th>merge</th><th>pair</th><th>makes</th></tr>{rows}</table>'
 
 
 def number(rank: int) -> str:

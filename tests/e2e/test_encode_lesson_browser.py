@@ -1,6 +1,6 @@
 """A student walks "lowest" through the encoder in the second lesson, opens it on the Encode page, then answers the quiz."""
 
-from .conftest import wait_idle
+from .conftest import settled, wait_idle
 from .screens import look
 
 
@@ -10,9 +10,22 @@ def open_page(page, name: str, heading: str) -> None:
     page.get_by_role("heading", name=heading).first.wait_for()
 
 
+def every_merge_on_the_first_screen(page) -> int:
+    """At 1280x720, unscrolled: how many rows of step 1's merges table show, each whole (all of them, or fail)."""
+    page.set_viewport_size({"width": 1280, "height": 720})
+    settled(page)
+    rows = page.locator("table.merges tr").filter(has=page.locator("td"))
+    boxes = [rows.nth(i).bounding_box() for i in range(rows.count())]
+    page.set_viewport_size({"width": 1400, "height": 2200})
+    settled(page)
+    assert boxes and all(b and b["y"] >= 0 and b["y"] + b["height"] <= 720 for b in boxes), [b and b["y"] + b["height"] for b in boxes]
+    return len(boxes)
+
+
 def test_a_student_walks_lowest_through_the_encoder_and_opens_it_on_the_encode_page(page):
     open_page(page, "How a tokenizer encodes", "1. Start from the bytes")
     assert look(page, "encode-lesson-start") == []
+    assert every_merge_on_the_first_screen(page) == 12
     next_button = page.get_by_role("button", name="Next ▶")
     for title in ["2. Look up every neighbouring pair", "3. Step 1: s + t"]:
         next_button.click()
