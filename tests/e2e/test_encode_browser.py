@@ -11,7 +11,7 @@ import pytest
 
 from ui import quirks
 
-from .conftest import ROOT, SHOTS, wait_idle
+from .conftest import ROOT, SHOTS, settled, shot, wait_idle
 from .screens import look
 from .test_step_browser import SMALL_TEXT_JS
 
@@ -148,3 +148,58 @@ def test_open_every_quirk(page):
         cut = look(page, f"quirk-{quirk.key}")
         assert cut == [], (quirk.key, cut)
         assert small_text(page) == [], quirk.key
+
+
+# For each element with text under `scope`: each letter it holds, drawn on a canvas in the element's own font, against the same
+# font's drawing of U+0378 (unassigned: no font has it, so every browser draws its missing-glyph box). A letter drawn exactly
+# as that box has no font here. The unassigned U+0379 is checked too, so the check itself is seen to find a box.
+BOXES_JS = """
+scope => {
+  const canvas = document.createElement('canvas'); canvas.width = 96; canvas.height = 64;
+  const g = canvas.getContext('2d', {willReadFrequently: true});
+  const draw = (font, ch) => { g.clearRect(0, 0, 96, 64); g.font = font; g.fillStyle = '#000'; g.textBaseline = 'middle';
+                               g.fillText(ch, 24, 32); return g.getImageData(0, 0, 96, 64).data.join(','); };
+  const boxes = new Set(), checked = new Set(); let selfcheck = true;
+  for (const el of document.querySelectorAll(scope + ', ' + scope + ' *')) {
+    const own = [...el.childNodes].filter(n => n.nodeType === 3).map(n => n.textContent).join('');
+    const letters = [...new Set([...own].filter(ch => /\\p{L}/u.test(ch) && ch.codePointAt(0) > 0x7f))];
+    if (!letters.length) continue;
+    const cs = getComputedStyle(el), font = `${cs.fontStyle} ${cs.fontWeight} ${cs.fontSize} ${cs.fontFamily}`;
+    const box = draw(font, '\\u0378');
+    selfcheck = selfcheck && draw(font, '\\u0379') === box && draw(font, 'a') !== box;
+    for (const ch of letters) { checked.add(ch); if (draw(font, ch) === box) boxes.add(ch); }
+  }
+  return {checked: checked.size, boxes: [...boxes].join(''), selfcheck};
+}
+"""
+
+SCRIPTS = [(language, script) for language, script, _ in quirks.PARAGRAPH if script != "Latin"]
+
+
+@needs_files
+def test_the_token_tax_draws_every_script_in_glyphs_not_boxes(page):
+    """Devanagari, Thai, Arabic, Hebrew, CJK...: each language's paragraph and its tokens are drawn in a font that has them."""
+    open_page(page, "Quirks gallery", "Quirks gallery")
+    page.locator(".quirk").first.wait_for()
+    wait_idle(page)
+    page.get_by_role("radio", name=quirks.BY_KEY["tax"].title, exact=True).click()
+    page.locator("table.tax").wait_for(timeout=180_000)
+    wait_idle(page)
+    found = {}
+    for language, script in SCRIPTS:
+        page.locator('[data-testid="stSelectbox"]').filter(has_text="See one language's tokens").click()
+        page.get_by_role("option", name=language, exact=True).click()
+        page.locator(".quirk .qtext").filter(has_text=quirks.LANGUAGES[language].split()[0][:6]).wait_for()
+        wait_idle(page)
+        drawn = page.evaluate(BOXES_JS, ".quirk")
+        assert drawn["selfcheck"] and drawn["checked"] >= 5, (language, drawn)  # the check finds a box, and had letters to look at
+        if drawn["boxes"]:
+            found[f"{language} ({script})"] = drawn["boxes"]
+        if language in ("Hindi", "Thai"):  # for a person to look at: the paragraph and its tokens at 1280x720
+            page.set_viewport_size({"width": 1280, "height": 720})
+            page.locator(".quirk").first.evaluate("e => e.scrollIntoView({block: 'start'})")
+            settled(page)
+            shot(page, f"quirk-tax-{language.lower()}-1280x720")
+            page.set_viewport_size({"width": 1400, "height": 2200})
+            settled(page)
+    assert found == {}, f"drawn as boxes (no font): {found}"
