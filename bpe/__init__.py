@@ -4,8 +4,7 @@ Reading order: pretokenize -> compiled -> inputs -> count -> rule -> spec -> eve
 naive, positions, parent_set, heap -> train -> tokenizer -> load, export ->
 threshold, race -> sweep, references -> counts_file, ray_count, memory -> cli.
 The package imports no UI library; pyarrow, zstandard and ray only when a
-Parquet, .zst or counts file or a cluster is used (pyarrow also when the compiled
-pre-tokenizer, gigatoken, checks non-ASCII text).
+Parquet, .zst or counts file or a cluster is used.
 """
 
 from .count import count_inputs, pretokenize_file, pretokenize_files

@@ -113,6 +113,20 @@ def test_invalid_utf8_is_refused_and_counted_by_python(data):
     assert tally.compiled_bytes == (len(data) if compiled.refusal(data) is None else 0)
 
 
+@settings(max_examples=200, deadline=None)
+@given(data=st.binary(max_size=40) | st.text(max_size=12).map(lambda t: t.encode("utf-8", "surrogatepass")), size=st.integers(1, 7))
+def test_utf8_is_checked_a_slice_at_a_time_as_one_piece(data, size):
+    """A character or an invalid sequence cut by a slice boundary is judged as Python's decoder judges the whole."""
+    try:
+        data.decode("utf-8")
+        valid = True
+    except UnicodeDecodeError:
+        valid = False
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(compiled, "_SLICE", size)
+        assert (compiled.refusal(data) != "not valid UTF-8") == valid
+
+
 # ---------------------------------------------------------------------------
 # Unicode tables
 
