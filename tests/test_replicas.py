@@ -37,22 +37,32 @@ spec.loader.exec_module(classroom)
 
 
 class Served:
-    """The script's process, its port, and what it printed."""
+    """The script's process, its port, and what it printed.
 
-    def __init__(self, tmp: Path, replicas: int = 2) -> None:
+    netns: run it in that network namespace (another "machine", tests/test_hosts.py), listening on every
+    address at port 8501 as a real machine would. wait=False: return at once (call ready() later).
+    """
+
+    def __init__(self, tmp: Path, replicas: int = 2, netns: str = "", wait: bool = True) -> None:
         tmp.mkdir(parents=True, exist_ok=True)
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
-            self.port = s.getsockname()[1]
+            self.port = 8501 if netns else s.getsockname()[1]
         self.log = tmp / "app.log"
-        command = ["bash", "scripts/app.sh", "--replicas", str(replicas), "--server.port", str(self.port), "--server.address", "127.0.0.1"]
-        command += ["--server.fileWatcherType", "none"]
+        command = ["ip", "netns", "exec", netns] if netns else []
+        command += ["bash", "scripts/app.sh", "--replicas", str(replicas), "--server.port", str(self.port)]
+        command += ["--server.address", "0.0.0.0" if netns else "127.0.0.1", "--server.fileWatcherType", "none"]
         with open(self.log, "wb") as out:
             # its temporary folder (the pool's socket, HAProxy's config) in tmp: a script killed outright leaves it there
             env = {**os.environ, "TMPDIR": str(tmp)}
             self.process = subprocess.Popen(command, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, env=env)
         self.url = f"ws://127.0.0.1:{self.port}/_stcore/stream"
-        until(lambda: "ready:" in self.text(), 150, "the replicas and the proxy to start")
+        if wait:
+            self.ready()
+
+    def ready(self) -> None:
+        until(lambda: "ready:" in self.text() or self.process.poll() is not None, 150, "the replicas and the proxy to start")
+        assert "ready:" in self.text(), f"the script ended with code {self.process.returncode}:\n{self.text()[-2000:]}"
 
     def text(self) -> str:
         return self.log.read_text(errors="replace")

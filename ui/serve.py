@@ -87,6 +87,14 @@ defaults
     # a request for a server that is down goes to another one (its cookie is then replaced)
     option redispatch
     retries 2
+    # a machine that vanishes (power, cable) sends no reset, and an idle websocket sends nothing: without these
+    # its students' tunnels stay open for hours. TCP keepalives on the connections to the servers find it
+    # (5 s idle, then 3 probes 2 s apart), and data it does not acknowledge for 10 s ends the connection;
+    # the student's browser then reconnects to a live server. A busy server's kernel still answers: no false alarm.
+    option srvtcpka
+    srvtcpka-idle 5s
+    srvtcpka-intvl 2s
+    srvtcpka-cnt 3
 
 frontend classroom
     bind {bind}
@@ -103,7 +111,7 @@ backend app
     # a server that refuses connections (dead) is out after 3 checks; one slow to answer under a full
     # class is not: its students' websockets stay open (a dead server's close by themselves, and
     # ui/serve.py restarts one that hangs)
-    default-server inter 2s fall 3 rise 2
+    default-server inter 2s fall 3 rise 2 tcp-ut 10s
 {lines}
 {sections}"""
 
