@@ -16,11 +16,10 @@ import streamlit as st
 from bpe import Tokenizer
 from ui import encode_views as ev
 from ui import encoding, link, real, sidebar, state
-from ui.play import PlayClock
+from ui.play import PlayClock, controls
 from ui.render import plain, show
 
 MAX_CHARS = 200  # a word or a sentence: the walk shows every step of every pre-token
-SPEEDS = [0.5, 1.0, 2.0, 4.0]  # steps per second Play offers
 CHOICES = {"run": "Trained here", "gpt2": "GPT-2", "cl100k": "GPT-4 (cl100k)", "o200k": "GPT-4o (o200k)"}
 LABELS = {"run": "the run trained here", "gpt2": "GPT-2", "cl100k": "GPT-4", "o200k": "GPT-4o"}
 
@@ -204,23 +203,7 @@ def walker() -> None:
     keep(played, step)
     pos = step - 1
     i, done = w.positions[pos]
-    row = st.container(horizontal=True, vertical_alignment="center", gap="medium")
-    row.button("Previous", on_click=go, args=(-1,), disabled=pos <= 0, shortcut="Left", key="enc_previous")
-    row.button("Next", on_click=go, args=(+1,), disabled=pos >= last, shortcut="Right", key="enc_next", type="primary")
-    if st.session_state["enc_playing"]:
-        row.button("Pause", on_click=set_playing, args=(False,), key="enc_pause", icon=":material/pause:")
-    else:
-        row.button("Play", on_click=set_playing, args=(True,), key="enc_play", icon=":material/play_arrow:")
-    state.widget(
-        row.selectbox,
-        "Speed",
-        SPEEDS,
-        key="enc_speed",
-        on_change=changed_speed,
-        format_func=lambda s: f"{s:g} step/s",
-        label_visibility="collapsed",
-        width=160,
-    )
+    row = controls("enc_", "step", first=pos <= 0, last=pos >= last, go=go, set_playing=set_playing, on_speed=changed_speed)
     steps = w.steps[i]
     row.markdown(f"step **{min(done + 1, len(steps))}** of {len(steps)}" if steps else "no merge applies")
 

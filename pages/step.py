@@ -15,9 +15,7 @@ from bpe import ALGORITHMS
 from bpe.events import StopReason, stop_sentence
 from ui import link, runs, sidebar, state, step_data, views
 from ui.jobs import RunKey
-from ui.play import PlayClock
-
-SPEEDS = [0.5, 1.0, 2.0, 4.0]  # merges per second Play offers
+from ui.play import PlayClock, controls
 
 settings = sidebar.current()
 presenter = st.session_state["presenter"]
@@ -121,34 +119,16 @@ def stepper() -> None:
     played, k = clock().ticked(st.session_state["step"], time.time())
     st.session_state["step"] = k
     st.session_state["play_from"] = None if played.started is None else (played.started, played.first)
-    # a row that wraps on a narrow screen instead of cutting labels off
-    row = st.container(horizontal=True, vertical_alignment="center", gap="medium")
-    row.button("Previous", on_click=go, args=(-1,), disabled=k <= 1, shortcut="Left", key="previous")
-    row.button("Next", on_click=go, args=(+1,), disabled=k >= n, shortcut="Right", key="next", type="primary")
-    if st.session_state["playing"]:
-        # subtle: not the slider while the clock moves the merge: the browser can send the slider's
-        # old value back in the same moment, which would read as a jump and restart the clock
-        row.progress(k / n, text=f"merge {k:,} of {n:,}")
-    elif n > 1:
-        state.widget(row.slider, "Jump to merge", 1, n, key="step", on_change=restart_clock, label_visibility="collapsed")
-    # a button, not a toggle, for the same reason: a click is an event, never an old value sent back.
-    # subtle: two buttons (keys "pause" and "play") that each say what they do, not one that flips:
-    # a click landing while the playing fragment reruns could be delivered twice, and a flip twice
-    # is no Pause at all (seen in the browser test); a second "pause" is harmless.
-    if st.session_state["playing"]:
-        row.button("Pause", on_click=set_playing, args=(False,), key="pause", icon=":material/pause:")
-    else:
-        row.button("Play", on_click=set_playing, args=(True,), key="play", icon=":material/play_arrow:")
-    state.widget(
-        row.selectbox,
-        "Speed",
-        SPEEDS,
-        key="speed",
-        on_change=changed_speed,
-        format_func=lambda s: f"{s:g} merge/s",
-        label_visibility="collapsed",
-        width=175,
-    )
+
+    def where(row) -> None:
+        if st.session_state["playing"]:
+            # subtle: not the slider while the clock moves the merge: the browser can send the slider's
+            # old value back in the same moment, which would read as a jump and restart the clock
+            row.progress(k / n, text=f"merge {k:,} of {n:,}")
+        elif n > 1:
+            state.widget(row.slider, "Jump to merge", 1, n, key="step", on_change=restart_clock, label_visibility="collapsed")
+
+    controls("", "merge", first=k <= 1, last=k >= n, go=go, set_playing=set_playing, on_speed=changed_speed, between=where)
     whole = step_data.trace_views(trace_id, trace_key, events)
     view = whole.merge(k)
     st.html(view.top)

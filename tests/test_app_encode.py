@@ -157,3 +157,19 @@ def test_a_special_tokens_ancestry_says_what_it_is():
     at.text_input(key="w_enc_typed").set_value("<|endoftext|>").run()
     said_ = [h.value for h in at.html if "special token" in h.value]
     assert said_ and "is a special token of the run trained here: added whole, never made by a merge." in said_[0]
+
+
+def test_the_play_row_is_the_step_pages():
+    """One helper (ui.play.controls) draws both rows: the same buttons in the same order, the same speeds, each page's unit."""
+    from ui.play import SPEEDS
+
+    def row(at, keys: str) -> list[str]:
+        shown = [b.key for b in at.button if b.key in {keys + k for k in ("previous", "next", "play", "pause")}]
+        return [key.removeprefix(keys) for key in shown]
+
+    at = open_page()
+    encode = at.selectbox(key="w_enc_speed")
+    assert row(at, "enc_") == ["previous", "next", "play"] and encode.options == [f"{s:g} step/s" for s in SPEEDS]
+    at.switch_page("pages/step.py").run()
+    step = at.selectbox(key="w_speed")
+    assert row(at, "") == ["previous", "next", "play"] and step.options == [f"{s:g} merge/s" for s in SPEEDS]

@@ -4,9 +4,9 @@ Play advances by the clock, not by counting timer ticks: the merge shown is the
 merge where Play started (or was last moved) plus the elapsed time × speed, so
 "4 merge/s" is 4 merges a second however late the browser's timer fires. Every
 method takes `now` (seconds, any clock) and returns a new PlayClock and the merge
-to show; nothing here reads the time or Streamlit's state, so it is tested with
-made-up times (tests/test_play.py). The page (pages/step.py) keeps the fields in
-its session state and draws the buttons.
+to show; nothing in it reads the time or Streamlit's state, so it is tested with
+made-up times (tests/test_play.py). The pages (pages/step.py, pages/encode.py) keep
+the fields in their session state; `controls` draws the row of buttons both share.
 
     clock = PlayClock(n=100, speed=2.0)
     clock, k = clock.toggled(True, step=10, now=0.0)   # Play at merge 10
@@ -15,7 +15,12 @@ its session state and draws the buttons.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
+
+import streamlit as st
+
+SPEEDS = (0.5, 1.0, 2.0, 4.0)  # what Play offers, per second: merges on the step page, steps on the Encode page
 
 
 @dataclass(frozen=True)
@@ -71,3 +76,53 @@ class PlayClock:
     def with_speed(self, speed: float, step: int, now: float) -> PlayClock:
         """A new speed, counted from now and from the merge shown."""
         return replace(self, speed=speed).restarted(step, now)
+
+
+# ---------------------------------------------------------------------------
+# the row of controls
+
+
+def controls(
+    keys: str,
+    unit: str,
+    *,
+    first: bool,
+    last: bool,
+    go: Callable[[int], None],
+    set_playing: Callable[[bool], None],
+    on_speed: Callable[[], None],
+    between: Callable | None = None,
+):
+    """Previous, Next, (between), Play or Pause, the speed: the row the step page and the Encode page share; returns it.
+
+    keys is the page's prefix of session and widget keys: "" on the step page (playing, speed, the buttons previous,
+    next, play, pause), "enc_" on the Encode page (enc_playing, enc_speed, enc_previous...); unit names what Play
+    advances ("4 merge/s"). go(±1), set_playing(bool) and on_speed() (after the speed changed) are the page's
+    callbacks; between(row) draws what goes after Next. The row wraps on a narrow screen instead of cutting labels off.
+    """
+    from . import state
+
+    row = st.container(horizontal=True, vertical_alignment="center", gap="medium")
+    row.button("Previous", on_click=go, args=(-1,), disabled=first, shortcut="Left", key=f"{keys}previous")
+    row.button("Next", on_click=go, args=(+1,), disabled=last, shortcut="Right", key=f"{keys}next", type="primary")
+    if between is not None:
+        between(row)
+    # Play and Pause are buttons, not a toggle: a click is an event, never an old value sent back.
+    # subtle: two buttons (keys "play" and "pause") that each say what they do, not one that flips:
+    # a click landing while the playing fragment reruns could be delivered twice, and a flip twice
+    # is no Pause at all (seen in the browser test); a second "pause" is harmless.
+    if st.session_state[f"{keys}playing"]:
+        row.button("Pause", on_click=set_playing, args=(False,), key=f"{keys}pause", icon=":material/pause:")
+    else:
+        row.button("Play", on_click=set_playing, args=(True,), key=f"{keys}play", icon=":material/play_arrow:")
+    state.widget(
+        row.selectbox,
+        "Speed",
+        SPEEDS,
+        key=f"{keys}speed",
+        on_change=on_speed,
+        format_func=lambda s: f"{s:g} {unit}/s",
+        label_visibility="collapsed",
+        width=175,
+    )
+    return row

@@ -88,7 +88,7 @@ def widget(
     """Draw a widget that holds the session's value of `key`, and return its value; every keyed widget is drawn so.
 
         state.widget(st.slider, "Merges used (k)", 0, n, key="tok_k", help="...")
-        state.widget(row.selectbox, "Speed", SPEEDS, key="speed", on_change=changed_speed)   # any container's method
+        state.widget(row.selectbox, "Speed", SPEEDS, key="speed", on_change=changed_speed)  # any container's method
 
     The widget gets three things, each for a reason:
     - its own key, "w_" + key, filled from `key`: Streamlit forgets a widget's state when a run does not
