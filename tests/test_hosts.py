@@ -15,6 +15,7 @@ skips cleanly without them.
 from __future__ import annotations
 
 import os
+import secrets
 import shutil
 import signal
 import subprocess
@@ -95,7 +96,8 @@ class Deployment:
     def __init__(self, tmp: Path) -> None:
         self.network, self.machines, self.proxy = Network(3), [], None
         try:
-            self.machines = [Served(tmp / f"host{i}", replicas=2, netns=self.network.namespaces[i], wait=False) for i in (1, 2)]
+            same = {"STREAMLIT_SERVER_COOKIE_SECRET": secrets.token_hex(32)}  # as the README says: one secret on every machine
+            self.machines = [Served(tmp / f"host{i}", 2, self.network.namespaces[i], wait=False, env=same) for i in (1, 2)]
             for machine in self.machines:
                 machine.ready()
             # the proxy's configuration exactly as the README says to make it

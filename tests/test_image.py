@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import secrets
 import shutil
+import signal
 import subprocess
 from pathlib import Path
 
@@ -122,12 +123,25 @@ def test_two_machines_of_containers_behind_the_front_proxy(image):
         until(lambda: healthy(f"http://127.0.0.1:{port}"), 60, "the front proxy")
         url = f"ws://127.0.0.1:{port}/_stcore/stream"
 
+        def crash() -> None:  # process 1 of a machine dies (SIGKILL from outside: everything in the container ends)
+            os.kill(int(docker("inspect", "-f", "{{.State.Pid}}", machines[0])), signal.SIGKILL)
+
         async def lesson() -> None:
             a, b = await on_two_machines(url)
             await steps_and_a_reconnect(a, b)
-            # a machine goes away at once (SIGKILL to everything in it): the one student on it reconnects to the other
-            await a_machine_goes(a, b, lambda: docker("kill", machines[0]))
+            await a_machine_goes(a, b, crash)  # the one student on it reconnects to the other machine
 
         run_async(lesson())
+        # the crashed machine comes back (restart: unless-stopped), and the front proxy sends new students to it again
+        until(lambda: docker("inspect", "-f", "{{.RestartCount}}", machines[0]) != "0", 30, "the crashed machine to be restarted")
+        until(lambda: docker("logs", machines[0]).count("ready: 2 replicas") == 2, 150, "the crashed machine's replicas")  # its log goes on
+
+        async def again() -> None:
+            a, b = await on_two_machines(url)
+            await next_merge(a, 2)
+            await next_merge(b, 2)
+            await classroom.asyncio.gather(a.close(), b.close())
+
+        run_async(again())
     finally:
         run("down", "-v", "-t", "10")

@@ -40,10 +40,10 @@ class Served:
     """The script's process, its port, and what it printed.
 
     netns: run it in that network namespace (another "machine", tests/test_hosts.py), listening on every
-    address at port 8501 as a real machine would. wait=False: return at once (call ready() later).
+    address at port 8501 as a real machine would. wait=False: return at once (call ready() later). env: set for it too.
     """
 
-    def __init__(self, tmp: Path, replicas: int = 2, netns: str = "", wait: bool = True) -> None:
+    def __init__(self, tmp: Path, replicas: int = 2, netns: str = "", wait: bool = True, env: dict[str, str] | None = None) -> None:
         tmp.mkdir(parents=True, exist_ok=True)
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
@@ -54,7 +54,7 @@ class Served:
         command += ["--server.address", "0.0.0.0" if netns else "127.0.0.1", "--server.fileWatcherType", "none"]
         with open(self.log, "wb") as out:
             # its temporary folder (the pool's socket, HAProxy's config) in tmp: a script killed outright leaves it there
-            env = {**os.environ, "TMPDIR": str(tmp)}
+            env = {**os.environ, **(env or {}), "TMPDIR": str(tmp)}
             self.process = subprocess.Popen(command, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, env=env)
         self.url = f"ws://127.0.0.1:{self.port}/_stcore/stream"
         if wait:
