@@ -14,6 +14,8 @@ import socket
 import subprocess
 import tempfile
 import time
+import urllib.error
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -135,6 +137,8 @@ async def a_machine_goes(a, b, take_away, within: float = 30) -> float:
     (retrying as it does) to the other machine at the merge in its URL; the other student never notices.
     Seconds from the machine going to its student's websocket closing."""
     merges = {a.name: a.merge_shown(), b.name: b.merge_shown()}
+    # the XSRF cookie each browser was given by its machine (with the health check it asks for first)
+    xsrf = {s.name: await asyncio.to_thread(xsrf_cookie, s) for s in (a, b)}
     await asyncio.to_thread(take_away)
     start = time.monotonic()
     done, _ = await asyncio.wait([a.reader, b.reader], timeout=within, return_when=asyncio.FIRST_COMPLETED)
@@ -146,5 +150,36 @@ async def a_machine_goes(a, b, take_away, within: float = 30) -> float:
     assert lost.merge_shown() == merges[lost.name], f"{lost.name} reconnected after {tries} tries at merge {lost.merge_shown()}"
     await next_merge(lost, merges[lost.name] + 1)
     await next_merge(kept, merges[kept.name] + 1)
+    # the moved student can still upload a file: the other machine takes the XSRF cookie the first one gave
+    # (a double-submit token, not signed with anything per machine); a wrong token is refused, so the check is on
+    assert await asyncio.to_thread(upload, lost, xsrf[lost.name], xsrf[lost.name]) == 204
+    assert await asyncio.to_thread(upload, lost, xsrf[lost.name], xsrf[kept.name]) == 403
     await asyncio.gather(a.close(), b.close())
     return noticed
+
+
+def xsrf_cookie(student) -> str:
+    """What Streamlit's page does first: GET /_stcore/health, which sets the XSRF cookie; its value."""
+    request = urllib.request.Request(http(student) + "/_stcore/health", headers={"Cookie": student.cookie})
+    with urllib.request.urlopen(request, timeout=30) as answer:
+        cookies = dict(c.split(";", 1)[0].split("=", 1) for c in answer.headers.get_all("Set-Cookie") or [])
+    return cookies["_streamlit_xsrf"]
+
+
+def upload(student, cookie: str, token: str) -> int:
+    """PUT a small file into the student's session, as st.file_uploader does: the status the server answers."""
+    boundary = "bpe-test-boundary"
+    body = f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="corpus.txt"\r\nContent-Type: text/plain\r\n\r\n'
+    body = (body + f"low lower lowest\r\n--{boundary}--\r\n").encode()
+    headers = {"Cookie": f"{student.cookie}; _streamlit_xsrf={cookie}", "X-Xsrftoken": token}
+    headers["Content-Type"] = f"multipart/form-data; boundary={boundary}"
+    url = f"{http(student)}/_stcore/upload_file/{student.session_id}/test-file"
+    try:
+        with urllib.request.urlopen(urllib.request.Request(url, body, headers, method="PUT"), timeout=30) as answer:
+            return answer.status
+    except urllib.error.HTTPError as refused:
+        return refused.code
+
+
+def http(student) -> str:
+    return student.url.replace("ws", "http", 1).removesuffix("/_stcore/stream")

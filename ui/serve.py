@@ -7,8 +7,9 @@ the other cores sit idle. This starts, on one machine:
   race a hall starts together runs once, and the workers use the cores the
   replicas leave;
 - N replicas, `streamlit run app.py` on free loopback ports, all signing
-  cookies with one secret (a student moved to another replica keeps a valid
-  XSRF cookie);
+  cookies with one secret (Streamlit signs its login cookie with it, should the
+  app ever use st.login; the XSRF cookie uploads check is a token any replica
+  takes, tests/test_deploy.py's upload after a move);
 - HAProxy on the usual port (`--server.port`, default 8501; `--server.address`),
   which sends each new browser to the replica with the fewest connections and
   sets a cookie (BPE_REPLICA) that keeps it there: the page, its websocket and
@@ -239,7 +240,7 @@ def split_options(argv: Sequence[str]) -> tuple[int, str, int, list[str]]:
 class Supervisor:
     def __init__(self, replicas: int, address: str, port: int, options: Sequence[str], folder: Path) -> None:
         self.folder = folder
-        # one secret for every replica (and, when set, for every machine): a student moved to another keeps a valid XSRF cookie
+        # one secret for every replica (and, when set, for every machine): a student moved to another stays signed in (st.login's cookie)
         pool_key, cookie_secret = secrets.token_hex(16), os.environ.get("STREAMLIT_SERVER_COOKIE_SECRET") or secrets.token_hex(32)
         socket_path = str(folder / "pool.sock")
         env = {**os.environ, "BPE_POOL": socket_path, "BPE_POOL_KEY": pool_key, "PYTHONUNBUFFERED": "1"}
