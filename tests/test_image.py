@@ -121,6 +121,11 @@ def test_two_machines_of_containers_behind_the_front_proxy(image):
         assert len(machines) == 2, "compose.yaml asks for two machines"
         until(lambda: all("ready: 2 replicas" in docker("logs", m) for m in machines), 150, "both machines' replicas")
         until(lambda: healthy(f"http://127.0.0.1:{port}"), 60, "the front proxy")
+        if (ROOT.parent / "shared" / "gpt2" / "encoder.json").is_file():  # the one thing machines share: read-only files
+            found = "from ui import real; print([real.locate(e)[1] for e in real.ENCODINGS.values()])"
+            assert docker("exec", machines[0], ".venv/bin/python", "-c", found).count("../shared/") == 3  # GPT-2, GPT-4, GPT-4o
+            written = subprocess.run([DOCKER, "exec", machines[0], "touch", "/srv/shared/x"], capture_output=True, text=True)
+            assert written.returncode != 0 and "Read-only file system" in written.stderr
         url = f"ws://127.0.0.1:{port}/_stcore/stream"
 
         def crash() -> None:  # process 1 of a machine dies (SIGKILL from outside: everything in the container ends)
