@@ -37,7 +37,9 @@ from array import array
 from bisect import insort
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
+from functools import partial
 from heapq import heapify, heappop, heappush
+from itertools import repeat
 
 from .events import DETAIL_CAP, HeapEntry, HeapView
 from .rule import DEFAULT_RULE, Pair, entry_pair, heap_entry
@@ -64,18 +66,18 @@ class Heap(Trainer):
 
     def __init__(self, words: Mapping[bytes, int], sequence: Sequence[bytes] | None = None, *, tie_break: str = DEFAULT_RULE) -> None:
         super().__init__(words, tie_break=tie_break)
-        kept = [(w, c) for w, c in words.items() if len(w) > 1]  # words of one byte never merge
-        self.counts: list[int] = [c for _, c in kept]
+        kept = [w for w in words if len(w) > 1]  # words of one byte never merge
+        self.counts: list[int] = list(map(words.__getitem__, kept))
         # phase 1: list every word under each pair it holds (zip over bytes gives pairs of byte ids) ...
-        where: dict[Pair, list[int]] = defaultdict(list)
-        for i, (word, _) in enumerate(kept):
+        where: dict[Pair, Listed] = defaultdict(partial(array, "I"))
+        for i, word in enumerate(kept):
             for pair in zip(word, word[1:]):
                 where[pair].append(i)
+        self.where = dict(where)
         # ... then a pair's count is the sum of its words' counts (a word listed twice holds it twice), added up in C
         self.pair_counts = {pair: self.total(listed) for pair, listed in where.items()}
-        self.where: dict[Pair, Listed] = {pair: array("I", listed) for pair, listed in where.items()}
         del where
-        self.words: list[str] = [w.decode("latin-1") for w, _ in kept]  # as_text(w): byte b is chr(b)
+        self.words: list[str] = list(map(bytes.decode, kept, repeat("latin-1")))  # as_text(w): byte b is chr(b)
         self.ids: list[int] = list(range(256))  # every token id once, so that pairs share their ints
         # phase 2: one heap entry per pair
         self.heap = [heap_entry(p, c, self.keys) for p, c in self.pair_counts.items()]
