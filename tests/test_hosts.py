@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 from conftest import run_async
 from test_deploy import a_machine_goes, on_two_machines, steps_and_a_reconnect
-from test_replicas import HAPROXY, Served, classroom, until
+from test_replicas import HAPROXY, Served, classroom, next_merge, until
 
 ROOT = Path(__file__).resolve().parents[1]
 IP = shutil.which("ip")
@@ -94,10 +94,10 @@ class Deployment:
     """Host 0 runs the front proxy; hosts 1 and 2 are the machines, each `scripts/app.sh --replicas 2`."""
 
     def __init__(self, tmp: Path) -> None:
-        self.network, self.machines, self.proxy = Network(3), [], None
+        self.network, self.machines, self.proxy, self.tmp = Network(3), [], None, tmp
+        self.env = {"STREAMLIT_SERVER_COOKIE_SECRET": secrets.token_hex(32)}  # as the README says: one secret on every machine
         try:
-            same = {"STREAMLIT_SERVER_COOKIE_SECRET": secrets.token_hex(32)}  # as the README says: one secret on every machine
-            self.machines = [Served(tmp / f"host{i}", 2, self.network.namespaces[i], wait=False, env=same) for i in (1, 2)]
+            self.machines = [self.start(i) for i in (1, 2)]
             for machine in self.machines:
                 machine.ready()
             # the proxy's configuration exactly as the README says to make it
@@ -114,6 +114,10 @@ class Deployment:
         except BaseException:
             self.stop()
             raise
+
+    def start(self, i: int) -> Served:
+        """Host i's `scripts/app.sh --replicas 2` (call ready() on it)."""
+        return Served(self.tmp / f"host{i}-{len(self.machines)}", 2, self.network.namespaces[i], wait=False, env=self.env)
 
     def stop(self) -> None:
         """Everything it started, then the namespaces."""
@@ -171,7 +175,7 @@ def test_a_machine_unplugged_from_the_network_loses_its_students_to_the_other(de
     until(lambda: healthy(f"http://{deployment.network.address(1)}:8501"), 30, "the machine plugged in again")
 
 
-def test_a_machine_killed_outright_loses_its_students_to_the_other(deployment):
+def test_a_machine_killed_outright_loses_its_students_to_the_other_and_is_taken_back_when_it_returns(deployment):
     async def lesson() -> None:
         a, b = await on_two_machines(ws(deployment))
         await steps_and_a_reconnect(a, b)
@@ -180,3 +184,14 @@ def test_a_machine_killed_outright_loses_its_students_to_the_other(deployment):
 
     run_async(lesson())
     deployment.machines[1].process.wait(10)
+    # the machine is started again: the front proxy takes it back (two health checks) and sends new students to it
+    deployment.machines[1] = deployment.start(2)
+    deployment.machines[1].ready()
+
+    async def again() -> None:
+        a, b = await on_two_machines(ws(deployment))
+        await next_merge(a, 2)
+        await next_merge(b, 2)
+        await classroom.asyncio.gather(a.close(), b.close())
+
+    run_async(again())
