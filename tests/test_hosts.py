@@ -75,15 +75,20 @@ def ip(*args: str) -> None:
 
 
 def _can_make_namespaces() -> str | None:
-    """Why network namespaces cannot be made here, or None."""
+    """Why the hosts cannot be made here, or None: each step they need, tried once on a namespace and a bridge of its own."""
     if IP is None or HAPROXY is None:
         return "needs iproute2 and HAProxy"
-    probe = f"bpeprobe{os.getpid()}"
-    made = subprocess.run([IP, "netns", "add", probe], capture_output=True, text=True)
-    if made.returncode != 0:
-        return f"cannot make a network namespace here ({made.stderr.strip() or 'ip netns add failed'})"
-    subprocess.run([IP, "netns", "del", probe], capture_output=True)
-    return None
+    probe = f"bpeprobe{os.getpid() % 100000}"
+    steps = [["netns", "add", probe], ["netns", "exec", probe, "true"], ["link", "add", probe, "type", "bridge"]]
+    try:
+        for step in steps:
+            tried = subprocess.run([IP, *step], capture_output=True, text=True)
+            if tried.returncode != 0:
+                return f"cannot make network namespaces here (ip {' '.join(step[:2])}: {tried.stderr.strip() or 'failed'})"
+        return None
+    finally:
+        subprocess.run([IP, "link", "del", probe], capture_output=True)
+        subprocess.run([IP, "netns", "del", probe], capture_output=True)
 
 
 WHY_NOT = _can_make_namespaces()
