@@ -33,4 +33,6 @@ if [ "${1:-}" = "--local-base" ]; then
     $sudo tar -C "$rootfs" -c . | docker import --change 'CMD ["bash"]' --change 'ENV PIP_CERT=/etc/ssl/certs/ca-certificates.crt' - "$base" >/dev/null
   fi
 fi
-exec docker build --network host --build-arg BASE="$base" -t bpe-workbench "$@" .
+docker build --network host --build-arg BASE="$base" --label org.bpe-workbench=1 -t bpe-workbench "$@" .
+# the image this build replaced, left without a name: removed (only ours, by the label)
+docker image prune -f --filter label=org.bpe-workbench=1 >/dev/null
