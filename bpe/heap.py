@@ -66,7 +66,10 @@ class Heap(Trainer):
 
     def __init__(self, words: Mapping[bytes, int], sequence: Sequence[bytes] | None = None, *, tie_break: str = DEFAULT_RULE) -> None:
         super().__init__(words, tie_break=tie_break)
-        kept = [w for w in words if len(w) > 1]  # words of one byte never merge
+        # words of one byte never merge; subtle: numbered in byte order, so that words which share pairs
+        # (' the', ' then', ' there') sit side by side in memory: a merge visits fewer far-apart words
+        # (words kept in the counts' hash order: 14 % slower merge loop on 48 MB)
+        kept = sorted(w for w in words if len(w) > 1)
         self.counts: list[int] = list(map(words.__getitem__, kept))
         # phase 1: list every word under each pair it holds (zip over bytes gives pairs of byte ids) ...
         where: dict[Pair, Listed] = defaultdict(partial(array, "I"))
