@@ -132,10 +132,10 @@ async def steps_and_a_reconnect(a, b) -> None:
     assert b.merge_shown() == 2
 
 
-async def a_machine_goes(a, b, take_away, within: float = 30) -> float:
+async def a_machine_goes(a, b, take_away, within: float = 30) -> tuple[float, float]:
     """take_away() takes one machine away: its student's websocket closes (no silent hang), the browser reconnects
     (retrying as it does) to the other machine at the merge in its URL; the other student never notices.
-    Seconds from the machine going to its student's websocket closing."""
+    Seconds from the machine going to its student's websocket closing, and to its page showing again."""
     merges = {a.name: a.merge_shown(), b.name: b.merge_shown()}
     # the XSRF cookie each browser was given by its machine (with the health check it asks for first)
     xsrf = {s.name: await asyncio.to_thread(xsrf_cookie, s) for s in (a, b)}
@@ -147,6 +147,7 @@ async def a_machine_goes(a, b, take_away, within: float = 30) -> float:
     lost, kept = (a, b) if a.reader.done() else (b, a)
     await lost.close()
     tries = await reconnect(lost, tries=60)
+    back = time.monotonic() - start
     assert lost.merge_shown() == merges[lost.name], f"{lost.name} reconnected after {tries} tries at merge {lost.merge_shown()}"
     await next_merge(lost, merges[lost.name] + 1)
     await next_merge(kept, merges[kept.name] + 1)
@@ -155,7 +156,7 @@ async def a_machine_goes(a, b, take_away, within: float = 30) -> float:
     assert await asyncio.to_thread(upload, lost, xsrf[lost.name], xsrf[lost.name]) == 204
     assert await asyncio.to_thread(upload, lost, xsrf[lost.name], xsrf[kept.name]) == 403
     await asyncio.gather(a.close(), b.close())
-    return noticed
+    return noticed, back
 
 
 def xsrf_cookie(student) -> str:

@@ -170,8 +170,8 @@ def test_a_machine_unplugged_from_the_network_loses_its_students_to_the_other(de
     async def lesson() -> None:
         a, b = await on_two_machines(ws(deployment))
         await steps_and_a_reconnect(a, b)
-        noticed = await a_machine_goes(a, b, lambda: ip("link", "set", deployment.network.cable(1), "down"), within=60)
-        print(f"the unplugged machine's student lost its connection after {noticed:.1f} s")
+        noticed, back = await a_machine_goes(a, b, lambda: ip("link", "set", deployment.network.cable(1), "down"), within=60)
+        print(f"the unplugged machine's student lost its connection after {noticed:.1f} s, saw its page again after {back:.1f} s")
 
     try:
         run_async(lesson())
@@ -184,8 +184,8 @@ def test_a_machine_killed_outright_loses_its_students_to_the_other_and_is_taken_
     async def lesson() -> None:
         a, b = await on_two_machines(ws(deployment))
         await steps_and_a_reconnect(a, b)
-        noticed = await a_machine_goes(a, b, deployment.machines[1].process.kill)
-        print(f"the killed machine's student lost its connection after {noticed:.1f} s")
+        noticed, back = await a_machine_goes(a, b, deployment.machines[1].process.kill)
+        print(f"the killed machine's student lost its connection after {noticed:.1f} s, saw its page again after {back:.1f} s")
 
     run_async(lesson())
     deployment.machines[1].process.wait(10)
