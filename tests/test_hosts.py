@@ -5,8 +5,8 @@ Three "hosts" on one bridge, as on a school's network: two machines, each runnin
 namespace, and a proxy host running HAProxy on the configuration
 `python -m ui.serve --front-config 10.x.0.11:8501 10.x.0.12:8501` prints. The students
 are this namespace's websockets (benchmarks/classroom.py) going to the proxy's
-address. Then one machine is unplugged (its link goes down: no packet comes back, as
-from a machine that lost power) and another is killed outright.
+address. Then a machine is unplugged (its link goes down: no packet comes back, as
+from a machine that lost power) and plugged in again; then killed outright, and started again.
 
 Needs root (CAP_NET_ADMIN and CAP_SYS_ADMIN: `ip netns add`), iproute2 and HAProxy;
 skips cleanly without them.
