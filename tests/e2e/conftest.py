@@ -96,10 +96,60 @@ def browser():
         b.close()
 
 
+# Installed in every page before Streamlit's own code: counts, from the websocket's own messages, the script runs the
+# page asks for (a BackMsg with rerun_script, field 11) and the answers (a ForwardMsg with script_finished, field 6,
+# other than FINISHED_EARLY_FOR_RERUN = 2, which only says a newer run took over). `answered` is the number of runs
+# asked when the last answer came: every run asked for has ended when it equals `asked`.
+RUNS_JS = """(() => {
+  const runs = window.__runs = {asked: 0, answered: 0, delay: 0};  // delay: ms each message is held back (a slow server)
+  const varint = (b, i) => {  // [value, next index]; past the end: [NaN, end]
+    let v = 0, s = 1;
+    while (i < b.length) { const x = b[i++]; v += (x & 127) * s; s *= 128; if (x < 128) return [v, i]; }
+    return [NaN, b.length];
+  };
+  const fields = data => {  // the top-level fields of a protobuf message: {number: varint value, or true}
+    const b = new Uint8Array(data), out = {};  // a message that is not protobuf ends the scan early; it never throws
+    for (let i = 0, key, v; i < b.length;) {
+      [key, i] = varint(b, i);
+      const type = key & 7;
+      if (type === 0) { [v, i] = varint(b, i); out[key >>> 3] = v; }
+      else if (type === 2) { [v, i] = varint(b, i); i += v; out[key >>> 3] = true; }
+      else if (type === 1) { i += 8; out[key >>> 3] = true; }
+      else if (type === 5) { i += 4; out[key >>> 3] = true; }
+      else return out;
+    }
+    return out;
+  };
+  const Native = window.WebSocket;
+  window.WebSocket = class extends Native {
+    constructor(...args) {
+      super(...args);
+      this.addEventListener('message', e => {
+        if (!(e.data instanceof ArrayBuffer)) return;
+        const status = fields(e.data)[6];
+        if (status !== undefined && status !== 2) runs.answered = runs.asked;
+      });
+    }
+    send(data) {
+      if ((data instanceof ArrayBuffer || ArrayBuffer.isView(data)) && fields(ArrayBuffer.isView(data) ? data.slice().buffer : data)[11]) runs.asked++;
+      if (runs.delay) setTimeout(() => super.send(data), runs.delay);
+      else super.send(data);
+    }
+  };
+})();"""
+
+
+def new_context(browser, **options):
+    """browser.new_context(**options) whose pages count their script runs (RUNS_JS), for wait_idle."""
+    context = browser.new_context(**options)
+    context.add_init_script(RUNS_JS)
+    return context
+
+
 @pytest.fixture
 def page(browser, app_url):
     # tall enough that a screenshot shows the whole page: Streamlit scrolls inside its own container
-    context = browser.new_context(viewport={"width": 1400, "height": 2200})
+    context = new_context(browser, viewport={"width": 1400, "height": 2200})
     pg = context.new_page()
     pg.goto(app_url)
     wait_idle(pg)
@@ -107,10 +157,24 @@ def page(browser, app_url):
     context.close()
 
 
+# subtle: Streamlit sends a widget's change from a setTimeout(0) that the click's handler queues (its batching), so
+# right after a click the run is not asked for yet: the wait first lets the page's queued timers run (two turns)
+TIMERS_RUN_JS = "() => new Promise(done => setTimeout(() => setTimeout(done, 0), 0))"
+IDLE_JS = """() => {
+  if (!window.__runs) throw new Error('this page does not count its runs: make its context with conftest.new_context');
+  const state = document.querySelector('[data-testid="stApp"]')?.getAttribute('data-test-script-state');
+  return window.__runs.asked > 0 && window.__runs.answered === window.__runs.asked && state === 'notRunning';
+}"""
+
+
 def wait_idle(page, timeout: int = 60_000) -> None:
-    """Wait until Streamlit has finished the current script run."""
-    page.wait_for_timeout(300)
-    page.wait_for_selector('[data-testid="stApp"][data-test-script-state="notRunning"]', timeout=timeout)
+    """Wait until every script run the page has asked the server for has ended, and the page shows it (RUNS_JS).
+
+    An event, not a pause: a click's rerun is counted when the browser sends it (once the timers its handler queued
+    have run), so a run the server has not started yet is waited for, however long a busy machine takes to start it.
+    """
+    page.evaluate(TIMERS_RUN_JS)
+    page.wait_for_function(IDLE_JS, timeout=timeout)
 
 
 # Resolves once no element of the page has moved or changed size for FRAMES animation frames in a row.

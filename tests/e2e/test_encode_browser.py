@@ -72,7 +72,7 @@ def test_walk_one_word_and_open_a_tokens_ancestry(page):
     cut = look(page, "encode-ancestry")
     assert cut == [], cut
     page.set_viewport_size({"width": 1280, "height": 720})
-    page.wait_for_timeout(500)
+    settled(page)  # the layout has stopped moving
     box = tree.bounding_box()
     assert box["y"] + box["height"] <= 720, "the tree should fit on the first screen at 1280x720"
     assert small_text(page) == []
@@ -86,10 +86,11 @@ def test_a_sentence_walks_pre_token_by_pre_token(page):
     wait_idle(page)
     page.locator(".enc-line .pt.now").wait_for()  # the rerun has drawn the sentence's pre-tokens
     assert page.locator(".enc-line .pt").count() == 3 and page.locator(".enc-line .pt.now").count() == 1
-    for _ in range(4):
+    for _ in range(4):  # each Next redraws the walk one position on (its sentence, at least, is another)
+        before = page.get_by_test_id("stMain").inner_text()
         page.get_by_role("button", name="Next").click()
+        page.wait_for_function("before => document.querySelector('[data-testid=\"stMain\"]').innerText !== before", arg=before)
         wait_idle(page)
-        page.wait_for_timeout(300)
     page.get_by_role("heading", name="Pre-token 2 of 3").wait_for()
     cut = look(page, "encode-sentence")
     assert cut == [], cut

@@ -6,7 +6,7 @@ pages/-folder mode would run the page without the router (see ui/__init__.py).
 
 import pytest
 
-from .conftest import running_app, wait_idle
+from .conftest import new_context, running_app, wait_idle
 
 PAGES = [
     ("", "Step through BPE training"),
@@ -22,7 +22,7 @@ PAGES = [
 @pytest.mark.parametrize("path, title", PAGES)
 def test_first_visit_by_deep_link_opens_the_page_with_the_shared_sidebar(browser, path, title):
     with running_app() as app_url:
-        context = browser.new_context(viewport={"width": 1280, "height": 720})
+        context = new_context(browser, viewport={"width": 1280, "height": 720})
         page = context.new_page()
         page.goto(f"{app_url}/{path}")
         wait_idle(page)

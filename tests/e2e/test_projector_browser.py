@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from .conftest import low_contrast, settled, small_text
+from .conftest import low_contrast, new_context, settled, small_text
 from .screens import look
 
 PAGES = [
@@ -34,7 +34,7 @@ LESSONS = {"lesson": 7, "encode_lesson": 8}  # their steps
 
 @pytest.mark.parametrize("present", [False, True], ids=["normal", "presenter"])
 def test_every_page_reads_from_the_back_of_the_room(browser, app_url, present):
-    context = browser.new_context(viewport={"width": 1280, "height": 720})
+    context = new_context(browser, viewport={"width": 1280, "height": 720})
     page = context.new_page()
     problems = {}
     for path, heading in PAGES:

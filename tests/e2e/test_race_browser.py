@@ -4,8 +4,6 @@ Every run happens in the server's worker pool; the page polls it, so the
 browser's script state is mostly "not running" while a race goes on.
 """
 
-import re
-
 from playwright.sync_api import expect
 
 from .conftest import pick, wait_idle
@@ -16,11 +14,25 @@ STDLIB = "Python's own docs (stdlib docstrings, 2 MB)"
 
 def merges_done(page) -> int:
     """The sum of the merges in the progress text ('Merges done of 1,000: naive 12 · heap 340 ✓ …'), or -1."""
-    texts = page.locator('[data-testid="stProgress"]').all_inner_texts()  # no waiting: the poll redraws it
-    text = next((t for t in texts if "Merges done" in t), "")
-    if not text:
-        return -1
-    return sum(int(n.replace(",", "")) for n in re.findall(r"(?:naive|positions|parent_set|heap) ([\d,]+)", text))
+    return page.evaluate(f"() => ({MERGES_DONE_JS})()")
+
+
+# the same in the browser, so that a test can wait for it to change (page.wait_for_function) instead of sleeping
+MERGES_DONE_JS = """() => {
+  const text = [...document.querySelectorAll('[data-testid="stProgress"]')].map(e => e.innerText).find(t => t.includes('Merges done'));
+  if (!text) return -1;
+  return [...text.matchAll(/(?:naive|positions|parent_set|heap) ([\\d,]+)/g)].reduce((sum, m) => sum + +m[1].replaceAll(',', ''), 0);
+}"""
+VERDICT = '[data-testid="stAlertContentSuccess"], [data-testid="stAlertContentError"]'
+
+
+def until(page, condition: str, arg=None, timeout: int = 120_000) -> None:
+    """Wait for a JS condition over the race's merges done (`done`) and whether the verdict is shown (`verdict`): an event, not a pause."""
+    page.wait_for_function(
+        f"arg => {{ const done = ({MERGES_DONE_JS})(), verdict = !!document.querySelector({VERDICT!r}); return {condition}; }}",
+        arg=arg,
+        timeout=timeout,
+    )
 
 
 def open_race(page, budget: str, corpus: str = STDLIB) -> None:
@@ -34,7 +46,7 @@ def open_race(page, budget: str, corpus: str = STDLIB) -> None:
 
 
 def verdict(page) -> str:
-    texts = page.locator('[data-testid="stAlertContentSuccess"], [data-testid="stAlertContentError"]').all_inner_texts()
+    texts = page.locator(VERDICT).all_inner_texts()
     return texts[0] if texts else ""
 
 
@@ -43,14 +55,12 @@ def test_race_chart_gains_points_while_it_runs(page):
     page.get_by_role("button", name="Start the race").click()
     chart = page.locator('[data-testid="stVegaLiteChart"]')
     samples, images = [], []
-    for _ in range(480):  # up to 2 minutes on a busy machine
-        page.wait_for_timeout(250)
+    while not verdict(page):  # each time the progress moves on (up to 2 minutes on a busy machine), the chart as drawn
+        until(page, "verdict || (done > arg && document.querySelector('[data-testid=\"stVegaLiteChart\"]'))", samples[-1] if samples else 0)
         n = merges_done(page)
-        if n > 0 and chart.count() and (not samples or n > samples[-1]):
+        if n > (samples[-1] if samples else 0) and chart.count():
             samples.append(n)
             images.append(chart.first.screenshot())
-        if verdict(page):
-            break
     assert len(samples) >= 3, f"the progress should move several times while running, saw {samples}"
     assert len(set(images)) >= 3, "the chart should be redrawn with more points while the race runs"
     assert verdict(page).startswith("Agreement")
@@ -64,10 +74,7 @@ def test_race_chart_gains_points_while_it_runs(page):
 def test_stop_keeps_what_the_race_had_done(page):
     open_race(page, "10")
     page.get_by_role("button", name="Start the race").click()
-    for _ in range(240):
-        page.wait_for_timeout(250)
-        if merges_done(page) > 20:
-            break
+    until(page, "done > 20", timeout=60_000)
     page.locator(".st-key-race_stop button").first.click()
     wait_idle(page)
     page.get_by_text("This race was stopped").wait_for()
@@ -84,10 +91,7 @@ def test_a_race_goes_on_while_its_student_visits_another_page(page):
     page.locator('[data-testid="stSidebar"]').get_by_role("link", name="Threshold explorer").click()
     wait_idle(page)
     page.locator('[data-testid="stSidebar"]').get_by_role("link", name="Algorithm race").click()
-    for _ in range(480):
-        page.wait_for_timeout(250)
-        if verdict(page):
-            break
+    page.locator(VERDICT).first.wait_for(timeout=120_000)
     assert verdict(page).startswith("Agreement")
     assert page.get_by_text("This race was stopped").count() == 0
 

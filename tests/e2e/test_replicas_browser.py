@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from test_replicas import HAPROXY, Served, healthy, until
 
-from .conftest import CHROMIUM, shot, wait_idle
+from .conftest import CHROMIUM, new_context, shot, wait_idle
 
 pytestmark = pytest.mark.skipif(HAPROXY is None or not os.path.exists(CHROMIUM), reason="needs HAProxy and Debian's chromium")
 
@@ -37,7 +37,7 @@ def test_a_browser_whose_replica_dies_reconnects_to_another_at_its_merge(browser
     # and Playwright refuses to start another inside it when the whole suite runs
     with tempfile.TemporaryDirectory() as folder:
         server = Served(Path(folder))
-        context = browser.new_context(viewport={"width": 1280, "height": 720})
+        context = new_context(browser, viewport={"width": 1280, "height": 720})
         try:
             page = context.new_page()
             page.goto(f"http://127.0.0.1:{server.port}/")

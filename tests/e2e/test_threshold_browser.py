@@ -67,7 +67,7 @@ def test_fast_moves_on_the_big_corpus_end_on_the_numbers_for_the_slider_value(pa
     slider.press("PageUp")
     for _ in range(12):  # as fast as a student holding the arrow key: runs overlap and are cut short
         slider.press("ArrowRight")
-        page.wait_for_timeout(40)
+        page.wait_for_timeout(40)  # not a wait for anything: the pace of the key presses is this test's input
     metric_follows_the_slider(page)  # a rerun the last key press asked for
     assert kept_at(page) == slider_value(page)
     assert page.get_by_role("heading", name=f"Where t = {slider_value(page):,} cuts").count() == 1
