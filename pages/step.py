@@ -100,6 +100,15 @@ def go(delta: int) -> None:
     restart_clock()
 
 
+def clicked() -> bool:
+    """Previous or Next was clicked (or its key pressed) in the message being handled.
+
+    subtle: a click right after a step can reach the server before the browser has taken the merge that step
+    gave the slider, so the slider's old value comes along and would read as a jump (Next from 3 showed 2).
+    """
+    return bool(st.session_state.get("previous") or st.session_state.get("next"))
+
+
 def set_playing(playing: bool) -> None:
     """Play or Pause, as the button clicked said (PlayClock.toggled)."""
     keep(*clock().toggled(playing, st.session_state["step"], time.time()))
@@ -126,7 +135,9 @@ def stepper() -> None:
             # old value back in the same moment, which would read as a jump and restart the clock
             row.progress(k / n, text=f"merge {k:,} of {n:,}")
         elif n > 1:
-            state.widget(row.slider, "Jump to merge", 1, n, key="step", on_change=restart_clock, label_visibility="collapsed")
+            state.widget(
+                row.slider, "Jump to merge", 1, n, key="step", on_change=restart_clock, stale=clicked, label_visibility="collapsed"
+            )
 
     controls("", "merge", first=k <= 1, last=k >= n, go=go, set_playing=set_playing, on_speed=changed_speed, between=where)
     whole = step_data.trace_views(trace_id, trace_key, events)

@@ -410,3 +410,16 @@ def test_a_later_tie_is_explained_with_the_merges_made_before_it(app):
 def test_a_merge_that_was_no_tie_has_no_rule_table(app):
     click(app, "next")
     assert "tie-rules" not in card(app) and "Highest count" in card(app)
+
+
+@pytest.mark.parametrize(("button", "old", "expected"), [("next", 2, 4), ("previous", 4, 2)])
+def test_a_click_that_brings_the_sliders_old_value_along_is_a_click(app, button, old, expected):
+    """Next or Previous pressed before the browser took the slider's new merge (3): the slider's old value comes along."""
+    app.button(key="next").click().run()
+    app.button(key="next").click().run()
+    assert app.session_state["step"] == 3
+    app.slider(key="w_step").set_value(old)  # the slider as the browser still had it (3 was reached from `old`)
+    app.button(key=button).click().run()
+    assert app.session_state["step"] == expected and app.slider(key="w_step").value == expected
+    app.slider(key="w_step").set_value(7).run()  # a real jump still jumps
+    assert app.session_state["step"] == 7

@@ -83,7 +83,15 @@ _BY_DEFAULT = ("pills", "segmented_control")
 
 
 def widget(
-    draw: Callable, label: str, *positional, key: str, on_change: Callable | None = None, args: tuple = (), kept: bool = False, **options
+    draw: Callable,
+    label: str,
+    *positional,
+    key: str,
+    on_change: Callable | None = None,
+    args: tuple = (),
+    kept: bool = False,
+    stale: Callable[[], bool] | None = None,
+    **options,
 ):
     """Draw a widget that holds the session's value of `key`, and return its value; every keyed widget is drawn so.
 
@@ -95,7 +103,8 @@ def widget(
       draw it (a visit to another page), so the value lives in `key`; `kept=True` is for the sidebar's
       widgets, drawn on every run of every page, which hold `key` itself;
     - a callback that copies a change back to `key` (`save`), then calls on_change(*args) if given;
-      pills and segmented controls never copy None (no choice) back;
+      pills and segmented controls never copy None (no choice) back; nor does any widget when stale() says the
+      change came with a click on something else (the browser sent the widget's old value along): it is set back;
     - the session's value as its default (index=, default= or value=). subtle: a value reaches the browser
       with the run that writes it; when that run is cut short (a busy server, a student clicking at once)
       the browser never gets it, later runs send the widget with only its default, and the browser shows
@@ -119,6 +128,9 @@ def widget(
         options["value"] = value
 
     def changed() -> None:
+        if stale is not None and stale():
+            st.session_state[own] = st.session_state[key]
+            return
         # a click on the pill already chosen sends None (unless required=True): the session keeps its value
         if not kept and not (kind in _BY_DEFAULT and st.session_state[own] is None):
             save(key)

@@ -59,8 +59,8 @@ def test_student_steps_through_textbook_corpus_with_buttons_and_keys(page):
     page.keyboard.press("ArrowRight")
     wait_idle(page)
     assert merge_shown(page) == 3
-    # subtle: the next key waits for the slider to have taken the merge the run gave it, as a person's next key
-    # does: pressed before, its rerun carries the slider's old value, which reads as a jump back (see the note)
+    # the next key once the slider holds the merge the run gave it, as a person's next key comes: pressed before, the
+    # slider's old value comes along (the page lets the click decide: test_app_step's ..._old_value_along_is_a_click)
     expect(page.get_by_role("slider", name="Jump to merge")).to_have_value("3")
     page.keyboard.press("ArrowLeft")
     wait_idle(page)
