@@ -37,6 +37,8 @@ def restart() -> None:
     st.session_state.update(enc_pos=0, enc_playing=False, enc_play_from=None, enc_token=None)
 
 
+if link.follow_encode(CHOICES, MAX_CHARS):  # ?text=…&tokenizer=…, before the widgets draw
+    restart()
 c1, c2, c3 = st.columns([5, 4, 3], vertical_alignment="bottom")
 text = state.widget(c1.text_input, "A word or a sentence", key="enc_text", on_change=restart, max_chars=MAX_CHARS)
 which = state.widget(c2.selectbox, "Tokenizer", list(CHOICES), format_func=CHOICES.get, key="enc_tokenizer", on_change=restart)
@@ -44,7 +46,7 @@ which = state.widget(c2.selectbox, "Tokenizer", list(CHOICES), format_func=CHOIC
 if which == "run":
     with c3:
         tok, k = real.run_and_k(settings)
-    counts = tok.counts
+    counts, n_merges = tok.counts, len(tok.merges)
     run_key = (settings.key, settings.pattern, settings.specials, settings.num_merges, settings.tie_break, k)
 
     def link_of(rank: int) -> str | None:
@@ -55,12 +57,14 @@ else:
         st.info(found.error + " The Real tokenizers page takes an upload.")
         st.stop()
     tok, k, counts, run_key = found.tokenizer, len(found.tokenizer.merges), None, (which,)
+    n_merges = k
 
     def link_of(rank: int) -> str | None:
         return None
 
 
 label = LABELS[which]
+link.show_encode(text, which, k, n_merges)
 if not text:
     st.info("Type a word or a sentence above.")
     st.stop()

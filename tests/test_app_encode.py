@@ -173,3 +173,58 @@ def test_the_play_row_is_the_step_pages():
     at.switch_page("pages/step.py").run()
     step = at.selectbox(key="w_speed")
     assert row(at, "") == ["previous", "next", "play"] and step.options == [f"{s:g} merge/s" for s in SPEEDS]
+
+
+def test_a_link_opens_the_page_on_its_text_and_tokenizer(tiktoken_files):
+    at = open_page()
+    at.query_params.update(text="strawberry", tokenizer="o200k")
+    at.run()
+    assert not at.exception and not at.warning
+    assert at.text_input(key="w_enc_text").value == "strawberry"
+    assert at.selectbox(key="w_enc_tokenizer").value == "o200k"
+    tok = real.get("o200k", spinner=False).tokenizer
+    assert f"#{encoding.steps(tok, b'strawberry')[0].rank + 1:,}" in rows(at)  # GPT-4o's own first merge is lit
+    at.text_input(key="w_enc_text").set_value("lowest").run()  # the student goes on: the link is not applied again
+    assert at.text_input(key="w_enc_text").value == "lowest"
+    assert at.query_params["text"] == "lowest" and at.query_params["tokenizer"] == "o200k"
+
+
+def test_the_url_says_the_run_and_its_preset_so_a_copied_link_shows_the_same_walk():
+    teacher = open_page()
+    teacher.text_input(key="w_enc_text").set_value("newest").run()
+    link = dict(teacher.query_params)
+    assert link == {"text": "newest", "tokenizer": "run", "corpus": "textbook"}
+    student = open_page(source="wikipedia")  # another corpus picked in the student's sidebar
+    student.query_params.update(link)
+    student.run()
+    assert student.session_state["source"] == "textbook"  # the link's preset: the teacher's run
+    assert rows(student) == rows(teacher)
+
+
+@pytest.mark.parametrize(
+    ("params", "warning"),
+    [
+        ({"tokenizer": "<script>alert(1)</script>"}, "is not one of run, gpt2, cl100k, o200k"),
+        ({"text": "x" * 500}, "has 500 characters and this page walks at most 200"),
+    ],
+)
+def test_a_bad_link_gets_one_sentence(params, warning):
+    at = open_page()
+    at.query_params.update(params)
+    at.run()
+    assert not at.exception
+    assert [w.value for w in at.warning if warning in w.value], [w.value for w in at.warning]
+    assert "<script>" not in " ".join(w.value for w in at.warning)
+    if "text" in params:
+        assert at.text_input(key="w_enc_text").value == "x" * 200
+
+
+def test_all_the_merges_of_one_preset_become_all_of_the_next_ones():
+    at = open_page(source="wikipedia")
+    assert at.slider(key="w_real_k").value == at.slider(key="w_real_k").max  # all of its merges
+    at.sidebar.selectbox(key="source").set_value("textbook").run()
+    assert at.slider(key="w_real_k").value == at.slider(key="w_real_k").max == 12  # all of these, not the first 5
+    at.slider(key="w_real_k").set_value(3).run()
+    at.sidebar.selectbox(key="source").set_value("wikipedia").run()
+    assert at.slider(key="w_real_k").value == 3  # a k the student picked stays
+    assert at.query_params["k"] == "3"  # and the link says it

@@ -14,10 +14,18 @@ runs on the step page.
 projector's machine opens it in presenter mode, sidebar folded away. `presenter` keeps
 the URL saying whether the mode is on, so that a reload keeps it.
 
+`?text=<word or sentence>&tokenizer=<run|gpt2|cl100k|o200k>` opens the Encode page on that
+text with that tokenizer (`follow_encode`, on that page, before its widgets draw); the page keeps
+the URL saying what it walks (`show_encode`), and adds the corpus (and rule) when it walks the
+sidebar's run of a preset, so a link to "strawberry with GPT-4o" or to "lowest in the textbook
+run" shows what the teacher saw.
+
 Not here: other settings (a link carries a preset, whose settings come with it, and the rule).
 """
 
 from __future__ import annotations
+
+from collections.abc import Collection
 
 import streamlit as st
 
@@ -125,3 +133,61 @@ def sync_presenter() -> None:
         else:
             st.query_params.pop("present", None)
     st.session_state["present_link"] = on
+
+
+# ---------------------------------------------------------------------------
+# the Encode page
+
+
+def follow_encode(tokenizers: Collection[str], max_chars: int) -> bool:
+    """Apply an Encode-page link (?text=…&tokenizer=…[&k=…]) this session has not applied yet; True when it changed what the page walks.
+
+    A tokenizer that is not one of `tokenizers`, or a text longer than the page takes, gets a one-sentence
+    warning (the text is cut to its first max_chars characters).
+    """
+    params = st.query_params
+    text, which, k = params.get("text"), params.get("tokenizer"), params.get("k")
+    if (text is None and which is None) or (text, which, k) == st.session_state["enc_link"]:
+        return False
+    st.session_state["enc_link"] = (text, which, k)
+    if k is not None:
+        if k.isdigit():
+            st.session_state["real_k"] = int(k)  # run_and_k keeps it within the run's merges
+        else:
+            st.warning(f"The link's k '{said(k)}' is not a number of merges (0, 1, 2, …); using all of the run's.")
+    if which is not None:
+        if which in tokenizers:
+            st.session_state["enc_tokenizer"] = which
+        else:
+            st.warning(f"The link's tokenizer '{said(which)}' is not one of {', '.join(tokenizers)}; using the one picked here.")
+    if text is not None:
+        if len(text) > max_chars:
+            st.warning(
+                f"The link's text has {len(text):,} characters and this page walks at most {max_chars}: it shows the first {max_chars}."
+            )
+        st.session_state["enc_text"] = text[:max_chars]
+    return True
+
+
+def show_encode(text: str, which: str, k: int, n: int) -> None:
+    """Make the URL say the text and tokenizer the Encode page walks (and the preset, rule and k of n merges, for the sidebar's run)."""
+    source, rule = st.session_state["source"], st.session_state["tie_break"]
+    run = which == "run" and source in LINKABLE
+    wanted = {
+        "text": text,
+        "tokenizer": which,
+        "corpus": source if run else None,
+        "rule": rule if run and rule != DEFAULT_RULE else None,
+        "k": str(k) if which == "run" and k < n else None,
+        "merge": None,  # the step page's: a link here opens this page, not a merge
+    }
+    params = st.query_params
+    if all(params.get(name) == value for name, value in wanted.items()):
+        return
+    for name, value in wanted.items():
+        if value is None:
+            params.pop(name, None)
+        else:
+            params[name] = value
+    st.session_state["enc_link"] = (text, which, wanted["k"])
+    st.session_state["link"] = (wanted["corpus"], None, wanted["rule"])  # follow() must not apply it again

@@ -362,8 +362,10 @@ def run_and_k(settings) -> tuple[Tokenizer, int]:
 
     tok = runs.tokenizer_for(settings)
     n = len(tok.merges)
-    if st.session_state["real_k"] is None or st.session_state["real_k"] > n:
+    k, was = st.session_state["real_k"], st.session_state["real_n"]
+    if k is None or k > n or (k == was and n != was):  # all the merges of another run: all of this one's
         st.session_state["real_k"] = n
+    st.session_state["real_n"] = n
     if n == 0:
         return tok, 0
     k = state.widget(

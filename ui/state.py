@@ -53,8 +53,10 @@ DEFAULTS: dict[str, object] = {
     "tok_ref_pattern": "gpt2",  # the pre-tokenizer for uploaded files that do not record one (GPT-2, .tiktoken)
     "tok_merge_query": "",  # the real tokenizer's merges shown: those whose token contains this
     "real_k": None,  # merges of the sidebar's run used on the encode, compare and quirks pages; None: all of them
+    "real_n": None,  # the merges of the run real_k was last drawn for: all of them follow a new run's
     "enc_text": "lowest newest",  # the encode page's word or sentence (both words merge in the default textbook run)
     "enc_tokenizer": "run",  # whose encoding it walks: "run" (the sidebar's) or a key of ui.real.ENCODINGS
+    "enc_link": None,  # (text, tokenizer) as the URL last said, applied or written: ui.link.follow_encode
     "enc_view": "steps",  # "steps" (the encoder's loop) or "ancestry" (one token's merge tree)
     "enc_pos": 0,  # how far the walk is: an index into the (pre-token, steps done) positions of the text
     "enc_playing": False,
