@@ -6,7 +6,7 @@ from urllib.parse import parse_qs, urlparse
 
 from playwright.sync_api import expect
 
-from .conftest import shot, wait_idle
+from .conftest import new_context, shot, wait_idle
 from .test_encode_browser import needs_files
 
 
@@ -33,10 +33,11 @@ def test_a_link_opens_the_encode_page_on_its_word_with_gpt4(page, app_url):
     wait_idle(page)
     query = parse_qs(urlparse(page.url).query)
     assert query["tokenizer"] == ["cl100k"] and "corpus" not in query  # a real tokenizer needs no preset
-    student = page.context.browser.new_page(viewport={"width": 1280, "height": 720})  # another browser's session
+    other = new_context(page.context.browser, viewport={"width": 1280, "height": 720})  # another browser's session
     try:
+        student = other.new_page()
         student.set_default_timeout(180_000)
         student.goto(page.url)
         assert shown(student, "raspberry", "GPT-4 (cl100k)") == shown(page, "raspberry", "GPT-4 (cl100k)")
     finally:
-        student.close()
+        other.close()
