@@ -3,7 +3,7 @@
 import streamlit as st
 
 from ui import encode_quiz as quiz
-from ui import encode_views, runs, sidebar
+from ui import encode_views, quiz_buttons, runs, sidebar
 from ui import lesson_views as views
 from ui.quiz import Answer, score
 from ui.render import escape, show
@@ -47,26 +47,16 @@ with ask:
     st.subheader(f"Encoding “{show(q.word)}”: which pair is merged first?")
     st.caption(f"Question {i + 1} of {len(words)} · a word of the sidebar's corpus, encoded with the run's {len(tok.merges):,} merges")
     st.html(encode_views.pairs_row([bytes([b]) for b in q.word], [None] * (len(q.word) - 1), None, lambda rank: None))
-    grid = st.container(key="quiz-options").columns(2)
-    marks = {}
-    for n, option in enumerate(q.options):
-        marks[n] = views.option_mark(option.pair, q.answer.pair, answer.pick if answer else None)
-        grid[n % 2].button(
-            views.option_label(option, views.MARK_WORDS.get(marks[n], "")),
-            key=f"quiz_option_{n}",
-            on_click=pick,
-            args=(q.id, option.pair, option.pair == q.answer.pair),
-            disabled=answer is not None,
-            width="stretch",
-        )
-    if answer is not None:
-        st.html(views.option_colours(marks))
-        b1, b2 = st.columns(2)
-        if i + 1 < len(words):
-            b1.button("Next question ▶", on_click=go_to, args=(i + 1,), type="primary", width="stretch")
-        else:
-            b1.success(f"That was the last question: {right} of {right + wrong} right.")
-        b2.button("Start over", on_click=lambda: st.session_state.update(enc_quiz=0, enc_quiz_answers=None), width="stretch")
+    quiz_buttons.options(
+        q.id,
+        q.options,
+        q.answer.pair,
+        answer.pick if answer else None,
+        pick,
+        (lambda: go_to(i + 1)) if i + 1 < len(words) else None,
+        lambda: st.session_state.update(enc_quiz=0, enc_quiz_answers=None),
+        (right, wrong),
+    )
 with reply:
     if answer is None:
         st.caption("Pick a pair: the answer, the reason and the word's steps appear here.")

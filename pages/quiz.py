@@ -4,7 +4,7 @@ import streamlit as st
 
 from ui import corpus as corpora
 from ui import lesson_views as views
-from ui import quiz, runs, sidebar, state
+from ui import quiz, quiz_buttons, runs, sidebar, state
 from ui.lesson import split_words
 from ui.render import show_pair
 
@@ -69,27 +69,17 @@ with ask:
         st.html(views.words(rows, note))
     else:
         st.caption("Counts hidden: which of these pairs occurs most often in the corpus, split as the merges so far have split it?")
-    grid = st.container(key="quiz-options").columns(2)
-    marks = {}
-    for i, option in enumerate(q.options):
-        marks[i] = views.option_mark(option.pair, q.winner.pair, answer.pick if answer else None)
-        grid[i % 2].button(
-            views.option_label(option, views.MARK_WORDS.get(marks[i], "")),
-            key=f"quiz_option_{i}",
-            on_click=pick,
-            args=(q.id, option.pair, option.pair == q.winner.pair),
-            disabled=answer is not None,
-            width="stretch",
-        )
-    if answer is not None:
-        st.html(views.option_colours(marks))  # right green, a wrong pick red, the rest faded: colour and a word
-        later = [m for m in asked if m > k]
-        b1, b2 = st.columns(2)  # here, under the options: on the first screen of a projector
-        if later:
-            b1.button("Next question ▶", on_click=go_to, args=(later[0],), type="primary", width="stretch")
-        else:
-            b1.success(f"That was the last question: {right} of {right + wrong} right.")
-        b2.button("Start over", on_click=start_over, width="stretch")
+    later = [m for m in asked if m > k]
+    quiz_buttons.options(
+        q.id,
+        q.options,
+        q.winner.pair,
+        answer.pick if answer else None,
+        pick,
+        (lambda: go_to(later[0])) if later else None,
+        start_over,
+        (right, wrong),
+    )
 
 with reply:
     if answer is None:
