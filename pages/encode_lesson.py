@@ -67,8 +67,7 @@ with say:
         st.page_link("pages/encode_quiz.py", label="Which merge applies first? The quiz", icon=":material/quiz:")
 with show:
     step = steps[screen.step]
-    if i == 1:
-        st.caption("the merges, in the order training made them")
+    if i == 1:  # no caption: the text beside it says what the table is, and a projector needs the row
         st.html(vocabulary_views.TABLE_CSS + lesson.merges_table(tok))
     elif screen.step == 0:
         bytes_row(step.parts)

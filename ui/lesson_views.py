@@ -71,8 +71,8 @@ PAGE_CSS = """
 .st-key-lesson-text p, .st-key-lesson-text li{font-size:1.15rem;line-height:1.55}
 .st-key-lesson-text code{white-space:nowrap}  /* a pair such as `s + t` never breaks across lines */
 /* the encode lesson's first screen lists all 12 merges: rows a little closer than the Vocabulary page's, so all fit 720 px */
-table.vocab.merges td{padding:1px 10px}
-table.vocab.merges .vt{line-height:1.35}
+table.vocab.merges td{padding:0 10px}
+table.vocab.merges .vt{line-height:1.3}
 .st-key-quiz-options button{min-height:3.2rem}
 .st-key-quiz-options button p{font-size:1.35rem;font-family:monospace}
 /* a long token wraps inside its button instead of being cut off with an ellipsis */

@@ -58,3 +58,13 @@ def test_a_student_answers_which_merge_applies_first(page):
     assert "✔ right" in page.locator('[class*="st-key-quiz_option_"] button').filter(has_text="s + t").first.inner_text()
     assert look(page, "encode-quiz-answered") == []
     assert page.locator('[data-testid="stException"]').count() == 0
+
+
+def test_presenter_mode_shows_every_merge_of_step_1_on_the_first_screen(page, app_url):
+    page.goto(f"{app_url}/encode_lesson?present=1")  # as the projector opens it: larger type, the sidebar folded
+    settled(page, timeout=120_000)
+    page.get_by_text("step 1 of").first.wait_for()
+    assert every_merge_on_the_first_screen(page) == 12
+    page.set_viewport_size({"width": 1280, "height": 720})
+    settled(page)
+    assert look(page, "encode-lesson-presenter-start") == []
