@@ -8,7 +8,6 @@ For the run trained in the sidebar each merge number links to the step page at
 that merge, with the count the pair had when training made it.
 """
 
-import time
 from dataclasses import dataclass
 
 import streamlit as st
@@ -16,7 +15,7 @@ import streamlit as st
 from bpe import Tokenizer
 from ui import encode_views as ev
 from ui import encoding, link, real, sidebar, state
-from ui.play import PlayClock, controls
+from ui.play import Player, controls
 from ui.render import plain, show
 
 MAX_CHARS = 200  # a word or a sentence: the walk shows every step of every pre-token
@@ -147,39 +146,7 @@ view = state.widget(
 # the encoder's steps, played like the step page
 
 
-def clamp(pos: int) -> int:
-    return min(max(0, pos), last)
-
-
-def clock() -> PlayClock:
-    """The session's Play clock (ui/play.py, the step page's), counting positions of the walk from 1."""
-    started, first = st.session_state["enc_play_from"] or (None, st.session_state["enc_pos"] + 1)
-    return PlayClock(last + 1, st.session_state["enc_playing"], st.session_state["enc_speed"], started, first)
-
-
-def keep(played: PlayClock, step: int) -> None:
-    st.session_state["enc_playing"], st.session_state["enc_pos"] = played.playing, step - 1
-    st.session_state["enc_play_from"] = None if played.started is None else (played.started, played.first)
-
-
-def restart_clock() -> None:
-    step = st.session_state["enc_pos"] + 1
-    keep(clock().restarted(step, time.time()), step)
-
-
-def go(delta: int) -> None:
-    st.session_state["enc_pos"] = clamp(st.session_state["enc_pos"] + delta)
-    restart_clock()
-
-
-def set_playing(playing: bool) -> None:
-    """Play or Pause, as the button clicked said (PlayClock.toggled)."""
-    keep(*clock().toggled(playing, st.session_state["enc_pos"] + 1, time.time()))
-
-
-def changed_speed() -> None:
-    step = st.session_state["enc_pos"] + 1
-    keep(clock().with_speed(st.session_state["enc_speed"], step, time.time()), step)
+player = Player("enc_", "enc_pos", last + 1, offset=1)  # Play's clock in this session; the walk's position 0-based at enc_pos
 
 
 def step_text(i: int, done: int) -> str:
@@ -196,18 +163,18 @@ def step_text(i: int, done: int) -> str:
     )
 
 
-timer = (st.session_state["enc_playing"], st.session_state["enc_speed"])
+timer = player.timer  # what the fragment's timer is set up for
 if timer[0]:
-    restart_clock()
+    player.restart()
 
 
 @st.fragment(run_every=1 / timer[1] if timer[0] else None)
 def walker() -> None:
-    played, step = clock().ticked(clamp(st.session_state["enc_pos"]) + 1, time.time())
-    keep(played, step)
-    pos = step - 1
+    pos = player.tick() - 1
     i, done = w.positions[pos]
-    row = controls("enc_", "step", first=pos <= 0, last=pos >= last, go=go, set_playing=set_playing, on_speed=changed_speed)
+    row = controls(
+        "enc_", "step", first=pos <= 0, last=pos >= last, go=player.go, set_playing=player.set_playing, on_speed=player.changed_speed
+    )
     steps = w.steps[i]
     row.markdown(f"step **{min(done + 1, len(steps))}** of {len(steps)}" if steps else "no merge applies")
 
@@ -229,7 +196,7 @@ def walker() -> None:
             st.session_state["step"] = merge
             st.session_state["enc_playing"] = False
             st.switch_page("pages/step.py")
-    if (st.session_state["enc_playing"], st.session_state["enc_speed"]) != timer:
+    if player.timer != timer:
         st.rerun()
 
 

@@ -7,15 +7,13 @@ HTML elements and one chart whose spec does not change. Play advances by the clo
 speed, ui/play.py), so "4 merge/s" is 4 merges a second however long a run takes.
 """
 
-import time
-
 import streamlit as st
 
 from bpe import ALGORITHMS
 from bpe.events import StopReason, stop_sentence
 from ui import link, runs, sidebar, state, step_data, views
 from ui.jobs import RunKey
-from ui.play import PlayClock, controls
+from ui.play import Player, controls
 
 settings = sidebar.current()
 presenter = st.session_state["presenter"]
@@ -75,29 +73,7 @@ def corpus_sample(data: bytes) -> bytes:
     return head[:cut] if cut > 0 else head[:160]
 
 
-def clamp(k: int) -> int:
-    return min(max(1, k), n)
-
-
-def clock() -> PlayClock:
-    """The session's Play clock (ui/play.py), from the fields the session keeps."""
-    started, first = st.session_state["play_from"] or (None, st.session_state["step"])
-    return PlayClock(n, st.session_state["playing"], st.session_state["speed"], started, first)
-
-
-def keep(played: PlayClock, step: int) -> None:
-    st.session_state["playing"], st.session_state["step"] = played.playing, step
-    st.session_state["play_from"] = None if played.started is None else (played.started, played.first)
-
-
-def restart_clock() -> None:
-    """Play counts merges from now and from the merge shown."""
-    keep(clock().restarted(st.session_state["step"], time.time()), st.session_state["step"])
-
-
-def go(delta: int) -> None:
-    st.session_state["step"] = clamp(st.session_state["step"] + delta)
-    restart_clock()
+player = Player("", "step", n)  # Play's clock in this session: playing, speed, play_from, the merge shown at "step"
 
 
 def clicked() -> bool:
@@ -109,25 +85,14 @@ def clicked() -> bool:
     return bool(st.session_state.get("previous") or st.session_state.get("next"))
 
 
-def set_playing(playing: bool) -> None:
-    """Play or Pause, as the button clicked said (PlayClock.toggled)."""
-    keep(*clock().toggled(playing, st.session_state["step"], time.time()))
-
-
-def changed_speed() -> None:
-    keep(clock().with_speed(st.session_state["speed"], st.session_state["step"], time.time()), st.session_state["step"])
-
-
-timer = (st.session_state["playing"], st.session_state["speed"])  # what the fragment's timer is set up for
+timer = player.timer  # what the fragment's timer is set up for
 if timer[0]:
-    restart_clock()  # a whole-page run (back from another page, say) goes on from the merge shown, not from the time away
+    player.restart()  # a whole-page run (back from another page, say) goes on from the merge shown, not from the time away
 
 
 @st.fragment(run_every=1 / timer[1] if timer[0] else None)
 def stepper() -> None:
-    played, k = clock().ticked(st.session_state["step"], time.time())
-    st.session_state["step"] = k
-    st.session_state["play_from"] = None if played.started is None else (played.started, played.first)
+    k = player.tick()
 
     def where(row) -> None:
         if st.session_state["playing"]:
@@ -136,10 +101,12 @@ def stepper() -> None:
             row.progress(k / n, text=f"merge {k:,} of {n:,}")
         elif n > 1:
             state.widget(
-                row.slider, "Jump to merge", 1, n, key="step", on_change=restart_clock, stale=clicked, label_visibility="collapsed"
+                row.slider, "Jump to merge", 1, n, key="step", on_change=player.restart, stale=clicked, label_visibility="collapsed"
             )
 
-    controls("", "merge", first=k <= 1, last=k >= n, go=go, set_playing=set_playing, on_speed=changed_speed, between=where)
+    controls(
+        "", "merge", first=k <= 1, last=k >= n, go=player.go, set_playing=player.set_playing, on_speed=player.changed_speed, between=where
+    )
     whole = step_data.trace_views(trace_id, trace_key, events)
     view = whole.merge(k)
     st.html(view.top)
@@ -164,8 +131,7 @@ def stepper() -> None:
             views.counts_chart(whole.spec, whole.counts, view.now)
 
     link.show(k)
-    st.session_state["playing"] = played.playing  # at the last merge the clock has stopped
-    if (st.session_state["playing"], st.session_state["speed"]) != timer:
+    if player.timer != timer:  # Play or Pause, a new speed, or the clock stopped at the last merge
         st.rerun()  # the whole page, so that the fragment's timer starts, stops or changes speed
 
 

@@ -15,6 +15,7 @@ the fields in their session state; `controls` draws the row of buttons both shar
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
@@ -76,6 +77,65 @@ class PlayClock:
     def with_speed(self, speed: float, step: int, now: float) -> PlayClock:
         """A new speed, counted from now and from the merge shown."""
         return replace(self, speed=speed).restarted(step, now)
+
+
+# ---------------------------------------------------------------------------
+# a page's Play state in its session
+
+
+@dataclass(frozen=True)
+class Player:
+    """One page's Play clock kept in its session: the page's callbacks for `controls`, and the tick of its fragment.
+
+    keys is the prefix of the session keys {keys}playing, {keys}speed and {keys}play_from ((time.time(), step)
+    when Play started or was last moved, or None); the position is step 1..n, kept at session key `at` as
+    step - offset (the step page keeps merge k as k: offset 0; the Encode page its 0-based position: offset 1).
+    """
+
+    keys: str
+    at: str
+    n: int
+    offset: int = 0
+
+    @property
+    def step(self) -> int:
+        """The step shown, 1..n."""
+        return min(max(1, st.session_state[self.at] + self.offset), self.n)
+
+    def clock(self) -> PlayClock:
+        started, first = st.session_state[f"{self.keys}play_from"] or (None, self.step)
+        return PlayClock(self.n, st.session_state[f"{self.keys}playing"], st.session_state[f"{self.keys}speed"], started, first)
+
+    def keep(self, played: PlayClock, step: int) -> None:
+        st.session_state[f"{self.keys}playing"], st.session_state[self.at] = played.playing, step - self.offset
+        st.session_state[f"{self.keys}play_from"] = None if played.started is None else (played.started, played.first)
+
+    def restart(self) -> None:
+        """Play counts steps from now and from the step shown (after a jump, and on a whole-page run while playing)."""
+        self.keep(self.clock().restarted(self.step, time.time()), self.step)
+
+    def go(self, delta: int) -> None:
+        """Previous (-1) or Next (+1)."""
+        st.session_state[self.at] = min(max(1, self.step + delta), self.n) - self.offset
+        self.restart()
+
+    def set_playing(self, playing: bool) -> None:
+        """Play or Pause, as the button clicked said (PlayClock.toggled)."""
+        self.keep(*self.clock().toggled(playing, self.step, time.time()))
+
+    def changed_speed(self) -> None:
+        self.keep(self.clock().with_speed(st.session_state[f"{self.keys}speed"], self.step, time.time()), self.step)
+
+    def tick(self) -> int:
+        """The step the clock says now (the fragment's run: by a timer while playing, a click otherwise), kept; returns it."""
+        played, step = self.clock().ticked(self.step, time.time())
+        self.keep(played, step)
+        return step
+
+    @property
+    def timer(self) -> tuple[bool, float]:
+        """(playing, speed): what the page's fragment timer is set up for; when it changes, the whole page must rerun."""
+        return st.session_state[f"{self.keys}playing"], st.session_state[f"{self.keys}speed"]
 
 
 # ---------------------------------------------------------------------------
