@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import socket
 import subprocess
-import sys
 import time
 import urllib.request
 from contextlib import contextmanager
@@ -51,7 +50,7 @@ def _free_port() -> int:
 
 @contextmanager
 def running_app():
-    """A fresh `streamlit run app.py` on a free port, as a teacher starts it; yields its URL.
+    """A fresh server on a free port, started as the README says a teacher starts it (`bash scripts/app.sh`); yields its URL.
 
     The server's output goes to tests/screenshots/server-PORT.log (never to an unread pipe,
     which would fill up and stall the server).
@@ -60,7 +59,7 @@ def running_app():
         pytest.skip("Debian chromium is not installed (scripts/test.sh installs it)")
     port = _free_port()
     SHOTS.mkdir(parents=True, exist_ok=True)
-    command = [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), "--server.headless", "true"]
+    command = ["bash", str(ROOT / "scripts" / "app.sh"), "--server.headless", "true"]  # it execs `streamlit run app.py`
     command += ["--server.port", str(port), "--server.address", "127.0.0.1", "--server.fileWatcherType", "none"]
     with open(SHOTS / f"server-{port}.log", "wb") as log:
         proc = subprocess.Popen(command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
