@@ -176,6 +176,21 @@ def wait_idle(page, timeout: int = 60_000) -> None:
     page.wait_for_function(IDLE_JS, timeout=timeout)
 
 
+def open_from_sidebar(page, name: str, heading: str | None = None, timeout: int = 60_000) -> None:
+    """Click the sidebar's link to page `name`, wait until the browser has asked for that page's run and the run has
+    ended; then, when given, wait for the page's heading.
+
+    subtle: the page change is sent a little after the click (the router's own turns), later than wait_idle's
+    timers; waiting for the run to be asked first makes sure wait_idle waits for that run, not the old page's.
+    """
+    asked = page.evaluate("() => window.__runs.asked")
+    page.locator('[data-testid="stSidebar"]').get_by_role("link", name=name).click()
+    page.wait_for_function(f"() => window.__runs.asked > {asked}", timeout=timeout)
+    wait_idle(page, timeout)
+    if heading is not None:
+        page.get_by_role("heading", name=heading).first.wait_for(timeout=timeout)
+
+
 # Resolves once no element of the page has moved or changed size for FRAMES animation frames in a row.
 SETTLED_JS = """frames => new Promise(done => {
     const boxes = () => JSON.stringify([...document.querySelectorAll('[data-testid="stAppViewContainer"] *')].map(e => {

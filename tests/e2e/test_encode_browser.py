@@ -11,7 +11,7 @@ import pytest
 
 from ui import quirks
 
-from .conftest import ROOT, SHOTS, settled, shot, wait_idle
+from .conftest import ROOT, SHOTS, open_from_sidebar, settled, shot, wait_idle
 from .screens import look
 from .test_step_browser import SMALL_TEXT_JS
 
@@ -21,9 +21,7 @@ needs_files = pytest.mark.skipif(not (TIKTOKEN / "o200k_base.tiktoken").is_file(
 
 def open_page(page, title: str, heading: str) -> None:
     page.set_default_timeout(120_000)  # the server loads GPT-2, GPT-4 and GPT-4o in the background at start, on 2 shared cores
-    page.locator('[data-testid="stSidebar"]').get_by_role("link", name=title).click()
-    wait_idle(page, 180_000)
-    page.get_by_role("heading", name=heading).first.wait_for(timeout=180_000)
+    open_from_sidebar(page, title, heading, 180_000)
 
 
 def small_text(page) -> list[str]:

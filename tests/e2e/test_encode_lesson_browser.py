@@ -1,13 +1,11 @@
 """A student walks "lowest" through the encoder in the second lesson, opens it on the Encode page, then answers the quiz."""
 
-from .conftest import settled, wait_idle
+from .conftest import open_from_sidebar, settled, wait_idle
 from .screens import look
 
 
 def open_page(page, name: str, heading: str) -> None:
-    page.locator('[data-testid="stSidebar"]').get_by_role("link", name=name).click()
-    wait_idle(page)
-    page.get_by_role("heading", name=heading).first.wait_for()
+    open_from_sidebar(page, name, heading)
 
 
 def every_merge_on_the_first_screen(page) -> int:
@@ -49,6 +47,7 @@ def test_a_student_walks_lowest_through_the_encoder_and_opens_it_on_the_encode_p
 def test_a_student_answers_which_merge_applies_first(page):
     open_page(page, "Which merge applies first?", "Which merge applies first?")
     options = page.locator('[class*="st-key-quiz_option_"] button')
+    options.first.wait_for()  # drawn after the words are counted
     assert options.count() >= 2
     assert look(page, "encode-quiz") == []
     wait_idle(page)  # look() resized the page: a click while it re-renders can land on a button being replaced

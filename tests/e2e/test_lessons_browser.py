@@ -1,11 +1,10 @@
 """A student follows the guided lesson to its end and answers quiz questions, on a projector-sized screen."""
 
-from .conftest import clipped, pick, settled, shots, small_text, wait_idle
+from .conftest import clipped, open_from_sidebar, pick, settled, shots, small_text, wait_idle
 
 
 def open_page(page, title: str) -> None:
-    page.get_by_test_id("stSidebarNav").get_by_text(title).click()
-    wait_idle(page)
+    open_from_sidebar(page, title)
 
 
 def clipped_here(page) -> list[str]:

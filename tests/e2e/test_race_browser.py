@@ -6,7 +6,7 @@ browser's script state is mostly "not running" while a race goes on.
 
 from playwright.sync_api import expect
 
-from .conftest import pick, wait_idle
+from .conftest import open_from_sidebar, pick, wait_idle
 from .screens import look
 
 STDLIB = "Python's own docs (stdlib docstrings, 2 MB)"
@@ -36,8 +36,7 @@ def until(page, condition: str, arg=None, timeout: int = 120_000) -> None:
 
 
 def open_race(page, budget: str, corpus: str = STDLIB) -> None:
-    page.locator('[data-testid="stSidebar"]').get_by_role("link", name="Algorithm race").click()
-    wait_idle(page)
+    open_from_sidebar(page, "Algorithm race")
     pick(page, "Corpus", corpus)
     box = page.get_by_label("Time budget per algorithm (s)")
     box.fill(budget)
@@ -88,8 +87,7 @@ def test_a_race_goes_on_while_its_student_visits_another_page(page):
     open_race(page, "3")
     page.get_by_role("button", name="Start the race").click()
     expect(page.locator(".st-key-race_stop button").first).to_be_enabled(timeout=60_000)  # the race is under way
-    page.locator('[data-testid="stSidebar"]').get_by_role("link", name="Threshold explorer").click()
-    wait_idle(page)
+    open_from_sidebar(page, "Threshold explorer")
     page.locator('[data-testid="stSidebar"]').get_by_role("link", name="Algorithm race").click()
     page.locator(VERDICT).first.wait_for(timeout=120_000)
     assert verdict(page).startswith("Agreement")
@@ -104,8 +102,7 @@ def fill(page, label: str, value: str) -> None:
 
 
 def test_sweep_and_parallel_timing_draw_their_charts(page):
-    page.locator('[data-testid="stSidebar"]').get_by_role("link", name="Algorithm race").click()
-    wait_idle(page)
+    open_from_sidebar(page, "Algorithm race")
     fill(page, "Merges", "60")  # on the built-in 2 MB prose: naive is cut off at the larger sizes
     fill(page, "Budget per size (s)", "2")
     page.get_by_role("button", name="Run the sweep").click()
@@ -139,8 +136,7 @@ def test_hf_and_rustbpe_make_our_merges_under_their_own_rule_and_the_first_cs336
 
 
 def test_presenter_mode_shows_the_race_chart_whole(page):
-    page.locator('[data-testid="stSidebar"]').get_by_role("link", name="Algorithm race").click()
-    wait_idle(page)
+    open_from_sidebar(page, "Algorithm race")
     page.get_by_role("button", name="Start the race").click()
     page.get_by_text("Agreement").first.wait_for(timeout=120_000)
     wait_idle(page)

@@ -4,7 +4,7 @@ import re
 
 from playwright.sync_api import expect
 
-from .conftest import pick, shot, wait_idle
+from .conftest import open_from_sidebar, pick, shot, wait_idle
 from .screens import look
 
 STDLIB = "Python's own docs (stdlib docstrings, 2 MB)"
@@ -33,9 +33,7 @@ def metric_follows_the_slider(page) -> None:
 
 
 def open_page(page, name: str) -> None:
-    page.locator('[data-testid="stSidebar"]').get_by_role("link", name=name).click()
-    wait_idle(page)
-    page.get_by_role("heading", name=name).first.wait_for()
+    open_from_sidebar(page, name, name)
 
 
 def test_the_threshold_slider_answers_with_new_numbers(page):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from .conftest import ROOT, SHOTS, SIZES, clipped, settled, small_text, wait_idle
+from .conftest import ROOT, SHOTS, SIZES, clipped, open_from_sidebar, settled, small_text, wait_idle
 
 GPT2 = ROOT.parent / "shared" / "gpt2"
 SENTENCE = "Tokenizers split text into pieces. GPT-2 learned 50,000 merges; this one, a dozen!"
@@ -16,9 +16,7 @@ def metric(page, label: str) -> str:
 
 
 def open_tokenize(page) -> None:
-    page.locator('[data-testid="stSidebar"]').get_by_role("link", name="Tokenize & export").click()
-    wait_idle(page)
-    page.get_by_role("heading", name="Tokenize & export").first.wait_for()
+    open_from_sidebar(page, "Tokenize & export", "Tokenize & export")
     box = page.get_by_label("Text to tokenize")
     box.fill(SENTENCE)
     box.press("Control+Enter")

@@ -1,13 +1,11 @@
 """A student opens the Vocabulary page, searches for a token, follows its merge number to the step page."""
 
-from .conftest import settled, wait_idle
+from .conftest import open_from_sidebar, settled, wait_idle
 from .screens import look
 
 
 def open_page(page) -> None:
-    page.locator('[data-testid="stSidebar"]').get_by_role("link", name="Vocabulary").click()
-    wait_idle(page)
-    page.get_by_role("heading", name="Vocabulary").first.wait_for()
+    open_from_sidebar(page, "Vocabulary", "Vocabulary")
 
 
 def metric(page, label: str) -> str:
