@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 from conftest import run_async
 from test_deploy import a_machine_goes, on_two_machines, steps_and_a_reconnect
-from test_replicas import HAPROXY, Served, classroom, next_merge, until
+from test_replicas import HAPROXY, Served, classroom, healthy, next_merge, until
 
 ROOT = Path(__file__).resolve().parents[1]
 IP = shutil.which("ip")
@@ -135,13 +135,6 @@ class Deployment:
         for machine in self.machines:
             machine.process.wait(60)
         self.network.remove()
-
-
-def healthy(url: str) -> bool:
-    try:
-        return classroom.urllib.request.urlopen(f"{url}/_stcore/health", timeout=2).read() == b"ok"
-    except OSError:
-        return False
 
 
 @pytest.fixture(scope="module")

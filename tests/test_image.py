@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from conftest import run_async
 from test_deploy import a_machine_goes, free_port, on_two_machines, steps_and_a_reconnect
-from test_replicas import classroom, next_merge, replica_of, until
+from test_replicas import classroom, healthy, next_merge, replica_of, until
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCKER = shutil.which("docker")
@@ -56,13 +56,6 @@ def docker(*args: str, timeout: float = 120) -> str:
 
 def address(container: str) -> str:
     return docker("inspect", "-f", "{{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}", container)
-
-
-def healthy(url: str) -> bool:
-    try:
-        return classroom.urllib.request.urlopen(f"{url}/_stcore/health", timeout=2).read() == b"ok"
-    except OSError:
-        return False
 
 
 @pytest.fixture(scope="module")

@@ -84,9 +84,11 @@ def until(condition, timeout: float, what: str) -> None:
         time.sleep(0.2)
 
 
-def healthy(port: int) -> bool:
+def healthy(where: int | str) -> bool:
+    """Whether a server answers its health check: a port on loopback, or a URL ('http://10.2.0.11:8501')."""
+    url = f"http://127.0.0.1:{where}" if isinstance(where, int) else where
     try:
-        return urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=2).read() == b"ok"
+        return urllib.request.urlopen(f"{url}/_stcore/health", timeout=2).read() == b"ok"
     except OSError:
         return False
 

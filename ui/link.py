@@ -46,14 +46,9 @@ def follow() -> None:
     """Apply a link this session has not applied yet; a bad one gets a one-sentence warning."""
     params = st.query_params
     corpus, merge, rule = params.get("corpus"), params.get("merge"), params.get("rule")
-    if (corpus is None and merge is None and rule is None) or (corpus, merge, rule) == st.session_state["link"]:
+    if not new_link((corpus, merge, rule), "link"):
         return
-    st.session_state["link"] = (corpus, merge, rule)
-    if rule is not None:
-        if rule in RULES:
-            st.session_state["tie_break"] = rule
-        else:
-            st.warning(f"The link's tie-break rule '{said(rule)}' is not one of {', '.join(RULES)}; using the sidebar's.")
+    take(rule, RULES, "tie_break", "tie-break rule", "the sidebar's")
     if corpus is not None:
         if corpus not in LINKABLE:
             st.warning(
@@ -67,6 +62,28 @@ def follow() -> None:
             st.warning(f"The link's merge '{said(merge)}' is not a merge number (1, 2, 3, …); showing merge 1.")
             return
         st.session_state["step"] = int(merge)
+
+
+def new_link(said_now: tuple[str | None, ...], key: str) -> bool:
+    """Whether the URL's parameters (said_now) are a link this session has not applied yet; if so, noted under key.
+
+    A link is applied once: after that the page's widgets decide, until the URL says something else (another link,
+    a reload of another link). A URL with none of the parameters is no link.
+    """
+    if all(value is None for value in said_now) or said_now == st.session_state[key]:
+        return False
+    st.session_state[key] = said_now
+    return True
+
+
+def take(value: str | None, choices: Collection[str], key: str, what: str, instead: str) -> None:
+    """A link's choice: put into session key when it is one of choices; otherwise one sentence, and `instead` stays."""
+    if value is None:
+        return
+    if value in choices:
+        st.session_state[key] = value
+    else:
+        st.warning(f"The link's {what} '{said(value)}' is not one of {', '.join(choices)}; using {instead}.")
 
 
 def said(value: str) -> str:
@@ -147,19 +164,14 @@ def follow_encode(tokenizers: Collection[str], max_chars: int) -> bool:
     """
     params = st.query_params
     text, which, k = params.get("text"), params.get("tokenizer"), params.get("k")
-    if (text is None and which is None) or (text, which, k) == st.session_state["enc_link"]:
+    if not new_link((text, which, k), "enc_link"):
         return False
-    st.session_state["enc_link"] = (text, which, k)
     if k is not None:
         if k.isdigit():
             st.session_state["real_k"] = int(k)  # run_and_k keeps it within the run's merges
         else:
             st.warning(f"The link's k '{said(k)}' is not a number of merges (0, 1, 2, …); using all of the run's.")
-    if which is not None:
-        if which in tokenizers:
-            st.session_state["enc_tokenizer"] = which
-        else:
-            st.warning(f"The link's tokenizer '{said(which)}' is not one of {', '.join(tokenizers)}; using the one picked here.")
+    take(which, tokenizers, "enc_tokenizer", "tokenizer", "the one picked here")
     if text is not None:
         if len(text) > max_chars:
             st.warning(

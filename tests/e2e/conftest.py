@@ -176,6 +176,14 @@ def wait_idle(page, timeout: int = 60_000) -> None:
     page.wait_for_function(IDLE_JS, timeout=timeout)
 
 
+def enter(page, label: str, value: str, key: str = "Enter") -> None:
+    """Type value into the box labelled label, send it (Enter; Control+Enter for a text area) and wait for the run."""
+    box = page.get_by_label(label)
+    box.fill(value)
+    box.press(key)
+    wait_idle(page)
+
+
 def open_from_sidebar(page, name: str, heading: str | None = None, timeout: int = 60_000) -> None:
     """Click the sidebar's link to page `name`, wait until the browser has asked for that page's run and the run has
     ended; then, when given, wait for the page's heading.

@@ -11,7 +11,7 @@ import pytest
 
 from ui import quirks
 
-from .conftest import ROOT, SHOTS, open_from_sidebar, settled, shot, wait_idle
+from .conftest import ROOT, SHOTS, enter, open_from_sidebar, settled, shot, wait_idle
 from .screens import look
 from .test_step_browser import SMALL_TEXT_JS
 
@@ -31,10 +31,7 @@ def small_text(page) -> list[str]:
 
 def test_walk_one_word_and_open_a_tokens_ancestry(page):
     open_page(page, "Encode, step by step", "Encode, step by step")
-    box = page.get_by_label("A word or a sentence")
-    box.fill("lowest")
-    box.press("Enter")
-    wait_idle(page)
+    enter(page, "A word or a sentence", "lowest")
     rows = page.locator(".enc-rows .what")
     assert rows.count() == 1 and page.locator(".rank.hit").count() >= 1  # the bytes, and the pair that merges first
     look(page, "encode-start")
@@ -78,10 +75,7 @@ def test_walk_one_word_and_open_a_tokens_ancestry(page):
 
 def test_a_sentence_walks_pre_token_by_pre_token(page):
     open_page(page, "Encode, step by step", "Encode, step by step")
-    box = page.get_by_label("A word or a sentence")
-    box.fill("the lowest newest")
-    box.press("Enter")
-    wait_idle(page)
+    enter(page, "A word or a sentence", "the lowest newest")
     page.locator(".enc-line .pt.now").wait_for()  # the rerun has drawn the sentence's pre-tokens
     assert page.locator(".enc-line .pt").count() == 3 and page.locator(".enc-line .pt.now").count() == 1
     for _ in range(4):  # each Next redraws the walk one position on (its sentence, at least, is another)
@@ -101,10 +95,7 @@ def test_gpt4o_on_a_word_and_its_longest_token(page):
     page.locator('[data-testid="stMain"] [data-testid="stSelectbox"]').filter(has_text="Tokenizer").click()
     page.get_by_role("option", name="GPT-4o (o200k)").click()
     page.locator(".enc-rows").wait_for(timeout=180_000)  # GPT-4o may still be loading in the background
-    box = page.get_by_label("A word or a sentence")
-    box.fill(" unbelievably")
-    box.press("Enter")
-    wait_idle(page)
+    enter(page, "A word or a sentence", " unbelievably")
     look(page, "encode-gpt4o")
     page.get_by_role("radio", name="A token's ancestry").click()
     wait_idle(page)

@@ -6,7 +6,7 @@ browser's script state is mostly "not running" while a race goes on.
 
 from playwright.sync_api import expect
 
-from .conftest import open_from_sidebar, pick, wait_idle
+from .conftest import enter, open_from_sidebar, pick, wait_idle
 from .screens import look
 
 STDLIB = "Python's own docs (stdlib docstrings, 2 MB)"
@@ -94,17 +94,10 @@ def test_a_race_goes_on_while_its_student_visits_another_page(page):
     assert page.get_by_text("This race was stopped").count() == 0
 
 
-def fill(page, label: str, value: str) -> None:
-    box = page.get_by_label(label)
-    box.fill(value)
-    box.press("Enter")
-    wait_idle(page)
-
-
 def test_sweep_and_parallel_timing_draw_their_charts(page):
     open_from_sidebar(page, "Algorithm race")
-    fill(page, "Merges", "60")  # on the built-in 2 MB prose: naive is cut off at the larger sizes
-    fill(page, "Budget per size (s)", "2")
+    enter(page, "Merges", "60")  # on the built-in 2 MB prose: naive is cut off at the larger sizes
+    enter(page, "Budget per size (s)", "2")
     page.get_by_role("button", name="Run the sweep").click()
     page.get_by_role("heading", name="Scaling").scroll_into_view_if_needed()
     page.get_by_text("budget 2 s per trainer and size").wait_for(timeout=300_000)  # the caption under the finished sweep

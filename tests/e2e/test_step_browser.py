@@ -13,7 +13,7 @@ import re
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from playwright.sync_api import expect
 
-from .conftest import SMALL_TEXT_JS, clipped, pick, settled, shot, shots, wait_idle
+from .conftest import SMALL_TEXT_JS, clipped, enter, pick, settled, shot, shots, wait_idle
 
 STDLIB = "Python's own docs (stdlib docstrings, 2 MB)"
 
@@ -233,10 +233,7 @@ def test_a_deep_link_opens_presenter_mode_on_any_page(page, app_url):
 
 def test_hostile_corpus_is_shown_as_text(page):
     pick(page, "Corpus", "Paste your own text")
-    box = page.get_by_label("Text")
-    box.fill("<script>alert(1)</script> <img src=x onerror=alert(1)> <script>alert(1)</script>")
-    box.press("Control+Enter")
-    wait_idle(page)
+    enter(page, "Text", "<script>alert(1)</script> <img src=x onerror=alert(1)> <script>alert(1)</script>", "Control+Enter")
     dialogs = []
     page.on("dialog", lambda d: dialogs.append(d.message))
     page.locator(".merge-card").wait_for()
