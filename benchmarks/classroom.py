@@ -3,7 +3,7 @@
     .venv/bin/python benchmarks/classroom.py                       # every scenario: 30 students, 5 of them racing
     .venv/bin/python benchmarks/classroom.py --scenario stepping --sessions 10 --seconds 30
     .venv/bin/python benchmarks/classroom.py --app /work/main/app.py   # another checkout (run read-only: no .pyc written)
-    .venv/bin/python benchmarks/classroom.py --replicas 2 --sessions 300 --scenario stepping   # through HAProxy (ui/serve.py)
+    .venv/bin/python benchmarks/classroom.py --replicas 2 --sessions 300 --scenario stepping   # through HAProxy (serve/replicas.py)
 
 Results go in BENCHMARKS.md. No browsers: a student is one websocket to
 /_stcore/stream sending what Chromium sends (captured once with Playwright's
@@ -15,7 +15,7 @@ server answers with ForwardMsgs, and a click counts as done at its
 rerun by themselves (`auto_rerun`, a page polling its worker) are rerun on their
 interval, as the browser does.
 
-With --replicas N the server is `python -m ui.serve --replicas N` (what
+With --replicas N the server is `python -m serve.replicas --replicas N` (what
 `scripts/app.sh --replicas N` runs): N app processes behind HAProxy, sticky on
 a cookie. A student then first loads the page over HTTP, as a browser does,
 and keeps the proxy's cookie for its websocket; each replica's processor and
@@ -367,7 +367,7 @@ def browser_value(kind: str, proto) -> WidgetState | None:
 
 
 class Server:
-    """`streamlit run APP` on a free port, from APP's folder (or, with replicas, `python -m ui.serve --replicas N`); stopped with stop()."""
+    """`streamlit run APP` on a free port, from APP's folder (or, with replicas, `python -m serve.replicas --replicas N`); stopped with stop()."""
 
     def __init__(self, app: Path, replicas: int = 0) -> None:
         with socket.socket() as s:
@@ -377,7 +377,7 @@ class Server:
         handle, self.log = tempfile.mkstemp(prefix="classroom-server-", suffix=".log")  # the server's output, for when it fails
         where = ["--server.port", str(self.port), "--server.address", "127.0.0.1", "--server.fileWatcherType", "none"]
         if replicas:
-            command = [sys.executable, "-m", "ui.serve", "--replicas", str(replicas), *where]
+            command = [sys.executable, "-m", "serve.replicas", "--replicas", str(replicas), *where]
         else:
             command = [sys.executable, "-m", "streamlit", "run", str(app), "--server.headless", "true", *where]
             command += ["--browser.gatherUsageStats", "false"]
@@ -884,7 +884,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--profile", type=Path, help="stepping: py-spy the server (r1) into this file and print where its time went")
     parser.add_argument(
-        "--replicas", type=int, default=0, help="serve through HAProxy with N app processes (ui/serve.py); 0: one streamlit run"
+        "--replicas", type=int, default=0, help="serve through HAProxy with N app processes (serve/replicas.py); 0: one streamlit run"
     )
     args = parser.parse_args()
     rng = random.Random(args.seed)

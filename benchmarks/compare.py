@@ -30,8 +30,9 @@ sys.path.insert(0, str(ROOT))
 
 from bpe import Tokenizer, pretokenize, train  # noqa: E402
 from bpe.corpora import stdlib_prose  # noqa: E402
-from ui import compare_views as cv  # noqa: E402
-from ui import encoding, quirks, real  # noqa: E402
+from ui import encoding, real  # noqa: E402
+from ui.lessons import quirks  # noqa: E402
+from ui.views import compare as cv  # noqa: E402
 
 
 def cpu(fn) -> tuple[float, object]:

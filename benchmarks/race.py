@@ -18,7 +18,7 @@ and (as the page's last section does) the wall-clock time of pre-tokenizing the
 prose repeated to SPEEDUP_BYTES (25 MB) with 1..cpu_count worker processes.
 
 With --in-worker the sweep and the timing run through the app's worker pool
-(ui/pool.py running ui/jobs.py), exactly as the race page runs them: the figures
+(serve/pool.py running serve/jobs.py), exactly as the race page runs them: the figures
 should match a run without it, up to the noise of the machine.
 """
 
@@ -39,8 +39,8 @@ from bpe import race as R  # noqa: E402
 from bpe import sweep as sweeps  # noqa: E402
 from bpe.corpora import END_OF_TEXT, stdlib_prose  # noqa: E402
 from bpe.spec import TrainSpec  # noqa: E402
-from ui import jobs  # noqa: E402
-from ui.pool import Pool  # noqa: E402
+from serve import jobs  # noqa: E402
+from serve.pool import Pool  # noqa: E402
 
 WORK = ["pairs_counted", "pairs_scanned", "words_checked", "words_touched", "positions_touched", "heap_pushes", "heap_pops", "stale_pops"]
 
@@ -147,7 +147,7 @@ def main() -> None:
 
 
 def in_worker(key: str, fn, *args):
-    """Run a job of ui/jobs.py in a worker process of the app's pool; print its progress; return its result."""
+    """Run a job of serve/jobs.py in a worker process of the app's pool; print its progress; return its result."""
     pool = Pool(workers=1)
     try:
         pool.submit(key, fn, *args, who="benchmark")

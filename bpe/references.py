@@ -8,7 +8,7 @@ under each tool's own tie-break rule (`REFERENCE_RULES`).
 
 An adapter is three things: a name (its line on the chart), `<tool>_available()`
 (an import check, nothing imported) and `<tool>_reference(text, num_merges,
-special_tokens) -> RaceResult`; ui/jobs.py lists them in REFERENCES.
+special_tokens) -> RaceResult`; serve/jobs.py lists them in REFERENCES.
 
 What it does not do: time ours (race.py), or install anything.
 """

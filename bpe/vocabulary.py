@@ -7,7 +7,7 @@ histogram, compression against vocabulary size from one run (`compression_curve`
 a prefix of the merges is a smaller tokenizer, so no retraining), and the tokens made
 but never or almost never used (`rarely_used`), the stuff glitch tokens are made of.
 
-What it does not do: train, encode (tokenizer.py), or draw (the app's ui/vocabulary_views.py).
+What it does not do: train, encode (tokenizer.py), or draw (the app's ui/views/vocabulary.py).
 """
 
 from __future__ import annotations

@@ -2,14 +2,14 @@
 
 Each real tokenizer is loaded once per server (ui/real.py) and a comparison is
 cached on its text and the run, so a class opening the page together costs one
-comparison. Where they split differently is marked (ui/compare_views.py).
+comparison. Where they split differently is marked (ui/views/compare.py).
 """
 
 import streamlit as st
 
-from ui import compare_views as cv
 from ui import real, sidebar, state
 from ui.render import plain
+from ui.views import compare as cv
 
 MAX_CHARS = 10_000  # a longer text is cut here: the page is for reading, not for books
 

@@ -13,10 +13,10 @@ from dataclasses import dataclass
 import streamlit as st
 
 from bpe import Tokenizer
-from ui import encode_views as ev
 from ui import encoding, link, real, sidebar, state
 from ui.play import Player, controls
 from ui.render import plain, show
+from ui.views import encode as ev
 
 MAX_CHARS = 200  # a word or a sentence: the walk shows every step of every pre-token
 CHOICES = {"run": "Trained here", "gpt2": "GPT-2", "cl100k": "GPT-4 (cl100k)", "o200k": "GPT-4o (o200k)"}

@@ -6,10 +6,12 @@ links to the step page, and the last screens open the word on the Encode page an
 
 import streamlit as st
 
-from ui import encode_lesson as lesson
-from ui import encode_views, runs, sidebar, vocabulary_views
-from ui import lesson as first_lesson
-from ui import lesson_views as views
+from ui import runs, sidebar
+from ui.lessons import encode_lesson as lesson
+from ui.lessons import lesson as first_lesson
+from ui.lessons import views
+from ui.views import encode as encode_views
+from ui.views import vocabulary as vocabulary_views
 
 settings = first_lesson.settings()
 tok = runs.tokenizer_for(settings)

@@ -2,11 +2,13 @@
 
 import streamlit as st
 
-from ui import encode_quiz as quiz
-from ui import encode_views, quiz_buttons, runs, sidebar
-from ui import lesson_views as views
-from ui.quiz import Answer, score
+from ui import runs, sidebar
+from ui.lessons import buttons as quiz_buttons
+from ui.lessons import encode_quiz as quiz
+from ui.lessons import views
+from ui.lessons.quiz import Answer, score
 from ui.render import escape, show
+from ui.views import encode as encode_views
 
 settings = sidebar.current()
 tok = runs.tokenizer_for(settings)

@@ -1,15 +1,15 @@
 """Guided lesson: BPE by hand on the textbook corpus, one step per screen, each beside its live data.
 
-The lesson trains on its own preset (ui/lesson.py), whatever the sidebar says, and
+The lesson trains on its own preset (ui/lessons/lesson.py), whatever the sidebar says, and
 links every step to the step page at the merge it talks about.
 """
 
 import streamlit as st
 
 from ui import corpus as corpora
-from ui import lesson, runs
-from ui import lesson_views as views
-from ui import views as step_views
+from ui import runs
+from ui.lessons import lesson, views
+from ui.views import step as step_views
 
 WIDE = {"history"}  # views too wide to sit beside the narration: they go below it
 

@@ -5,9 +5,9 @@ Each example's tokens are computed once per line-up and shared by every session.
 
 import streamlit as st
 
-from ui import compare_views as cv
-from ui import quirks as Q
 from ui import real, sidebar, state
+from ui.lessons import quirks as Q
+from ui.views import compare as cv
 
 st.title("Quirks gallery")
 st.caption("Why language models stumble on some easy-looking tasks: look at the tokens. Each example is one click.")

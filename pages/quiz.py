@@ -3,9 +3,10 @@
 import streamlit as st
 
 from ui import corpus as corpora
-from ui import lesson_views as views
-from ui import quiz, quiz_buttons, runs, sidebar, state
-from ui.lesson import split_words
+from ui import runs, sidebar, state
+from ui.lessons import buttons as quiz_buttons
+from ui.lessons import quiz, views
+from ui.lessons.lesson import split_words
 from ui.render import show_pair
 
 WORDS_SHOWN = 8  # the most frequent words, as the merges so far have split them

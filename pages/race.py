@@ -11,8 +11,8 @@ import streamlit as st
 
 from bpe import references as refs
 from ui import corpus as corpora
-from ui import race_views as views
 from ui import state, work
+from ui.views import race as views
 
 st.title("Algorithm race")
 st.caption(

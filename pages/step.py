@@ -11,9 +11,10 @@ import streamlit as st
 
 from bpe import ALGORITHMS
 from bpe.events import StopReason, stop_sentence
-from ui import link, runs, sidebar, state, step_data, views
-from ui.jobs import RunKey
+from serve.jobs import RunKey
+from ui import link, runs, sidebar, state, step_data
 from ui.play import Player, controls
+from ui.views import step as views
 
 settings = sidebar.current()
 presenter = st.session_state["presenter"]

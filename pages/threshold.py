@@ -10,7 +10,7 @@ import streamlit as st
 from bpe.events import StopReason
 from bpe.threshold import kept, thresholds
 from ui import runs, sidebar
-from ui import threshold_views as views
+from ui.views import threshold as views
 
 st.title("Threshold explorer")
 settings = sidebar.current()

@@ -6,8 +6,8 @@ import streamlit as st
 
 from bpe import PATTERNS, export, load
 from ui import runs, sidebar, state
-from ui import tokenize_views as real
 from ui.render import split_note, token_spans
+from ui.views import tokenize as real
 
 SHOWN = 3000  # tokens drawn; a longer text is still counted and checked in full
 

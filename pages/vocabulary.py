@@ -9,8 +9,8 @@ import streamlit as st
 
 from ui import corpus as corpora
 from ui import real, runs, sidebar, state
-from ui import threshold_views as held
-from ui import vocabulary_views as views
+from ui.views import threshold as held
+from ui.views import vocabulary as views
 
 CHOICES = {"run": "the sidebar's run", **{key: f"{e.label} ({e.name})" for key, e in real.ENCODINGS.items()}}
 

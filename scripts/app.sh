@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what the app needs, then runs it: bash scripts/app.sh [streamlit options]
 # With --replicas N: N app processes behind HAProxy (installed from Debian if missing),
-# sticky on a cookie, sharing one worker pool (ui/serve.py): bash scripts/app.sh --replicas 2
+# sticky on a cookie, sharing one worker pool (serve/replicas.py): bash scripts/app.sh --replicas 2
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh requirements.txt
@@ -14,7 +14,7 @@ for arg in "$@"; do
         $sudo apt-get update -qq
         DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq haproxy >/dev/null
       fi
-      exec .venv/bin/python -m ui.serve "$@"
+      exec .venv/bin/python -m serve.replicas "$@"
       ;;
   esac
 done

@@ -9,8 +9,8 @@ import pytest
 from conftest import open_app
 
 from bpe import pretokenize, train
-from ui import lesson
 from ui.corpus import SOURCES
+from ui.lessons import lesson
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ import re
 import pytest
 from conftest import open_app
 
-from ui import quirks
+from ui.lessons import quirks
 
 PAGE = "pages/quirks.py"
 

@@ -22,7 +22,7 @@ from bpe import ALGORITHMS
 from bpe import race as R
 from bpe import references as refs
 from bpe import sweep as sweeps
-from ui.race_views import REFERENCE_LINES, slopes, time_domain
+from ui.views.race import REFERENCE_LINES, slopes, time_domain
 
 SECTIONS = ["Scaling", "Parallel pre-tokenization"]
 
@@ -224,7 +224,7 @@ def test_fitted_slopes_read_the_growth_off_the_log_log_points():
 
     points = (point(1_000, 1.0), point(4_000, 4.0), point(16_000, 16.0), point(1_000, 2.0, "naive"), point(4_000, 32.0, "naive"))
     points += (point(16_000, 40.0, "naive", cut_off=True), point(1_000, 1.0, "positions"))
-    from ui.jobs import SweepRecord
+    from serve.jobs import SweepRecord
 
     found = slopes(SweepRecord("test", (1_000, 4_000, 16_000), 10, 1.0, points, "finished"))
     assert found == pytest.approx({"heap": 1.0, "naive": 2.0})  # a cut-off point is not fitted; one point gives no slope

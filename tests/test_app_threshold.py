@@ -9,10 +9,10 @@ import pytest
 from conftest import open_app
 from streamlit.testing.v1 import AppTest
 
-import ui.jobs
+import serve.jobs
 from bpe import pretokenize, train
 from ui.corpus import SOURCES
-from ui.threshold_views import PRESETS, corpus_presets, versus
+from ui.views.threshold import PRESETS, corpus_presets, versus
 
 PAGE = "pages/threshold.py"
 
@@ -61,8 +61,8 @@ def test_every_slider_value_matches_retraining_with_that_threshold(source):
 def test_moving_the_slider_neither_retrains_nor_re_encodes(monkeypatch):
     at = open_page()
     calls = []
-    monkeypatch.setattr(ui.jobs, "train", lambda *a, **k: calls.append("train"))
-    monkeypatch.setattr(ui.jobs, "replay", lambda *a, **k: calls.append("replay"))
+    monkeypatch.setattr(serve.jobs, "train", lambda *a, **k: calls.append("train"))
+    monkeypatch.setattr(serve.jobs, "replay", lambda *a, **k: calls.append("replay"))
     before = metric(at, "Bytes per token")
     at.select_slider(key="w_threshold").set_value(5).run()
     assert not at.exception and calls == []

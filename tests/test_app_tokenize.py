@@ -175,9 +175,9 @@ def test_hostile_special_tokens_in_an_upload_are_shown_escaped():
 
 
 def test_without_shared_gpt2_files_the_page_offers_uploads(tmp_path, monkeypatch):
-    import ui.tokenize_views
+    import ui.views.tokenize
 
-    monkeypatch.setattr(ui.tokenize_views, "SHARED_GPT2", tmp_path / "absent")
+    monkeypatch.setattr(ui.views.tokenize, "SHARED_GPT2", tmp_path / "absent")
     at = open_page()
     assert at.radio(key="w_tok_ref_source").options == ["Upload files"]
     assert at.info[0].value.startswith("Upload a tokenizer")

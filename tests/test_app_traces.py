@@ -11,11 +11,11 @@ import time
 
 from conftest import open_app, rerun_until
 
-import ui.jobs
+import serve.jobs
 import ui.work
 from bpe import pretokenize
 from bpe.spec import TrainSpec
-from ui.jobs import RunKey, trace_of
+from serve.jobs import RunKey, trace_of
 from ui.runs import INLINE_BYTES, TRACE_SECONDS, Trace
 
 
@@ -25,9 +25,9 @@ def words(n: int, seed: int = 1) -> str:
 
 
 def counting(monkeypatch, name: str) -> list:
-    """Count the runs of ui.jobs.name made in this process (the inline ones, for tiny corpora)."""
-    calls, real = [], getattr(ui.jobs, name)
-    monkeypatch.setattr(ui.jobs, name, lambda *a, **k: calls.append(a) or real(*a, **k))
+    """Count the runs of serve.jobs.name made in this process (the inline ones, for tiny corpora)."""
+    calls, real = [], getattr(serve.jobs, name)
+    monkeypatch.setattr(serve.jobs, name, lambda *a, **k: calls.append(a) or real(*a, **k))
     return calls
 
 

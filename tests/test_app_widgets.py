@@ -31,7 +31,7 @@ from streamlit.testing.v1.element_tree import (
     Widget,
 )
 
-from ui.vocabulary_views import RARELY, SORTS
+from ui.views.vocabulary import RARELY, SORTS
 
 SIDEBAR = ["presenter", "source", "pattern", "specials", "vocab_size", "algorithm", "tie_break"]
 HAS_GPT2 = (GPT2 / "encoder.json").is_file()

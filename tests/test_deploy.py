@@ -3,7 +3,7 @@
 The image and compose file are checked here for what they must say (test_image.py
 builds and runs them where a Docker daemon answers); the proxy in front of two
 "machines" runs for real, on loopback: two `scripts/app.sh --replicas 1` on their
-own ports, one HAProxy rendered by `python -m ui.serve --front-config` before them.
+own ports, one HAProxy rendered by `python -m serve.replicas --front-config` before them.
 """
 
 from __future__ import annotations
@@ -23,14 +23,16 @@ import yaml
 from conftest import run_async
 from test_replicas import HAPROXY, Served, classroom, healthy, next_merge, reconnect, until
 
-from ui.serve import front_config
+from serve.replicas import front_config
 
 ROOT = Path(__file__).resolve().parents[1]
 needs_haproxy = pytest.mark.skipif(HAPROXY is None, reason="HAProxy is not installed (scripts/test.sh installs it)")
 
 
 def test_the_compose_proxy_uses_the_rendered_front_configuration():
-    assert (ROOT / "deploy" / "haproxy.cfg").read_text() == front_config(), "run: python -m ui.serve --front-config > deploy/haproxy.cfg"
+    assert (ROOT / "deploy" / "haproxy.cfg").read_text() == front_config(), (
+        "run: python -m serve.replicas --front-config > deploy/haproxy.cfg"
+    )
     compose = yaml.safe_load((ROOT / "deploy" / "compose.yaml").read_text())
     proxy, app = compose["services"]["proxy"], compose["services"]["app"]
     workdir = next(line.split()[1] for line in (ROOT / "Dockerfile").read_text().splitlines() if line.startswith("WORKDIR"))

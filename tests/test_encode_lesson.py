@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bpe import Tokenizer, pretokenize, train
-from ui import encode_lesson, encode_quiz
 from ui.corpus import SOURCES
+from ui.lessons import encode_lesson, encode_quiz
 
 
 def textbook() -> Tokenizer:

@@ -11,9 +11,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bpe import Tokenizer, pretokenize, train
-from ui import compare_views as cv
-from ui import encode_views as ev
-from ui import encoding, quirks, real
+from ui import encoding, real
+from ui.lessons import quirks
+from ui.views import compare as cv
+from ui.views import encode as ev
 
 TEXT = "low low low low low lower lower widest widest widest newest newest newest newest newest newest"
 HOSTILE = "<script>alert(1)</script> <img src=x onerror=alert(1)>"

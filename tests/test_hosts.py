@@ -3,7 +3,7 @@
 Three "hosts" on one bridge, as on a school's network: two machines, each running
 `scripts/app.sh --replicas 2 --server.address 0.0.0.0` (port 8501) in its own
 namespace, and a proxy host running HAProxy on the configuration
-`python -m ui.serve --front-config 10.x.0.11:8501 10.x.0.12:8501` prints. The students
+`python -m serve.replicas --front-config 10.x.0.11:8501 10.x.0.12:8501` prints. The students
 are this namespace's websockets (benchmarks/classroom.py) going to the proxy's
 address. Then a machine is unplugged (its link goes down: no packet comes back, as
 from a machine that lost power) and plugged in again; then killed outright, and started again.
@@ -108,7 +108,7 @@ class Deployment:
             # the proxy's configuration exactly as the README says to make it
             hosts = [f"{self.network.address(i)}:8501" for i in (1, 2)]
             rendered = subprocess.run(
-                [sys.executable, "-m", "ui.serve", "--front-config", *hosts], cwd=ROOT, capture_output=True, text=True, check=True
+                [sys.executable, "-m", "serve.replicas", "--front-config", *hosts], cwd=ROOT, capture_output=True, text=True, check=True
             )
             (tmp / "haproxy.cfg").write_text(rendered.stdout)
             with open(tmp / "front.log", "wb") as log:

@@ -1,4 +1,4 @@
-"""The guided lesson's narration (ui/lesson.py): every number it says is the trainer's.
+"""The guided lesson's narration (ui/lessons/lesson.py): every number it says is the trainer's.
 
 The lesson is built from the heap trainer's trace; the checks recount from the
 pre-tokens, or ask a different trainer, so a number copied into the text by
@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 from bpe import pretokenize, train
 from bpe.tokenizer import Tokenizer
 from bpe.trainer import count_pairs, word_lists
-from ui import lesson
 from ui.corpus import SOURCES
+from ui.lessons import lesson
 
 TEXT = SOURCES[lesson.PRESET].text
 

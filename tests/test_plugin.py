@@ -93,7 +93,8 @@ def test_the_app_offers_it_steps_through_it_and_races_it(toy):
     assert any("`toy`" in m.value for m in [*at.markdown, *at.caption]), "the trace says which trainer made it"
 
     # the race page: a race run in this process (a worker process would not know the toy), then drawn by the page
-    from ui import jobs, race_views
+    from serve import jobs
+    from ui.views import race as race_views
 
     settings = at.session_state["settings"]
     key = race_views.race_key(settings)

@@ -19,9 +19,9 @@ import pytest
 
 from bpe import ALGORITHMS
 from bpe.spec import TrainSpec
-from ui import jobs
-from ui.jobs import RunKey
-from ui.pool import Pool, crash_message
+from serve import jobs
+from serve.jobs import RunKey
+from serve.pool import Pool, crash_message
 
 
 def random_words(n_words: int, seed: int = 0) -> bytes:
@@ -325,7 +325,7 @@ def test_results_cross_the_pipe_unchanged_frozen_dataclasses_included():
     import pickle
 
     from bpe import pretokenize
-    from ui.pool import Pickler
+    from serve.pool import Pickler
 
     trace = jobs.trace_of(pretokenize(TEXT, pattern="gpt2"), 30, TrainSpec(), 60.0, lambda progress: None, time.perf_counter())
     buffer = io.BytesIO()

@@ -1,4 +1,4 @@
-"""The quiz's questions and explanations (ui/quiz.py), checked against the trainers."""
+"""The quiz's questions and explanations (ui/lessons/quiz.py), checked against the trainers."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bpe import ALGORITHMS, pretokenize, train
-from ui import quiz
 from ui.corpus import SOURCES
+from ui.lessons import quiz
 
 PRESETS = ["textbook", "wikipedia", "ties"]
 

@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 from conftest import run_async
 
-from ui.serve import haproxy_config
+from serve.replicas import haproxy_config
 
 ROOT = Path(__file__).resolve().parents[1]
 HAPROXY = shutil.which("haproxy") or ("/usr/sbin/haproxy" if os.path.exists("/usr/sbin/haproxy") else None)

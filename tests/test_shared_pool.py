@@ -1,7 +1,7 @@
 """One pool for every replica on a machine: replicas asking for the same run share it, a dead replica's runs end, nothing leaks.
 
 The pool server runs in this process (a thread) or, where its own shutdown is the
-point, as `python -m ui.shared_pool`; the jobs run in real worker processes either way.
+point, as `python -m serve.shared_pool`; the jobs run in real worker processes either way.
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 from test_pool import counted, forever, gone, until
 
-from ui import shared_pool
-from ui.shared_pool import PoolServer, RemotePool
+from serve import shared_pool
+from serve.shared_pool import PoolServer, RemotePool
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -121,7 +121,7 @@ def test_the_pool_server_kills_its_workers_when_stopped(tmp_path):
     key = secrets.token_bytes(16)
     address = str(tmp_path / "pool.sock")
     env = {**os.environ, "BPE_POOL_KEY": key.hex(), "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "tests")])}
-    server = subprocess.Popen([sys.executable, "-m", "ui.shared_pool", address], cwd=ROOT, env=env)
+    server = subprocess.Popen([sys.executable, "-m", "serve.shared_pool", address], cwd=ROOT, env=env)
     until(lambda: os.path.exists(address))
     r1 = RemotePool(address, key, replica="r1")
     try:

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from bpe import sweep as sweeps
-from ui import race_views as views
-from ui.jobs import SpeedupRecord
+from serve.jobs import SpeedupRecord
+from ui.views import race as views
 
 
 def record(seconds: list[float], load: float) -> SpeedupRecord:

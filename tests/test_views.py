@@ -1,6 +1,6 @@
 """The step page's views as data: the heap diagram's geometry, bytes as they are, tables, the sentence.
 
-These call ui.views and ui.render directly (plain functions returning HTML); the
+These call ui.views.step and ui.render directly (plain functions returning HTML); the
 page tests (test_app_step.py) and the browser tests check how they are drawn.
 """
 
@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 from bpe import pretokenize, train
 from bpe.events import DETAIL_CAP, HeapEntry, MergeDetail, MergeEvent
 from bpe.tokenizer import Tokenizer
-from ui import views
 from ui.render import character_runs, chips, show
+from ui.views import step as views
 
 TEXTBOOK = "low low low low low lower lower widest widest widest newest newest newest newest newest newest"
 

@@ -3,7 +3,7 @@
 The UI layer: it may import streamlit and bpe; bpe never imports it.
 """
 
-from . import compat as _compat
+from ui import compat as _compat
 
 
 def _hand_over_to_the_router() -> None:

@@ -76,7 +76,7 @@ def session_alive(who: str) -> bool:
 
 
 # ---------------------------------------------------------------------------
-# charts: Arrow bytes a chart spec can carry (ui/views.py)
+# charts: Arrow bytes a chart spec can carry (ui/views/step.py)
 
 
 def arrow_bytes(table) -> bytes:

@@ -10,7 +10,7 @@ lowest-ranked pair occurs, repeat until no pair is a merge. So merges apply in
 the order they were *learned*, not by how often a pair occurs in the text, and
 not left to right.
 
-Not here: loading tokenizers (ui/real.py, ui/corpus.py), drawing (ui/encode_views.py).
+Not here: loading tokenizers (ui/real.py, ui/corpus.py), drawing (ui/views/encode.py).
 """
 
 from __future__ import annotations

@@ -33,10 +33,9 @@ from bpe.rule import (
     DEFAULT_RULE,  # a link names a rule only when it is not the default
     RULES,
 )
-
-from . import corpus as corpora
-from . import sidebar
-from .render import plain
+from ui import corpus as corpora
+from ui import sidebar
+from ui.render import plain
 
 # presets whose text comes with the app: pasted and uploaded corpora cannot travel in a link
 LINKABLE = tuple(key for key in corpora.SOURCES if key not in ("paste", "upload"))

@@ -160,7 +160,7 @@ def controls(
     advances ("4 merge/s"). go(±1), set_playing(bool) and on_speed() (after the speed changed) are the page's
     callbacks; between(row) draws what goes after Next. The row wraps on a narrow screen instead of cutting labels off.
     """
-    from . import state
+    from ui import state
 
     row = st.container(horizontal=True, vertical_alignment="center", gap="medium")
     row.button("Previous", on_click=go, args=(-1,), disabled=first, shortcut="Left", key=f"{keys}previous")

@@ -20,9 +20,8 @@ from functools import cache
 
 from bpe import pretokenize, train
 from bpe.events import MergeEvent
-
-from .corpus import SOURCES
-from .render import show, show_pair
+from ui.corpus import SOURCES
+from ui.render import show, show_pair
 
 MERGES_NAMED = 3
 

@@ -13,7 +13,7 @@ Each tokenizer is loaded once per server process and shared by every session
 loading o200k_base takes seconds and a few hundred MB, which no session should
 pay again.
 
-Not here: encoding step by step or a token's ancestry (ui/encoding.py), drawing (ui/compare_views.py).
+Not here: encoding step by step or a token's ancestry (ui/encoding.py), drawing (ui/views/compare.py).
 """
 
 from __future__ import annotations
@@ -358,7 +358,7 @@ def lineup(run: Tokenizer, k: int) -> list[Entry]:
 
 def run_and_k(settings) -> tuple[Tokenizer, int]:
     """The sidebar's run (trained once, shared) and the k a slider picks (kept per session across the pages that use it)."""
-    from . import runs, state
+    from ui import runs, state
 
     tok = runs.tokenizer_for(settings)
     n = len(tok.merges)

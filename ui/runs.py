@@ -1,9 +1,9 @@
 """The work built on a corpus: pre-tokens, traces, trainings, replays, made once and shared by every session.
 
 The work is immutable and shared between sessions, keyed on small values (a
-content digest and the TrainSpec, in a ui.jobs.RunKey), never on the text
+content digest and the TrainSpec, in a serve.jobs.RunKey), never on the text
 itself; what a session is looking at lives in its own state. Training runs
-happen in the server's worker pool (ui/pool.py, ui/jobs.py), outside the
+happen in the server's worker pool (serve/pool.py, serve/jobs.py), outside the
 server's interpreter, except on corpora small enough to fit on a slide; while
 one runs, the page shows its progress.
 
@@ -22,10 +22,10 @@ from bpe.events import StopReason
 from bpe.spec import TrainSpec
 from bpe.threshold import Replay
 from bpe.tokenizer import Tokenizer
-
-from . import jobs, work
-from .jobs import RunKey, Trace
-from .pool import Status
+from serve import jobs
+from serve.jobs import RunKey, Trace
+from serve.pool import Status
+from ui import work
 
 TRACE_SECONDS = 30.0  # a trace with detail stops here rather than hold a worker
 TRACE_MERGES = 5_000  # and here: each merge keeps ~10 KB of detail, and a class steps through far fewer

@@ -11,10 +11,9 @@ from bpe.pretokenize import PATTERN_HELP
 from bpe.rule import RULES
 from bpe.spec import TrainSpec
 from bpe.train import check_spec
-
-from . import corpus as corpora
-from . import state
-from .preset_notes import preset_note
+from ui import corpus as corpora
+from ui import state
+from ui.preset_notes import preset_note
 
 TIE_HELP = (
     "Which pair wins when several have the same count. All four algorithms follow the rule chosen; "

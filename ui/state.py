@@ -24,32 +24,32 @@ DEFAULTS: dict[str, object] = {
     "present_link": None,  # what the URL's ?present= said or was last made to say: ui.link.presenter
     "link": None,  # (corpus, merge, rule) as the URL last said, applied or written: ui.link
     "trace_seen": None,  # the settings of the last trace this session showed: a new one says it is being built
-    "race": None,  # the last race's results, kept per session: ui.race_views.RaceRecord
+    "race": None,  # the last race's results, kept per session: ui.views.race.RaceRecord
     "race_budget": 10.0,  # seconds each algorithm may run in the race (initial count included)
     "race_hf": True,  # add HuggingFace tokenizers and rustbpe as references, those installed
-    "sweep": None,  # the last scaling sweep: ui.race_views.SweepRecord
+    "sweep": None,  # the last scaling sweep: ui.views.race.SweepRecord
     "sweep_source": "stdlib",  # "stdlib" (built-in prose) or "current" (the sidebar's corpus)
     "sweep_merges": 300,
     "sweep_budget": 5.0,  # seconds per algorithm per corpus size
-    "speedup": None,  # the last parallel pre-tokenization timing: ui.race_views.SpeedupRecord
+    "speedup": None,  # the last parallel pre-tokenization timing: ui.views.race.SpeedupRecord
     "threshold": 1,  # min_pair_frequency on the threshold explorer
-    "threshold_options": (),  # what the threshold slider's options were when drawn: ui.threshold_views.restore_slider
+    "threshold_options": (),  # what the threshold slider's options were when drawn: ui.views.threshold.restore_slider
     "tok_text": None,  # the tokenize page's text; None: a sample of the corpus
     "tok_k": None,  # merges the tokenize page uses; None: all of them
     "quiz_mode": "easier",  # "easier": the words with their counts are shown; "hard": only the pairs
     "quiz_run": None,  # which run (corpus and pre-tokenizer) quiz_merge refers to; another run starts at its first question
     "quiz_merge": 1,  # the merge the quiz asks about, 1-based
-    "quiz_answers": None,  # {question id: ui.quiz.Answer}; replaced on each answer, never changed in place (defaults are shared)
+    "quiz_answers": None,  # {question id: ui.lessons.quiz.Answer}; replaced on each answer, never changed in place (defaults are shared)
     "vocab_of": "run",  # whose vocabulary the vocabulary page shows: "run" (the sidebar's) or a key of ui.real.ENCODINGS
     "vocab_query": "",
     "vocab_at_most": 0,  # the vocabulary page lists the merged tokens used at most this often  # the vocabulary page's search: tokens containing this
-    "vocab_sort": "merge",  # a key of ui.vocabulary_views.SORTS
+    "vocab_sort": "merge",  # a key of ui.views.vocabulary.SORTS
     "lesson_step": 1,
     "enc_lesson_step": 1,  # the second lesson's screen (how a tokenizer encodes), 1-based
     "enc_quiz": 0,  # the encode quiz's question: an index into its words
-    "enc_quiz_answers": None,  # {question id: ui.quiz.Answer} of the encode quiz; replaced on each answer, never changed in place  # the guided lesson's screen, 1-based
+    "enc_quiz_answers": None,  # {question id: ui.lessons.quiz.Answer} of the encode quiz; replaced on each answer, never changed in place  # the guided lesson's screen, 1-based
     "tok_ref_source": "gpt2",  # the tokenize page's real tokenizer: "gpt2" (../shared/gpt2) or "upload"
-    "tok_upload_ref": None,  # the files uploaded as the real tokenizer: ui.tokenize_views.Reference
+    "tok_upload_ref": None,  # the files uploaded as the real tokenizer: ui.views.tokenize.Reference
     "tok_ref_pattern": "gpt2",  # the pre-tokenizer for uploaded files that do not record one (GPT-2, .tiktoken)
     "tok_merge_query": "",  # the real tokenizer's merges shown: those whose token contains this
     "real_k": None,  # merges of the sidebar's run used on the encode, compare and quirks pages; None: all of them
@@ -64,8 +64,8 @@ DEFAULTS: dict[str, object] = {
     "enc_play_from": None,  # (time.time(), position) when Play started: where its clock counts from
     "enc_token": None,  # the token whose ancestry is shown (bytes); None: the text's longest token
     "enc_typed": "",  # a token typed for its ancestry
-    "cmp_text": None,  # the compare page's text; None: ui.compare_views.SAMPLE
-    "quirk": "strawberry",  # a key of ui.quirks.BY_KEY
+    "cmp_text": None,  # the compare page's text; None: ui.views.compare.SAMPLE
+    "quirk": "strawberry",  # a key of ui.lessons.quirks.BY_KEY
     "tax_language": "Hindi",  # the token tax language whose tokens are drawn
     "settings": None,  # written by the sidebar on every run: ui.sidebar.Settings, or a sentence saying what to fix
     "watching": {},  # purpose ("trace", "race", ...) -> key of the worker-pool job this session waits for: ui.work

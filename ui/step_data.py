@@ -1,7 +1,7 @@
 """What the step page builds once and shares between sessions: per trace, and per (trace, merge).
 
 A class steps through the same trace, so the first click on merge k builds its
-views (ui.views.merge_view) and the sentence tokenized at k, and every later
+views (ui.views.step.merge_view) and the sentence tokenized at k, and every later
 click on it, from any session, is a dictionary lookup. The trace's views are
 found by one cached call per click, keyed on a short string (`trace_id`): the
 cache hashes its arguments on every call, and a RunKey (a dataclass holding a
@@ -27,9 +27,8 @@ import streamlit as st
 
 from bpe.events import MergeEvent
 from bpe.tokenizer import Tokenizer
-
-from . import views
-from .jobs import RunKey
+from serve.jobs import RunKey
+from ui.views import step as views
 
 MERGES_KEPT = 3000  # merge views kept per trace (a class steps through far fewer)
 SENTENCES_KEPT = 2000  # sentences kept per trace: the corpus's own at each merge, and students' own

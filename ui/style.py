@@ -6,7 +6,7 @@ CSS here lifts them to 1rem. Charts take their sizes from
 ui/chart_style.py. Presenter mode zooms the page (not the sidebar) and lets the step
 page drop what a projector does not need.
 
-Also here: the classes of the HTML that ui/render.py and ui/views.py write
+Also here: the classes of the HTML that ui/render.py and ui/views/step.py write
 (token chips, the merge card, the pair table, the heap diagram).
 
 Not here: what any page shows; st.dataframe, whose cells are drawn on a canvas
@@ -83,7 +83,7 @@ h3{font-size:1.35rem !important;padding:.2rem 0 .3rem 0 !important}
 .dropped{color:#707070;margin-right:10px}
 .special{display:inline-flex;margin-right:10px}
 
-/* ---- the step page's views (ui/views.py) ---- */
+/* ---- the step page's views (ui/views/step.py) ---- */
 .step-row{display:flex;flex-wrap:wrap;gap:.8rem 2rem;margin-top:1rem}
 .step-row > .left{flex:2 1 300px;min-width:0}
 .step-row > .right{flex:3 1 420px;min-width:0}
@@ -149,7 +149,7 @@ table.heap-array td.n, table.heap-array th.n{text-align:right}
 .work-table td{padding:2px 10px;border-bottom:1px solid #0001}
 .work-table td.n{text-align:right;font-variant-numeric:tabular-nums;font-weight:600}
 
-/* ---- encoding, real tokenizers side by side, quirks (ui/encode_views.py, ui/compare_views.py, ui/quirks.py) ---- */
+/* ---- encoding, real tokenizers side by side, quirks (ui/views/encode.py, ui/views/compare.py, ui/lessons/quirks.py) ---- */
 .tok.diff{box-shadow:inset 0 -4px 0 #d62728}
 .toks .more{color:#555;margin-left:8px;font-family:sans-serif}
 table.compare{border-collapse:collapse;font-size:1rem;margin:.2rem 0 .6rem}

@@ -1,13 +1,13 @@
 """How pages use the worker pool: one pool per server, the session as a watcher, a view that polls.
 
-`pool()` is the server's ui.pool.Pool; a session watches the jobs it asked for
+`pool()` is the server's serve.pool.Pool; a session watches the jobs it asked for
 (`ask`), at most one per purpose ("trace", "race", ...): asking for a new one
 stops watching the old, so a student who switches from naive to heap frees the
 worker. `follow` draws a running job's progress in a fragment that reruns every
 POLL_S seconds (or as asked), holding no script thread while it waits, and
 reruns the page when the job has ended.
 
-What it does not do: run anything itself (ui/jobs.py is the work), or decide
+What it does not do: run anything itself (serve/jobs.py is the work), or decide
 what to show (the pages and their views do).
 """
 
@@ -21,9 +21,9 @@ from typing import Any
 
 import streamlit as st
 
-from . import compat
-from .pool import Pool, Status
-from .shared_pool import RemotePool
+from serve.pool import Pool, Status
+from serve.shared_pool import RemotePool
+from ui import compat
 
 POLL_S = 0.5  # how often a page looks at a running job it draws live (a race's chart)
 
@@ -32,8 +32,8 @@ POLL_S = 0.5  # how often a page looks at a running job it draws live (a race's 
 def pool() -> Pool | RemotePool:
     """The server's pool of worker processes (BPE_WORKERS sets how many run long jobs).
 
-    A replica started by ui/serve.py (BPE_POOL names a socket) shares the machine's pool
-    with the other replicas instead: ui/shared_pool.py.
+    A replica started by serve/replicas.py (BPE_POOL names a socket) shares the machine's pool
+    with the other replicas instead: serve/shared_pool.py.
     """
     if os.environ.get("BPE_POOL"):
         key = bytes.fromhex(os.environ["BPE_POOL_KEY"])

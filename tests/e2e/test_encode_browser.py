@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from ui import quirks
+from ui.lessons import quirks
 
 from .conftest import ROOT, SHOTS, enter, open_from_sidebar, settled, shot, wait_idle
 from .screens import look

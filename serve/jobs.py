@@ -1,4 +1,4 @@
-"""The app's heavy work as plain functions that a worker process runs (see ui/pool.py).
+"""The app's heavy work as plain functions that a worker process runs (see serve/pool.py).
 
 Each job takes small picklable arguments (a corpus's bytes, its settings) and a
 `report` callback, and returns immutable data: a race, sweep or timing record,
@@ -33,8 +33,6 @@ from bpe.tokenizer import Tokenizer
 from bpe.train import pretokenize_for
 from bpe.train import run as train_run
 
-from .render import show_pair
-
 REPORT_S = 0.25  # a job reports at most this often
 Report = Callable[[Any], None]
 
@@ -67,7 +65,7 @@ class RunKey:
 class RaceRecord:
     """A race as the page shows it: reported while it runs, kept per session when it ends."""
 
-    key: RunKey  # what it was run on: see ui.race_views.race_key
+    key: RunKey  # what it was run on: see ui.views.race.race_key
     corpus_label: str
     n_bytes: int
     num_merges: int
@@ -91,7 +89,7 @@ class ReferenceCheck:
     """A reference tool's merges, checked against ours under its own tie-break rule and under cs336.
 
     Notes hold numbers and fixed names only (the page shows them as markdown);
-    tokens go in `rows`, which the page shows in a table.
+    tokens go in `rows` as bytes, which the page formats and shows in a table.
     """
 
     result: R.RaceResult  # the tool's own run (its algorithm is its name: refs.HF or refs.RUSTBPE)
@@ -99,7 +97,7 @@ class ReferenceCheck:
     agrees: bool  # ours (heap) under its rule made the same merges
     note: str  # that it agrees merge for merge, or where and why it does not
     cs336_note: str = ""  # where the cs336 rule first parts from it ("" when that is its rule)
-    rows: tuple = ()  # (run, merge, count) of both choices where cs336 (or, failing agreement, ours) first differs
+    rows: tuple = ()  # (run, merge as a byte pair, its count) of both choices where cs336 (or, failing agreement, ours) first differs
 
 
 @dataclass(frozen=True)
@@ -242,7 +240,7 @@ def check_reference(
             else "its pair has a different count, so its input differs from ours (invalid UTF-8 is replaced for it)"
         )
         note = f'{name} and ours under its rule, tie_break="{rule}", agree on {rank:,} merges and differ at merge {rank + 1:,}: {why}.'
-        rows = ((f"ours (heap, {rule})", show_pair(*mine), f"{count:,}"), (name, show_pair(*their_pair), f"{their_count:,}"))
+        rows = ((f"ours (heap, {rule})", mine, count), (name, their_pair, their_count))
         return ReferenceCheck(theirs, rule, False, note, rows=rows)
     note = f'{name} made the same {R.compared([ours, theirs]):,} merges as ours under its rule, tie_break="{rule}", merge for merge.'
     if rule == "cs336":
@@ -261,8 +259,8 @@ def check_reference(
     tie = f"a tie at {count:,}, broken the other way" if count == their_count else "after different counts"
     cs336_note = f"The cs336 rule (Stanford CS336's reference) first parts from {name} at merge {rank + 1:,}: {tie}."
     rows = (
-        ("ours under cs336", show_pair(*mine), f"{count:,}"),
-        (f"{name}, and ours under {rule}", show_pair(*their_pair), f"{their_count:,}"),
+        ("ours under cs336", mine, count),
+        (f"{name}, and ours under {rule}", their_pair, their_count),
     )
     return ReferenceCheck(theirs, rule, True, note, cs336_note, rows)
 

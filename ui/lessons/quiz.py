@@ -9,7 +9,7 @@ to the greater bytes, compared left token first, then right (under another
 tie-break rule, to what bpe.explain_tie says that rule takes).
 
 Plain functions over MergeEvents, no Streamlit: the page draws and keeps the
-score; not here either is the corpus's words (ui/lesson.py `split_words`).
+score; not here either is the corpus's words (ui/lessons/lesson.py `split_words`).
 """
 
 from __future__ import annotations
@@ -20,8 +20,7 @@ from dataclasses import dataclass
 
 from bpe.events import MergeEvent
 from bpe.rule import DEFAULT_RULE, RULES, explain_tie
-
-from .render import show, show_pair
+from ui.render import show, show_pair
 
 OPTIONS = 4  # A-D: enough for a real choice, few enough to read out in class
 LETTERS = "ABCDEFGH"

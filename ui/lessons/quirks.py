@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .compare_views import Row, chips, shown
-from .render import escape
+from ui.render import escape
+from ui.views.compare import Row, chips, shown
 
 
 @dataclass(frozen=True)

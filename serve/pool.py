@@ -1,6 +1,6 @@
 """A server-wide pool of worker processes for the app's heavy work: races, sweeps, traces.
 
-What it does: runs a job -- a plain function of ui/jobs.py with small picklable
+What it does: runs a job -- a plain function of serve/jobs.py with small picklable
 arguments -- in a process of its own, a few at a time, the rest waiting in a
 queue, and keeps what the job reports: progress while it runs, the result when
 it ends, a sentence when it fails. Requests with the same key share one run. A
@@ -18,7 +18,7 @@ Why processes and not threads: a trainer is pure Python, so a thread holds the
 interpreter lock the pages need, and its clock would count their work; a
 process has its own interpreter, its own garbage collector to pause, and its
 own memory, returned to the system when it exits. A worker is a fresh
-`python -m ui.pool` that reads its job from stdin and writes its reports to
+`python -m serve.pool` that reads its job from stdin and writes its reports to
 stdout, pickled: nothing else talks to it, so what it sends back is ours.
 
 subtle: not multiprocessing. Streamlit runs a page with sys.modules["__main__"]
@@ -56,7 +56,7 @@ log = logging.getLogger(__name__)
 
 LANES = ("long", "short")
 ENDED = ("done", "failed", "cancelled")
-ROOT = Path(__file__).resolve().parents[1]  # where `python -m ui.pool` finds the ui and bpe packages
+ROOT = Path(__file__).resolve().parents[1]  # where `python -m serve.pool` finds the ui and bpe packages
 
 
 @dataclass(frozen=True)
@@ -209,7 +209,7 @@ class Pool:
         while queue and not self._closed and self._running(lane) < self.capacity[lane]:
             job = queue.pop(0)
             job.process = subprocess.Popen(
-                [sys.executable, "-m", "ui.pool"],
+                [sys.executable, "-m", "serve.pool"],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 cwd=ROOT,
@@ -370,7 +370,7 @@ def failure_message(error: Exception) -> str:
 
 
 # ---------------------------------------------------------------------------
-# the worker process: python -m ui.pool
+# the worker process: python -m serve.pool
 
 
 class Pickler(pickle.Pickler):

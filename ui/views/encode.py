@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from .encoding import Node, Piece, Step
-from .render import PALETTE, escape, show
+from ui.encoding import Node, Piece, Step
+from ui.render import PALETTE, escape, show
 
 Link = Callable[[int], str | None]
 

@@ -12,13 +12,13 @@ from collections.abc import Callable, Sequence
 
 import streamlit as st
 
-from . import lesson_views as views
-from .quiz import Pair
+from ui.lessons import views
+from ui.lessons.quiz import Pair
 
 
 def options(
     qid: str,
-    choices: Sequence,  # ui.quiz.Option or ui.encode_quiz.Option: a letter, a pair, a label
+    choices: Sequence,  # ui.lessons.quiz.Option or ui.lessons.encode_quiz.Option: a letter, a pair, a label
     winner: Pair,
     picked: Pair | None,
     pick: Callable[[str, Pair, bool], None],

@@ -4,7 +4,7 @@ A question is a word of the corpus whose bytes hold at least two pairs that are
 merges: the options are those pairs (the answer is the one of the lowest rank,
 learned first) and the word's first pair when it is not a merge -- the answer of
 someone who thinks the encoder reads left to right. Shown in an order shuffled
-but fixed per question (ui.quiz.shuffle), so a class sees the same A, B, C, D.
+but fixed per question (ui.lessons.quiz.shuffle), so a class sees the same A, B, C, D.
 
 Plain functions, no Streamlit: the page draws and keeps the score.
 """
@@ -15,9 +15,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from bpe.tokenizer import Tokenizer
-
-from .quiz import LETTERS, OPTIONS, shuffle
-from .render import show, show_pair
+from ui.lessons.quiz import LETTERS, OPTIONS, shuffle
+from ui.render import show, show_pair
 
 WORDS = 20  # questions from the corpus's most frequent words
 

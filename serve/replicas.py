@@ -3,7 +3,7 @@
 One Streamlit server answers ~130 clicks a second on one core and then queues;
 the other cores sit idle. This starts, on one machine:
 
-- the worker pool server (ui/shared_pool.py): one pool for all replicas, so a
+- the worker pool server (serve/shared_pool.py): one pool for all replicas, so a
   race a hall starts together runs once, and the workers use the cores the
   replicas leave;
 - N replicas, `streamlit run app.py` on free loopback ports, all signing
@@ -71,7 +71,7 @@ def haproxy_config(
     whole sections added at the end (a `resolvers` section for DNS names).
     """
     lines = "\n".join(f"    {line}" for line in servers)
-    return f"""# rendered by ui/serve.py (haproxy_config): what a classroom needs from the proxy
+    return f"""# rendered by serve/replicas.py (haproxy_config): what a classroom needs from the proxy
 global
     maxconn 4096
 
@@ -111,7 +111,7 @@ backend app
     timeout check 5s
     # a server that refuses connections (dead) is out after 3 checks; one slow to answer under a full
     # class is not: its students' websockets stay open (a dead server's close by themselves, and
-    # ui/serve.py restarts one that hangs)
+    # serve/replicas.py restarts one that hangs)
     default-server inter 2s fall 3 rise 2 tcp-ut 10s
 {lines}
 {sections}"""
@@ -245,7 +245,7 @@ class Supervisor:
         socket_path = str(folder / "pool.sock")
         env = {**os.environ, "BPE_POOL": socket_path, "BPE_POOL_KEY": pool_key, "PYTHONUNBUFFERED": "1"}
         env["STREAMLIT_SERVER_COOKIE_SECRET"] = cookie_secret  # Streamlit takes it from the environment, not the command line
-        self.pool = Child("pool", [sys.executable, "-m", "ui.shared_pool", socket_path], env, death=signal.SIGTERM)
+        self.pool = Child("pool", [sys.executable, "-m", "serve.shared_pool", socket_path], env, death=signal.SIGTERM)
         self.replicas = []
         for i in range(1, replicas + 1):
             replica_port = free_port()
@@ -333,7 +333,7 @@ def haproxy() -> str:
 
 def main(argv: Sequence[str] | None = None) -> None:
     argv = sys.argv[1:] if argv is None else list(argv)
-    if argv[:1] == ["--front-config"]:  # python -m ui.serve --front-config [HOST:PORT ...] > haproxy.cfg
+    if argv[:1] == ["--front-config"]:  # python -m serve.replicas --front-config [HOST:PORT ...] > haproxy.cfg
         print(front_config(argv[1:]), end="")
         return
     replicas, address, port, options = split_options(argv)

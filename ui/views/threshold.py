@@ -16,11 +16,10 @@ import streamlit as st
 
 from bpe.events import MergeEvent
 from bpe.threshold import Compression, Replay, kept
-
-from . import corpus as corpora
-from . import state
-from .chart_style import MARK_TEXT, config
-from .render import show, show_pair
+from ui import corpus as corpora
+from ui import state
+from ui.chart_style import MARK_TEXT, config
+from ui.render import show, show_pair
 
 
 @dataclass(frozen=True)

@@ -16,10 +16,9 @@ import pandas as pd
 import streamlit as st
 
 from bpe import Tokenizer, load
+from ui.render import show
 
-from .render import show
-
-SHARED_GPT2 = Path(__file__).resolve().parents[1].parent / "shared" / "gpt2"
+SHARED_GPT2 = Path(__file__).resolve().parents[3] / "shared" / "gpt2"
 GPT2_FILES = ("encoder.json", "vocab.bpe")
 MERGES_SHOWN = 500  # rows of the merge browser: a search narrows them down
 

@@ -22,8 +22,7 @@ import html
 from dataclasses import dataclass
 
 from bpe import Tokenizer
-
-from .render import PALETTE, character_runs, escape, show
+from ui.render import PALETTE, character_runs, escape, show
 
 SAMPLE = (
     "Tokenizers don't read words: they read pieces. In 2024, GPT-4o had 199,742 merges; 9.11 < 9.9?\n"

@@ -1,7 +1,7 @@
 """The race page's runs, charts and tables, built on bpe.race.
 
 The runs -- the race, the scaling sweep, the parallel pre-tokenization timing
--- happen in the server's worker pool (ui/jobs.py does the work, ui/work.py
+-- happen in the server's worker pool (serve/jobs.py does the work, ui/work.py
 the bookkeeping): `start_*` asks for one (joining an identical run another
 session started), `live_*` draws a running one from what its worker reports,
 polling without holding a script thread, and the rest draw a finished record.
@@ -28,13 +28,13 @@ from bpe.corpora import END_OF_TEXT
 from bpe.events import StopReason
 from bpe.spec import DEFAULT, TrainSpec
 from bpe.train import work_names
-
-from . import corpus as corpora
-from . import jobs, work
-from .chart_style import MARK_TEXT, config, styled
-from .jobs import RaceRecord, RunKey, SpeedupRecord, SweepRecord
-from .pool import Status
-from .render import show_pair
+from serve import jobs
+from serve.jobs import RaceRecord, RunKey, SpeedupRecord, SweepRecord
+from serve.pool import Status
+from ui import corpus as corpora
+from ui import work
+from ui.chart_style import MARK_TEXT, config, styled
+from ui.render import show_pair
 
 REFERENCE_COLOURS = {
     refs.HF: "#7f7f7f",
@@ -109,7 +109,8 @@ def references(record: RaceRecord) -> None:
         if check.cs336_note:
             st.caption(check.cs336_note)
         if check.rows:
-            st.table(pd.DataFrame(check.rows, columns=["run", "merge", "count"]), hide_index=True)
+            rows = [(run, show_pair(*pair), f"{count:,}") for run, pair, count in check.rows]
+            st.table(pd.DataFrame(rows, columns=["run", "merge", "count"]), hide_index=True)
     if record.reference_note:
         st.caption(record.reference_note)
     if record.references:

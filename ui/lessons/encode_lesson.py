@@ -1,12 +1,12 @@
 """The second guided lesson, "How a tokenizer encodes": one word walked through the encoder, one step per screen.
 
-The tokenizer is the first lesson's run (the textbook corpus, ui/lesson.py), so the
+The tokenizer is the first lesson's run (the textbook corpus, ui/lessons/lesson.py), so the
 merges the class has just watched training make are the ones encoding now applies.
 Every screen is data computed from Tokenizer.encode_steps -- the pairs and their
 ranks, the merge chosen, the count training made it with -- so the story cannot
 drift from what the encoder does (a test compares them).
 
-Not here: drawing (pages/encode_lesson.py, ui/encode_views.py) or the encoder (bpe/tokenizer.py).
+Not here: drawing (pages/encode_lesson.py, ui/views/encode.py) or the encoder (bpe/tokenizer.py).
 """
 
 from __future__ import annotations
@@ -14,8 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from bpe.tokenizer import EncodeStep, Tokenizer
-
-from .render import escape, show, show_pair
+from ui.render import escape, show, show_pair
 
 WORD = "lowest"  # not in the textbook corpus: made of its pieces (low, est), so the class has not seen it merged
 

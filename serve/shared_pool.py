@@ -3,12 +3,12 @@
 With `scripts/app.sh --replicas N` there are N app processes on one machine.
 Each with a pool of its own would run a race N times when a hall presses Start
 together, and N x the cores' worth of workers would fight for the same cores.
-So the replicas share one: `python -m ui.shared_pool SOCKET` holds a ui.pool.Pool
+So the replicas share one: `python -m serve.shared_pool SOCKET` holds a serve.pool.Pool
 and answers the replicas over a Unix socket; `RemotePool` is that pool as a
 replica sees it, with the same methods as Pool (ui/work.py picks it when
 BPE_POOL names the socket).
 
-    server:   BPE_POOL_KEY=<hex> python -m ui.shared_pool /tmp/x/pool.sock
+    server:   BPE_POOL_KEY=<hex> python -m serve.shared_pool /tmp/x/pool.sock
     replica:  RemotePool("/tmp/x/pool.sock", bytes.fromhex(key), replica="r1", alive=session_alive)
 
 What travels: a request is (method, arguments) -- a job's function travels by
@@ -28,7 +28,7 @@ immutable), so a page asking again costs no round trip; runs so small that the
 session computes them itself (inline) stay in the replica: starting anything
 would cost more than the run.
 
-What it does not do: start replicas (ui/serve.py does), or run jobs itself (ui/pool.py).
+What it does not do: start replicas (serve/replicas.py does), or run jobs itself (serve/pool.py).
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ from multiprocessing import AuthenticationError
 from multiprocessing.connection import Client, Connection, Listener
 from typing import Any
 
-from .pool import Pickler, Pool, Status
+from serve.pool import Pickler, Pool, Status
 
 log = logging.getLogger(__name__)
 
@@ -59,7 +59,7 @@ STALE_S = 4.0  # a replica silent this long has no open sessions (it died)
 
 
 def send(conn: Connection, value: Any) -> None:
-    """Pickle with ui.pool.Pickler: a trace (frozen dataclasses) loads twice as fast on the other side."""
+    """Pickle with serve.pool.Pickler: a trace (frozen dataclasses) loads twice as fast on the other side."""
     buffer = io.BytesIO()
     Pickler(buffer, protocol=pickle.HIGHEST_PROTOCOL).dump(value)
     conn.send_bytes(buffer.getbuffer())
@@ -316,7 +316,7 @@ class RemotePool:
 
 
 # ---------------------------------------------------------------------------
-# python -m ui.shared_pool SOCKET  (the secret in BPE_POOL_KEY, as hex)
+# python -m serve.shared_pool SOCKET  (the secret in BPE_POOL_KEY, as hex)
 
 
 def main() -> None:

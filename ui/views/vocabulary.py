@@ -33,11 +33,11 @@ from bpe.vocabulary import (
     zipf,
     zipf_slope,
 )
-
-from . import jobs, link, work
-from .chart_style import AXIS, MARK_TEXT
-from .render import plain
-from .render import show as show_text
+from serve import jobs
+from ui import link, work
+from ui.chart_style import AXIS, MARK_TEXT
+from ui.render import plain
+from ui.render import show as show_text
 
 SHOWN = 30  # rows of the token table drawn at once: a projector shows about this many
 UNUSED_SHOWN = 16

@@ -29,10 +29,9 @@ from bpe.pretokenize import ENCODING, ERRORS, sequence_of_text
 from bpe.rule import DEFAULT_RULE, RULES, explain_tie
 from bpe.tokenizer import Tokenizer
 from bpe.train import work_names
-
-from . import compat
-from .chart_style import AXIS, MARK_TEXT
-from .render import character_runs, chips, show, show_pair
+from ui import compat
+from ui.chart_style import AXIS, MARK_TEXT
+from ui.render import character_runs, chips, show, show_pair
 
 PAIR_ROWS = 10  # rows of the pair table; more when more pairs tie with the winner
 PAIR_ROWS_MAX = 15

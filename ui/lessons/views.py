@@ -2,7 +2,7 @@
 
 Every token and word passes through ui.render (html.escape) before it reaches
 HTML; button labels go through `plain`, which escapes Markdown. The step page's
-views (ui/views.py) are reused where they fit; these are the ones it has no
+views (ui/views/step.py) are reused where they fit; these are the ones it has no
 variant of: words with their counts, a pair table whose counts add up, the
 quiz's options with counts revealed.
 """
@@ -12,10 +12,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from bpe.events import MergeEvent
-
-from .lesson import Tokens, pair_sources, split_words, word
-from .quiz import Option, Question
-from .render import escape, plain, show_pair, token_spans
+from ui.lessons.lesson import Tokens, pair_sources, split_words, word
+from ui.lessons.quiz import Option, Question
+from ui.render import escape, plain, show_pair, token_spans
 
 WIN, TIE, PICK = "#c8f0cf", "#fff1b8", "#fde2e4"
 

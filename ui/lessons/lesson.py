@@ -5,7 +5,7 @@ and the trainer's MergeEvents -- so the story cannot drift from what the trainer
 does (a test compares them). Steps are data: a title, the narration (Markdown),
 the merges on the step page it talks about, and which live view goes beside it.
 
-Not here: drawing (ui/lesson_views.py, pages/lesson.py) or training (ui/corpus.py).
+Not here: drawing (ui/lessons/views.py, pages/lesson.py) or training (ui/corpus.py).
 """
 
 from __future__ import annotations
@@ -17,11 +17,10 @@ from dataclasses import dataclass
 from bpe.events import MergeEvent
 from bpe.rule import merge_word
 from bpe.spec import TrainSpec
-
-from . import corpus as corpora
-from .quiz import greater_because
-from .render import show, show_pair
-from .sidebar import Settings, parse_specials
+from ui import corpus as corpora
+from ui.lessons.quiz import greater_because
+from ui.render import show, show_pair
+from ui.sidebar import Settings, parse_specials
 
 PRESET = "textbook"  # a key of ui.corpus.SOURCES: the corpus the lesson walks through
 ALGORITHM = "heap"  # the lesson shows the heap, so it trains with the heap trainer
