@@ -1,0 +1,109 @@
+"""Writing files so that a crash, a full disk or a signal leaves the old file or nothing, never a mix.
+
+Every output the library and the CLI write goes through here: the bytes go to a
+temporary name in the same folder (so the rename cannot cross file systems),
+are flushed to disk, and only then renamed over the final path, which POSIX
+makes atomic. A failure on the way removes the temporary file and raises
+`OutputError`, whose one sentence names the file.
+
+    with atomic.output("counts.parquet") as tmp:   # tmp: a path to write to
+        write_the_file(tmp)                          # renamed to counts.parquet on success
+    atomic.write_bytes("ids.bin", data)
+
+What it does not do: replace a folder of several files as a whole (a tokenizer
+folder keeps a manifest written last: see `save` in export.py), or remove
+temporary files when the process is killed by SIGKILL (nothing can); their
+names start with `.` and end with `.tmp`, so they are easy to find.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+TMP_SUFFIX = ".tmp"
+
+
+class OutputError(ValueError):
+    """An output file could not be written; the message is one sentence naming it."""
+
+
+def why(error: OSError) -> str:
+    """An OSError as a short phrase: 'the disk is full', 'permission denied', ..."""
+    if error.errno == errno.ENOSPC:
+        return "the disk is full"
+    if error.errno == errno.EDQUOT:
+        return "the disk quota is used up"
+    if error.errno in (errno.EACCES, errno.EPERM):
+        return "permission denied"
+    if error.errno == errno.EROFS:
+        return "the file system is read-only"
+    if error.errno == errno.ENOENT:
+        return "its folder does not exist"
+    if error.errno == errno.EISDIR:
+        return "it is a folder"
+    if error.errno == errno.ENOTDIR:
+        return "a part of its path is not a folder"
+    return (error.strerror or str(error)).rstrip(".").lower()
+
+
+def check_writable(path: str | os.PathLike) -> Path:
+    """Raise OutputError now, before any work, if path cannot be written: a folder, a missing or unwritable parent.
+
+    'out/counts.parquet' with no folder 'out' -> "Cannot write out/counts.parquet: its folder does not exist."
+    """
+    path = Path(path)
+    if path.is_dir():
+        raise OutputError(f"Cannot write {path}: it is a folder.")
+    parent = path.parent if str(path.parent) else Path(".")
+    if not parent.is_dir():
+        raise OutputError(f"Cannot write {path}: its folder {parent} does not exist.")
+    try:
+        fd, probe = tempfile.mkstemp(prefix=f".{path.name}.", suffix=TMP_SUFFIX, dir=parent)
+    except OSError as error:
+        raise OutputError(f"Cannot write {path}: {why(error)}.") from None
+    os.close(fd)
+    os.unlink(probe)
+    return path
+
+
+@contextlib.contextmanager
+def output(path: str | os.PathLike) -> Iterator[Path]:
+    """A temporary path beside `path` to write to; renamed over `path` when the block ends without an error.
+
+    subtle: the temporary file is fsynced before the rename, so that after a power
+    cut the final name never points at a file whose data was never written.
+    """
+    path = Path(path)
+    parent = path.parent if str(path.parent) else Path(".")
+    try:
+        fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=TMP_SUFFIX, dir=parent)
+    except OSError as error:
+        raise OutputError(f"Cannot write {path}: {why(error)}.") from None
+    os.close(fd)
+    tmp = Path(name)
+    try:
+        yield tmp
+        with open(tmp, "rb+") as written:
+            os.fsync(written.fileno())
+        os.replace(tmp, path)
+    except OSError as error:
+        raise OutputError(f"Cannot write {path}: {why(error)}.") from None
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            tmp.unlink()
+
+
+def write_bytes(path: str | os.PathLike, data: bytes) -> None:
+    """Path(path).write_bytes(data), atomically."""
+    with output(path) as tmp:
+        tmp.write_bytes(data)
+
+
+def write_text(path: str | os.PathLike, text: str) -> None:
+    """Path(path).write_text(text, encoding='utf-8'), atomically."""
+    write_bytes(path, text.encode("utf-8"))
