@@ -1,6 +1,6 @@
 """Byte-pair-encoding training, four ways, with identical results; and a tokenizer for any BPE vocabulary.
 
-Reading order: pretokenize -> compiled -> inputs -> count -> rule -> spec -> events -> trainer ->
+Reading order: patterns -> pretokenize -> compiled -> inputs -> count -> rule -> spec -> events -> trainer ->
 naive, positions, parent_set, heap -> train -> tokenizer -> load, export ->
 threshold, race -> sweep, references -> counts_file, ray_count, memory -> cli.
 The package imports no UI library; pyarrow, zstandard and ray only when a
@@ -9,7 +9,8 @@ Parquet, .zst or counts file or a cluster is used.
 
 from .count import count_inputs, pretokenize_file, pretokenize_files
 from .events import MergeDetail, MergeEvent
-from .pretokenize import PATTERNS, PreTokens, pretokenize
+from .patterns import PATTERNS
+from .pretokenize import PreTokens, pretokenize
 from .rule import RULES, TIE_BREAKS, TieChoice, explain_tie
 from .spec import TrainSpec
 from .tokenizer import Tokenizer

@@ -29,7 +29,8 @@ from . import export
 from .count import Counted, count_inputs, pretokenize_files
 from .events import MergeEvent, stop_sentence
 from .memory import megabytes, peak_rss, reset_peak
-from .pretokenize import ENCODING, ERRORS, PATTERNS, PreTokens, Progress, check_pattern, check_special_tokens
+from .patterns import ENCODING, ERRORS, PATTERNS, check_pattern, check_special_tokens
+from .pretokenize import PreTokens, Progress
 from .rule import RULES
 from .spec import DEFAULT, TrainSpec
 from .tokenizer import Tokenizer

@@ -38,7 +38,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from functools import lru_cache
 
-from .pretokenize import ENCODING, find_specials, regex_of
+from .patterns import ENCODING, find_specials, regex_of
 
 VERSION = "0.10.0"  # the gigatoken whose pre-tokens the tests compared with ours
 CHECKED_REGEX = "2026.11.15"  # the `regex` whose Unicode tables DISAGREE was measured against
@@ -168,7 +168,7 @@ def _overlaps_itself(token: str) -> bool:
 def cut_specials(data: bytes, special_tokens: Sequence[str]) -> bytes:
     """Every special token replaced by SEPARATOR: b'a<|e|>b' -> b'a\\xffb'.
 
-    The same occurrences as pretokenize.split_on_special finds in the decoded text:
+    The same occurrences as patterns.split_on_special finds in the decoded text:
     in valid UTF-8 a token's bytes can only match at a character boundary, and
     of two tokens found at one place the longer (in bytes, so in characters) wins.
     """

@@ -27,7 +27,8 @@ from pathlib import Path
 from .compiled import LIBRARY, unavailable
 from .inputs import CHUNK_BYTES, Input, Options, Shard, read_shard, resolve_inputs, shards
 from .memory import peak_rss
-from .pretokenize import DEFAULT_PATTERN, PreTokens, Progress, Tally, check_pattern, check_special_tokens, sequence_bytes
+from .patterns import DEFAULT_PATTERN, check_pattern, check_special_tokens
+from .pretokenize import PreTokens, Progress, Tally, sequence_bytes
 
 # Below this many bytes of input, counting runs in this process: a pool costs more than it saves.
 PARALLEL_MIN_BYTES = 4 << 20

@@ -24,7 +24,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from .inputs import Input
-from .pretokenize import check_pattern, check_special_tokens, regex_of
+from .patterns import check_pattern, check_special_tokens, regex_of
 
 KEY = b"bpe.counts"
 FORMAT = 1

@@ -29,7 +29,7 @@ from pathlib import Path
 
 from .gpt2_bytes import to_unicode
 from .load import FORMAT, HF, MERGES, PLAIN, VERSION, VOCAB, hf_pre_tokenizer
-from .pretokenize import DEFAULT_PATTERN
+from .patterns import DEFAULT_PATTERN
 from .train import build_vocab
 
 Vocab = dict[int, bytes]

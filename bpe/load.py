@@ -34,7 +34,7 @@ from heapq import heapify, heappop, heappush
 from pathlib import Path
 
 from .gpt2_bytes import from_unicode, to_unicode
-from .pretokenize import DEFAULT_PATTERN, PATTERNS, check_pattern, check_special_tokens, regex_of
+from .patterns import DEFAULT_PATTERN, PATTERNS, check_pattern, check_special_tokens, regex_of
 
 Vocab = dict[int, bytes]
 Merges = list[tuple[bytes, bytes]]

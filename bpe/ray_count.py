@@ -22,7 +22,7 @@ from pathlib import Path
 
 from .count import Counted, Paths, count_shards
 from .inputs import CHUNK_BYTES, Options, Shard, resolve_inputs, shards
-from .pretokenize import DEFAULT_PATTERN, check_pattern, check_special_tokens
+from .patterns import DEFAULT_PATTERN, check_pattern, check_special_tokens
 
 TASKS_PER_CPU = 2  # map tasks per CPU of the cluster: enough to balance, few enough that each splits its units once
 

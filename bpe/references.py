@@ -26,7 +26,8 @@ from time import perf_counter
 from .events import StopReason
 from .gpt2_bytes import from_unicode
 from .load import merges_from_ranks
-from .pretokenize import PATTERNS, pretokenize, split_on_special
+from .patterns import PATTERNS, split_on_special
+from .pretokenize import pretokenize
 from .race import RaceResult
 
 # ---------------------------------------------------------------------------

@@ -21,7 +21,7 @@ from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from .inputs import Options
-from .pretokenize import DEFAULT_PATTERN
+from .patterns import DEFAULT_PATTERN
 from .rule import DEFAULT_RULE
 
 
@@ -29,7 +29,7 @@ from .rule import DEFAULT_RULE
 class TrainSpec:
     """How to train: every setting but the size. Frozen and hashable, so it is also the cache key."""
 
-    pretokenizer: str = DEFAULT_PATTERN  # a name in pretokenize.PATTERNS (or, where allowed, a regex string)
+    pretokenizer: str = DEFAULT_PATTERN  # a name in patterns.PATTERNS (or, where allowed, a regex string)
     special_tokens: tuple[str, ...] = ()  # never merged; the text is cut at them
     tie_break: str = DEFAULT_RULE  # a name in rule.RULES: whose merges to reproduce when counts tie
     algorithm: str = "heap"  # a name in train.ALGORITHMS: all make the same merges, at different costs

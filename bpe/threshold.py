@@ -22,7 +22,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import accumulate
 
-from .pretokenize import DEFAULT_PATTERN, ENCODING, ERRORS, pretokenize, split_on_special
+from .patterns import DEFAULT_PATTERN, ENCODING, ERRORS, split_on_special
+from .pretokenize import pretokenize
 from .tokenizer import BYTES, Tokenizer
 
 Pair = tuple[bytes, bytes]

@@ -35,18 +35,8 @@ from pathlib import Path
 import regex
 
 from . import export, load
-from .pretokenize import (
-    _UNITS,
-    DEFAULT_PATTERN,
-    ENCODING,
-    ERRORS,
-    check_pattern,
-    check_special_tokens,
-    find_specials,
-    pattern_name,
-    sequence_of_text,
-    split_gpt2,
-)
+from .patterns import DEFAULT_PATTERN, ENCODING, ERRORS, check_pattern, check_special_tokens, find_specials, pattern_name
+from .pretokenize import _UNITS, sequence_of_text, split_gpt2
 from .train import Merges, Training, Vocab, build_vocab
 
 BYTES = [bytes([b]) for b in range(256)]

@@ -20,8 +20,9 @@ from .events import WORK_NAMES, MergeEvent
 from .heap import Heap
 from .naive import Naive
 from .parent_set import ParentSet
+from .patterns import check_pattern, check_special_tokens
 from .positions import Positions
-from .pretokenize import PreTokens, Progress, check_pattern, check_special_tokens, pretokenize
+from .pretokenize import PreTokens, Progress, pretokenize
 from .rule import rule_for
 from .spec import DEFAULT, TrainSpec
 from .trainer import Trainer, paused_gc

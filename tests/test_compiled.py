@@ -27,7 +27,8 @@ from bpe import compiled
 from bpe.cli import main
 from bpe.corpora import SEPARATOR as DOCUMENT_END
 from bpe.count import count_inputs
-from bpe.pretokenize import ALIASES, PATTERNS, Tally
+from bpe.patterns import ALIASES, PATTERNS
+from bpe.pretokenize import Tally
 
 pretokenize_module = importlib.import_module("bpe.pretokenize")
 ROOT = Path(__file__).resolve().parents[1]

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from bpe import PATTERNS, load, pretokenize, train
 from bpe.gpt2_bytes import byte_to_char, to_unicode
-from bpe.pretokenize import regex_of
+from bpe.patterns import regex_of
 from bpe.tokenizer import Tokenizer
 
 SPECIAL = "<|endoftext|>"

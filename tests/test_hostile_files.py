@@ -31,7 +31,7 @@ from hypothesis import strategies as st
 from bpe import Tokenizer, count_inputs, load, pretokenize, train, train_from_counts
 from bpe.cli import main
 from bpe.counts_file import CountsInfo, load_counts, save_counts
-from bpe.pretokenize import find_specials, split_on_special
+from bpe.patterns import find_specials, split_on_special
 
 SPECIAL = "<|endoftext|>"
 TEXT = "the lowest lower newest widest, it's 12 naïve cafés — 日本 🙂\n\tindented line\n" * 8

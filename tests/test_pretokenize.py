@@ -23,7 +23,8 @@ from hypothesis import strategies as st
 
 from bpe import ALGORITHMS, PATTERNS, pretokenize, pretokenize_file, train, train_bpe, train_bpe_text
 from bpe.inputs import chunk_boundaries
-from bpe.pretokenize import count_text, split_on_special
+from bpe.patterns import split_on_special
+from bpe.pretokenize import count_text
 
 # subtle: `bpe.pretokenize` is also the name of a function that bpe/__init__ re-exports,
 # so attribute access finds the function; the module has to be looked up by name.

@@ -24,7 +24,7 @@ from bpe import race as R
 from bpe import references as refs
 from bpe.corpora import stdlib_prose
 from bpe.gpt2_bytes import to_unicode
-from bpe.pretokenize import split_on_special
+from bpe.patterns import split_on_special
 
 SPECIAL = "<|endoftext|>"
 REFERENCES = {"huggingface": (refs.hf_available, refs.hf_reference), "rustbpe": (refs.rustbpe_available, refs.rustbpe_reference)}

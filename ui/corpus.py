@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import streamlit as st
 
 from bpe.corpora import SEPARATOR, stdlib_prose
-from bpe.pretokenize import DEFAULT_PATTERN
+from bpe.patterns import DEFAULT_PATTERN
 
 MAX_UPLOAD_BYTES = 5_000_000
 STDLIB_BYTES = 2_000_000

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import streamlit as st
 
 from bpe import ALGORITHMS, PATTERNS
-from bpe.pretokenize import PATTERN_HELP
+from bpe.patterns import PATTERN_HELP
 from bpe.rule import RULES
 from bpe.spec import TrainSpec
 from bpe.train import check_spec

@@ -25,7 +25,8 @@ import streamlit as st
 
 from bpe import ALGORITHMS
 from bpe.events import DETAIL_CAP, HeapEntry, MergeEvent
-from bpe.pretokenize import ENCODING, ERRORS, sequence_of_text
+from bpe.patterns import ENCODING, ERRORS
+from bpe.pretokenize import sequence_of_text
 from bpe.rule import DEFAULT_RULE, RULES, explain_tie
 from bpe.tokenizer import Tokenizer
 from bpe.train import work_names
