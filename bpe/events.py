@@ -74,12 +74,18 @@ class HeapEntry:
 
 @dataclass(frozen=True, slots=True)
 class HeapView:
-    """The heap trainer's heap just before this merge was chosen."""
+    """The heap trainer's heap just before this merge was chosen, and the stale entries choosing it popped.
+
+    Choosing pops twice (Heap.choose): stale entries until the top is current, which is the winner, popped;
+    then stale entries again until the top is current, which is the runner-up, left in place. The first
+    `winner_pops` of the stale pops came before the winner; the rest were found looking for the runner-up.
+    """
 
     entries: tuple[HeapEntry, ...]  # array order: entries[0] is the root, children of i at 2i+1, 2i+2
     size: int
-    stale_popped: tuple[HeapEntry, ...]  # stale entries discarded or refreshed while finding this merge
+    stale_popped: tuple[HeapEntry, ...]  # stale entries discarded or refreshed while choosing, in pop order (capped)
     stale_popped_total: int
+    winner_pops: int = 0  # how many of the stale pops came before the winner: the root was current when 0
 
 
 @dataclass(frozen=True, slots=True)

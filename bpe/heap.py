@@ -86,6 +86,7 @@ class Heap(Trainer):
         self.heap = [heap_entry(p, c, self.keys) for p, c in self.pair_counts.items()]
         heapify(self.heap)
         self._stale: list[HeapEntry] = []
+        self._winner_pops = 0
 
     def total(self, listed: Sequence[int]) -> int:
         """The summed counts of the words listed: [0, 2, 2] with counts [5, 1, 3] -> 11."""
@@ -113,6 +114,8 @@ class Heap(Trainer):
         self._clean_top(detail)
         if not self.heap:
             return None
+        if detail:
+            self._winner_pops = len(self._stale)  # the stale pops so far found the winner; the rest, the runner-up
         best = entry_pair(heappop(self.heap))
         self.work["heap_pops"] += 1
         # the runner-up is the next current entry
@@ -300,7 +303,9 @@ class Heap(Trainer):
     def _detail(self, top, distinct, delta, heap):
         if heap is not None:
             stale = tuple(self._stale[:DETAIL_CAP])
-            heap = HeapView(entries=heap, size=self._view_size, stale_popped=stale, stale_popped_total=len(self._stale))
+            heap = HeapView(
+                entries=heap, size=self._view_size, stale_popped=stale, stale_popped_total=len(self._stale), winner_pops=self._winner_pops
+            )
             self._stale = []
         return super()._detail(top, distinct, delta, heap)
 

@@ -391,6 +391,25 @@ def test_heap_detail_shows_stale_entries():
     assert all(len(v.entries) <= v.size for v in views)
 
 
+def test_heap_detail_says_which_stale_pops_found_the_winner_and_which_the_runner_up():
+    """The heap drawn is the one choosing started from: its root is stale exactly when the winner needed pops first."""
+    from bpe.corpora import stdlib_prose
+
+    events = train(pretokenize(stdlib_prose(300_000), pattern="gpt2"), 80, algorithm="heap", detail=True).events
+    for e in events:
+        view = e.detail.heap
+        root = view.entries[0]
+        assert (view.winner_pops > 0) == root.stale, e.rank
+        assert 0 <= view.winner_pops <= view.stale_popped_total
+        if view.winner_pops:  # the first pop is the root as drawn
+            first = view.stale_popped[0]
+            assert (first.left, first.right, first.count) == (root.left, root.right, root.count)
+        else:  # the root as drawn is the winner
+            assert (root.left, root.right, root.count) == (e.left, e.right, e.count)
+    # pops for the runner-up happen: the story the issue told of merge 37 (the root current, the pops after it)
+    assert any(e.detail.heap.winner_pops == 0 < e.detail.heap.stale_popped_total for e in events)
+
+
 @pytest.mark.parametrize("algorithm", [a for a in ALGORITHMS if a != "heap"])
 def test_only_the_heap_shows_a_heap(algorithm):
     events = run(TEXTBOOK, [], "whitespace", algorithm, 12, detail=True).events

@@ -13,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from bpe import pretokenize, train
-from bpe.events import DETAIL_CAP, HeapEntry, MergeDetail, MergeEvent
+from bpe.events import DETAIL_CAP, HeapEntry, HeapView, MergeDetail, MergeEvent
 from bpe.tokenizer import Tokenizer
 from ui.render import character_runs, chips, show
 from ui.views import step as views
@@ -91,6 +91,22 @@ def test_the_heap_caption_counts_what_is_drawn():
     assert panel.count('class="hnode') == len(drawn)
     assert f"Drawn: the top 3 levels, {len(drawn)} of {view.size:,} entries, {sum(e.stale for e in drawn)} of them stale" in panel
     assert panel.count('class="hnode stale"') == sum(e.stale for e in drawn)
+
+
+def test_the_heap_caption_says_which_pops_found_the_winner_and_which_the_runner_up():
+    """The root drawn current is the winner, popped at once; the stale entries under it were popped finding the runner-up."""
+    winner, stale, runner = HeapEntry(7155, b" ", b"is", 7155), HeapEntry(7151, b"s", b"t", 5904), HeapEntry(6479, b"a", b"s", 6479)
+    heap = HeapView(entries=(winner, stale, runner), size=3, stale_popped=(stale,), stale_popped_total=1, winner_pops=0)
+    event = event_with([(b" ", b"is", 7155), (b"a", b"s", 6479)], heap=heap)
+    said = re.sub(r"<[^>]+>", "", views.heap_panel(event))
+    assert "Finding the winner: the root [0], ␣ + is 7,155, was current, so it was popped at once." in said
+    assert "Finding the runner-up, a + s 6,479, then popped 1 stale entry: s + t [1] 7,151 → 5,904." in said
+    assert "The heap before this merge" in said
+    # the same pop made before the winner: the root was stale
+    heap = HeapView(entries=(stale, winner, runner), size=3, stale_popped=(stale,), stale_popped_total=1, winner_pops=1)
+    said = re.sub(r"<[^>]+>", "", views.heap_panel(event_with([(b" ", b"is", 7155), (b"a", b"s", 6479)], heap=heap)))
+    assert "the root was stale, so 1 stale entry was popped first (s + t [0] 7,151 → 5,904); then ␣ + is 7,155" in said
+    assert "Finding the runner-up: the new top, a + s 6,479, was current." in said
 
 
 def test_the_heap_array_lists_the_drawn_entries_in_order_and_how_many_more():

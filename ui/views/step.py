@@ -316,26 +316,75 @@ def heap_array(entries: tuple[HeapEntry, ...], size: int, levels: int = HEAP_LEV
 
 
 def heap_panel(event: MergeEvent, levels: int = HEAP_LEVELS) -> str:
+    """The heap as stored when this merge was chosen, and what choosing it popped: first for the winner, then for the runner-up.
+
+    The drawing and the caption describe the same moment: the heap before choosing (HeapView), then the pops in order.
+    """
     view = event.detail.heap
     drawn = view.entries[: 2**levels - 1]
     stale = sum(e.stale for e in drawn)
-    popped = ""
-    if view.stale_popped:
-        shown = ", ".join(
-            f"{show_pair(e.left, e.right)} {e.count:,} → {e.current:,}" if e.current else f"{show_pair(e.left, e.right)} {e.count:,} → gone"
-            for e in view.stale_popped[:4]
-        )
-        popped = f" ({shown}{' …' if view.stale_popped_total > 4 else ''})"
     return (
-        "<h3>The heap, as stored</h3>"
+        "<h3>The heap before this merge, as stored</h3>"
         f'<div class="heap">{heap_tree(view.entries, levels)}{heap_array(view.entries, view.size, levels)}</div>'
         + caption(
             f"Drawn: the top {levels} levels, {len(drawn)} of {view.size:,} entries, {stale} of them stale "
             "(dashed red: the stored count is out of date; the true count follows the arrow). "
-            "Entry i's children are entries 2i+1 and 2i+2. "
-            f"Finding this merge popped {view.stale_popped_total:,} stale entr{'y' if view.stale_popped_total == 1 else 'ies'}{popped}."
+            "Entry i's children are entries 2i+1 and 2i+2. " + heap_story(event, drawn)
         )
     )
+
+
+def heap_story(event: MergeEvent, drawn: Sequence[HeapEntry]) -> str:
+    """What choosing this merge popped, in order, from the heap drawn: the winner's pops, then the runner-up's.
+
+    'Finding the winner: the root [0], ␣ + is 7,155, was current, so it was popped at once. Finding the runner-up,
+    a + s 6,479, then popped 10 stale entries: s + t [1] 7,151 → 5,904, ...'
+    """
+    view = event.detail.heap
+    winner = f"{show_pair(event.left, event.right)} {event.count:,}"
+    for_winner, for_runner = view.stale_popped[: view.winner_pops], view.stale_popped[view.winner_pops :]
+    n_runner = view.stale_popped_total - view.winner_pops
+    places = _places(drawn, view.stale_popped)
+    if view.winner_pops == 0:
+        story = f"Finding the winner: the root [0], {winner}, was current, so it was popped at once."
+    else:
+        story = (
+            f"Finding the winner: the root was stale, so {_entries(view.winner_pops)} {'was' if view.winner_pops == 1 else 'were'} popped first "
+            f"({_popped(for_winner, places, view.winner_pops)}); then {winner} was current at the top and was popped."
+        )
+    if event.runner_up is None:
+        return story + " No other pair was left for a runner-up."
+    runner = f"{show_pair(*event.runner_up)} {event.runner_up_count:,}"
+    if n_runner == 0:
+        return story + f" Finding the runner-up: the new top, {runner}, was current."
+    return story + (
+        f" Finding the runner-up, {runner}, then popped {_entries(n_runner)}: {_popped(for_runner, places[len(for_winner) :], n_runner)}."
+    )
+
+
+def _entries(n: int) -> str:
+    return f"{n:,} stale entr{'y' if n == 1 else 'ies'}"
+
+
+def _places(drawn: Sequence[HeapEntry], popped: Sequence[HeapEntry]) -> list[int | None]:
+    """Where each popped entry is in the drawing (its index), or None when it is drawn no more (deeper in the heap)."""
+    free = list(enumerate(drawn))
+    places = []
+    for entry in popped:
+        at = next(
+            (j for j, (i, e) in enumerate(free) if e.stale and (e.left, e.right, e.count) == (entry.left, entry.right, entry.count)), None
+        )
+        places.append(None if at is None else free.pop(at)[0])
+    return places
+
+
+def _popped(entries: Sequence[HeapEntry], places: Sequence[int | None], total: int, shown: int = 4) -> str:
+    """'s + t [1] 7,151 → 5,904, r + a 6,920 → 3,302 and 8 more': the first `shown`, with their index when drawn."""
+    said = []
+    for e, at in list(zip(entries, places))[:shown]:
+        where = f" [{at}]" if at is not None else ""
+        said.append(f"{show_pair(e.left, e.right)}{where} {e.count:,} → {f'{e.current:,}' if e.current else 'gone'}")
+    return ", ".join(said) + (f" and {total - len(said):,} more" if total > len(said) else "")
 
 
 def work_panel(event: MergeEvent, algorithm: str) -> str:
