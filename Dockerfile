@@ -11,6 +11,10 @@ WORKDIR /srv/bpe
 COPY requirements.txt .
 RUN python3 -m venv .venv && .venv/bin/pip install --no-cache-dir -r requirements.txt
 COPY . .
+# the compiled core (C, bpe/c): built here with Debian's gcc, which goes again (the image runs the core, never rebuilds it)
+RUN apt-get update && apt-get install -y --no-install-recommends gcc libc6-dev \
+    && BPE_CORE_REQUIRED=1 .venv/bin/python setup.py --quiet build_ext --inplace && rm -rf build \
+    && apt-get purge -y --auto-remove gcc libc6-dev && rm -rf /var/lib/apt/lists/*
 # what scripts/setup.sh looks for: the requirements are installed. The code and its libraries stay root's
 # (read-only to the app, and not copied into a second layer by a chown): the app writes to /tmp and its home only
 RUN touch .venv/.installed-requirements.txt && useradd --system --create-home bpe

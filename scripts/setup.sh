@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Creates .venv (once) and installs the pinned requirements into it.
+# Creates .venv (once), installs the pinned requirements into it, and builds the compiled core in place.
 # Usage: scripts/setup.sh [requirements file]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -11,4 +11,32 @@ stamp=".venv/.installed-$(basename "$requirements")"
 if [ ! -f "$stamp" ] || [ "$requirements" -nt "$stamp" ] || [ requirements.txt -nt "$stamp" ]; then
   .venv/bin/python -m pip install --quiet --disable-pip-version-check -r "$requirements"
   touch "$stamp"
+fi
+
+# The compiled core (bpe._core, C: bpe/c/*.c, setup.py), built in place when it is missing or a source is newer.
+# gcc and the Python headers come from Debian when missing; where they cannot be had, everything runs in Python
+# and this says why in one sentence (so does `python -m bpe.core`). BPE_CORE_REQUIRED=1 (CI) makes a failed build fatal.
+core="bpe/_core$(.venv/bin/python -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))')"
+if [ ! -f "$core" ] || [ -n "$(find bpe/c setup.py bpe/core.py -newer "$core" 2>/dev/null | head -1)" ]; then
+  headers=$(.venv/bin/python -c 'import os, sysconfig; print(os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h")))')
+  needed=()
+  command -v gcc >/dev/null || needed+=(gcc libc6-dev)
+  [ "$headers" = True ] || needed+=("python3-dev")
+  if [ ${#needed[@]} -gt 0 ]; then
+    sudo=""
+    if [ "$(id -u)" -ne 0 ]; then sudo="sudo -n"; fi
+    if command -v apt-get >/dev/null && { [ -z "$sudo" ] || sudo -n true 2>/dev/null; }; then
+      $sudo apt-get update -qq
+      DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${needed[@]}" >/dev/null || true
+    fi
+  fi
+  log=$(mktemp)
+  if BPE_CORE_REQUIRED=1 .venv/bin/python setup.py --quiet build_ext --inplace >"$log" 2>&1 && [ -f "$core" ]; then
+    rm -rf build
+  else
+    reason=$(grep -m1 -E "error|Error" "$log" || tail -1 "$log")
+    echo "setup.sh: the compiled core was not built (${reason:-see python setup.py build_ext --inplace}), so the trainers run in Python (install gcc and python3-dev to build it)." >&2
+    if [ "${BPE_CORE_REQUIRED:-0}" = 1 ]; then cat "$log" >&2; rm -f "$log"; exit 1; fi
+  fi
+  rm -f "$log"
 fi

@@ -23,17 +23,16 @@ ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.install
 
 
-@pytest.fixture(scope="module")
-def venv(tmp_path_factory) -> Path:
-    folder = tmp_path_factory.mktemp("install")
+def install(folder: Path, env: dict[str, str] | None = None) -> Path:
+    """`pip install .` of a copy of the project into a fresh venv under folder; env changes the build's environment."""
     source = folder / "src"
     source.mkdir()
-    shutil.copy(ROOT / "pyproject.toml", source)
-    shutil.copy(ROOT / "README.md", source)
-    shutil.copytree(ROOT / "bpe", source / "bpe", ignore=shutil.ignore_patterns("__pycache__"))
-    env = folder / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(env)], check=True, timeout=120)
-    python = env / "bin" / "python"
+    for name in ("pyproject.toml", "setup.py", "MANIFEST.in", "README.md"):
+        shutil.copy(ROOT / name, source)
+    shutil.copytree(ROOT / "bpe", source / "bpe", ignore=shutil.ignore_patterns("__pycache__", "*.so"))
+    venv = folder / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
+    python = venv / "bin" / "python"
     purelib = subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"], capture_output=True, text=True)
     ours = {sysconfig.get_paths()["purelib"], *site.getsitepackages()}
     (Path(purelib.stdout.strip()) / "deps.pth").write_text("\n".join(sorted(ours)) + "\n")
@@ -42,9 +41,15 @@ def venv(tmp_path_factory) -> Path:
         capture_output=True,
         text=True,
         timeout=300,
+        env={**os.environ, **(env or {})},
     )
     assert install.returncode == 0, install.stderr
-    return env
+    return venv
+
+
+@pytest.fixture(scope="module")
+def venv(tmp_path_factory) -> Path:
+    return install(tmp_path_factory.mktemp("install"))
 
 
 def bpe(venv: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess:
@@ -94,3 +99,19 @@ def test_the_bpe_command_counts_with_gigatoken_and_without_it(venv, tmp_path):
     assert (tmp_path / "with.parquet").read_bytes() != b"" and pq.read_table(tmp_path / "with.parquet").equals(
         pq.read_table(tmp_path / "without.parquet")
     )
+
+
+@pytest.mark.skipif(shutil.which("gcc") is None, reason="no C compiler here (scripts/setup.sh installs gcc)")
+def test_pip_install_builds_the_compiled_core(venv, tmp_path):
+    where = subprocess.run([venv / "bin" / "python", "-m", "bpe.core"], capture_output=True, text=True, cwd=tmp_path)
+    assert where.returncode == 0 and where.stdout.startswith("The compiled core (bpe._core) is built"), where.stdout + where.stderr
+
+
+def test_without_a_compiler_pip_install_still_installs_and_says_why(tmp_path_factory, tmp_path):
+    venv = install(tmp_path_factory.mktemp("no-compiler"), env={"CC": "false", "LDSHARED": "false"})
+    where = subprocess.run([venv / "bin" / "python", "-m", "bpe.core"], capture_output=True, text=True, cwd=tmp_path)
+    assert where.returncode == 1 and where.stdout.startswith("The compiled core (bpe._core) is absent: it is not built here"), where.stdout
+    assert where.stdout.strip().count("\n") == 0 and where.stdout.strip().endswith(".") and not where.stderr  # one sentence
+    (tmp_path / "corpus.txt").write_text("low lower lowest newer newest " * 50)
+    trained = bpe(venv, "train", "corpus.txt", "--vocab-size", "270", "--out", "tok", "--workers", "1", cwd=tmp_path)
+    assert trained.returncode == 0 and "14 merges" in trained.stdout, trained.stderr

@@ -1,0 +1,11 @@
+/* bpe._core: what the C files of the compiled core share.
+ *
+ * Each file adds its types and functions to the one module through an init
+ * function declared here and called from module.c. */
+#ifndef BPE_CORE_H
+#define BPE_CORE_H
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#endif

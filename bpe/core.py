@@ -1,0 +1,81 @@
+"""The compiled core, `bpe._core`: whether it is here, and if not, why, in one sentence.
+
+The core is C through the CPython API (the sources are bpe/c/, built by setup.py):
+exact twins of the hot paths whose Python code stays the readable reference and
+the fallback, held to identical results by property tests. Nothing needs it: where
+it is absent -- not built (no compiler; `bash scripts/setup.sh` builds it), built
+from other sources than the checkout's (a stale build is never used), or switched
+off with BPE_CORE=0 -- `core` is None, `missing` says why, and the Python code runs.
+BPE_CORE=/path/to/_core.so loads that build instead (scripts/sanitize.sh: the
+AddressSanitizer copy).
+
+    python -m bpe.core   # is the core built here, and if not why
+
+Not here: what the core computes (bpe/c/*.c and their Python twins, such as heap_c.py).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+import sys
+from pathlib import Path
+from types import ModuleType
+
+SOURCES = Path(__file__).resolve().parent / "c"
+
+
+def sources_digest(folder: Path = SOURCES) -> str:
+    """sha256 of the C files under folder (names and contents): setup.py builds it into the core as SOURCES."""
+    digest = hashlib.sha256()
+    for path in sorted(folder.iterdir()):
+        if path.suffix in (".c", ".h"):
+            digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def load() -> tuple[ModuleType | None, str]:
+    """(the core module, "") or (None, why it is absent, as the end of a sentence)."""
+    setting = os.environ.get("BPE_CORE", "")
+    if setting == "0":
+        return None, "BPE_CORE=0 is set"
+    try:
+        if setting:
+            module = _load_file(setting)
+        else:
+            from . import _core as module
+    except ImportError as error:
+        if setting:
+            return None, f"BPE_CORE={setting} could not be loaded ({error})"
+        return (
+            None,
+            "it is not built here (it needs gcc and the Python headers: bash scripts/setup.sh builds it in a checkout, pip install . where they are)",
+        )
+    if SOURCES.is_dir() and getattr(module, "SOURCES", "") != sources_digest():
+        return None, "it was built from older sources than bpe/c holds (bash scripts/setup.sh rebuilds it)"
+    return module, ""
+
+
+def _load_file(path: str) -> ModuleType:
+    spec = importlib.util.spec_from_file_location("bpe._core", path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"{path} is not an extension module")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+core, missing = load()
+
+
+def describe() -> str:
+    """One sentence: the core is built here, or why not."""
+    if core is None:
+        return f"The compiled core (bpe._core) is absent: {missing}; the trainers run in Python."
+    return f"The compiled core (bpe._core) is built: {Path(core.__file__).name}."
+
+
+if __name__ == "__main__":
+    print(describe())
+    sys.exit(0 if core is not None else 1)
