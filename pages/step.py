@@ -128,7 +128,7 @@ def stepper() -> None:
         c5, c6 = st.columns([2, 3], gap="medium")
         c5.html(view.changes)
         with c6:
-            st.html("<h3>Count of the winning pair at each merge</h3>")
+            st.html(f"<h3>{whole.counts_heading}</h3>")
             views.counts_chart(whole.spec, whole.counts, view.now)
 
     link.show(k)

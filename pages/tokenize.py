@@ -6,7 +6,7 @@ import streamlit as st
 
 from bpe import PATTERNS, export, load
 from ui import runs, sidebar, state
-from ui.render import split_note, token_spans
+from ui.render import BYTES_MEANING, split_note, token_spans
 from ui.views import tokenize as real
 
 SHOWN = 3000  # tokens drawn; a longer text is still counted and checked in full
@@ -74,8 +74,8 @@ n_bytes = len(text.encode("utf-8", "surrogateescape"))
 
 c1, c2, c3, c4 = st.columns(4)
 c1.metric("Tokens", f"{len(ids):,}")
-c2.metric("Bytes", f"{n_bytes:,}")
-c3.metric("Bytes per token", f"{n_bytes / len(ids):.2f}" if ids else "–")
+c2.metric("Bytes", f"{n_bytes:,}", help=f"Bytes: {BYTES_MEANING}.")
+c3.metric("Bytes per token", f"{n_bytes / len(ids):.2f}" if ids else "–", help=f"Bytes: {BYTES_MEANING}.")
 c4.metric("Merges used", f"{k:,} of {n:,}")
 
 st.html(token_spans(pieces[:SHOWN], ids[:SHOWN]))

@@ -24,6 +24,8 @@ VISIBLE = {" ": "␣", "\n": "↵", "\t": "⇥", "\r": "\\r"}
 # token colours: light enough for dark text, distinct side by side
 PALETTE = ["#fde2e4", "#d7f0dd", "#dbe7fb", "#fff1c1", "#eadcf8", "#d3f2f4", "#ffe0c7", "#e4e4e4"]
 
+# what every page means by a text's bytes (and so by bytes per token): one definition, said where a count is shown
+BYTES_MEANING = "the text's bytes in UTF-8, whitespace that a pre-tokenizer drops included"
 MAX_CHAR_BYTES = 4  # a UTF-8 character is at most 4 bytes, so a split one spans at most 4 tokens
 
 

@@ -73,6 +73,7 @@ class TraceViews:
     tokenizer: Tokenizer
     spec: dict
     counts: bytes  # every merge's winning count, as Arrow
+    counts_heading: str  # the count chart's heading, which says its scale
     merges: Shelf = field(default_factory=lambda: Shelf(MERGES_KEPT))
     sentences: Shelf = field(default_factory=lambda: Shelf(SENTENCES_KEPT))
 
@@ -121,5 +122,6 @@ def trace_views(trace_id: str, _key: RunKey, _events: tuple[MergeEvent, ...]) ->
         events=_events,
         tokenizer=Tokenizer.from_merges([(e.left, e.right) for e in _events], specials, pattern),
         spec=views.counts_spec(counts),
+        counts_heading=views.counts_heading(counts),
         counts=views.arrow({"merge": list(range(1, len(_events) + 1)), "count": counts}),
     )

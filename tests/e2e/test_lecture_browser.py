@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from .conftest import SMALL_TEXT_JS, clipped, settled, shots, wait_idle
+from .conftest import SMALL_TEXT_JS, clipped, open_from_sidebar, settled, shots, wait_idle
 
 
 def open_url(page, url: str, ready: str, timeout: int = 180_000) -> None:
@@ -40,3 +40,49 @@ def test_4_the_heap_at_stdlib_merge_37_says_the_pops_found_the_runner_up_not_the
     assert clipped(page) == [] and page.evaluate(SMALL_TEXT_JS) == []
     page.locator(".heap + .caption").evaluate("e => e.scrollIntoView({block: 'end'})")
     shots(page, "lecture-4-heap-stdlib-37")
+
+
+# ---------------------------------------------------------------------------
+# 7. "How pair counts changed" to scale, and the count chart's title whole
+
+BARS_JS = """() => [...document.querySelectorAll('.changes .neg, .changes .pos')].filter(c => c.querySelector('.bar')).map(c => ({
+  change: +c.querySelector('span').innerText.replace(/[,+]/g, '').replace('−', '-'),
+  width: c.querySelector('.bar').getBoundingClientRect().width}))"""
+
+
+def test_7_pair_count_changes_at_stdlib_merge_37_are_drawn_to_scale(page, app_url):
+    open_url(page, f"{app_url}/?corpus=stdlib&merge=37", ".changes")
+    page.set_viewport_size({"width": 1280, "height": 720})
+    settled(page)
+    bars = page.evaluate(BARS_JS)
+    largest = max(bars, key=lambda b: abs(b["change"]))
+    assert largest["change"] == -7_155
+    for bar in bars:  # each bar as long as its number says, against the largest (a bar under 3 px is drawn at 3 px or so)
+        assert abs(bar["width"] - largest["width"] * abs(bar["change"]) / 7_155) <= 4, bar
+    assert "to scale" in text_of(page, ".changes + .caption") and "log" not in text_of(page, ".changes + .caption")
+    heading = page.get_by_role("heading", name="Winning count at each merge").first
+    assert heading.inner_text().endswith("(log scale)")  # the scale in the heading: the axis title is short enough to show whole
+    assert clipped(page) == []
+    heading.evaluate("e => e.scrollIntoView({block: 'start'})")
+    shots(page, "lecture-7-pair-changes-stdlib-37")
+
+
+# ---------------------------------------------------------------------------
+# 11. one way to count a text's bytes
+
+
+def metric(page, label: str) -> str:
+    return page.locator('[data-testid="stMetric"]').filter(has_text=label).first.locator('[data-testid="stMetricValue"]').inner_text()
+
+
+def test_11_the_step_tokenize_and_threshold_pages_count_the_textbook_text_as_the_same_94_bytes(page, app_url):
+    open_url(page, f"{app_url}/?corpus=textbook&merge=12", ".sentence")
+    said = text_of(page, ".sentence + .caption")
+    tokens, n_bytes = re.search(r"([\d,]+) tokens in [\d,]+ pre-tokens \(underlined\), for the text's ([\d,]+) bytes", said).groups()
+    assert n_bytes == "94" and "(15 of them whitespace the pre-tokenizer drops" in said
+    open_from_sidebar(page, "Tokenize & export", "Tokenize & export")
+    assert (metric(page, "Tokens"), metric(page, "Bytes")) == (tokens, "94")
+    per_token = metric(page, "Bytes per token")
+    assert per_token == f"{94 / int(tokens):.2f}"
+    open_from_sidebar(page, "Threshold explorer", "Threshold explorer")
+    assert metric(page, "Bytes per token") == per_token  # t = 1 keeps all 12 merges: the same text, the same count

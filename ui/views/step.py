@@ -15,7 +15,6 @@ can call. Every corpus string reaches HTML through ui.render (escaped).
 from __future__ import annotations
 
 import html
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -436,21 +435,12 @@ def _chips_width(tokens: Sequence[bytes]) -> str:
     return f"calc({shown}ch + {8 * len(tokens)}px)"
 
 
-LOG_BARS = 10  # a merge's pair-count changes are drawn on a log scale when the largest is this many times the smallest
-
-
 def bar_share(d: int, changes: Sequence[int]) -> float:
-    """How long change d's bar is, as a share of the longest: log-magnitude when the changes span a wide range.
+    """How long change d's bar is, as a share of the longest: to scale, so that -7,155 is 59 times +122 on the screen too.
 
-    Beside -7,155, +97 would be 1 % of the bar on a linear scale, invisible; on log(1 + |d|) it is half.
-    [-7155, 122, 97]: 97 -> 0.52; [-4, 2]: 2 -> 0.5 (linear)
+    [-7155, 122, 97]: 97 -> 0.0136 (its number is printed beside it); [-4, 2]: 2 -> 0.5
     """
-    top = max(map(abs, changes))
-    return math.log1p(abs(d)) / math.log1p(top) if log_bars(changes) else abs(d) / top
-
-
-def log_bars(changes: Sequence[int]) -> bool:
-    return max(map(abs, changes)) >= LOG_BARS * max(min(map(abs, changes)), 1)
+    return abs(d) / max(map(abs, changes))
 
 
 def pair_changes(event: MergeEvent, limit: int = CHANGE_ROWS) -> str:
@@ -462,7 +452,7 @@ def pair_changes(event: MergeEvent, limit: int = CHANGE_ROWS) -> str:
     deltas = [d for _, _, d in changes]
     cells = []
     for a, b, d in changes:
-        bar = f'<div class="bar" style="width:{max(bar_share(d, deltas) * 80, 1.5):.1f}%"></div>'
+        bar = f'<div class="bar" style="width:{max(bar_share(d, deltas) * 80, 0.5):.1f}%"></div>'
         number = f"<span>{d:+,}</span>"
         cells.append(
             f'<div class="pair">{html.escape(show_pair(a, b))}</div>'
@@ -475,8 +465,7 @@ def pair_changes(event: MergeEvent, limit: int = CHANGE_ROWS) -> str:
     return f'<h3>How pair counts changed</h3><div class="changes">{"".join(cells)}</div>' + caption(
         f"{detail.changes_total:,} pair count(s) changed"
         + (f", the {len(changes)} largest shown" if detail.changes_total > len(changes) else "")
-        + ": red pairs lost occurrences to the merge, green pairs are new, with the new token."
-        + (" Bar lengths on a log scale, so that small changes show beside large ones." if log_bars(deltas) else "")
+        + ": red pairs lost occurrences to the merge, green pairs are new, with the new token. Bar lengths are to scale."
     )
 
 
@@ -489,13 +478,13 @@ def counts_spec(counts: list[int]) -> dict:
 
     Log scale when the counts span a wide range (as on the threshold page).
     """
-    log = max(counts) / max(min(counts), 1) > 30
+    log = log_counts(counts)
     few = len(counts) <= 60
     x = {"field": "merge", "type": "quantitative", "title": "merge", "axis": {"format": ",d", "tickMinStep": 1, **AXIS}}
     y = {
         "field": "count",
         "type": "quantitative",
-        "title": "winning count" + (" (log scale)" if log else ""),
+        "title": "winning count",  # short, so that it is never cut; counts_heading says the scale
         "scale": {"type": "log"} if log else {"zero": True},
         "axis": AXIS,
     }
@@ -524,6 +513,15 @@ def counts_spec(counts: list[int]) -> dict:
             },
         ],
     }
+
+
+def counts_heading(counts: Sequence[int]) -> str:
+    """The chart's heading, with its scale: a y title that long was cut off at 1280x720 ("winning count (log scale")."""
+    return "Winning count at each merge" + (" (log scale)" if log_counts(counts) else "")
+
+
+def log_counts(counts: Sequence[int]) -> bool:
+    return max(counts) / max(min(counts), 1) > 30
 
 
 def counts_chart(spec: dict, counts: bytes, now: bytes) -> None:
@@ -582,9 +580,9 @@ def sentence(tok: Tokenizer, data: bytes, k: int, new_token: bytes) -> tuple[str
     dropped = sum(len(s.tokens[0]) for s in segs if s.kind == "dropped")
     found = sum(t == new_token for t in tokens)
     words = sum(s.kind == "pretoken" for s in segs)
-    note = f"{len(tokens):,} tokens in {words:,} pre-tokens (underlined), for {len(data) - dropped:,} bytes"
+    note = f"{len(tokens):,} tokens in {words:,} pre-tokens (underlined), for the text's {len(data):,} bytes"
     if dropped:
-        note += f"; the pre-tokenizer dropped {dropped:,} bytes of whitespace (grey), which are not tokens"
+        note += f" ({dropped:,} of them whitespace the pre-tokenizer drops, grey: in no token)"
     note += f". Outlined: the token this merge made, {show(new_token)}, found {found} time{'s' if found != 1 else ''} here."
     if any(end - start > 1 for s in segs for start, end in character_runs(list(s.tokens))):
         note += " Dashed: one character whose bytes are split over several tokens."

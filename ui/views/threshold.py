@@ -19,7 +19,7 @@ from bpe.threshold import Compression, Replay, kept
 from ui import corpus as corpora
 from ui import state
 from ui.chart_style import MARK_TEXT, config
-from ui.render import show, show_pair
+from ui.render import BYTES_MEANING, show, show_pair
 
 
 @dataclass(frozen=True)
@@ -172,7 +172,7 @@ def metrics(t: int, k: int, n: int, vocab_size: int, now: Compression, full: Com
     c3.metric(
         "Bytes per token",
         f"{now.bytes_per_token:.2f}",
-        help="Higher is better: each token carries more text.",
+        help=f"Higher is better: each token carries more text. Bytes: {BYTES_MEANING}.",
         **versus(now.bytes_per_token, full.bytes_per_token, "normal"),
     )
     c4.metric(
