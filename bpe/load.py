@@ -34,7 +34,7 @@ from heapq import heapify, heappop, heappush
 from pathlib import Path
 
 from .gpt2_bytes import from_unicode, to_unicode
-from .patterns import DEFAULT_PATTERN, PATTERNS, check_pattern, check_special_tokens, regex_of
+from .patterns import DEFAULT_PATTERN, PATTERNS, check_pattern, check_special_tokens, pattern_name, regex_of
 
 Vocab = dict[int, bytes]
 Merges = list[tuple[bytes, bytes]]
@@ -213,17 +213,22 @@ def parse_hf(text: str, name: str = HF) -> Loaded:
 def hf_pre_tokenizer(pattern: str) -> dict | None:
     """How HuggingFace expresses each pre-tokenizer.
 
-    gpt2: ByteLevel's own regex, which is GPT-2's. Any other regex (cl100k, o200k, whitespace, yours): a Split that
+    gpt2: ByteLevel's own regex, which is GPT-2's. cl100k, o200k, whitespace: a Split that
     keeps the regex's matches and removes the rest (findall), then ByteLevel without
-    its regex. none: ByteLevel alone. Limits: HuggingFace runs the regex with
-    Oniguruma, not Python's `regex`; on the text we test they agree, but Unicode
-    tables of different versions can disagree on new characters.
+    its regex. A regex of yours: a Split that keeps its matches and the text between
+    them (behavior 'isolated'), as this tool pre-tokenizes with it. none: ByteLevel
+    alone. Limits: HuggingFace runs the regex with Oniguruma, not Python's `regex`;
+    on the text we test they agree, but Unicode tables of different versions can
+    disagree on new characters.
     """
     check_pattern(pattern)
     byte_level = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": pattern == "gpt2"}
     if pattern in ("gpt2", "none"):
         return byte_level
-    split = {"type": "Split", "pattern": {"Regex": regex_of(pattern)}, "behavior": "Removed", "invert": True}
+    if pattern_name(pattern) == "regex":
+        split = {"type": "Split", "pattern": {"Regex": pattern}, "behavior": "Isolated", "invert": False}
+    else:
+        split = {"type": "Split", "pattern": {"Regex": regex_of(pattern)}, "behavior": "Removed", "invert": True}
     return {"type": "Sequence", "pretokenizers": [split, byte_level]}
 
 
@@ -240,14 +245,16 @@ def _hf_pattern(name: str, pre: object) -> str:
     if isinstance(steps, list) and len(steps) == 2 and all(isinstance(s, dict) for s in steps):
         split, byte_level = steps
         regex = split.get("pattern", {}).get("Regex") if isinstance(split.get("pattern"), dict) else None
-        keeps = (split.get("behavior"), bool(split.get("invert"))) in (("Isolated", False), ("Removed", True))
+        behavior = (split.get("behavior"), bool(split.get("invert")))
+        keeps = behavior in (("Isolated", False), ("Removed", True))
         plain = byte_level.get("type") == "ByteLevel" and not byte_level.get("use_regex", True) and not byte_level.get("add_prefix_space")
         if split.get("type") == "Split" and isinstance(regex, str) and keeps and plain:
-            named = [pattern for pattern, text in PATTERNS.items() if regex == text]
+            # subtle: 'Isolated' keeps the text between matches, as a regex of ours does; whitespace's drops it
+            named = [p for p, text in PATTERNS.items() if regex == text and not (p == "whitespace" and behavior[0] == "Isolated")]
             if named:
                 return named[0]
             _wrap(name, check_pattern, regex)
-            return regex  # any other regex is taken as it is
+            return regex  # any other regex is taken as it is (and keeps the text between matches, where 'Removed' drops it)
     raise ValueError(
         f"{name}: pre_tokenizer {json.dumps(pre)[:120]} is not one this tool knows; "
         "expected ByteLevel (gpt2), or a Split by a regex that keeps its matches followed by ByteLevel without its regex."

@@ -24,8 +24,10 @@ import regex
 
 DEFAULT_PATTERN = "gpt2"  # the pre-tokenizer a setting means when it names none: the one default, used everywhere
 
-# The named pre-tokenizers. Any other string is taken as a regex (tiktoken's `pat_str`):
-# the pre-tokens are its matches, in order (findall), and text between matches is dropped.
+# The named pre-tokenizers. Any other string is taken as a regex (tiktoken's `pat_str`): the pre-tokens
+# are its matches, in order, and the text between matches, each stretch a pre-token of its own (HuggingFace's
+# Split with behavior 'isolated'), so that no byte is lost; tiktoken would drop it. gpt2, cl100k and o200k
+# match every character, so nothing is left between their matches; whitespace drops it by design.
 PATTERNS: dict[str, str | None] = {
     # GPT-2's (r50k_base, p50k_base); tiktoken's r50k_pat_str is an equivalent, faster spelling
     "gpt2": r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+""",
@@ -86,6 +88,8 @@ def regex_of(pattern: str) -> str | None:
     choices = ", ".join([*PATTERNS, *ALIASES])
     if _NAME.fullmatch(pattern) or not pattern:
         raise ValueError(f"Unknown pre-tokenizer {pattern!r}; choose one of {choices}, or give a regex.")
+    if ALIASES.get(pattern.strip(), pattern.strip()) in PATTERNS:  # 'gpt2 ' is a regex matching only that: a typo
+        raise ValueError(f"Unknown pre-tokenizer {pattern!r}: the name {pattern.strip()!r} has spaces around it.")
     try:
         compiled = regex.compile(pattern)
     except (regex.error, OverflowError, RecursionError) as e:

@@ -97,14 +97,45 @@ _compiled: dict[str, Callable[[str], list[str]]] = {}
 
 
 def _pattern(name: str) -> Callable[[str], list[str]]:
-    """The findall of a pre-tokenizer's regex (whole matches, even when the regex has groups)."""
+    """The pre-tokens of a pre-tokenizer's regex: its whole matches (even when the regex has groups), and for
+    a regex of the user's also the text between them (see `_with_gaps`)."""
     finder = _compiled.get(name)
     if finder is None:
         compiled = regex.compile(regex_of(name))
-        finder = compiled.findall if compiled.groups == 0 else lambda text: [m.group() for m in compiled.finditer(text)]
+        matches = compiled.findall if compiled.groups == 0 else lambda text: [m.group() for m in compiled.finditer(text)]
+        # gpt2, cl100k and o200k match every character (nothing is left between matches); whitespace drops it by design
+        finder = matches if ALIASES.get(name, name) in PATTERNS else _with_gaps(compiled, matches)
         if len(_compiled) > 64:  # regexes typed by users: keep a few
             _compiled.clear()
         _compiled[name] = finder
+    return finder
+
+
+def _with_gaps(compiled: regex.Pattern, matches: Callable[[str], list[str]]) -> Callable[[str], list[str]]:
+    """A finder that keeps the text a regex leaves between its matches, each stretch a pre-token of its own.
+
+    With r'\\w+': 'the cat.' -> ['the', ' ', 'cat', '.'], where findall gives ['the', 'cat'].
+    This is HuggingFace's Split(pattern, behavior='isolated'); tiktoken drops that text,
+    and so would we, silently: no byte of the input may be lost. Empty matches (a regex
+    like 'a*(?=b)' can make them) are dropped: they hold no byte.
+    """
+
+    def finder(text: str) -> list[str]:
+        tokens = matches(text)
+        if sum(map(len, tokens)) == len(text) and "" not in tokens:
+            return tokens  # the matches cover the text: at findall's speed
+        out, pos = [], 0
+        for m in compiled.finditer(text):
+            start, end = m.span()
+            if start > pos:
+                out.append(text[pos:start])
+            if end > start:
+                out.append(m.group())
+            pos = end
+        if pos < len(text):
+            out.append(text[pos:])
+        return out
+
     return finder
 
 

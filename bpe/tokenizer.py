@@ -16,8 +16,9 @@ HuggingFace tokenizers and tiktoken given the same files.
 
 decode() replaces bytes that are not valid UTF-8 with U+FFFD, as CS336 and
 tiktoken do; decode_bytes() is lossless: decode_bytes(encode(b)) == b for all
-bytes b (invalid UTF-8 is kept through surrogateescape), except with the
-'whitespace' pre-tokenizer, which drops whitespace by design.
+bytes b (invalid UTF-8 is kept through surrogateescape), with any regex as the
+pre-tokenizer too (the text between its matches is pre-tokenized as itself), except
+with the named 'whitespace' pre-tokenizer, which drops whitespace by design.
 
 Not here: the file formats (load.py, export.py) or training (train.py).
 """

@@ -570,3 +570,72 @@ def test_fuzz_counts_metadata_node_by_node(tmp_path_factory, path, value):
     )
     if one_sentence(lambda: load_counts(file), "m.parquet") is not None:
         one_sentence(lambda: train_from_counts(file, 260), "m.parquet")
+
+
+# ---------------------------------------------------------------------------
+# any regex that compiles is a lossless pre-tokenizer (issue 26.1)
+
+REGEX_ATOMS = st.sampled_from(
+    [
+        "a",
+        "b",
+        " ",
+        ".",
+        r"\w",
+        r"\W",
+        r"\d",
+        r"\s",
+        r"\S",
+        r"\p{L}",
+        r"\p{N}",
+        "[a-c]",
+        "[^ ]",
+        r"\b",
+        "^",
+        "$",
+        "'s",
+        "日",
+        "(?=b)",
+        "(?<=a)",
+        "(?!a)",
+    ]
+)
+REGEX = st.recursive(
+    REGEX_ATOMS,
+    lambda inner: st.one_of(
+        st.tuples(inner, st.sampled_from(["*", "+", "?", "{1,3}", "+?", "*?", "{2}"])).map("".join),
+        st.lists(inner, min_size=2, max_size=3).map("".join),
+        st.lists(inner, min_size=2, max_size=3).map("|".join),
+        inner.map(lambda r: f"({r})"),
+        inner.map(lambda r: f"(?:{r})"),
+        inner.map(lambda r: f"(?i:{r})"),
+    ),
+    max_leaves=6,
+)
+REGEX_TEXT = st.text(st.sampled_from("ab \n.'s日1é\udc80"), max_size=24)  # \udc80: an invalid byte as read (surrogateescape)
+
+
+@FUZZ
+@given(
+    pattern=st.one_of(REGEX, st.text(st.sampled_from(r"ab .\w\s()[]|*+?{}^$"), min_size=1, max_size=8)),
+    texts=st.lists(REGEX_TEXT, min_size=1, max_size=3),
+)
+def test_fuzz_any_compiling_regex_loses_no_byte(pattern, texts):
+    """For any regex a tokenizer takes: training counts cover every byte, and decode_bytes(encode(x)) == x."""
+    from hypothesis import assume
+
+    try:
+        Tokenizer.from_merges([], pattern=pattern)
+    except ValueError as e:  # does not compile, matches the empty string, or is a (mistyped) name: one sentence
+        assert "\n" not in str(e)
+        assume(False)
+    corpus = SPECIAL.join(texts)
+    with no_hang(20):
+        counted = pretokenize(corpus.encode("utf-8", "surrogateescape"), pattern=pattern, special_tokens=[SPECIAL])
+        assert sum(len(token) * n for token, n in counted.counts.items()) == counted.n_bytes - len(SPECIAL.encode()) * (len(texts) - 1)
+        assert b"" not in counted.counts
+        tok = Tokenizer.from_training(train(counted, 8, special_tokens=[SPECIAL]), pattern)
+        for text in [*texts, corpus]:
+            data = text.encode("utf-8", "surrogateescape")
+            assert tok.decode_bytes(tok.encode(data)) == data
+            assert tok.decode_bytes(list(tok.encode_iterable([data[:5], data[5:]]))) == data
