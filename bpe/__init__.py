@@ -1,7 +1,7 @@
 """Byte-pair-encoding training, four ways, with identical results; and a tokenizer for any BPE vocabulary.
 
 Reading order: patterns -> pretokenize -> compiled -> inputs -> count -> rule -> spec -> events -> trainer ->
-naive, positions, parent_set, heap -> train -> tokenizer -> load, export ->
+naive, positions, parent_set, heap -> train -> tokenizer -> load, export, formats ->
 threshold, race -> sweep, references -> counts_file, ray_count, memory -> cli.
 The package imports no UI library; pyarrow, zstandard and ray only when a
 Parquet, .zst or counts file or a cluster is used.

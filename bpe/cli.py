@@ -25,7 +25,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import export
+from . import formats
 from .count import Counted, count_inputs, pretokenize_files
 from .events import MergeEvent, stop_sentence
 from .memory import megabytes, peak_rss, reset_peak
@@ -36,9 +36,6 @@ from .spec import DEFAULT, TrainSpec
 from .tokenizer import Tokenizer
 from .train import ALGORITHMS, Run, build_vocab, check_spec, keeps_sequence
 from .trainer import paused_gc
-
-FILES = (export.VOCAB, export.MERGES, export.HF, export.PLAIN)  # what train writes
-
 
 # ---------------------------------------------------------------------------
 # phases: progress, time and peak memory
@@ -178,7 +175,7 @@ def parser() -> argparse.ArgumentParser:
         + f" (default {DEFAULT.tie_break})",
     )
     t.add_argument("--workers", type=int, default=None, metavar="W", help="processes for pre-tokenization (default: CPU count)")
-    t.add_argument("--out", type=Path, required=True, metavar="DIR", help=f"writes {', '.join(FILES)} to DIR")
+    t.add_argument("--out", type=Path, required=True, metavar="DIR", help=f"writes {', '.join(formats.file_names())} to DIR")
     add_reading_options(t)
     t.add_argument("--from-counts", type=Path, metavar="FILE", help="train from a counts file written by `bpe count` instead of INPUTs")
 
@@ -213,9 +210,7 @@ def parser() -> argparse.ArgumentParser:
 
 PATTERN_CHOICES = f"one of {', '.join(PATTERNS)} (gpt4 = cl100k), or a regex such as tiktoken's pat_str"
 
-TOKENIZER_HELP = (
-    "a directory written by train, or a tokenizer file: vocab.json / encoder.json, tokenizer.json, *.tiktoken, tokenizer.bpe.json"
-)
+TOKENIZER_HELP = f"a directory written by train, or another tool's tokenizer: {formats.upload_hint()}"
 
 
 def load_tokenizer(args: argparse.Namespace) -> Tokenizer:
@@ -304,7 +299,7 @@ def train_command(args: argparse.Namespace) -> None:
         say(f"merges: {len(merges):,} in {phases.seconds['merges']:.1f}s")
     with phases.phase("write"):
         vocab = build_vocab(merges, special_tokens, distinct=distinct)
-        paths = export.save_all(args.out, merges, special_tokens, pattern, counts)
+        paths = formats.save(args.out, formats.files(merges, special_tokens, pattern, counts))
 
     why = stop_sentence(
         stop_reason,

@@ -17,7 +17,8 @@ order, then the special tokens -- unless a `vocab` is given (a tokenizer loaded
 from another tool keeps its own ids), which vocab.json and tokenizer.json then
 write as they are; the plain format cannot hold other ids and is left out.
 
-Not here: reading files (load.py) or encoding (tokenizer.py).
+Not here: which files each format is, or writing them all at once (formats.py);
+reading files (load.py); encoding (tokenizer.py).
 """
 
 from __future__ import annotations
@@ -25,10 +26,9 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from json.encoder import encode_basestring
-from pathlib import Path
 
 from .gpt2_bytes import to_unicode
-from .load import FORMAT, HF, MERGES, PLAIN, VERSION, VOCAB, hf_pre_tokenizer
+from .load import FORMAT, VERSION, hf_pre_tokenizer
 from .patterns import DEFAULT_PATTERN
 from .train import build_vocab
 
@@ -158,55 +158,3 @@ def json_pairs(pairs: Sequence[tuple[str, str]], depth: int = 0) -> str:
     outer, inner = " " * (depth + 1), " " * (depth + 2)
     rows = ",\n".join(f"{outer}[\n{inner}{encode_basestring(a)},\n{inner}{encode_basestring(b)}\n{outer}]" for a, b in pairs)
     return "[\n" + rows + "\n" + " " * depth + "]"
-
-
-# ---------------------------------------------------------------------------
-# all formats at once
-
-
-def files(
-    merges: Merges,
-    special_tokens: Sequence[str] = (),
-    pattern: str = DEFAULT_PATTERN,
-    counts: Sequence[int | None] | None = None,
-    *,
-    vocab: Vocab | None = None,
-) -> dict[str, str]:
-    """Every format as {file name: text}: vocab.json, merges.txt, tokenizer.json, tokenizer.bpe.json.
-
-    With vocab (another tool's ids), the plain JSON is left out: it cannot hold them.
-    """
-    texts = {
-        VOCAB: gpt2_vocab_json(vocab if vocab is not None else build_vocab(merges, special_tokens), special_tokens),
-        MERGES: gpt2_merges_txt(merges),
-        HF: hf_tokenizer_json(merges, special_tokens, pattern, vocab),
-    }
-    if vocab is None:
-        texts[PLAIN] = plain_json(merges, special_tokens, pattern, counts)
-    return texts
-
-
-def save_all(
-    directory: str | Path,
-    merges: Merges,
-    special_tokens: Sequence[str] = (),
-    pattern: str = DEFAULT_PATTERN,
-    counts: Sequence[int | None] | None = None,
-    *,
-    vocab: Vocab | None = None,
-) -> list[Path]:
-    """Write every format to directory; return the paths."""
-    out = _directory(directory)
-    paths = []
-    for name, text in files(merges, special_tokens, pattern, counts, vocab=vocab).items():
-        (out / name).write_text(text, encoding="utf-8")
-        paths.append(out / name)
-    return paths
-
-
-def _directory(directory: str | Path) -> Path:
-    out = Path(directory)
-    if out.exists() and not out.is_dir():
-        raise ValueError(f"{out} exists and is not a directory.")
-    out.mkdir(parents=True, exist_ok=True)
-    return out

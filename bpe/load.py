@@ -16,10 +16,10 @@
 
 Everything is parsed from text (JSON or lines); nothing is unpickled or
 evaluated. A bad file raises ValueError("<file>: <what is wrong>"), one
-sentence. `load(path)` finds the format of a file or a directory;
-`load_uploads(files)` does the same for files given as bytes (the app).
+sentence.
 
-Not here: writing files (export.py) or encoding (tokenizer.py).
+Not here: which files a format is, or finding the format of a folder, a file or
+an upload (formats.py); writing files (export.py); encoding (tokenizer.py).
 """
 
 from __future__ import annotations
@@ -44,12 +44,6 @@ MAX_ID = 1 << 32  # ids and ranks are below this (the Tokenizer looks a pair of 
 PLAIN, HF, VOCAB, MERGES = "tokenizer.bpe.json", "tokenizer.json", "vocab.json", "merges.txt"
 GPT2_PAIRS = ((VOCAB, MERGES), ("encoder.json", "vocab.bpe"))  # (vocab, merges) names, this tool's and OpenAI's
 TIKTOKEN = ".tiktoken"
-FORMATS = {
-    "workbench": "this tool's plain JSON",
-    "gpt2": "GPT-2 files",
-    "huggingface": "HuggingFace tokenizer.json",
-    "tiktoken": "tiktoken ranks",
-}
 
 
 @dataclass(frozen=True)
@@ -61,7 +55,7 @@ class Loaded:
     pattern: str = DEFAULT_PATTERN
     counts: tuple[int | None, ...] | None = None  # None when the format does not record them
     vocab: Vocab | None = None  # id -> bytes, special tokens included; None: this tool's layout, derived from the merges
-    format: str = "workbench"  # a key of FORMATS
+    format: str = "workbench"  # a key of formats.FORMATS
     encoding: str = ""  # the OpenAI encoding a .tiktoken file is, recognised by its sha256 ("o200k_base"); "" otherwise
 
 
@@ -92,7 +86,7 @@ def show(token: bytes) -> str:
 def parse_gpt2(vocab_text: str, merges_text: str, vocab_name: str = VOCAB, merges_name: str = MERGES) -> Loaded:
     """GPT-2-format files, given as text; ids as the vocab file gives them."""
     merges = parse_merges_txt(merges_text, merges_name)
-    table = _parse_json(vocab_text, vocab_name)
+    table = parse_json(vocab_text, vocab_name)
     if not isinstance(table, dict):
         raise ValueError(f"{vocab_name}: expected a JSON object mapping tokens to ids, got {_kind(table)}.")
     vocab, specials = _vocab_and_specials(table, merges, vocab_name)
@@ -161,7 +155,7 @@ def _check_merges_in_vocab(vocab: Vocab, merges: Merges, vocab_name: str, merges
 
 def parse_hf(text: str, name: str = HF) -> Loaded:
     """A tokenizer.json holding a byte-level BPE model; ids as the file gives them."""
-    document = _parse_json(text, name)
+    document = parse_json(text, name)
     if not isinstance(document, dict):
         raise ValueError(f"{name}: expected a JSON object, got {_kind(document)}.")
     model = _field(name, document, "model", dict)
@@ -380,7 +374,7 @@ def _rank_merge(token: bytes, ranks: Mapping[bytes, int], below: int) -> list[by
 
 
 def parse_plain(text: str, name: str = PLAIN) -> Loaded:
-    document = _parse_json(text, name)
+    document = parse_json(text, name)
     if not isinstance(document, dict):
         raise ValueError(f"{name}: expected a JSON object, got {_kind(document)}.")
     if document.get("format") != FORMAT:
@@ -420,98 +414,6 @@ def _token_bytes(name: str, n: int, row: dict, side: str) -> bytes:
 
 
 # ---------------------------------------------------------------------------
-# finding the format: a path (file or directory), or uploaded files
-
-
-def load(path: str | Path, *, pattern: str | None = None) -> Loaded:
-    """Load a directory or one file in any format above; ValueError names the file and what is wrong.
-
-    A directory is read as tokenizer.bpe.json, else tokenizer.json, else
-    vocab.json + merges.txt (or encoder.json + vocab.bpe), else its one .tiktoken file.
-    `pattern` is for the formats that do not record one (GPT-2, tiktoken; default gpt2).
-    """
-    path = Path(path)
-    if path.is_dir():
-        for name in (PLAIN, HF):
-            if (path / name).is_file():
-                return load(path / name)
-        for vocab_name, merges_name in GPT2_PAIRS:
-            if (path / vocab_name).exists() or (path / merges_name).exists():
-                return _with_pattern(_load_gpt2_pair(path / vocab_name, path / merges_name), pattern)
-        ranks = sorted(p for p in path.glob("*" + TIKTOKEN) if p.is_file())  # regular files only: not a FIFO, not /dev/zero
-        if len(ranks) == 1:
-            return load(ranks[0], pattern=pattern)
-        raise ValueError(
-            f"{path}: no tokenizer here; expected {PLAIN}, {HF}, {VOCAB} with {MERGES} "
-            f"(or encoder.json with vocab.bpe), or one {TIKTOKEN} file."
-        )
-    if not path.exists():
-        raise ValueError(f"{path}: no such file or directory.")
-    for vocab_name, merges_name in GPT2_PAIRS:
-        if path.name in (vocab_name, merges_name):
-            return _with_pattern(_load_gpt2_pair(path.parent / vocab_name, path.parent / merges_name), pattern)
-    return _with_pattern(parse_one(str(path), read_text(path)), pattern)
-
-
-def _load_gpt2_pair(vocab_path: Path, merges_path: Path) -> Loaded:
-    for p in (merges_path, vocab_path):
-        if not p.is_file():
-            raise ValueError(f"{p.parent}: no {p.name} here; a GPT-2 tokenizer is {vocab_path.name} and {merges_path.name} side by side.")
-    return parse_gpt2(read_text(vocab_path), read_text(merges_path), str(vocab_path), str(merges_path))
-
-
-def parse_one(name: str, text: str) -> Loaded:
-    """One file that holds a whole tokenizer: plain JSON, tokenizer.json or a .tiktoken file, told apart by name, then content."""
-    if name.endswith(".bpe.json"):
-        return parse_plain(text, name)
-    if name.endswith(TIKTOKEN):
-        return parse_tiktoken(text, name)
-    if name.endswith(".json") or text.lstrip()[:1] in ("{", "["):
-        document = _parse_json(text, name)
-        if isinstance(document, dict) and "format" in document:
-            return parse_plain(text, name)
-        if isinstance(document, dict) and "model" in document:
-            return parse_hf(text, name)
-        raise ValueError(f"{name}: not a tokenizer file this tool knows (no 'format' or 'model' field).")
-    if text.strip():
-        return parse_tiktoken(text, name)
-    raise ValueError(f"{name}: the file is empty.")
-
-
-def load_uploads(files: Mapping[str, bytes], *, pattern: str | None = None) -> Loaded:
-    """A tokenizer from uploaded files (name -> bytes): one whole-tokenizer file, or GPT-2's pair."""
-    texts = {name: _decode(name, data) for name, data in files.items()}
-    if not texts:
-        raise ValueError("No file given: upload vocab.json with merges.txt, a tokenizer.json, or a .tiktoken file.")
-    if len(texts) == 1:
-        ((name, text),) = texts.items()
-        if Path(name).name in {n for pair in GPT2_PAIRS for n in pair}:
-            partner = next(m if name.endswith(v) else v for v, m in GPT2_PAIRS if Path(name).name in (v, m))
-            raise ValueError(f"{name}: a GPT-2 tokenizer needs {partner} too; upload both files together.")
-        return _with_pattern(parse_one(name, text), pattern)
-    if len(texts) == 2:
-        vocab_name = next((n for n in texts if n.endswith(".json")), None)
-        merges_name = next((n for n in texts if not n.endswith(".json")), None)
-        if vocab_name and merges_name:
-            return _with_pattern(parse_gpt2(texts[vocab_name], texts[merges_name], vocab_name, merges_name), pattern)
-    names = ", ".join(texts)
-    raise ValueError(f"{names}: expected one tokenizer file, or a vocab .json file with a merges .txt/.bpe file.")
-
-
-def with_pattern(loaded: Loaded, pattern: str | None) -> Loaded:
-    """loaded with the pre-tokenizer asked for, unless its file records one or is one of OpenAI's (which knows its own)."""
-    return loaded if loaded.encoding else _with_pattern(loaded, pattern)
-
-
-def _with_pattern(loaded: Loaded, pattern: str | None) -> Loaded:
-    """Formats that do not record their pre-tokenizer take the one asked for."""
-    if pattern is None or loaded.format not in ("gpt2", "tiktoken"):
-        return loaded
-    check_pattern(pattern)
-    return Loaded(loaded.merges, loaded.special_tokens, pattern, loaded.counts, loaded.vocab, loaded.format, loaded.encoding)
-
-
-# ---------------------------------------------------------------------------
 # reading safely
 
 
@@ -523,17 +425,17 @@ def read_text(path: Path) -> str:
         data = path.read_bytes()
     except OSError as e:
         raise ValueError(f"{path}: cannot be read ({e.strerror}).") from None
-    return _decode(str(path), data)
+    return decode_text(str(path), data)
 
 
-def _decode(name: str, data: bytes) -> str:
+def decode_text(name: str, data: bytes) -> str:
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as e:
         raise ValueError(f"{name}: not UTF-8 text (bad byte at offset {e.start}).") from None
 
 
-def _parse_json(text: str, name: str) -> object:
+def parse_json(text: str, name: str) -> object:
     if not text.strip():
         raise ValueError(f"{name}: the file is empty.")
     try:

@@ -20,7 +20,7 @@ bytes b (invalid UTF-8 is kept through surrogateescape), with any regex as the
 pre-tokenizer too (the text between its matches is pre-tokenized as itself), except
 with the named 'whitespace' pre-tokenizer, which drops whitespace by design.
 
-Not here: the file formats (load.py, export.py) or training (train.py).
+Not here: the file formats (formats.py, load.py, export.py) or training (train.py).
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from pathlib import Path
 
 import regex
 
-from . import export, load
+from . import formats, load
 from .patterns import DEFAULT_PATTERN, ENCODING, ERRORS, check_pattern, check_special_tokens, find_specials, pattern_name
 from .pretokenize import _UNITS, sequence_of_text, split_gpt2
 from .train import Merges, Training, Vocab, build_vocab
@@ -187,7 +187,7 @@ class Tokenizer:
         `pattern` is only used by formats that do not record it (GPT-2 files, .tiktoken; default gpt2);
         `special_tokens` are added to those the file declares.
         """
-        loaded = load.load(path, pattern=pattern)
+        loaded = formats.read(path, pattern=pattern)
         try:
             return cls.from_loaded(loaded, special_tokens=special_tokens)
         except ValueError as e:  # what the loader let through and the constructor refused: still name the file
@@ -195,7 +195,7 @@ class Tokenizer:
 
     @classmethod
     def from_loaded(cls, loaded: load.Loaded, *, special_tokens: Sequence[str] | None = None) -> Tokenizer:
-        """The tokenizer a file held (load.load, load.load_uploads), with extra special tokens if given."""
+        """The tokenizer a file held (formats.read, formats.read_uploads), with extra special tokens if given."""
         specials = list(loaded.special_tokens) + [t for t in special_tokens or () if t not in loaded.special_tokens]
         if loaded.vocab is None:
             return cls.from_merges(loaded.merges, specials, loaded.pattern, counts=loaded.counts)
@@ -207,7 +207,11 @@ class Tokenizer:
         return self.vocab == build_vocab(self.merges, self.special_tokens)
 
     def save(self, directory: str | Path, k: int | None = None) -> list[Path]:
-        """Write every format (with the first k merges) to directory; return the paths.
+        """Write every format (with the first k merges) to directory; return the paths."""
+        return formats.save(directory, self.files(k))
+
+    def files(self, k: int | None = None) -> dict[str, str]:
+        """Every format that can hold this tokenizer (with its first k merges), as {file name: text}.
 
         A tokenizer whose ids follow another tool's layout keeps them, in
         vocab.json and tokenizer.json (the plain JSON format cannot hold them).
@@ -216,7 +220,7 @@ class Tokenizer:
         vocab = None if self.own_layout else self._vocab_of_first(k)
         kept = [rank for rank in range(k) if rank not in self.inert]  # a merge that never applies is not written
         merges, counts = [self.merges[r] for r in kept], [self.counts[r] for r in kept]
-        return export.save_all(directory, merges, self.special_tokens, self.pattern, counts, vocab=vocab)
+        return formats.files(merges, self.special_tokens, self.pattern, counts, vocab=vocab)
 
     def _vocab_of_first(self, k: int) -> Vocab:
         kept = set(BYTES) | {a + b for a, b in self.merges[:k]} | {t.encode(ENCODING) for t in self.special_tokens}

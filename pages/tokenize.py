@@ -4,7 +4,7 @@ import codecs
 
 import streamlit as st
 
-from bpe import PATTERNS, export, load
+from bpe import PATTERNS, formats
 from ui import runs, sidebar, state
 from ui.render import BYTES_MEANING, split_note, token_spans
 from ui.views import tokenize as real
@@ -117,7 +117,7 @@ def next_to_real() -> None:
     if source == "upload":
         u1, u2 = st.columns([3, 1])
         u1.file_uploader(
-            "GPT-2's vocab.json and merges.txt together, a HuggingFace tokenizer.json, or a tiktoken .tiktoken file",
+            f"A tokenizer's files: {formats.upload_hint()}",
             accept_multiple_files=True,
             key="tok_upload",
             on_change=take_upload,
@@ -176,7 +176,7 @@ def next_to_real() -> None:
         st.caption(f"{found:,} merges{' match' if query else ''}{shown}. Rank 1 is the first merge made.")
         if not result.has_counts:
             st.caption(
-                f"No counts: {load.FORMATS[result.format]} record the merges in order but not how often each pair occurred "
+                f"No counts: {formats.label(result.format)} record the merges in order but not how often each pair occurred "
                 "when it was merged. Only this tool's tokenizer.bpe.json keeps them."
             )
 
@@ -185,16 +185,11 @@ next_to_real()
 
 # ---------------------------------------------------------------------------
 st.subheader(f"Download the tokenizer trained here ({k:,} merges)")
-WHAT = {
-    export.VOCAB: "GPT-2 format, with merges.txt",
-    export.MERGES: "GPT-2 format, with vocab.json",
-    export.HF: "HuggingFace tokenizers: Tokenizer.from_file",
-    export.PLAIN: "this tool's plain JSON, with each merge's count",
-}
-texts = export.files(tok.merges[:k], tok.special_tokens, tok.pattern, tok.counts[:k])
+WHAT = formats.file_help()
+texts = tok.files(k)
 for column, (name, data) in zip(st.columns(len(texts)), texts.items()):
     mime = "application/json" if name.endswith(".json") else "text/plain"
-    column.download_button(name, data, file_name=name, mime=mime, help=WHAT[name], width="stretch", on_click="ignore")
+    column.download_button(name, data, file_name=name, mime=mime, help=WHAT.get(name), width="stretch", on_click="ignore")
 st.caption("Load them elsewhere:")
 st.code(
     "from tokenizers import Tokenizer            # pip install tokenizers\n"

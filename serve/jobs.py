@@ -352,9 +352,9 @@ def vocabulary_rows(files: tuple[tuple[str, str], ...], held_out: bytes, *, repo
     """
     from pathlib import Path
 
-    from bpe import load
+    from bpe import formats
     from bpe.vocabulary import token_rows
 
-    tok = Tokenizer.from_loaded(load.load_uploads({name: Path(path).read_bytes() for name, path in files}))
+    tok = Tokenizer.from_loaded(formats.read_uploads({name: Path(path).read_bytes() for name, path in files}))
     words = pretokenize(held_out, pattern=tok.pattern, special_tokens=tok.special_tokens).counts
     return tuple(token_rows(tok, tok.token_counts(words)))

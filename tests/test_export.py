@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bpe import PATTERNS, load, pretokenize, train
+from bpe import PATTERNS, formats, pretokenize, train
 from bpe.gpt2_bytes import byte_to_char, to_unicode
 from bpe.patterns import regex_of
 from bpe.tokenizer import Tokenizer
@@ -102,11 +102,10 @@ def test_saving_the_first_k_merges(tmp_path):
 )
 def test_json_files_are_json_dumps_text_exactly(merges, special_tokens, counts, pattern):
     """export writes its long JSON by hand (json's indented writer is slow): the text must be json.dumps's, character for character."""
-    from bpe import export
     from bpe.train import build_vocab
 
     counts = list(range(len(merges))) if counts else None
-    files = export.files(merges, special_tokens, pattern, counts)
+    files = formats.files(merges, special_tokens, pattern, counts)
     table = {}
     for i, token in sorted(build_vocab(merges, special_tokens).items()):
         table.setdefault(token.decode() if token in {t.encode() for t in special_tokens} else to_unicode(token), i)
@@ -372,4 +371,4 @@ def test_loading_never_unpickles(tmp_path):
 
     path = write(tmp_path / "tokenizer.bpe.json", pickle.dumps({"format": "bpe-workbench"}))
     with pytest.raises(ValueError):
-        load.load(path)
+        formats.read(path)

@@ -28,7 +28,7 @@ import zstandard
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bpe import Tokenizer, count_inputs, load, pretokenize, train, train_from_counts
+from bpe import Tokenizer, count_inputs, formats, load, pretokenize, train, train_from_counts
 from bpe.cli import main
 from bpe.counts_file import CountsInfo, load_counts, save_counts
 from bpe.patterns import find_specials, split_on_special
@@ -397,7 +397,7 @@ def test_fuzz_tokenizer_files(saved, tmp_path_factory, name, ops):
         tok = one_sentence(lambda: Tokenizer.load(directory / name, special_tokens=[SPECIAL]), name)
         files = {n: (directory / n).read_bytes() for n in ("vocab.json", "merges.txt")} if name in ("vocab.json", "merges.txt") else {}
         files[name] = (directory / name).read_bytes()  # GPT-2's pair uploaded together, or the one file
-        uploaded = one_sentence(lambda: load.load_uploads(files), name)
+        uploaded = one_sentence(lambda: formats.read_uploads(files), name)
     if tok is not None:
         encodes_correctly(tok)
     if uploaded is not None:

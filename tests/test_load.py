@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from bpe import PATTERNS, Tokenizer, load, pretokenize, train
+from bpe import PATTERNS, Tokenizer, formats, load, pretokenize, train
 from bpe.gpt2_bytes import to_unicode
 
 SPECIAL = "<|endoftext|>"
@@ -165,17 +165,15 @@ def test_a_folder_with_one_tiktoken_file_or_openais_names_is_found(tmp_path):
 def test_uploads_are_told_apart_by_name_and_content(tmp_path):
     tok = ours()
     texts = {name: text.encode() for name, text in tok_files(tok).items()}
-    assert load.load_uploads({"vocab.json": texts["vocab.json"], "merges.txt": texts["merges.txt"]}).format == "gpt2"
-    assert load.load_uploads({"tokenizer.json": texts["tokenizer.json"]}).format == "huggingface"
-    assert load.load_uploads({"t.bpe.json": texts["tokenizer.bpe.json"]}).format == "workbench"
+    assert formats.read_uploads({"vocab.json": texts["vocab.json"], "merges.txt": texts["merges.txt"]}).format == "gpt2"
+    assert formats.read_uploads({"tokenizer.json": texts["tokenizer.json"]}).format == "huggingface"
+    assert formats.read_uploads({"t.bpe.json": texts["tokenizer.bpe.json"]}).format == "workbench"
     ranks = tiktoken_text({t: i for i, t in tok.vocab.items() if i < 256 + len(tok.merges)}).encode()
-    assert load.load_uploads({"ranks": ranks}, pattern="gpt4").pattern == "gpt4"  # no name to go by: the content decides
+    assert formats.read_uploads({"ranks": ranks}, pattern="gpt4").pattern == "gpt4"  # no name to go by: the content decides
 
 
 def tok_files(tok: Tokenizer) -> dict[str, str]:
-    from bpe import export
-
-    return export.files(tok.merges, tok.special_tokens, tok.pattern, tok.counts)
+    return formats.files(tok.merges, tok.special_tokens, tok.pattern, tok.counts)
 
 
 # ---------------------------------------------------------------------------
@@ -251,15 +249,15 @@ def test_a_bad_tiktoken_file_says_what_is_wrong(tmp_path, text, message):
 )
 def test_bad_uploads_are_one_sentence(files, message):
     with pytest.raises(ValueError, match="^" + message):
-        load.load_uploads(files)
+        formats.read_uploads(files)
 
 
 def test_the_same_text_under_a_different_name_is_judged_by_its_content():
     tok = ours()
     text = tok_files(tok)["tokenizer.json"].encode()
-    assert load.load_uploads({"download (3)": text}).format == "huggingface"
+    assert formats.read_uploads({"download (3)": text}).format == "huggingface"
     with pytest.raises(ValueError, match="^gpt2-vocab: line 1 should be a base64 token and a rank"):
-        load.load_uploads({"gpt2-vocab": b"Hello there\n"})
+        formats.read_uploads({"gpt2-vocab": b"Hello there\n"})
 
 
 def test_vocab_json_tokens_are_written_as_gpt2_does():

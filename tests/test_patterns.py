@@ -13,7 +13,7 @@ import regex
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bpe import PATTERNS, Tokenizer, load, pretokenize
+from bpe import PATTERNS, Tokenizer, formats, load, pretokenize
 from bpe.patterns import check_pattern, pattern_name, regex_of
 from bpe.pretokenize import sequence_of_text
 
@@ -98,13 +98,13 @@ def test_any_regex_gives_the_same_tokens_as_its_name(openai_tokenizers, openai_e
 def test_an_unknown_rank_file_is_not_taken_for_openais(tiktoken_files, tmp_path):
     lines = (tiktoken_files / "cl100k_base.tiktoken").read_text().splitlines()[:300]
     (tmp_path / "small.tiktoken").write_text("\n".join(lines) + "\n")
-    loaded = load.load(tmp_path / "small.tiktoken")
+    loaded = formats.read(tmp_path / "small.tiktoken")
     assert (loaded.pattern, loaded.special_tokens, loaded.encoding) == ("gpt2", (), "")
-    told = load.load(tiktoken_files / "o200k_base.tiktoken", pattern="gpt4")  # a pattern given wins
+    told = formats.read(tiktoken_files / "o200k_base.tiktoken", pattern="gpt4")  # a pattern given wins
     assert (told.pattern, told.encoding) == ("gpt4", "o200k_base")
     # with_pattern (the app's upload: its selectbox always says something) keeps an OpenAI file's own
-    assert load.with_pattern(load.load(tiktoken_files / "o200k_base.tiktoken"), "gpt2").pattern == "o200k"
-    assert load.with_pattern(loaded, "cl100k").pattern == "cl100k"
+    assert formats.with_pattern(formats.read(tiktoken_files / "o200k_base.tiktoken"), "gpt2").pattern == "o200k"
+    assert formats.with_pattern(loaded, "cl100k").pattern == "cl100k"
 
 
 def test_a_hf_split_by_any_regex_loads_and_saves_back(tmp_path):

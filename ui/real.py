@@ -30,7 +30,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from bpe import PATTERNS, Tokenizer, load
+from bpe import PATTERNS, Tokenizer, formats, load
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 GPT2_URL = "https://openaipublic.blob.core.windows.net/gpt-2/encodings/main/"
@@ -299,7 +299,7 @@ def _load(key: str, pattern: str, stamp: tuple, where: str) -> Real:
             if hashlib.sha256(data).hexdigest() != file.sha256:
                 raise ValueError(f"{path}: not OpenAI's {file.name} (its sha256 differs).")
             files[file.name] = data
-        found = load.load_uploads(files, pattern=pattern)
+        found = formats.read_uploads(files, pattern=pattern)
         return Real(encoding, with_specials(found, encoding), None, where)
     except (OSError, ValueError) as e:
         return Real(encoding, None, str(e))

@@ -15,7 +15,7 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from bpe import Tokenizer, load
+from bpe import Tokenizer, formats
 from ui.render import show
 
 SHARED_GPT2 = Path(__file__).resolve().parents[3] / "shared" / "gpt2"
@@ -38,7 +38,7 @@ class Loaded:
 
     tokenizer: Tokenizer | None
     error: str | None = None
-    format: str = ""  # a key of bpe.load.FORMATS
+    format: str = ""  # a key of bpe.formats.FORMATS
 
     @property
     def has_counts(self) -> bool:
@@ -73,7 +73,7 @@ def uploaded(files) -> Reference | None:
 def loaded(digest: str, pattern: str, _reference: Reference) -> Loaded:
     """The tokenizer in a Reference's files, cached on their digest and the pattern and shared by sessions."""
     try:
-        found = load.with_pattern(load.load_uploads(dict(_reference.files)), pattern)  # OpenAI's own files keep their pattern
+        found = formats.with_pattern(formats.read_uploads(dict(_reference.files)), pattern)  # OpenAI's own files keep their pattern
         return Loaded(Tokenizer.from_loaded(found), None, found.format)
     except ValueError as e:
         return Loaded(None, str(e))
@@ -88,7 +88,7 @@ def describe(result: Loaded) -> str:
     tok = result.tokenizer
     specials = ", ".join(tok.special_tokens) or "none"
     return (
-        f"{load.FORMATS[result.format]}: {len(tok.vocab):,} tokens, {len(tok.merges):,} merges, "
+        f"{formats.label(result.format)}: {len(tok.vocab):,} tokens, {len(tok.merges):,} merges, "
         f"special tokens {specials}; pre-tokenizer {tok.pattern}"
     )
 

@@ -1,0 +1,349 @@
+"""Tokenizer file formats, one entry each: how a format is recognised, read and written.
+
+Every format is a `Format` in FORMATS, in the order a folder is searched:
+
+    workbench    tokenizer.bpe.json                      this tool's own, the only one with each merge's count
+    huggingface  tokenizer.json                          as `tokenizers` writes it
+    gpt2         vocab.json + merges.txt                 (or OpenAI's encoder.json + vocab.bpe)
+    tiktoken     *.tiktoken                              one 'base64-token rank' per line
+
+An entry says which files make up one tokenizer of its format (`find`), how to
+recognise one file whose name says nothing (`sniff`), how to read its files into
+a `Loaded` (the parsers are in load.py) and how to write a tokenizer as
+{file name: text} (the writers are in export.py). Everything that handles
+tokenizer files iterates FORMATS, and nothing else names a format: `read` (a
+folder or one file), `read_uploads` (the app's uploads), `files` and `save`
+(every format at once: `bpe train`, `Tokenizer.save`, the app's downloads), the
+CLI's help and the app's upload and download captions. A new format is its
+reader and writer plus one `register` call.
+
+    register(Format("toy", "toy files", "a toy tokenizer", ("merges.toy",), find=..., read=..., write=...))
+
+Not here: parsing or writing the files' text (load.py, export.py), or encoding.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from functools import cached_property
+from pathlib import Path
+
+from . import export, load
+from .load import Loaded, Merges, Vocab, read_text
+from .patterns import DEFAULT_PATTERN, check_pattern
+from .train import build_vocab
+
+Texts = dict[str, str]  # a file's name (or path, for messages) -> its text, in the order its format reads them
+
+
+@dataclass(frozen=True)
+class Probe:
+    """One file whose name says nothing of its format: what a sniffer may look at."""
+
+    name: str
+    text: str
+
+    @cached_property
+    def document(self) -> object | None:
+        """The file's JSON, when it is named .json or looks like JSON (ValueError naming it when it is not valid); else None."""
+        if self.name.endswith(".json") or self.text.lstrip()[:1] in ("{", "["):
+            return load.parse_json(self.text, self.name)
+        return None
+
+
+@dataclass(frozen=True)
+class Format:
+    """One tokenizer file format: how it is recognised, read and written.
+
+    find(names, chosen) -> the groups of file names that each make up one tokenizer
+    of this format, among `names` (a folder's regular files, or what a user chose
+    together); a group may name a file that is missing, and the caller then says so.
+    chosen is True when a user picked exactly these files (an upload), so that
+    looser names may count (gpt2-vocab.json with gpt2-merges.txt).
+    """
+
+    key: str
+    label: str  # its files in a sentence: "GPT-2 files"
+    noun: str  # one tokenizer of it: "a GPT-2 tokenizer"
+    expects: str  # what a folder holds for it, for messages: "vocab.json with merges.txt"
+    find: Callable[[Sequence[str], bool], list[tuple[str, ...]]]
+    read: Callable[[Texts], Loaded]  # the texts of one group, keyed by name (a path, for messages), in find's order
+    write: Callable[[Loaded], Texts] | None = None  # {file name: text}; {} when it cannot hold this tokenizer
+    sniff: Callable[[Probe], bool] | None = None  # does one file whose name says nothing hold this format?
+    records_pattern: bool = True  # False: the pre-tokenizer is not in the files (it is asked for)
+    help: Mapping[str, str] = field(default_factory=dict)  # each file it writes, and what it is for (the app's download buttons)
+
+
+FORMATS: dict[str, Format] = {}
+
+
+def register(fmt: Format) -> Format:
+    """Add a format, searched after those before it; a key is registered once."""
+    if fmt.key in FORMATS:
+        raise ValueError(f"A format {fmt.key!r} is already registered.")
+    FORMATS[fmt.key] = fmt
+    return fmt
+
+
+def label(key: str) -> str:
+    """A format's files in a sentence ('GPT-2 files'), for a Loaded's format."""
+    return FORMATS[key].label if key in FORMATS else key
+
+
+# ---------------------------------------------------------------------------
+# the formats this tool knows
+
+
+def _named(name: str, suffix: str) -> Callable[[Sequence[str], bool], list[tuple[str, ...]]]:
+    """A one-file format found by its name in a folder, or by its suffix when chosen."""
+
+    def find(names: Sequence[str], chosen: bool) -> list[tuple[str, ...]]:
+        return [(n,) for n in names if n == name or (chosen and n.endswith(suffix))]
+
+    return find
+
+
+def _one(parse: Callable[[str, str], Loaded]) -> Callable[[Texts], Loaded]:
+    def read(texts: Texts) -> Loaded:
+        ((name, text),) = texts.items()
+        return parse(text, name)
+
+    return read
+
+
+def _vocab(loaded: Loaded) -> Vocab:
+    return loaded.vocab if loaded.vocab is not None else build_vocab(loaded.merges, loaded.special_tokens)
+
+
+register(
+    Format(
+        "workbench",
+        "this tool's plain JSON",
+        "a tokenizer.bpe.json",
+        load.PLAIN,
+        find=_named(load.PLAIN, ".bpe.json"),
+        read=_one(load.parse_plain),
+        write=lambda t: {} if t.vocab is not None else {load.PLAIN: export.plain_json(t.merges, t.special_tokens, t.pattern, t.counts)},
+        sniff=lambda probe: isinstance(probe.document, dict) and "format" in probe.document,
+        help={load.PLAIN: "this tool's plain JSON, with each merge's count"},
+    )
+)
+
+register(
+    Format(
+        "huggingface",
+        "HuggingFace tokenizer.json",
+        "a HuggingFace tokenizer",
+        load.HF,
+        find=_named(load.HF, load.HF),
+        read=_one(load.parse_hf),
+        write=lambda t: {load.HF: export.hf_tokenizer_json(t.merges, t.special_tokens, t.pattern, t.vocab)},
+        sniff=lambda probe: isinstance(probe.document, dict) and "model" in probe.document,
+        help={load.HF: "HuggingFace tokenizers: Tokenizer.from_file"},
+    )
+)
+
+
+def _find_gpt2(names: Sequence[str], chosen: bool) -> list[tuple[str, ...]]:
+    """vocab.json + merges.txt, or OpenAI's encoder.json + vocab.bpe; chosen, any .json with one other file."""
+    groups = [pair for pair in load.GPT2_PAIRS if pair[0] in names or pair[1] in names]
+    if not groups and chosen and len(names) == 2:
+        vocab = [n for n in names if n.endswith(".json")]
+        if len(vocab) == 1:
+            groups = [(vocab[0], next(n for n in names if n != vocab[0]))]
+    return groups
+
+
+register(
+    Format(
+        "gpt2",
+        "GPT-2 files",
+        "a GPT-2 tokenizer",
+        f"{load.VOCAB} with {load.MERGES}",
+        find=_find_gpt2,
+        read=lambda texts: load.parse_gpt2(*texts.values(), *texts.keys()),
+        write=lambda t: {
+            load.VOCAB: export.gpt2_vocab_json(_vocab(t), t.special_tokens),
+            load.MERGES: export.gpt2_merges_txt(t.merges),
+        },
+        records_pattern=False,
+        help={load.VOCAB: "GPT-2 format, with merges.txt", load.MERGES: "GPT-2 format, with vocab.json"},
+    )
+)
+
+register(
+    Format(
+        "tiktoken",
+        "tiktoken ranks",
+        "a tiktoken rank file",
+        f"one {load.TIKTOKEN} file",
+        find=lambda names, chosen: [(n,) for n in names if n.endswith(load.TIKTOKEN)],
+        read=_one(load.parse_tiktoken),
+        sniff=lambda probe: probe.document is None,  # any other text: its lines say whether it is ranks
+        records_pattern=False,
+    )
+)
+
+
+# ---------------------------------------------------------------------------
+# reading: a folder, one file, or uploaded files
+
+
+def read(path: str | Path, *, pattern: str | None = None) -> Loaded:
+    """A folder or one file in any format of FORMATS; ValueError names the file and what is wrong.
+
+    A folder is searched in the order of FORMATS (tokenizer.bpe.json, else tokenizer.json,
+    else vocab.json + merges.txt, else its one .tiktoken file). One file is read with the
+    files its format needs beside it (merges.txt beside vocab.json), or else on its own,
+    recognised by its name, then its content. `pattern` is for the formats that do not
+    record one (GPT-2, tiktoken; default gpt2).
+    """
+    path = Path(path)
+    if path.is_dir():
+        return with_pattern(_load_folder(path), pattern, keep_openai=False)
+    if not path.exists():
+        raise ValueError(f"{path}: no such file or directory.")
+    folder = path.parent
+    names = sorted({path.name, *_regular_files(folder)})
+    for fmt in FORMATS.values():
+        for group in fmt.find(names, False):
+            if path.name in group:
+                _check_complete(fmt, folder, group, given=path.name)
+                return with_pattern(_read(fmt, {str(folder / n): read_text(folder / n) for n in group}), pattern, keep_openai=False)
+    return with_pattern(read_one(str(path), read_text(path)), pattern, keep_openai=False)
+
+
+def _load_folder(folder: Path) -> Loaded:
+    names = _regular_files(folder)
+    for fmt in FORMATS.values():
+        groups = fmt.find(names, False)
+        if len(groups) > 1 and all(len(g) == 1 for g in groups):
+            shown = ", ".join(g[0] for g in groups)
+            raise ValueError(f"{folder}: it holds several {fmt.label} ({shown}); name the one to load.")
+        if groups:
+            _check_complete(fmt, folder, groups[0])
+            return _read(fmt, {str(folder / n): read_text(folder / n) for n in groups[0]})
+    expected = "; ".join(f"{fmt.expects} ({fmt.label})" for fmt in FORMATS.values())
+    raise ValueError(f"{folder}: no tokenizer here; expected one of: {expected}.")
+
+
+def _regular_files(folder: Path) -> list[str]:
+    """The names of a folder's regular files (never a FIFO or a device, which would block or never end)."""
+    try:
+        return sorted(p.name for p in folder.iterdir() if p.is_file())
+    except OSError as e:
+        raise ValueError(f"{folder}: cannot be read ({e.strerror}).") from None
+
+
+def _check_complete(fmt: Format, folder: Path, group: tuple[str, ...], given: str = "") -> None:
+    """Every file of the group is in the folder (the one given by its path is read as it is: a device is refused then)."""
+    for name in group:
+        if name != given and not (folder / name).is_file():
+            raise ValueError(f"{folder}: no {name} here; {fmt.noun} is {' and '.join(group)} side by side.")
+
+
+def _read(fmt: Format, texts: Texts) -> Loaded:
+    loaded = fmt.read(texts)
+    return loaded if loaded.format == fmt.key else replace(loaded, format=fmt.key)
+
+
+def read_one(name: str, text: str) -> Loaded:
+    """One file that holds a whole tokenizer, told apart by its name, then by its content."""
+    base = Path(name).name
+    for fmt in FORMATS.values():
+        if any(group == (base,) for group in fmt.find([base], True)):
+            return _read(fmt, {name: text})
+    if not text.strip():
+        raise ValueError(f"{name}: the file is empty.")
+    probe = Probe(name, text)
+    for fmt in FORMATS.values():
+        if fmt.sniff is not None and fmt.sniff(probe):
+            return _read(fmt, {name: text})
+    raise ValueError(f"{name}: not a tokenizer file this tool knows; expected {upload_hint()}.")
+
+
+def read_uploads(files: Mapping[str, bytes], *, pattern: str | None = None) -> Loaded:
+    """A tokenizer from uploaded files (name -> bytes): the files of one tokenizer, in any format of FORMATS."""
+    texts = {name: load.decode_text(name, data) for name, data in files.items()}
+    if not texts:
+        raise ValueError(f"No file given: upload {upload_hint()}.")
+    names = list(texts)
+    for fmt in FORMATS.values():
+        for group in fmt.find(names, True):
+            missing = [n for n in group if n not in texts]
+            if missing and len(group) > 1 and set(group) - set(missing) == set(names):
+                raise ValueError(f"{', '.join(names)}: {fmt.noun} needs {' and '.join(missing)} too; upload the files together.")
+            if set(group) == set(names):
+                return with_pattern(_read(fmt, {n: texts[n] for n in group}), pattern, keep_openai=False)
+    if len(texts) == 1:
+        ((name, text),) = texts.items()
+        return with_pattern(read_one(name, text), pattern, keep_openai=False)
+    raise ValueError(f"{', '.join(names)}: expected one tokenizer file, or the files of one together: {upload_hint()}.")
+
+
+def upload_hint() -> str:
+    """What a user can give: 'tokenizer.bpe.json, tokenizer.json, vocab.json with merges.txt, or one .tiktoken file'."""
+    kinds = [fmt.expects for fmt in FORMATS.values()]
+    return ", ".join(kinds[:-1]) + f", or {kinds[-1]}" if len(kinds) > 1 else kinds[0]
+
+
+def with_pattern(loaded: Loaded, pattern: str | None, *, keep_openai: bool = True) -> Loaded:
+    """loaded with the pre-tokenizer asked for, where its format does not record one.
+
+    keep_openai: one of OpenAI's own rank files (recognised by its sha256) keeps the
+    pre-tokenizer it is known to have, whatever is asked.
+    """
+    fmt = FORMATS.get(loaded.format)
+    if pattern is None or fmt is None or fmt.records_pattern or (keep_openai and loaded.encoding):
+        return loaded
+    check_pattern(pattern)
+    return replace(loaded, pattern=pattern)
+
+
+# ---------------------------------------------------------------------------
+# writing: every format at once
+
+
+def files(
+    merges: Merges,
+    special_tokens: Sequence[str] = (),
+    pattern: str = DEFAULT_PATTERN,
+    counts: Sequence[int | None] | None = None,
+    *,
+    vocab: Vocab | None = None,
+) -> Texts:
+    """Every format that can hold this tokenizer, as {file name: text}, in the order of FORMATS.
+
+    vocab: another tool's ids (None: this tool's layout, derived from the merges); the plain
+    JSON cannot hold them and is left out.
+    """
+    loaded = Loaded(list(merges), tuple(special_tokens), pattern, None if counts is None else tuple(counts), vocab)
+    texts: Texts = {}
+    for fmt in FORMATS.values():
+        if fmt.write is not None:
+            texts.update(fmt.write(loaded))
+    return texts
+
+
+def file_names() -> list[str]:
+    """Every file name the formats write, for help texts."""
+    return [name for fmt in FORMATS.values() for name in fmt.help]
+
+
+def file_help() -> dict[str, str]:
+    """What each written file is for, for the app's download buttons."""
+    return {name: text for fmt in FORMATS.values() for name, text in fmt.help.items()}
+
+
+def save(directory: str | Path, texts: Texts) -> list[Path]:
+    """Write the files to directory (made if missing); return the paths."""
+    out = Path(directory)
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"{out} exists and is not a directory.")
+    out.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for name, text in texts.items():
+        (out / name).write_text(text, encoding="utf-8")
+        paths.append(out / name)
+    return paths
