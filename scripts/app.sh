@@ -2,9 +2,14 @@
 # Installs what the app needs, then runs it: bash scripts/app.sh [streamlit options]
 # With --replicas N: N app processes behind HAProxy (installed from Debian if missing),
 # sticky on a cookie, sharing one worker pool (serve/replicas.py): bash scripts/app.sh --replicas 2
+# It listens on this machine only (127.0.0.1) unless given an address: --server.address 0.0.0.0 opens it to a class.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh requirements.txt
+case " $* " in
+  *" --server.address"*) ;;
+  *) if [ -z "${STREAMLIT_SERVER_ADDRESS:-}" ]; then set -- "$@" --server.address 127.0.0.1; fi ;;
+esac
 for arg in "$@"; do
   case "$arg" in
     --replicas | --replicas=*)

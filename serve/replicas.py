@@ -225,11 +225,16 @@ def healthy(port: int, timeout: float = 5.0) -> bool:
 def split_options(argv: Sequence[str]) -> tuple[int, str, int, list[str]]:
     """--replicas N, --server.address A and --server.port P out of the command line; the rest goes to every replica.
 
-    ["--replicas", "2", "--server.port=8600", "--theme.base", "dark"] -> (2, "", 8600, ["--theme.base", "dark"])
+    ["--replicas", "2", "--server.port=8600", "--theme.base", "dark"] -> (2, "127.0.0.1", 8600, ["--theme.base", "dark"])
     """
     parser = argparse.ArgumentParser(prog="scripts/app.sh", description=__doc__.splitlines()[0], allow_abbrev=False)
     parser.add_argument("--replicas", type=int, required=True, help="app processes behind the proxy (at least 1)")
-    parser.add_argument("--server.address", dest="address", default="", help="where the proxy listens (default: every address)")
+    parser.add_argument(
+        "--server.address",
+        dest="address",
+        default="127.0.0.1",
+        help="where the proxy listens (default 127.0.0.1: this machine only; 0.0.0.0: every address)",
+    )
     parser.add_argument("--server.port", dest="port", type=int, default=8501, help="the proxy's port (default 8501)")
     known, rest = parser.parse_known_args(argv)
     if known.replicas < 1:
@@ -255,12 +260,12 @@ class Supervisor:
                 command += ["--server.fileWatcherType", "none"]  # a hall's server is not edited live: no replica polls the files
             command += ["--server.address", "127.0.0.1", "--server.port", str(replica_port)]
             self.replicas.append(Child(f"r{i}", command, {**env, "BPE_REPLICA": f"r{i}"}, port=replica_port))
-        bind = f"{address}:{port}" if address else f":{port}"
+        bind = f"{address}:{port}"
         servers = [f"server {r.name} 127.0.0.1:{r.port} cookie {r.name} check" for r in self.replicas]
         config = folder / "haproxy.cfg"
         config.write_text(haproxy_config(bind, servers))
         self.proxy = Child("haproxy", [haproxy(), "-db", "-f", str(config)], dict(os.environ))
-        self.address, self.port = address or "0.0.0.0", port
+        self.address, self.port = address, port
         self.stopping = threading.Event()
 
     @property
