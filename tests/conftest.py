@@ -10,6 +10,11 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+
+# subtle: the served app shows no tracebacks (.streamlit/config.toml); a test that fails on an exception element should
+# show it, and an environment variable beats the config file. Set before Streamlit reads its config.
+os.environ.setdefault("STREAMLIT_CLIENT_SHOW_ERROR_DETAILS", "full")
+
 from apptest import finish, open_app, rerun_until  # noqa: F401  (the page AppTests import it from here)
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "cs336"

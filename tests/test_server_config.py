@@ -91,3 +91,21 @@ def test_the_readme_opens_the_class_and_hall_commands_to_the_network():
         assert any(needs in c and "--server.address 0.0.0.0" in c for c in commands), (
             f"no README command with {needs} opens the app to a class"
         )
+
+
+def test_a_browser_gets_no_traceback_when_serving():
+    """What the served app sends for an error no page caught: Streamlit's generic sentence, no type, message or source."""
+    assert CONFIG["client"]["showErrorDetails"] == "none"
+    from streamlit import config
+    from streamlit.testing.v1 import AppTest
+
+    script = "raise ValueError('secret at /home/teacher/bpe/ui/link.py')"
+    before = config.get_option("client.showErrorDetails")
+    config.set_option("client.showErrorDetails", CONFIG["client"]["showErrorDetails"])
+    try:
+        at = AppTest.from_string(script).run()
+    finally:
+        config.set_option("client.showErrorDetails", before)
+    [shown] = at.exception
+    sent = f"{shown.message} {shown.stack_trace} {shown.proto}"
+    assert "secret" not in sent and "/home/teacher" not in sent and "ValueError" not in sent and not shown.stack_trace

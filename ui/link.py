@@ -39,6 +39,18 @@ from ui.render import plain
 
 # presets whose text comes with the app: pasted and uploaded corpora cannot travel in a link
 LINKABLE = tuple(key for key in corpora.SOURCES if key not in ("paste", "upload"))
+MAX_DIGITS = 7  # a link's merge or k: up to 9,999,999 (the sidebar's largest vocab, a million, has 7 digits)
+
+
+def number(value: str) -> int | None:
+    """A number from a link: ASCII digits only, at most MAX_DIGITS of them; None for anything else.
+
+    '37' -> 37; '²' and '٣' -> None (str.isdigit() takes both, and int('٣') is 3), as are '1e3', '-1', ' 7', '' and
+    5,000 digits (int() refuses more than 4,300: anyone can write a link).
+    """
+    if not 0 < len(value) <= MAX_DIGITS or not value.isascii() or not value.isdigit():
+        return None
+    return int(value)
 
 
 def follow() -> None:
@@ -57,10 +69,11 @@ def follow() -> None:
         if corpus != st.session_state["source"]:
             sidebar.apply_preset(corpus)
     if merge is not None:
-        if not merge.isdigit() or int(merge) < 1:
-            st.warning(f"The link's merge '{said(merge)}' is not a merge number (1, 2, 3, …); showing merge 1.")
+        k = number(merge)
+        if k is None or k < 1:
+            st.warning(f"The link's merge '{said(merge)}' is not a merge number (1, 2, 3, … up to {MAX_DIGITS} digits); showing merge 1.")
             return
-        st.session_state["step"] = int(merge)
+        st.session_state["step"] = k
 
 
 def new_link(said_now: tuple[str | None, ...], key: str) -> bool:
@@ -166,10 +179,12 @@ def follow_encode(tokenizers: Collection[str], max_chars: int) -> bool:
     if not new_link((text, which, k), "enc_link"):
         return False
     if k is not None:
-        if k.isdigit():
-            st.session_state["real_k"] = int(k)  # run_and_k keeps it within the run's merges
+        if number(k) is not None:
+            st.session_state["real_k"] = number(k)  # run_and_k keeps it within the run's merges
         else:
-            st.warning(f"The link's k '{said(k)}' is not a number of merges (0, 1, 2, …); using all of the run's.")
+            st.warning(
+                f"The link's k '{said(k)}' is not a number of merges (0, 1, 2, … up to {MAX_DIGITS} digits); using all of the run's."
+            )
     take(which, tokenizers, "enc_tokenizer", "tokenizer", "the one picked here")
     if text is not None:
         if len(text) > max_chars:
