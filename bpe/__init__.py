@@ -14,7 +14,7 @@ from .pretokenize import PreTokens, pretokenize
 from .rule import RULES, TIE_BREAKS, TieChoice, explain_tie
 from .spec import TrainSpec
 from .tokenizer import Tokenizer
-from .train import ALGORITHMS, Training, build_vocab, train, train_bpe, train_bpe_text, train_from_counts, train_spec
+from .train import ALGORITHMS, StoppedEarly, Training, build_vocab, train, train_bpe, train_bpe_text, train_from_counts, train_spec
 
 __all__ = [
     "ALGORITHMS",
@@ -24,6 +24,7 @@ __all__ = [
     "MergeDetail",
     "MergeEvent",
     "PreTokens",
+    "StoppedEarly",
     "TieChoice",
     "TrainSpec",
     "Tokenizer",

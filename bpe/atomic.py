@@ -51,24 +51,48 @@ def why(error: OSError) -> str:
     return (error.strerror or str(error)).rstrip(".").lower()
 
 
-def check_writable(path: str | os.PathLike) -> Path:
+def check_writable(path: str | os.PathLike, *, parents: bool = False) -> Path:
     """Raise OutputError now, before any work, if path cannot be written: a folder, a missing or unwritable parent.
 
-    'out/counts.parquet' with no folder 'out' -> "Cannot write out/counts.parquet: its folder does not exist."
+    'out/counts.parquet' with no folder 'out' -> "Cannot write out/counts.parquet: its folder out does not exist."
+    With parents=True a missing folder is fine if it can be made (its nearest existing folder is writable).
     """
     path = Path(path)
     if path.is_dir():
         raise OutputError(f"Cannot write {path}: it is a folder.")
     parent = path.parent if str(path.parent) else Path(".")
-    if not parent.is_dir():
+    if not parent.is_dir() and not parents:
         raise OutputError(f"Cannot write {path}: its folder {parent} does not exist.")
+    _probe(path, parent)
+    return path
+
+
+def check_folder(path: str | os.PathLike) -> Path:
+    """Raise OutputError now, before any work, if a folder of outputs cannot be written at path (made if missing).
+
+    '/proc/nope' -> "Cannot write to /proc/nope: permission denied." (or what the system says)
+    """
+    path = Path(path)
+    if path.exists() and not path.is_dir():
+        raise OutputError(f"Cannot write to {path}: it is a file, not a folder.")
+    _probe(path, path)
+    return path
+
+
+def _probe(path: Path, folder: Path) -> None:
+    """Make and remove a temporary file in folder, or in its nearest existing ancestor if it does not exist yet."""
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    if not folder.is_dir():
+        raise OutputError(f"Cannot write {path}: {folder} is a file, not a folder.")
     try:
-        fd, probe = tempfile.mkstemp(prefix=f".{path.name}.", suffix=TMP_SUFFIX, dir=parent)
+        fd, probe = tempfile.mkstemp(prefix=f".{path.name}.", suffix=TMP_SUFFIX, dir=folder)
     except OSError as error:
+        if error.errno == errno.ENOENT:  # the folder is there, yet no file can be made in it (/proc)
+            raise OutputError(f"Cannot write {path}: no file can be made in {folder}.") from None
         raise OutputError(f"Cannot write {path}: {why(error)}.") from None
     os.close(fd)
     os.unlink(probe)
-    return path
 
 
 @contextlib.contextmanager

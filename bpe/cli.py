@@ -25,12 +25,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import formats
+from . import atomic, formats
 from .count import Counted, count_inputs, pretokenize_files
 from .events import MergeEvent, stop_sentence
 from .memory import megabytes, peak_rss, reset_peak
 from .patterns import ENCODING, ERRORS, PATTERNS, check_pattern, check_special_tokens
-from .pretokenize import PreTokens, Progress
+from .pretokenize import PreTokens, Progress, not_text
 from .rule import RULES
 from .spec import DEFAULT, TrainSpec
 from .tokenizer import Tokenizer
@@ -198,6 +198,7 @@ def parser() -> argparse.ArgumentParser:
     d = sub.add_parser("decode", help="print the text of token ids, using a tokenizer saved by train (or another tool's)")
     d.add_argument("dir", type=Path, metavar="DIR", help=TOKENIZER_HELP)
     d.add_argument("ids", nargs="*", metavar="ID", help="token ids; default: read them from standard input")
+    p.commands = {"train": t, "count": c, "encode": e, "decode": d}  # type: ignore[attr-defined]
     for command in (e, d):  # what GPT-2 and tiktoken files do not record
         command.add_argument("--special-token", action="append", default=[], metavar="T", help="a special token the files do not list")
         command.add_argument(
@@ -245,8 +246,7 @@ def add_reading_options(p: argparse.ArgumentParser) -> None:
 
 
 def train_command(args: argparse.Namespace) -> None:
-    if args.out.exists() and not args.out.is_dir():
-        raise ValueError(f"--out {args.out} exists and is not a directory.")
+    atomic.check_folder(args.out)  # before the work, not after it
     phases = Phases()
     if args.from_counts is not None:
         if args.inputs:
@@ -280,10 +280,16 @@ def train_command(args: argparse.Namespace) -> None:
     special_tokens, pattern = list(spec.special_tokens), spec.pretokenizer
     num_merges = check_spec(spec, args.vocab_size)
     unique, n_bytes = len(corpus.counts), corpus.n_bytes
+    warning = check_text(args, corpus, spec)
 
     with paused_gc():
         with phases.phase("initial count"):
-            going = Run(corpus, num_merges, spec)
+            try:
+                going = Run(corpus, num_merges, spec)
+            except ValueError as e:  # a trainer that refuses these counts (positions: too many occurrences)
+                if args.from_counts is None:
+                    raise
+                raise ValueError(f"Cannot train on {args.from_counts}: {str(e)[:1].lower()}{str(e)[1:]}") from None
             del corpus  # the trainer keeps its own copy of the words: the counts by bytes can go
         merges, counts = [], []
         with phases.phase("merges"), bar("merges", num_merges, " merges") as progress:
@@ -310,12 +316,36 @@ def train_command(args: argparse.Namespace) -> None:
     )
     longest = max((a + b for a, b in merges), key=len, default=b"")
     print(f"{why} Vocab {len(vocab):,} tokens; {unique:,} unique pre-tokens in {n_bytes / 1e6:,.1f} MB of text")
+    if warning:
+        print(f"warning: {warning}")
     if how:
         print(f"pre-tokens {how}")
     print("\n".join(phases.summary()))
     if longest:
-        print(f"longest token: {longest.decode('utf-8', 'backslashreplace')!r} ({len(longest)} bytes)")
+        print(f"longest token: {shown(longest)} ({len(longest)} bytes)")
     print("wrote " + ", ".join(str(p) for p in paths))
+
+
+def check_text(args: argparse.Namespace, corpus: PreTokens, spec: TrainSpec, doing: str = "train on") -> str | None:
+    """Refuse input with nothing to train on (or count), in one sentence; return a warning when it is mostly not text."""
+    if getattr(args, "from_counts", None) is not None:
+        what = str(args.from_counts)
+    else:
+        what = args.inputs[0] if len(args.inputs) == 1 else f"the {len(args.inputs)} inputs"
+    if not corpus.counts:
+        if not corpus.n_bytes:
+            raise ValueError(f"Nothing to {doing}: {what} holds no text.")
+        dropped = " and whitespace (which the whitespace pre-tokenizer drops)" if spec.pretokenizer == "whitespace" else ""
+        raise ValueError(f"Nothing to {doing}: {what} holds only special tokens{dropped}.")
+    return not_text(corpus.counts)
+
+
+def shown(token: bytes, limit: int = 60) -> str:
+    """A token for a summary line: b'\\x00' * 256 -> "'\\x00' × 256"; one longer than limit characters is cut with '…'."""
+    text = token.decode(ENCODING, "backslashreplace")
+    if len(text) > 3 and len(set(text)) == 1:
+        return f"{text[0]!r} × {len(text)}"
+    return repr(text) if len(text) <= limit else f"{text[:limit]!r}…"
 
 
 def load_counted(args: argparse.Namespace, phases: Phases) -> tuple[PreTokens, TrainSpec]:
@@ -336,7 +366,9 @@ def count_command(args: argparse.Namespace) -> None:
 
     if not args.inputs:
         raise ValueError("Name the inputs to count (files or globs), or the counts files to --merge.")
+    atomic.check_writable(args.out, parents=True)  # before the work, not after it
     phases = Phases()
+    warning = None
     if args.merge:
         with phases.phase("merge"):
             info = merge_counts_files(args.inputs, args.out)
@@ -363,6 +395,7 @@ def count_command(args: argparse.Namespace) -> None:
             )
         else:
             counted = counting(args, phases, spec)
+        warning = check_text(args, PreTokens(counted.counts, None, counted.text_bytes), spec, "count")
         with phases.phase("write"):
             described = describe_inputs(counted.inputs, spec.text_field, spec.text_column)
             info = CountsInfo(spec.pretokenizer, spec.special_tokens, described, counted.text_bytes, split_lines=spec.split_lines)
@@ -372,6 +405,8 @@ def count_command(args: argparse.Namespace) -> None:
         f"({info.text_bytes / 1e6:,.1f} MB of text); pre-tokenizer {info.pretokenizer}, special tokens {list(info.special_tokens)}"
         + (", each line a document" if info.split_lines else "")
     )
+    if warning:
+        print(f"warning: {warning}")
     if not args.merge:
         print(f"pre-tokens {counted.counted_by()}")
     print("\n".join(phases.summary()))
@@ -416,7 +451,10 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], None]] = {
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = parser().parse_args(argv)
+    p = parser()
+    args, unknown = p.parse_known_args(argv)
+    if unknown:  # `bpe train corpus.txt --bogus`: train's usage, not the top level's
+        p.commands[args.command].error(f"unrecognized arguments: {' '.join(unknown)}")
     try:
         COMMANDS[args.command](args)
     except ValueError as e:

@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
+from . import atomic
 from .inputs import Input
 from .patterns import check_pattern, check_special_tokens, regex_of
 
@@ -69,19 +70,39 @@ def describe_inputs(inputs: Sequence[Input], text_field: str, text_column: str) 
 
 
 def save_counts(path: str | os.PathLike, counts: dict[bytes, int], info: CountsInfo) -> CountsInfo:
-    """Write counts (most frequent first, ties by bytes) and info; return info with the totals filled in."""
+    """Write counts (most frequent first, ties by bytes) and info; return info with the totals filled in.
+
+    The file is written under a temporary name and renamed (atomic.py): a failure
+    (a full disk, a signal) leaves the file that was there, or none.
+    """
     import pyarrow as pa
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
+    overflow = too_big(counts)
+    if overflow:
+        raise ValueError(f"Cannot write {path}: {overflow}.")
     table = pa.table({"token": pa.array(list(counts), pa.binary()), "count": pa.array(list(counts.values()), pa.int64())})
     table = table.take(pc.sort_indices(table, sort_keys=[("count", "descending"), ("token", "ascending")]))
     info = replace(info, pre_tokens=sum(counts.values()), unique=len(counts))
     table = table.replace_schema_metadata({KEY: json.dumps(asdict(info)).encode()})
     out = Path(path)
     out.parent.mkdir(parents=True, exist_ok=True)
-    pq.write_table(table, out, row_group_size=ROW_GROUP, compression="zstd")
+    with atomic.output(out) as tmp:
+        pq.write_table(table, tmp, row_group_size=ROW_GROUP, compression="zstd")
     return info
+
+
+MAX_COUNT = (1 << 63) - 1  # the count column is int64
+
+
+def too_big(counts: dict[bytes, int]) -> str | None:
+    """What overflows a counts file's count column, as a phrase, or None."""
+    biggest = max(counts.values(), default=0)
+    if biggest <= MAX_COUNT:
+        return None
+    token = next(token for token, n in counts.items() if n == biggest)
+    return f"pre-token {token[:20]!r} would count {biggest:,}, more than the 2**63 - 1 a counts file's int64 column holds"
 
 
 # ---------------------------------------------------------------------------
@@ -262,4 +283,8 @@ def merge_counts_files(paths: Sequence[str | os.PathLike], out: str | os.PathLik
         inputs += info.inputs
         text_bytes += info.text_bytes
         del loaded
+    overflow = too_big(counts)
+    if overflow:
+        names = ", ".join(str(p) for p in paths[:-1]) + f" and {paths[-1]}" if len(paths) > 1 else str(paths[0])
+        raise ValueError(f"Adding up {names} overflows: {overflow}.")
     return save_counts(out, counts, replace(first, inputs=tuple(inputs), text_bytes=text_bytes))

@@ -274,7 +274,10 @@ def _read_compressed(source: Input, options: Options, undecoded: bool = False) -
     try:
         with open(source.path, "rb") as raw, _decompressor(source.compression, raw) as stream:
             yield from reader(source, raw, stream, options)
-    except (EOFError, zlib.error, lzma.LZMAError, gzip.BadGzipFile) as e:
+    except gzip.BadGzipFile as e:  # 'Not a gzipped file (b'ga')' after a whole stream: bytes follow it
+        why = TRAILING if str(e).startswith("Not a gzipped file") and _starts_gzip(source.path) else _one_line(e)
+        raise ValueError(f"{source.path} is not valid {source.compression} data ({why}).") from None
+    except (EOFError, zlib.error, lzma.LZMAError) as e:
         raise ValueError(f"{source.path} is not valid {source.compression} data ({_one_line(e)}).") from None
     except OSError as e:
         if e.filename is not None:  # the file itself could not be read: the CLI names it
@@ -284,6 +287,14 @@ def _read_compressed(source: Input, options: Options, undecoded: bool = False) -
         if type(e).__name__ != "ZstdError":
             raise
         raise ValueError(f"{source.path} is not valid {source.compression} data ({_one_line(e)}).") from None
+
+
+TRAILING = "bytes follow the end of the compressed data"
+
+
+def _starts_gzip(path: Path) -> bool:
+    with open(path, "rb") as f:
+        return f.read(2) == b"\x1f\x8b"
 
 
 def _decompressor(compression: str, raw):
@@ -315,7 +326,7 @@ class _Streams:
 
     def __init__(self, raw, new) -> None:
         self.raw, self.new = raw, new
-        self.decompressor, self.pending, self.buffer, self.started = new(), b"", bytearray(), False
+        self.decompressor, self.pending, self.buffer, self.started, self.following = new(), b"", bytearray(), False, False
 
     def read(self, n: int) -> bytes:
         while len(self.buffer) < n:
@@ -325,17 +336,27 @@ class _Streams:
                 if not rest:
                     break  # the file ends where a stream does
                 self.decompressor, self.pending = self.new(), rest  # another stream: garbage makes the decompressor raise
+                self.following = True  # until the new stream gives output: an error means bytes follow the last stream
                 continue
             limited = hasattr(decompressor, "needs_input")  # bz2 and lzma can cap their output; zstd cannot
             data = b""
             if not limited or decompressor.needs_input:
                 data, self.pending = self.pending or self.raw.read(self.FEED), b""
                 if not data:
+                    if self.following:
+                        raise EOFError(TRAILING)
                     if self.started:
                         raise EOFError("the file ends inside a compressed stream: it is truncated")
                     break  # an empty file: no text
                 self.started = True
-            self.buffer += decompressor.decompress(data, self.CAP) if limited else decompressor.decompress(data)
+            try:
+                out = decompressor.decompress(data, self.CAP) if limited else decompressor.decompress(data)
+            except Exception:
+                if self.following:
+                    raise EOFError(TRAILING) from None
+                raise
+            self.buffer += out
+            self.following = self.following and not out and not decompressor.eof
         out = bytes(self.buffer[:n])
         del self.buffer[:n]
         return out

@@ -346,3 +346,31 @@ def pretokenize(
     counts = _count_decoded(text, pattern, special_tokens, split_lines, compiled)
     sequence = tuple(sequence_bytes(text, pattern, special_tokens, split_lines)) if keep_sequence else None
     return PreTokens(counts, sequence, n_bytes)
+
+
+# ---------------------------------------------------------------------------
+# what the counts say about the input
+
+NOT_TEXT_SHARE = 0.10  # NUL bytes and invalid UTF-8 above this share of the bytes: probably not text
+
+
+def not_text(counts: dict[bytes, int]) -> str | None:
+    """A sentence when the counted bytes are mostly not text (NUL bytes, invalid UTF-8), else None.
+
+    {b'\\x00\\x00': 9, b'ok': 1} -> '... of its 20 bytes, 90% are NUL bytes (a binary file?).' One pass over
+    the unique pre-tokens, not the text: ASCII and valid UTF-8 are checked in C.
+    """
+    total = nul = invalid = 0
+    for token, n in counts.items():
+        total += len(token) * n
+        if b"\x00" in token:
+            nul += token.count(0) * n
+        if not token.isascii():
+            try:
+                token.decode(ENCODING)
+            except UnicodeDecodeError:  # each invalid byte is a lone surrogate U+DC80-U+DCFF once decoded as it is read
+                invalid += sum(1 for c in token.decode(ENCODING, ERRORS) if "\udc80" <= c <= "\udcff") * n
+    if not total or nul + invalid < NOT_TEXT_SHARE * total:
+        return None
+    found = [f"{share:.0%} {what}" for share, what in ((nul / total, "are NUL bytes"), (invalid / total, "are not valid UTF-8")) if share]
+    return f"the input does not look like text: of its {total:,} bytes, {' and '.join(found)} (a binary file?)."

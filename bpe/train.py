@@ -10,13 +10,15 @@ as a convenience that builds one: `tie_break` (rule.py) is "cs336" (default),
 from __future__ import annotations
 
 import os
+import sys
 import time
+import warnings
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from .count import Paths, pretokenize_files
-from .events import WORK_NAMES, MergeEvent
+from .events import MIN_FREQUENCY, VOCAB_SIZE, WORK_NAMES, MergeEvent, stop_sentence
 from .heap import Heap
 from .naive import Naive
 from .parent_set import ParentSet
@@ -302,7 +304,7 @@ def train_spec(
         split_lines=spec.split_lines,
     )
     result = train(corpus, num_merges, spec)
-    return result.vocab, result.merges
+    return finished(result, vocab_size)
 
 
 def train_bpe_text(
@@ -328,7 +330,7 @@ def train_bpe_text(
     num_merges = check_spec(spec, vocab_size)
     check_pattern(spec.pretokenizer)
     result = train(pretokenize_for(text, spec), num_merges, spec)
-    return result.vocab, result.merges
+    return finished(result, vocab_size)
 
 
 def train_from_counts(
@@ -355,5 +357,35 @@ def train_from_counts(
     counts, info = load_counts(counts_path)
     spec = spec.but(pretokenizer=info.pretokenizer)
     corpus = PreTokens(counts, None, info.text_bytes)
-    result = train(corpus, num_merges, spec)
-    return result.vocab, result.merges
+    try:
+        result = train(corpus, num_merges, spec)
+    except ValueError as e:  # a trainer that refuses these counts (positions: too many occurrences)
+        raise ValueError(f"Cannot train on {counts_path}: {str(e)[:1].lower()}{str(e)[1:]}") from None
+    return finished(result, vocab_size)
+
+
+class StoppedEarly(UserWarning):
+    """train_bpe made fewer merges than vocab_size asked for (a small corpus); the message says why."""
+
+
+def finished(result: Training, vocab_size: int) -> tuple[Vocab, Merges]:
+    """(vocab, merges) of a run, warning (StoppedEarly) when it stopped before vocab_size for want of pairs.
+
+    Stopping at min_pair_frequency is what was asked for, and says nothing.
+    """
+    vocab = result.vocab
+    if result.stop_reason not in (VOCAB_SIZE, MIN_FREQUENCY):
+        spec = result.spec
+        why = stop_sentence(result.stop_reason, len(result.events), vocab_size=vocab_size, specials=len(spec.special_tokens))
+        warnings.warn(
+            f"{why} The vocabulary has {len(vocab):,} tokens, not the {vocab_size:,} asked for.", StoppedEarly, stacklevel=_caller()
+        )
+    return vocab, result.merges
+
+
+def _caller() -> int:
+    """The stacklevel of the first frame outside this package, so that a warning points at the user's line."""
+    package, frame, level = os.path.dirname(__file__), sys._getframe(1), 1
+    while frame is not None and frame.f_code.co_filename.startswith(package):
+        frame, level = frame.f_back, level + 1
+    return level
