@@ -9,9 +9,10 @@ makes atomic. A failure on the way removes the temporary file and raises
     with atomic.output("counts.parquet") as tmp:   # tmp: a path to write to
         write_the_file(tmp)                          # renamed to counts.parquet on success
     atomic.write_bytes("ids.bin", data)
+    atomic.write_together({"a.json": a, "b.txt": b})  # both on disk before either is replaced
 
 What it does not do: replace a folder of several files as a whole (a tokenizer
-folder keeps a manifest written last: see `save` in export.py), or remove
+folder keeps a manifest written last: see `save` in formats.py), or remove
 temporary files when the process is killed by SIGKILL (nothing can); their
 names start with `.` and end with `.tmp`, so they are easy to find.
 """
@@ -22,7 +23,7 @@ import contextlib
 import errno
 import os
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 TMP_SUFFIX = ".tmp"
@@ -131,3 +132,52 @@ def write_bytes(path: str | os.PathLike, data: bytes) -> None:
 def write_text(path: str | os.PathLike, text: str) -> None:
     """Path(path).write_text(text, encoding='utf-8'), atomically."""
     write_bytes(path, text.encode("utf-8"))
+
+
+def write_together(files: Mapping[str | os.PathLike, bytes]) -> None:
+    """Write several files so that none is replaced before all are on disk; then rename them in order, the last last.
+
+    A full disk while writing leaves every old file as it was, and no temporary file.
+    The renames need no space; should one fail (or the process die between two), the
+    files are a mix of old and new. So a folder that must stay whole (a tokenizer's:
+    formats.save) lists its files with their hashes in a manifest that goes last, and
+    checks it when it loads.
+    """
+    staged: list[tuple[Path, Path]] = []
+    try:
+        for path, data in files.items():
+            path = Path(path)
+            parent = path.parent if str(path.parent) else Path(".")
+            try:
+                fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=TMP_SUFFIX, dir=parent)
+            except OSError as error:
+                raise OutputError(f"Cannot write {path}: {why(error)}.") from None
+            staged.append((Path(name), path))
+            try:
+                with os.fdopen(fd, "wb") as out:
+                    out.write(data)
+                    out.flush()
+                    os.fsync(out.fileno())
+            except OSError as error:
+                raise OutputError(f"Cannot write {path}: {why(error)}.") from None
+        for tmp, path in staged:
+            try:
+                os.replace(tmp, path)
+            except OSError as error:
+                raise OutputError(f"Cannot write {path}: {why(error)}.") from None
+        for folder in {path.parent for _, path in staged}:
+            _sync_folder(folder)
+    finally:
+        for tmp, _ in staged:
+            with contextlib.suppress(FileNotFoundError):
+                tmp.unlink()
+
+
+def _sync_folder(folder: Path) -> None:
+    """fsync a folder, so that its renames survive a power cut (where the system allows it)."""
+    with contextlib.suppress(OSError):
+        fd = os.open(folder if str(folder) else ".", os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)

@@ -24,12 +24,15 @@ Not here: parsing or writing the files' text (load.py, export.py), or encoding.
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
 
-from . import export, load
+from . import atomic, export, load
 from .load import Loaded, Merges, Vocab, read_text
 from .patterns import DEFAULT_PATTERN, check_pattern
 from .train import build_vocab
@@ -194,28 +197,36 @@ def read(path: str | Path, *, pattern: str | None = None) -> Loaded:
     """A folder or one file in any format of FORMATS; ValueError names the file and what is wrong.
 
     A folder is searched in the order of FORMATS (tokenizer.bpe.json, else tokenizer.json,
-    else vocab.json + merges.txt, else its one .tiktoken file). One file is read with the
-    files its format needs beside it (merges.txt beside vocab.json), or else on its own,
-    recognised by its name, then its content. `pattern` is for the formats that do not
-    record one (GPT-2, tiktoken; default gpt2).
+    else vocab.json + merges.txt, else its one .tiktoken file); a folder this tool saved
+    is searched among the files its manifest lists, each checked to be the file saved.
+    One file is read with the files its format needs beside it (merges.txt beside
+    vocab.json), or else on its own, recognised by its name, then its content.
+    `pattern` is for the formats that do not record one (GPT-2, tiktoken; default gpt2).
     """
     path = Path(path)
-    if path.is_dir():
-        return with_pattern(_load_folder(path), pattern, keep_openai=False)
+    if path.is_dir() or path.name == MANIFEST:
+        return with_pattern(_read_folder(path if path.is_dir() else path.parent), pattern, keep_openai=False)
     if not path.exists():
         raise ValueError(f"{path}: no such file or directory.")
     folder = path.parent
-    names = sorted({path.name, *_regular_files(folder)})
+    saved = _saved_files(folder)
+    if saved is not None and path.name not in saved:
+        raise ValueError(
+            f"{path}: not a file of the tokenizer saved last in {folder} ({MANIFEST} lists {', '.join(saved)}); a later save replaced it."
+        )
+    names = sorted({path.name, *(saved if saved is not None else _regular_files(folder))})
     for fmt in FORMATS.values():
         for group in fmt.find(names, False):
             if path.name in group:
                 _check_complete(fmt, folder, group, given=path.name)
-                return with_pattern(_read(fmt, {str(folder / n): read_text(folder / n) for n in group}), pattern, keep_openai=False)
-    return with_pattern(read_one(str(path), read_text(path)), pattern, keep_openai=False)
+                return with_pattern(_read(fmt, _texts(folder, group, saved)), pattern, keep_openai=False)
+    ((name, text),) = _texts(folder, (path.name,), saved).items()
+    return with_pattern(read_one(name, text), pattern, keep_openai=False)
 
 
-def _load_folder(folder: Path) -> Loaded:
-    names = _regular_files(folder)
+def _read_folder(folder: Path) -> Loaded:
+    saved = _saved_files(folder)
+    names = list(saved) if saved is not None else _regular_files(folder)
     for fmt in FORMATS.values():
         groups = fmt.find(names, False)
         if len(groups) > 1 and all(len(g) == 1 for g in groups):
@@ -223,9 +234,17 @@ def _load_folder(folder: Path) -> Loaded:
             raise ValueError(f"{folder}: it holds several {fmt.label} ({shown}); name the one to load.")
         if groups:
             _check_complete(fmt, folder, groups[0])
-            return _read(fmt, {str(folder / n): read_text(folder / n) for n in groups[0]})
+            return _read(fmt, _texts(folder, groups[0], saved))
     expected = "; ".join(f"{fmt.expects} ({fmt.label})" for fmt in FORMATS.values())
     raise ValueError(f"{folder}: no tokenizer here; expected one of: {expected}.")
+
+
+def _texts(folder: Path, group: Sequence[str], saved: dict[str, tuple[int, str]] | None) -> Texts:
+    """The group's files as text, keyed by path; in a saved folder, every file it lists is checked first."""
+    if saved is None:
+        return {str(folder / n): read_text(folder / n) for n in group}
+    data = _check_saved(folder, saved)
+    return {str(folder / n): load.decode_text(str(folder / n), data[n]) for n in group}
 
 
 def _regular_files(folder: Path) -> list[str]:
@@ -241,6 +260,67 @@ def _check_complete(fmt: Format, folder: Path, group: tuple[str, ...], given: st
     for name in group:
         if name != given and not (folder / name).is_file():
             raise ValueError(f"{folder}: no {name} here; {fmt.noun} is {' and '.join(group)} side by side.")
+
+
+# ---------------------------------------------------------------------------
+# a saved folder's manifest: the files of one save, each with its size and sha256, written last
+#
+# save() writes every file beside its old one under a temporary name, then renames them all and the
+# manifest last (atomic.write_together). A full disk leaves the old folder as it was. A save cut short
+# between two renames (a kill, a failing rename) leaves files the manifest does not describe: loading
+# refuses such a folder in one sentence, and never loads a mix of two tokenizers.
+
+MANIFEST = "tokenizer.manifest.json"
+MANIFEST_FORMAT = "bpe-workbench-folder"
+
+
+def manifest_text(data: Mapping[str, bytes]) -> str:
+    files = {name: {"bytes": len(d), "sha256": hashlib.sha256(d).hexdigest()} for name, d in data.items()}
+    return json.dumps({"format": MANIFEST_FORMAT, "version": 1, "files": files}, indent=1) + "\n"
+
+
+def _saved_files(folder: Path) -> dict[str, tuple[int, str]] | None:
+    """The files the manifest lists, name -> (bytes, sha256); None when the folder has no manifest (another tool's)."""
+    path = folder / MANIFEST
+    if not path.is_file():
+        return None
+    document = load.parse_json(read_text(path), str(path))
+    ours = isinstance(document, dict) and document.get("format") == MANIFEST_FORMAT and document.get("version") == 1
+    files = document.get("files") if ours else None
+    if not isinstance(files, dict) or not files:
+        raise ValueError(f"{path}: not a manifest this tool wrote (it lists the files of one save, with their sizes and sha256).")
+    saved = {}
+    for name, entry in files.items():
+        size, digest = (entry.get("bytes"), entry.get("sha256")) if isinstance(entry, dict) else (None, None)
+        plain = isinstance(name, str) and name not in ("", ".", "..", MANIFEST) and "/" not in name and "\\" not in name
+        if not (plain and isinstance(size, int) and isinstance(digest, str) and len(digest) == 64):
+            raise ValueError(f"{path}: its entry {name!r} is not a file name with a size and a sha256.")
+        saved[name] = (size, digest)
+    return saved
+
+
+def _check_saved(folder: Path, saved: dict[str, tuple[int, str]]) -> dict[str, bytes]:
+    """Every file the manifest lists, read and checked to be the one saved; ValueError when the folder holds a mix."""
+    data = {}
+    for name, (size, digest) in saved.items():
+        path = folder / name
+        if not path.is_file():
+            raise ValueError(f"{folder}: {name} is missing, though {MANIFEST} lists it; {_UNFINISHED}")
+        if path.stat().st_size != size:
+            raise ValueError(f"{folder}: {name} is not the file saved with the others ({MANIFEST} gives another size); {_UNFINISHED}")
+        try:
+            data[name] = path.read_bytes()
+        except OSError as e:
+            raise ValueError(f"{path}: cannot be read ({e.strerror}).") from None
+        if hashlib.sha256(data[name]).hexdigest() != digest:
+            raise ValueError(f"{folder}: {name} is not the file saved with the others ({MANIFEST} gives another sha256); {_UNFINISHED}")
+    return data
+
+
+_UNFINISHED = (
+    f"a save into this folder did not finish (or a file was changed since), so it is not loaded: save the tokenizer again "
+    f"(or, to load files edited by hand, delete {MANIFEST})."
+)
 
 
 def _read(fmt: Format, texts: Texts) -> Loaded:
@@ -337,13 +417,25 @@ def file_help() -> dict[str, str]:
 
 
 def save(directory: str | Path, texts: Texts) -> list[Path]:
-    """Write the files to directory (made if missing); return the paths."""
-    out = Path(directory)
-    if out.exists() and not out.is_dir():
-        raise ValueError(f"{out} exists and is not a directory.")
-    out.mkdir(parents=True, exist_ok=True)
-    paths = []
-    for name, text in texts.items():
-        (out / name).write_text(text, encoding="utf-8")
-        paths.append(out / name)
-    return paths
+    """Replace the tokenizer in directory (made if missing) as a whole; return the paths written, the manifest last.
+
+    Files of an earlier save that this one does not write are removed (the manifest,
+    which loading follows, no longer lists them anyway). OutputError names the file
+    when one cannot be written; the folder then still holds the earlier tokenizer.
+    """
+    out = atomic.check_folder(directory)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise atomic.OutputError(f"Cannot write into {out}: {atomic.why(e)}.") from None
+    data = {name: text.encode("utf-8") for name, text in texts.items()}
+    try:
+        before = set(_saved_files(out) or ())
+    except ValueError:  # an unreadable manifest: this save replaces it
+        before = set()
+    atomic.write_together({out / name: d for name, d in data.items()} | {out / MANIFEST: manifest_text(data).encode()})
+    for name in sorted((before | set(file_names())) - set(data)):
+        with contextlib.suppress(OSError):
+            if (out / name).is_file():
+                (out / name).unlink()
+    return [out / name for name in data] + [out / MANIFEST]

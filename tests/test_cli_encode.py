@@ -42,7 +42,13 @@ def ids_of(text: str) -> list[int]:
 
 
 def test_train_writes_all_four_formats(saved):
-    assert sorted(p.name for p in saved.iterdir()) == ["merges.txt", "tokenizer.bpe.json", "tokenizer.json", "vocab.json"]
+    assert sorted(p.name for p in saved.iterdir()) == [
+        "merges.txt",
+        "tokenizer.bpe.json",
+        "tokenizer.json",
+        "tokenizer.manifest.json",
+        "vocab.json",
+    ]
     assert all(c is not None for c in Tokenizer.load(saved).counts)
 
 

@@ -142,7 +142,12 @@ def test_a_tokenizer_in_another_id_order_saves_its_ids(tmp_path):
     hf.save(str(tmp_path / "tokenizer.json"))
     tok = Tokenizer.load(tmp_path / "tokenizer.json")
     paths = tok.save(tmp_path / "out")
-    assert sorted(p.name for p in paths) == ["merges.txt", "tokenizer.json", "vocab.json"]  # the plain format cannot hold other ids
+    assert sorted(p.name for p in paths) == [
+        "merges.txt",
+        "tokenizer.json",
+        "tokenizer.manifest.json",
+        "vocab.json",
+    ]  # no plain JSON: it cannot hold other ids
     for name in ("vocab.json", "tokenizer.json"):
         again = Tokenizer.load(tmp_path / "out" / name)
         assert again.vocab == tok.vocab and again.encode(CORPUS) == tok.encode(CORPUS)
@@ -156,7 +161,7 @@ def test_a_folder_with_one_tiktoken_file_or_openais_names_is_found(tmp_path):
     tok.save(tmp_path / "b")
     (tmp_path / "b" / "vocab.json").rename(tmp_path / "b" / "encoder.json")
     (tmp_path / "b" / "merges.txt").rename(tmp_path / "b" / "vocab.bpe")
-    for name in ("tokenizer.json", "tokenizer.bpe.json"):
+    for name in ("tokenizer.json", "tokenizer.bpe.json", "tokenizer.manifest.json"):  # as OpenAI ships GPT-2: no manifest
         (tmp_path / "b" / name).unlink()
     assert Tokenizer.load(tmp_path / "b").encode(CORPUS) == tok.encode(CORPUS)
     assert Tokenizer.load(tmp_path / "b" / "vocab.bpe").encode(CORPUS) == tok.encode(CORPUS)
