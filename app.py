@@ -19,28 +19,29 @@ style.apply(presenter)
 link.follow()  # ?corpus=…&merge=…, before the sidebar draws
 real.warm()  # GPT-2, GPT-4 and GPT-4o load in the background, once per server
 
-pages = st.navigation(
-    {
-        "": [  # no header: the explorer's pages come first
-            st.Page("pages/step.py", title="Step through", icon=":material/footprint:", default=True),
-            st.Page("pages/race.py", title="Algorithm race", icon=":material/sports_score:"),
-            st.Page("pages/threshold.py", title="Threshold explorer", icon=":material/tune:"),
-            st.Page("pages/tokenize.py", title="Tokenize & export", icon=":material/text_fields:"),
-            st.Page("pages/vocabulary.py", title="Vocabulary", icon=":material/dictionary:"),
-        ],
-        "Using a tokenizer": [
-            st.Page("pages/encode.py", title="Encode, step by step", icon=":material/account_tree:"),
-            st.Page("pages/compare.py", title="Real tokenizers", icon=":material/compare:"),
-            st.Page("pages/quirks.py", title="Quirks gallery", icon=":material/lightbulb:"),
-        ],
-        "Lessons": [
-            st.Page("pages/lesson.py", title="Guided lesson", icon=":material/school:"),
-            st.Page("pages/quiz.py", title="Predict the next merge", icon=":material/quiz:"),
-            st.Page("pages/encode_lesson.py", title="How a tokenizer encodes", icon=":material/school:"),
-            st.Page("pages/encode_quiz.py", title="Which merge applies first?", icon=":material/quiz:"),
-        ],
-    }
-)
-st.session_state["settings"] = sidebar.render()
+SECTIONS = {
+    "": [  # no header: the explorer's pages come first
+        st.Page("pages/step.py", title="Step through", icon=":material/footprint:", default=True),
+        st.Page("pages/race.py", title="Algorithm race", icon=":material/sports_score:"),
+        st.Page("pages/threshold.py", title="Threshold explorer", icon=":material/tune:"),
+        st.Page("pages/tokenize.py", title="Tokenize & export", icon=":material/text_fields:"),
+        st.Page("pages/vocabulary.py", title="Vocabulary", icon=":material/dictionary:"),
+    ],
+    "Using a tokenizer": [
+        st.Page("pages/encode.py", title="Encode, step by step", icon=":material/account_tree:"),
+        st.Page("pages/compare.py", title="Real tokenizers", icon=":material/compare:"),
+        st.Page("pages/quirks.py", title="Quirks gallery", icon=":material/lightbulb:"),
+    ],
+    "Lessons": [
+        st.Page("pages/lesson.py", title="Guided lesson", icon=":material/school:"),
+        st.Page("pages/quiz.py", title="Predict the next merge", icon=":material/quiz:"),
+        st.Page("pages/encode_lesson.py", title="How a tokenizer encodes", icon=":material/school:"),
+        st.Page("pages/encode_quiz.py", title="Which merge applies first?", icon=":material/quiz:"),
+    ],
+}
+# the menu is drawn by the sidebar, under the training run, as links that keep the run in the URL (ui.sidebar._page_links)
+pages = st.navigation(SECTIONS, position="hidden")
+st.session_state["settings"] = sidebar.render(SECTIONS, link.page_params)
+link.show_run(pages.url_path)  # every page's URL names the run
 link.sync_presenter()
 pages.run()

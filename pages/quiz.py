@@ -3,7 +3,7 @@
 import streamlit as st
 
 from ui import corpus as corpora
-from ui import runs, sidebar, state
+from ui import link, runs, sidebar, state
 from ui.lessons import buttons as quiz_buttons
 from ui.lessons import quiz, views
 from ui.lessons.lesson import split_words
@@ -91,4 +91,4 @@ with reply:
         st.html(views.reveal(q, answer.pick))
         source = st.session_state["source"]
         if corpora.SOURCES[source].text or source == "stdlib":
-            st.page_link("pages/step.py", label=f"See merge {k} on the step page", query_params={"corpus": source, "merge": str(k)})
+            st.page_link("pages/step.py", label=f"See merge {k} on the step page", query_params={**link.run_params(), "merge": str(k)})

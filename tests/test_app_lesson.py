@@ -30,8 +30,8 @@ def title(at) -> str:
 
 
 def step_links(at) -> list[dict[str, list[str]]]:
-    """The query parameters of the links to the step page (the default page: its url path is '')."""
-    return [parse_qs(link.proto.query_string) for link in at.page_link if link.proto.page == ""]
+    """The query parameters of the links to the step page (the default page: its url path is ''), in the page: the sidebar links to every page."""
+    return [parse_qs(link.proto.query_string) for link in at.main.page_link if link.proto.page == ""]
 
 
 def test_next_and_back_walk_the_steps(app, steps):

@@ -1,14 +1,16 @@
-"""A link to one merge: ?corpus=<preset>&merge=<k> opens that preset at merge k (1-based).
+"""Links: every page's URL names the sidebar's training run, so that a copied link or a reload shows what the teacher saw.
 
-`&rule=<tie-break rule>` is added when the rule is not the default cs336, so a
-link to "merge 1 under rustbpe" shows the merge the teacher saw.
+`?corpus=<preset>` names the run; the preset brings its settings (pre-tokenizer, vocab size, special
+tokens), and each setting that differs from the preset's is named too: `&pretokenizer=gpt2`,
+`&vocab_size=1257`, `&special_tokens=<|endoftext|>`, `&algorithm=naive`, and `&rule=<tie-break rule>` when
+not the default cs336. `show_run` (app.py, on every page) keeps the URL saying it; the sidebar's page
+links carry the same parameters (`run_params`), so a page opened from them, reloaded or copied, keeps
+the run. The step page adds `&merge=<k>` (1-based) for the merge it shows (`show`).
 
-A teacher hands out a link to "merge 37"; the step page keeps the URL in step
-with what it shows. `follow` runs before the sidebar draws (app.py), so a
-link's corpus can still set the sidebar's widgets; it applies a link only once
-per session (a link is new when the URL differs from what this session last
-applied or wrote), so the sidebar can change the corpus afterwards. `show`
-runs on the step page.
+`follow` runs before the sidebar draws (app.py), so a link's settings can still set the sidebar's
+widgets; it applies a link only once per session (a link is new when the URL differs from what this
+session last applied or wrote), so the sidebar can change the run afterwards; and a link whose run is
+the session's already changes nothing (the sidebar's page links go from page to page so).
 
 `?present=1` (on any page) turns presenter mode on: a reload or a link handed to the
 projector's machine opens it in presenter mode, sidebar folded away. `presenter` keeps
@@ -16,11 +18,9 @@ the URL saying whether the mode is on, so that a reload keeps it.
 
 `?text=<word or sentence>&tokenizer=<run|gpt2|cl100k|o200k>` opens the Encode page on that
 text with that tokenizer (`follow_encode`, on that page, before its widgets draw); the page keeps
-the URL saying what it walks (`show_encode`), and adds the corpus (and rule) when it walks the
-sidebar's run of a preset, so a link to "strawberry with GPT-4o" or to "lowest in the textbook
-run" shows what the teacher saw.
+the URL saying what it walks (`show_encode`), and `&k=` when it walks fewer than all of the run's merges.
 
-Not here: other settings (a link carries a preset, whose settings come with it, and the rule).
+Not here: a pasted or uploaded corpus, which cannot travel in a link (its URL names no run).
 """
 
 from __future__ import annotations
@@ -29,12 +29,13 @@ from collections.abc import Collection
 
 import streamlit as st
 
+from bpe import ALGORITHMS, PATTERNS
 from bpe.rule import (
     DEFAULT_RULE,  # a link names a rule only when it is not the default
     RULES,
 )
 from ui import corpus as corpora
-from ui import sidebar
+from ui import sidebar, state
 from ui.render import plain
 
 # presets whose text comes with the app: pasted and uploaded corpora cannot travel in a link
@@ -53,27 +54,83 @@ def number(value: str) -> int | None:
     return int(value)
 
 
+RUN = ("corpus", "pretokenizer", "vocab_size", "special_tokens", "algorithm", "rule")  # the URL's names of a run's settings
+SAID = (*RUN, "merge")  # what follow() reads, and `link` remembers
+MAX_VOCAB = sidebar.MAX_VOCAB
+MAX_SPECIALS = 200  # characters of special tokens a link may carry
+
+
 def follow() -> None:
-    """Apply a link this session has not applied yet; a bad one gets a one-sentence warning."""
+    """Apply a link this session has not applied yet; a bad part gets a one-sentence warning and the sidebar's value stays."""
     params = st.query_params
-    corpus, merge, rule = params.get("corpus"), params.get("merge"), params.get("rule")
-    if not new_link((corpus, merge, rule), "link"):
+    said_now = tuple(params.get(name) for name in SAID)
+    if not new_link(said_now, "link"):
         return
-    take(rule, RULES, "tie_break", "tie-break rule", "the sidebar's")
-    if corpus is not None:
-        if corpus not in LINKABLE:
-            st.warning(
-                f"The link's corpus '{said(corpus)}' is not one of the presets ({', '.join(LINKABLE)}); showing the corpus picked in the sidebar."
-            )
-            return
-        if corpus != st.session_state["source"]:
-            sidebar.apply_preset(corpus)
-    if merge is not None:
+    wanted = run_of(dict(zip(SAID, said_now)))
+    if wanted is not None and any(st.session_state[key] != value for key, value in wanted.items()):
+        sidebar.apply_preset(wanted["source"])  # the preset's settings, then the link's own (and merge 1, unless it names one)
+        st.session_state.update(wanted)
+    merge = params.get("merge")
+    if merge is not None and (wanted is not None or params.get("corpus") is None):  # not when the link's corpus was refused
         k = number(merge)
         if k is None or k < 1:
             st.warning(f"The link's merge '{said(merge)}' is not a merge number (1, 2, 3, … up to {MAX_DIGITS} digits); showing merge 1.")
             return
         st.session_state["step"] = k
+
+
+def run_of(link: dict[str, str | None]) -> dict[str, object] | None:
+    """The session settings a link's run parameters ask for (sidebar keys), or None when it names no usable corpus.
+
+    Each part is checked on its own: one that is not a choice (or not a number) gets a sentence, and the preset's
+    (or, for the rule, the sidebar's) value is used instead.
+    """
+    rule = DEFAULT_RULE if link["corpus"] is not None else st.session_state["tie_break"]  # a run's link names its rule unless cs336
+    if link["rule"] is not None:
+        rule = choice(link["rule"], RULES, "tie-break rule", "the sidebar's") or st.session_state["tie_break"]
+    corpus = link["corpus"]
+    if corpus is None:
+        st.session_state["tie_break"] = rule
+        return None
+    if corpus not in LINKABLE:
+        st.warning(
+            f"The link's corpus '{said(corpus)}' is not one of the presets ({', '.join(LINKABLE)}); showing the corpus picked in the sidebar."
+        )
+        return None
+    preset = corpora.SOURCES[corpus]
+    wanted: dict[str, object] = {
+        "source": corpus,
+        "pattern": preset.pattern,
+        "vocab_size": sidebar.preset_vocab_size(corpus),
+        "specials": preset.specials,
+        "algorithm": state.DEFAULTS["algorithm"],
+        "tie_break": rule,
+    }
+    if link["pretokenizer"] is not None:
+        wanted["pattern"] = choice(link["pretokenizer"], PATTERNS, "pre-tokenizer", "the preset's") or wanted["pattern"]
+    if link["algorithm"] is not None:
+        wanted["algorithm"] = choice(link["algorithm"], ALGORITHMS, "algorithm", "heap") or wanted["algorithm"]
+    size = link["vocab_size"]
+    if size is not None:
+        if number(size) is not None and number(size) <= MAX_VOCAB:
+            wanted["vocab_size"] = number(size)
+        else:
+            st.warning(f"The link's vocab size '{said(size)}' is not a number up to {MAX_VOCAB:,}; using the preset's.")
+    specials = link["special_tokens"]
+    if specials is not None:
+        if len(specials) <= MAX_SPECIALS:
+            wanted["specials"] = specials
+        else:
+            st.warning(f"The link's special tokens are {len(specials):,} characters long (at most {MAX_SPECIALS}); using the preset's.")
+    return wanted
+
+
+def choice(value: str, choices: Collection[str], what: str, instead: str) -> str | None:
+    """value when it is one of choices; otherwise one sentence, and None."""
+    if value in choices:
+        return value
+    st.warning(f"The link's {what} '{said(value)}' is not one of {', '.join(choices)}; using {instead}.")
+    return None
 
 
 def new_link(said_now: tuple[str | None, ...], key: str) -> bool:
@@ -90,12 +147,8 @@ def new_link(said_now: tuple[str | None, ...], key: str) -> bool:
 
 def take(value: str | None, choices: Collection[str], key: str, what: str, instead: str) -> None:
     """A link's choice: put into session key when it is one of choices; otherwise one sentence, and `instead` stays."""
-    if value is None:
-        return
-    if value in choices:
+    if value is not None and choice(value, choices, what, instead) is not None:
         st.session_state[key] = value
-    else:
-        st.warning(f"The link's {what} '{said(value)}' is not one of {', '.join(choices)}; using {instead}.")
 
 
 def said(value: str) -> str:
@@ -103,40 +156,77 @@ def said(value: str) -> str:
     return plain(value if len(value) <= 40 else value[:40] + "…")
 
 
+def run_params() -> dict[str, str]:
+    """The URL parameters that name the sidebar's run: its preset and each setting that differs from the preset's ({} for a
+    pasted or uploaded corpus). {'corpus': 'stdlib'}; {'corpus': 'textbook', 'pretokenizer': 'gpt2', 'rule': 'rustbpe'}
+    """
+    session = st.session_state
+    source = session["source"]
+    if source not in LINKABLE:
+        return {}
+    preset = corpora.SOURCES[source]
+    params = {"corpus": source}
+    if session["pattern"] != preset.pattern:
+        params["pretokenizer"] = session["pattern"]
+    if session["vocab_size"] != sidebar.preset_vocab_size(source):
+        params["vocab_size"] = str(int(session["vocab_size"]))
+    if sidebar.parse_specials(session["specials"]) != sidebar.parse_specials(preset.specials):
+        params["special_tokens"] = session["specials"]
+    if session["algorithm"] != state.DEFAULTS["algorithm"]:
+        params["algorithm"] = session["algorithm"]
+    if session["tie_break"] != DEFAULT_RULE:
+        params["rule"] = session["tie_break"]
+    return params
+
+
+def page_params() -> dict[str, str]:
+    """What the sidebar's page links carry: the run, and presenter mode when it is on."""
+    return run_params() | ({"present": "1"} if st.session_state["presenter"] else {})
+
+
+OWN = {"": ("merge",), "encode": ("text", "tokenizer", "k")}  # a page's own parameters, by its url path (the step page's is '')
+
+
+def show_run(page: str) -> None:
+    """Make the URL name the sidebar's run (app.py, on every page, after the sidebar): see run_params; and drop the
+    parameters of the other pages (a page opened by st.switch_page, or in AppTest, can keep the last page's)."""
+    others = {name: None for own in OWN.values() for name in own if name not in OWN.get(page, ())}
+    write(others | {name: None for name in RUN} | run_params())
+
+
 def show(k: int) -> None:
-    """Make the URL say the corpus and merge k the page shows (only when it does not already)."""
-    source = st.session_state["source"]
-    corpus = source if source in LINKABLE else None
-    rule = st.session_state["tie_break"] if st.session_state["tie_break"] != DEFAULT_RULE else None
+    """Make the URL say merge k (the step page), besides the run."""
+    write({"merge": str(k)})
+
+
+def write(wanted: dict[str, str | None]) -> None:
+    """Set these URL parameters (None: remove), only those that differ; then remember the URL as this session's own link."""
     params = st.query_params
-    if params.get("corpus") == corpus and params.get("merge") == str(k) and params.get("rule") == rule:
-        return
-    for name, value in (("corpus", corpus), ("merge", str(k)), ("rule", rule)):
-        if value is None:
-            params.pop(name, None)
-        else:
-            params[name] = value
-    st.session_state["link"] = (corpus, str(k), rule)
+    for name, value in wanted.items():
+        if params.get(name) != value:
+            if value is None:
+                params.pop(name, None)
+            else:
+                params[name] = value
+    st.session_state["link"] = tuple(params.get(name) for name in SAID)  # follow() must not apply it again
 
 
 def href(merge: int, settings) -> str | None:
-    """The address of the step page at merge (1-based) of the sidebar's run, or None when a link cannot reproduce that run.
+    """The address of the step page at merge (1-based) of the sidebar's run, or None when no link can name the run.
 
-    A link carries a preset and the rule, and the preset brings its own settings: a run whose pre-tokenizer or
-    special tokens differ from its preset's, or a merge past the preset's vocab size, would open another run.
+    The run's parameters name every setting that differs from its preset, so only a pasted or uploaded corpus, or a
+    merge past the run's, has none.
     """
-    source = st.session_state["source"]
-    if source not in LINKABLE:
+    params = run_params()
+    if not params or not 1 <= merge <= settings.num_merges:
         return None
-    preset = corpora.SOURCES[source]
-    if (
-        settings.pattern != preset.pattern
-        or settings.specials != sidebar.parse_specials(preset.specials)
-        or not 1 <= merge <= preset.merges
-    ):
-        return None
-    rule = f"&rule={settings.tie_break}" if settings.tie_break != DEFAULT_RULE else ""
-    return f"./?corpus={source}&merge={merge}{rule}"
+    return "./?" + "&".join(f"{name}={quote(value)}" for name, value in {**params, "merge": str(merge)}.items())
+
+
+def quote(value: str) -> str:
+    from urllib.parse import quote as url_quote
+
+    return url_quote(value, safe="")
 
 
 def presenter() -> bool:
@@ -196,24 +286,13 @@ def follow_encode(tokenizers: Collection[str], max_chars: int) -> bool:
 
 
 def show_encode(text: str, which: str, k: int, n: int) -> None:
-    """Make the URL say the text and tokenizer the Encode page walks (and the preset, rule and k of n merges, for the sidebar's run)."""
-    source, rule = st.session_state["source"], st.session_state["tie_break"]
-    run = which == "run" and source in LINKABLE
-    wanted = {
-        "text": text,
-        "tokenizer": which,
-        "corpus": source if run else None,
-        "rule": rule if run and rule != DEFAULT_RULE else None,
-        "k": str(k) if which == "run" and k < n else None,
-        "merge": None,  # the step page's: a link here opens this page, not a merge
-    }
-    params = st.query_params
-    if all(params.get(name) == value for name, value in wanted.items()):
-        return
-    for name, value in wanted.items():
-        if value is None:
-            params.pop(name, None)
-        else:
-            params[name] = value
-    st.session_state["enc_link"] = (text, which, wanted["k"])
-    st.session_state["link"] = (wanted["corpus"], None, wanted["rule"])  # follow() must not apply it again
+    """Make the URL say the text and tokenizer the Encode page walks (and k of n merges, for the sidebar's run), besides the run."""
+    write(
+        {
+            "text": text,
+            "tokenizer": which,
+            "k": str(k) if which == "run" and k < n else None,
+            "merge": None,  # the step page's: a link here opens this page, not a merge
+        }
+    )
+    st.session_state["enc_link"] = (text, which, st.query_params.get("k"))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 from dataclasses import dataclass
 
 import streamlit as st
@@ -50,12 +51,21 @@ class Settings:
         return self.spec.tie_break  # a key of bpe.rule.RULES; the guided lesson keeps the default
 
 
+MAX_VOCAB = 1_000_000  # the vocab size box's largest value (a link's too)
+
+
+def preset_vocab_size(key: str) -> int:
+    """The vocab size a preset was made for: 256 bytes + its merges + its special token."""
+    source = corpora.SOURCES[key]
+    return 256 + source.merges + (1 if source.specials else 0)
+
+
 def apply_preset(key: str) -> None:
     """Choosing a preset also chooses the settings it was made for (ui.link calls it for a link's corpus)."""
     source = corpora.SOURCES[key]
     st.session_state["source"] = key
     st.session_state["pattern"] = source.pattern
-    st.session_state["vocab_size"] = 256 + source.merges + (1 if source.specials else 0)
+    st.session_state["vocab_size"] = preset_vocab_size(key)
     st.session_state["specials"] = source.specials
     st.session_state["step"] = 1
 
@@ -105,8 +115,14 @@ def current() -> Settings:
     return settings
 
 
-def render() -> Settings | str:
-    """Draw the sidebar; return the settings, or a sentence saying what to fix.
+def render(sections: dict[str, list] | None = None, links: dict[str, str] | None = None) -> Settings | str:
+    """Draw the sidebar: presenter mode and the training run first, then the links to the pages; return the settings,
+    or a sentence saying what to fix.
+
+    The run's four choices a teacher sets first (corpus, pre-tokenizer, vocab size, tie-break rule) come before the
+    rest, and the pages after them, so that a 720 px screen shows them without scrolling. `sections` are the pages
+    (app.py's st.navigation, whose own menu is hidden), drawn as links that carry `links()`'s URL parameters: the run,
+    so that a page opened, reloaded or copied from them shows the same run (ui.link).
 
     Its widgets are drawn on every run of every page, so each holds its session key itself (state.widget's
     kept=True), with the session's value as its default: the first run of a session writes them all, and
@@ -114,82 +130,99 @@ def render() -> Settings | str:
     vocab size 0, naive) and send them back on the next click.
     """
     with st.sidebar:
-        state.widget(
-            st.toggle,
-            "Presenter mode",
-            key="presenter",
-            kept=True,
-            help="Larger type, and a simpler step page for a projector. ← and → step through merges.",
-        )
-        st.header("Training run")
-        key = state.widget(
-            st.selectbox,
-            "Corpus",
-            list(corpora.SOURCES),
-            format_func=lambda k: short_label(corpora.SOURCES[k].label),
-            key="source",
-            kept=True,
-            on_change=_apply_preset,
-        )
-        source = corpora.SOURCES[key]
-        about = [source.label[len(short_label(source.label)) + 2 : -1], preset_note(key, st.session_state["tie_break"])]
-        if any(about):
-            text = ": ".join(a for a in about if a)
-            st.caption(text[0].upper() + text[1:])
-        problem = None
-        if key == "paste":
-            state.widget(st.text_area, "Text", key="pasted", kept=True, height=150, placeholder="Paste any text…")
-            data = st.session_state["pasted"].encode("utf-8", "surrogateescape")
-            problem = corpora.check_text("The pasted text", data)
-        elif key == "upload":
-            upload = st.file_uploader("Text file", type=None, help=f"Up to {corpora.MAX_UPLOAD_BYTES / 1e6:.0f} MB of text")
-            if upload is None:
-                data, problem = b"", "Upload a text file to train on (or pick a preset corpus)."
-            else:
-                data = upload.getvalue()
-                problem = corpora.check_text(upload.name, data)
-        elif key == "stdlib":
-            data = corpora.stdlib_bytes()
+        settings = _training_run()
+        if sections:
+            _page_links(sections, links() if links else {})
+    return settings
+
+
+def _training_run() -> Settings | str:
+    state.widget(
+        st.toggle,
+        "Presenter mode",
+        key="presenter",
+        kept=True,
+        help="Larger type, and a simpler step page for a projector. ← and → step through merges.",
+    )
+    st.header("Training run")
+    key = state.widget(
+        st.selectbox,
+        "Corpus",
+        list(corpora.SOURCES),
+        format_func=lambda k: short_label(corpora.SOURCES[k].label),
+        key="source",
+        kept=True,
+        on_change=_apply_preset,
+    )
+    source = corpora.SOURCES[key]
+    about = [source.label[len(short_label(source.label)) + 2 : -1], preset_note(key, st.session_state["tie_break"])]
+    if any(about):
+        text = ": ".join(a for a in about if a)
+        st.caption(text[0].upper() + text[1:])
+    problem = None
+    if key == "paste":
+        state.widget(st.text_area, "Text", key="pasted", kept=True, height=150, placeholder="Paste any text…")
+        data = st.session_state["pasted"].encode("utf-8", "surrogateescape")
+        problem = corpora.check_text("The pasted text", data)
+    elif key == "upload":
+        upload = st.file_uploader("Text file", type=None, help=f"Up to {corpora.MAX_UPLOAD_BYTES / 1e6:.0f} MB of text")
+        if upload is None:
+            data, problem = b"", "Upload a text file to train on (or pick a preset corpus)."
         else:
-            data = source.text.encode("utf-8")
+            data = upload.getvalue()
+            problem = corpora.check_text(upload.name, data)
+    elif key == "stdlib":
+        data = corpora.stdlib_bytes()
+    else:
+        data = source.text.encode("utf-8")
 
-        state.widget(
-            st.selectbox,
-            "Pre-tokenizer",
-            list(PATTERNS),
-            key="pattern",
-            kept=True,
-            help="\n\n".join(f"**{k}**: {v}" for k, v in PATTERN_HELP.items()),
-        )
-        state.widget(
-            st.text_input, "Special tokens (comma-separated)", key="specials", kept=True, help="Never merged; the corpus is cut at them."
-        )
-        state.widget(
-            st.number_input,
-            "Vocab size",
-            key="vocab_size",
-            kept=True,
-            min_value=0,
-            max_value=1_000_000,
-            step=1,
-            help="256 bytes + merges + special tokens",
-        )
-        state.widget(st.selectbox, "Algorithm", list(ALGORITHMS), key="algorithm", kept=True)
-        st.caption(ALGORITHMS[st.session_state["algorithm"]].summary.capitalize() + ".")
-        rule = RULES[state.widget(st.selectbox, "Tie-break rule", list(RULES), key="tie_break", kept=True, help=TIE_HELP)]
-        st.caption(f"Ties go to {rule.prefers}, as {rule.tool} does.")
+    state.widget(
+        st.selectbox,
+        "Pre-tokenizer",
+        list(PATTERNS),
+        key="pattern",
+        kept=True,
+        help="\n\n".join(f"**{k}**: {v}" for k, v in PATTERN_HELP.items()),
+    )
+    state.widget(
+        st.number_input,
+        "Vocab size",
+        key="vocab_size",
+        kept=True,
+        min_value=0,
+        max_value=MAX_VOCAB,
+        step=1,
+        help="256 bytes + merges + special tokens",
+    )
+    rule = RULES[state.widget(st.selectbox, "Tie-break rule", list(RULES), key="tie_break", kept=True, help=TIE_HELP)]
+    st.caption(f"Ties go to {rule.prefers}, as {rule.tool} does.")
+    state.widget(
+        st.text_input, "Special tokens (comma-separated)", key="specials", kept=True, help="Never merged; the corpus is cut at them."
+    )
+    state.widget(st.selectbox, "Algorithm", list(ALGORITHMS), key="algorithm", kept=True)
+    st.caption(ALGORITHMS[st.session_state["algorithm"]].summary.capitalize() + ".")
 
-        spec = TrainSpec(
-            pretokenizer=st.session_state["pattern"],
-            special_tokens=parse_specials(st.session_state["specials"]),
-            tie_break=st.session_state["tie_break"],
-            algorithm=st.session_state["algorithm"],
-        )
-        try:
-            num_merges = check_spec(spec, int(st.session_state["vocab_size"]))
-        except ValueError as e:
-            return str(e)
-        st.caption(f"{st.session_state['vocab_size']:,} = 256 bytes + {num_merges:,} merges + {len(spec.special_tokens)} special")
+    spec = TrainSpec(
+        pretokenizer=st.session_state["pattern"],
+        special_tokens=parse_specials(st.session_state["specials"]),
+        tie_break=st.session_state["tie_break"],
+        algorithm=st.session_state["algorithm"],
+    )
+    try:
+        num_merges = check_spec(spec, int(st.session_state["vocab_size"]))
+    except ValueError as e:
+        return str(e)
+    st.caption(f"{st.session_state['vocab_size']:,} = 256 bytes + {num_merges:,} merges + {len(spec.special_tokens)} special")
     if problem:
         return problem
     return Settings(corpora.Corpus(source.label, data, _digest(data)), spec, num_merges)
+
+
+def _page_links(sections: dict[str, list], params: dict[str, str]) -> None:
+    """The pages, by section, as links that carry params (the run, presenter mode): a copied link opens the same run."""
+    st.header("Pages")
+    for section, pages in sections.items():
+        if section:
+            st.html(f'<p class="nav-section">{html.escape(section)}</p>')
+        for page in pages:
+            st.page_link(page, query_params=params)

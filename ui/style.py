@@ -26,6 +26,7 @@ APP_CSS = """
 [data-testid="stHeader"]{background:transparent}  /* the page title may pass under its empty middle */
 section[data-testid="stSidebar"][data-collapsed="false"]{width:20.8rem !important} /* the longest preset name (ui.sidebar.short_label), 375 px at 18 px */
 [data-testid="stSidebarUserContent"]{padding-left:1rem;padding-right:1rem}
+.nav-section{font-weight:600;color:#444;margin:.5rem 0 0 .2rem}  /* the sidebar's page sections (ui.sidebar._page_links) */
 [data-testid="stCaptionContainer"], [data-testid="stCaptionContainer"] p,
 [data-testid="stWidgetLabel"] p, [data-testid="stWidgetLabel"] label,
 [data-testid="stMetricLabel"] p, [data-testid="stMetricDelta"],

@@ -32,7 +32,7 @@ def test_a_link_opens_the_encode_page_on_its_word_with_gpt4(page, app_url):
     page.wait_for_function("() => new URL(location.href).searchParams.get('text') === 'raspberry'")
     wait_idle(page)
     query = parse_qs(urlparse(page.url).query)
-    assert query["tokenizer"] == ["cl100k"] and "corpus" not in query  # a real tokenizer needs no preset
+    assert query["tokenizer"] == ["cl100k"] and query["corpus"] == ["textbook"]  # every page names the sidebar's run (issue 28.2)
     other = new_context(page.context.browser, viewport={"width": 1280, "height": 720})  # another browser's session
     try:
         student = other.new_page()

@@ -86,3 +86,50 @@ def test_11_the_step_tokenize_and_threshold_pages_count_the_textbook_text_as_the
     assert per_token == f"{94 / int(tokens):.2f}"
     open_from_sidebar(page, "Threshold explorer", "Threshold explorer")
     assert metric(page, "Bytes per token") == per_token  # t = 1 keeps all 12 merges: the same text, the same count
+
+
+# ---------------------------------------------------------------------------
+# 2. every page's URL names the run, and the sidebar's page links keep it
+
+
+def chosen(page, label: str) -> str:
+    """What the sidebar's select box labelled label shows."""
+    box = page.get_by_test_id("stSidebar").locator('[data-testid="stSelectbox"]').filter(has_text=label).first
+    return box.locator("input").input_value()
+
+
+def sidebar_link(page, name: str):
+    return page.get_by_test_id("stSidebar").get_by_role("link", name=name)
+
+
+def test_2_a_threshold_link_copied_after_stdlib_merge_5_opens_the_stdlib_run(page, app_url):
+    open_url(page, f"{app_url}/?corpus=stdlib&merge=5", ".merge-card")
+    for name in ("Threshold explorer", "Algorithm race", "Vocabulary", "Quirks gallery", "Guided lesson"):
+        assert "corpus=stdlib" in sidebar_link(page, name).get_attribute("href"), name  # what "copy link" gives
+    open_from_sidebar(page, "Threshold explorer", "Threshold explorer")
+    assert "corpus=stdlib" in page.url and "merge=" not in page.url
+    open_from_sidebar(page, "Step through", "Step through BPE training")  # and back: the same session, the same merge
+    assert "corpus=stdlib" in page.url and "Merge 5 of 1,000" in text_of(page, ".merge-card")
+    open_from_sidebar(page, "Threshold explorer", "Threshold explorer")
+    page.reload()  # a new session from the page's own URL: the stdlib run, not the 12-merge textbook one
+    wait_idle(page, 180_000)
+    page.get_by_role("heading", name="Threshold explorer").wait_for()
+    assert chosen(page, "Corpus") == "Python's own docs"
+    assert metric(page, "Merges kept at t") == "1,000"
+
+
+# ---------------------------------------------------------------------------
+# 8. at 720 px, presenter mode and the training run before the page links
+
+
+def test_8_at_720_px_presenter_mode_and_the_training_run_show_without_scrolling(page, app_url):
+    page.set_viewport_size({"width": 1280, "height": 720})
+    open_url(page, f"{app_url}/race?corpus=stdlib", "h1")
+    settled(page)
+    sidebar = page.get_by_test_id("stSidebar")
+    for label in ("Presenter mode", "Corpus", "Pre-tokenizer", "Vocab size", "Tie-break rule"):
+        box = sidebar.get_by_text(label, exact=True).first.bounding_box()
+        assert box is not None and box["y"] + box["height"] <= 720 - 50, label  # the label, and its box under it
+    assert sidebar.get_by_role("link", name="Step through").count() == 1  # the pages follow, under the run
+    assert page.evaluate(SMALL_TEXT_JS) == [] and clipped(page) == []
+    shots(page, "lecture-8-sidebar-race")
