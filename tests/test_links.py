@@ -29,7 +29,7 @@ PAGES = (
     "pages/encode_lesson.py",
     "pages/encode_quiz.py",
 )
-NAMES = ("corpus", "merge", "rule", "text", "tokenizer", "k", "present", "vocab", "threshold")
+NAMES = ("corpus", "merge", "rule", "text", "tokenizer", "k", "present", "vocab", "threshold", *link.RUN)
 # values that reach the parsers' deeper branches, beside arbitrary text: presets small enough to train inline
 # (the 2 MB stdlib preset would start a trace in a worker on every example), rules, tokenizers, numbers of every kind
 KNOWN = ("textbook", "ties", "wikipedia", "paste", "cs336", "rustbpe", "huggingface", "run", "gpt2", "1", "0", "12", "99")
