@@ -112,6 +112,9 @@ class Student:
     page: str = ""  # the script hash of the page shown
     values: dict[str, WidgetState] = field(default_factory=dict)  # widget id -> its value in this tab, sent with every rerun
     polls: dict[str, asyncio.Task] = field(default_factory=dict)  # fragment id -> its auto-rerun loop
+    assets: tuple[str, ...] = ()  # paths a browser fetches before its websocket (index, scripts, fonts): fetched by open() first
+    opened: float = 0.0  # when open() began (perf_counter)
+    painted: float | None = None  # seconds from open() until the first merge card arrived: the step page's first paint
 
     async def open(self, timeout: float = 600, resume: bool = False) -> float:
         """Connect and run the page, as a browser opening the URL does; seconds until it is shown.
@@ -119,9 +122,12 @@ class Student:
         resume=True reconnects as a browser does after losing its connection: the
         same cookie, asking for the same session back (the server keeps it a while).
         """
-        start = time.perf_counter()
+        start = self.opened = time.perf_counter()
+        self.painted = None
         if self.sticky and not self.cookie:
-            self.cookie = await asyncio.wait_for(load_page(self.url), timeout)
+            self.cookie = await asyncio.wait_for(load_page(self.url, self.query), timeout)
+        if self.assets:
+            await asyncio.wait_for(fetch_assets(self.url, self.assets, self.cookie), timeout)
         protocols = ["streamlit", "PLACEHOLDER_AUTH_TOKEN", self.session_id] if resume and self.session_id else None
         headers = {"Cookie": self.cookie} if self.cookie else None
         self.ws = await websockets.connect(
@@ -284,6 +290,8 @@ class Student:
         body = getattr(element, kind, None)
         if kind in ("html", "markdown", "alert"):
             self.texts.append(body.body)
+            if self.painted is None and MERGE_CARD.search(body.body):
+                self.painted = time.perf_counter() - self.opened
         elif kind in ("dataframe", "table"):
             self.tables.append(body.arrow_data.data)  # read only when asked for: table()
         elif body is not None and hasattr(body, "id") and hasattr(body, "label"):
@@ -306,11 +314,12 @@ class Student:
         self.polls[fragment] = asyncio.create_task(loop())
 
 
-async def load_page(ws_url: str) -> str:
+async def load_page(ws_url: str, query: str = "") -> str:
     """page_cookie without a thread: 300 students load the page at once, as 300 browsers would."""
     host, port = ws_url.split("//", 1)[1].split("/", 1)[0].split(":")
     reader, writer = await asyncio.open_connection(host, int(port))
-    writer.write(f"GET / HTTP/1.1\r\nHost: {host}:{port}\r\nConnection: close\r\n\r\n".encode())
+    path = f"/?{query}" if query else "/"
+    writer.write(f"GET {path} HTTP/1.1\r\nHost: {host}:{port}\r\nConnection: close\r\n\r\n".encode())
     answer = await reader.read()  # to the end: the whole page, as a browser reads it
     writer.close()
     head = answer.split(b"\r\n\r\n", 1)[0].decode("latin-1").split("\r\n")
@@ -318,6 +327,52 @@ async def load_page(ws_url: str) -> str:
         raise ConnectionError(f"the page answered {head[0]!r}")
     cookies = [line.split(":", 1)[1].strip().split(";", 1)[0] for line in head[1:] if line.lower().startswith("set-cookie:")]
     return "; ".join(cookies)
+
+
+async def fetch_assets(ws_url: str, paths: tuple[str, ...], cookie: str = "", connections: int = 6) -> int:
+    """GET every path as a browser does (HTTP/1.1 keep-alive, `connections` at a time); the bytes received."""
+    host, port = ws_url.split("//", 1)[1].split("/", 1)[0].split(":")
+    todo = list(paths)
+    received = 0
+
+    async def one_connection() -> None:
+        nonlocal received
+        reader, writer = await asyncio.open_connection(host, int(port))
+        try:
+            while todo:
+                path = todo.pop(0)
+                extra = f"Cookie: {cookie}\r\n" if cookie else ""
+                writer.write(f"GET {path} HTTP/1.1\r\nHost: {host}:{port}\r\nAccept-Encoding: gzip, deflate, br\r\n{extra}\r\n".encode())
+                head = (await reader.readuntil(b"\r\n\r\n")).decode("latin-1").lower()
+                length = re.search(r"content-length: *(\d+)", head)
+                if length:
+                    received += len(await reader.readexactly(int(length.group(1))))
+                elif "chunked" in head:
+                    while size := int((await reader.readuntil(b"\r\n")).strip(), 16):
+                        received += len(await reader.readexactly(size + 2)) - 2
+                    await reader.readuntil(b"\r\n")
+        finally:
+            writer.close()
+
+    await asyncio.gather(*(one_connection() for _ in range(connections)))
+    return received
+
+
+def browser_fetches(ws_url: str, query: str = "") -> tuple[str, ...]:
+    """The paths Chromium fetches over HTTP opening the page (its index, scripts, styles, fonts), captured once with Playwright."""
+    from playwright.sync_api import sync_playwright
+
+    base = ws_url.replace("ws", "http", 1).removesuffix("/_stcore/stream")
+    paths: list[str] = []
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path="/usr/bin/chromium", headless=True, args=["--no-sandbox", "--disable-gpu"])
+        page = browser.new_page(viewport={"width": 1280, "height": 720})
+        page.on("request", lambda r: paths.append(r.url.removeprefix(base)) if r.url.startswith(base) else None)
+        page.goto(f"{base}/?{query}" if query else base, wait_until="networkidle")
+        page.get_by_text("Merge 37" if "merge=37" in query else "Merge 1 of").first.wait_for(timeout=120_000)
+        page.wait_for_load_state("networkidle")
+        browser.close()
+    return tuple(p for p in dict.fromkeys(paths) if p and "_stcore/stream" not in p)
 
 
 def page_cookie(ws_url: str, timeout: float) -> str:
@@ -367,7 +422,8 @@ def browser_value(kind: str, proto) -> WidgetState | None:
 
 
 class Server:
-    """`streamlit run APP` on a free port, from APP's folder (or, with replicas, `python -m serve.replicas --replicas N`); stopped with stop()."""
+    """`streamlit run web.py` (APP behind serve/assets.py; APP itself where there is no web.py beside it) on a free port, from
+    APP's folder (or, with replicas, `python -m serve.replicas --replicas N`); stopped with stop()."""
 
     def __init__(self, app: Path, replicas: int = 0) -> None:
         with socket.socket() as s:
@@ -379,7 +435,8 @@ class Server:
         if replicas:
             command = [sys.executable, "-m", "serve.replicas", "--replicas", str(replicas), *where]
         else:
-            command = [sys.executable, "-m", "streamlit", "run", str(app), "--server.headless", "true", *where]
+            served = app.parent / "web.py" if (app.parent / "web.py").is_file() else app  # what scripts/app.sh runs, where there is one
+            command = [sys.executable, "-m", "streamlit", "run", str(served), "--server.headless", "true", *where]
             command += ["--browser.gatherUsageStats", "false"]
         env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}  # read-only on another checkout
         self.process = subprocess.Popen(command, cwd=app.parent, stdout=handle, stderr=subprocess.STDOUT, env=env)
@@ -732,13 +789,15 @@ async def race(student: Student) -> Race:
 
 
 @contextlib.asynccontextmanager
-async def serving(app: Path, replicas: int = 0):
-    """A fresh server for app, visited once per replica (start-up imports the app's modules); its memory timeline printed at the end."""
+async def serving(app: Path, replicas: int = 0, query: str = ""):
+    """A fresh server for app, visited once per replica (start-up imports the app's modules; query: the page's
+    query string, whose work is then built); its memory timeline printed at the end."""
     server = Server(app, replicas)
     try:
         for i in range(max(1, replicas)):
             first = server.student("first visit")
             first.cookie = f"BPE_REPLICA=r{i + 1}" if replicas else ""
+            first.query = query
             await first.open()
             await first.close()
         server.memory.mark("one visit")
@@ -867,7 +926,41 @@ async def compare(app: Path, args: argparse.Namespace, rng: random.Random) -> No
         await asyncio.gather(*(s.close() for s in students))
 
 
-SCENARIOS = {"cold": cold, "stepping": stepping, "racing": racing, "compare": compare}
+async def open_storm(app: Path, args: argparse.Namespace, rng: random.Random) -> None:
+    """N students open the same link at the same moment (the start of a lecture), on a server that has served it once
+    (--fresh: that has served only the default page, so the link's work is built while they wait)."""
+    n, query = args.sessions, args.link
+    warm = "" if args.fresh else query
+    how = "on a server whose first visit opened the default page" if args.fresh else "on a server that has served it once"
+    print(f"\n## open-storm: {n} students open /?{query} at the same moment, {how} ({load()})")
+    async with serving(app, args.replicas, warm) as server:
+        began = time.perf_counter() - server.memory.start
+        students = [server.student(f"student {i + 1}") for i in range(n)]
+        assets = await asyncio.to_thread(browser_fetches, server.url, query) if not args.no_assets else ()
+        if assets:
+            print(f"each student first fetches what Chromium fetched opening the page: {len(assets)} requests")
+        for s in students:
+            s.query, s.assets = query, assets
+
+        async def one(s: Student) -> float:
+            await s.open()
+            await s.until(lambda: s.merge_shown() is not None)  # a page still building its trace polls until it is ready
+            return time.perf_counter() - s.opened
+
+        seconds = list(await asyncio.gather(*(one(s) for s in students)))
+        server.memory.mark(f"{n} opened")
+        painted = [s.painted for s in students if s.painted is not None]
+        print(f"first paint (the merge card arrives): {summary(painted, 'students')}; {load()}")
+        print(f"page complete (the run finished): {summary(seconds, 'students')}")
+        merges = sorted({s.merge_shown() for s in students}, key=str)
+        print(f"merge shown: {merges}; students without a merge card: {n - len(painted)}")
+        await asyncio.sleep(2.5)  # the samples of the last second
+        used = server.memory.cpu_seconds(began, time.perf_counter() - server.memory.start)
+        print("processor per student opening: " + ", ".join(f"{g} {s / n * 1000:.1f} ms" for g, s in used.items()))
+        await asyncio.gather(*(s.close() for s in students))
+
+
+SCENARIOS = {"cold": cold, "stepping": stepping, "racing": racing, "compare": compare, "open-storm": open_storm}
 
 
 # ---------------------------------------------------------------------------
@@ -882,6 +975,15 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=60.0, help="how long students step (default 60)")
     parser.add_argument("--interval", type=float, default=2.0, help="seconds between one student's clicks (default 2)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--no-assets",
+        action="store_true",
+        help="open-storm: students open only the websocket (by default each first fetches the files Chromium fetched opening the page)",
+    )
+    parser.add_argument("--fresh", action="store_true", help="open-storm: the link is opened first by the storm, not by a visit before it")
+    parser.add_argument(
+        "--link", default="corpus=stdlib&merge=37", help="open-storm: the query string every student opens (default corpus=stdlib&merge=37)"
+    )
     parser.add_argument("--profile", type=Path, help="stepping: py-spy the server (r1) into this file and print where its time went")
     parser.add_argument(
         "--replicas", type=int, default=0, help="serve through HAProxy with N app processes (serve/replicas.py); 0: one streamlit run"

@@ -23,4 +23,5 @@ for arg in "$@"; do
       ;;
   esac
 done
-exec .venv/bin/streamlit run app.py --browser.gatherUsageStats false "$@"
+# web.py: app.py behind a cache of Streamlit's own browser files (serve/assets.py)
+exec .venv/bin/streamlit run web.py --browser.gatherUsageStats false "$@"

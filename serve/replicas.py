@@ -254,7 +254,7 @@ class Supervisor:
         self.replicas = []
         for i in range(1, replicas + 1):
             replica_port = free_port()
-            command = [sys.executable, "-m", "streamlit", "run", "app.py", *options]
+            command = [sys.executable, "-m", "streamlit", "run", "web.py", *options]  # app.py, Streamlit's files from memory
             command += ["--server.headless", "true", "--browser.gatherUsageStats", "false"]
             if not any(o.startswith("--server.fileWatcherType") for o in options):
                 command += ["--server.fileWatcherType", "none"]  # a hall's server is not edited live: no replica polls the files

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import ipaddress
 import os
 import re
@@ -9,9 +10,12 @@ import socket
 import subprocess
 import time
 import tomllib
+import urllib.request
 from pathlib import Path
 
 import pytest
+
+from serve.assets import static_folder
 
 CONFIG = tomllib.loads((Path(__file__).resolve().parents[1] / ".streamlit" / "config.toml").read_text())
 
@@ -72,6 +76,12 @@ def test_the_one_server_command_listens_on_this_machine_only(tmp_path):
             assert process.poll() is None and time.monotonic() < deadline, (tmp_path / "app.log").read_text()
             time.sleep(0.2)
         assert listening_addresses(port) == {"127.0.0.1"}
+        # and Streamlit's browser files come from memory, gzipped (serve/assets.py), typed as Streamlit types them
+        script = next((static_folder() / "static" / "js").glob("index.*.js"))
+        asked = urllib.request.Request(f"http://127.0.0.1:{port}/static/js/{script.name}", headers={"Accept-Encoding": "gzip"})
+        with urllib.request.urlopen(asked, timeout=30) as answer:
+            assert answer.headers["Content-Encoding"] == "gzip" and answer.headers["Content-Type"] == "application/javascript"
+            assert gzip.decompress(answer.read()) == script.read_bytes()
     finally:
         process.terminate()
         process.wait(30)
