@@ -6,7 +6,7 @@ pages/-folder mode) and the shared sidebar where a training run is set up. Pages
 
 import streamlit as st
 
-from ui import link, real, sidebar, state, style
+from ui import link, real, sidebar, state, style, work
 
 state.init()
 presenter = link.presenter()  # ?present=1, before the sidebar draws its toggle
@@ -44,4 +44,7 @@ pages = st.navigation(SECTIONS, position="hidden")
 st.session_state["settings"] = sidebar.render(SECTIONS, link.page_params)
 link.show_run(pages.url_path)  # every page's URL names the run
 link.sync_presenter()
-pages.run()
+try:
+    pages.run()
+except work.Unavailable as e:  # a stalled worker pool (replicas): one sentence, and the page tries again by itself
+    work.unavailable(e)

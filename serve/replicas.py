@@ -18,7 +18,8 @@ the other cores sit idle. This starts, on one machine:
   this is what keeps a student's merge theirs.
 
 When a replica dies (or stops answering its health check for HANG_S), it is
-started again on its port. Its students' websockets close with it; their
+started again on its port; so is the pool server when it dies or stops answering
+its own (a ping over its socket, POOL_HANG_S), its workers killed with it. Its students' websockets close with it; their
 browsers reconnect by themselves, and HAProxy sends them to a live replica (the
 cookie is overridden when its replica refuses connections) as a new session that
 opens at the merge in the page's URL (the step page keeps the URL in step).
@@ -51,9 +52,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from serve import shared_pool
+
 ROOT = Path(__file__).resolve().parents[1]
 COOKIE = "BPE_REPLICA"  # the proxy's cookie: which replica a browser stays on
 HANG_S = 30.0  # a replica whose health check has not answered for this long is restarted
+POOL_HANG_S = 12.0  # the pool server, likewise: its replicas' pages say so after ASK_S (5 s) and retry until it is back
 STOP_S = 10.0  # how long a child has to stop after SIGTERM before it is killed
 
 
@@ -247,7 +251,8 @@ class Supervisor:
         self.folder = folder
         # one secret for every replica (and, when set, for every machine): a student moved to another stays signed in (st.login's cookie)
         pool_key, cookie_secret = secrets.token_hex(16), os.environ.get("STREAMLIT_SERVER_COOKIE_SECRET") or secrets.token_hex(32)
-        socket_path = str(folder / "pool.sock")
+        socket_path = self.socket_path = str(folder / "pool.sock")
+        self.pool_key = bytes.fromhex(pool_key)
         env = {**os.environ, "BPE_POOL": socket_path, "BPE_POOL_KEY": pool_key, "PYTHONUNBUFFERED": "1"}
         env["STREAMLIT_SERVER_COOKIE_SECRET"] = cookie_secret  # Streamlit takes it from the environment, not the command line
         self.pool = Child("pool", [sys.executable, "-m", "serve.shared_pool", socket_path], env, death=signal.SIGTERM)
@@ -298,8 +303,10 @@ class Supervisor:
         child.start()
 
     def _check_health(self) -> None:
-        """Every second: a replica that has not answered its health check for HANG_S is killed (the loop restarts it)."""
+        """Every second: a replica that has not answered its health check for HANG_S is killed, and so is a pool server
+        that has not answered its ping for POOL_HANG_S (with its workers); the loop starts them again."""
         while not self.stopping.wait(1.0):
+            self._check_pool()
             for replica in self.replicas:
                 process = replica.process
                 if process is None or process.poll() is not None:
@@ -310,6 +317,16 @@ class Supervisor:
                     say(f"{replica.name} has not answered for {HANG_S:.0f} s: killing it")
                     with contextlib.suppress(ProcessLookupError):
                         os.killpg(process.pid, signal.SIGKILL)
+
+    def _check_pool(self) -> None:
+        pool, process = self.pool, self.pool.process
+        if process is None or process.poll() is not None:
+            return
+        if shared_pool.ping(self.socket_path, self.pool_key, timeout=shared_pool.ASK_S):
+            pool.healthy = time.monotonic()
+        elif time.monotonic() - pool.healthy > POOL_HANG_S:
+            say(f"the pool server has not answered for {POOL_HANG_S:.0f} s: killing it and its workers")
+            kill_tree(process.pid)
 
     def _announce(self) -> None:
         while not self.stopping.wait(0.5):
@@ -327,6 +344,27 @@ class Supervisor:
             for child in group:
                 child.wait(deadline)
         say("stopped: the proxy, the replicas and the worker pool")
+
+
+def kill_tree(pid: int) -> None:
+    """SIGKILL a process and every process below it, the process groups they lead too (a stopped process cannot
+    catch SIGTERM to kill its workers itself; its workers lead process groups of their own: serve/pool.py)."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            with contextlib.suppress(OSError, IndexError, ValueError):
+                children.setdefault(int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1]), []).append(int(entry.name))
+    below, todo = [], [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            below.append(child)
+            todo.append(child)
+    for victim in [*below, pid]:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            if os.getpgid(victim) == victim:
+                os.killpg(victim, signal.SIGKILL)
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(victim, signal.SIGKILL)
 
 
 def haproxy() -> str:

@@ -17,6 +17,15 @@ settings; an answer is a Status. Both ends are ours: the socket lives in a
 private folder and the connection is authenticated with a shared secret
 (multiprocessing.connection's HMAC challenge) before anything is unpickled.
 
+Every wait has a deadline. A replica's request that the server has not
+answered in ASK_S (a finished result: RESULT_S) raises Unavailable, which a
+page turns into one sentence and a retry (ui/work.py), instead of a spinner
+forever; after that the replica's requests fail at once, without waiting,
+until its heartbeat (every CHECK_S) is answered again; the machine's supervisor pings the server the same way and restarts
+one that has stopped answering (serve/replicas.py). On the server, each
+connection proves it holds the key in a thread of its own within HANDSHAKE_S,
+so a connection that says nothing delays nobody else.
+
 Who watches a job: a session of a replica, "r1/<session id>". The server
 cannot see a replica's sessions, so each replica says every CHECK_S which of
 its watchers are still open (`alive`); a replica that stops saying so (it died)
@@ -39,6 +48,8 @@ import logging
 import os
 import pickle
 import signal
+import socket
+import struct
 import sys
 import threading
 import time
@@ -46,7 +57,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from dataclasses import replace
 from multiprocessing import AuthenticationError
-from multiprocessing.connection import Client, Connection, Listener
+from multiprocessing.connection import answer_challenge, deliver_challenge
 from typing import Any
 
 from serve.pool import Pickler, Pool, Status
@@ -56,9 +67,92 @@ log = logging.getLogger(__name__)
 KEEP_PICKLED = 8  # finished results kept pickled on the server, for the replicas that have not fetched them yet
 CHECK_S = 1.0  # how often a replica says which of its watchers are still open
 STALE_S = 4.0  # a replica silent this long has no open sessions (it died)
+ASK_S = 5.0  # a request the server has not answered in this long: it is stalled (a wait: its own timeout more)
+RESULT_S = 60.0  # a finished result is pickled for the replicas on request: a trace takes seconds on a busy machine
+HANDSHAKE_S = 5.0  # a connection that has not proved it holds the key by then is closed
+UNAVAILABLE = "The worker pool is not answering"  # how Unavailable's sentence starts
 
 
-def send(conn: Connection, value: Any) -> None:
+class Unavailable(RuntimeError):
+    """The pool server did not answer in time, or cannot be reached (it is being restarted)."""
+
+
+class Channel:
+    """One connection: multiprocessing.connection's framing and key handshake, on a socket whose every wait has a deadline.
+
+    subtle: not multiprocessing's Connection, whose reads block with no timeout: a stalled server held a
+    replica's page forever, and a silent peer held the server's only accepting thread in the handshake.
+    """
+
+    def __init__(self, sock: socket.socket) -> None:
+        self.sock = sock
+
+    def deadline(self, seconds: float | None) -> None:
+        """Each later send or receive raises TimeoutError after `seconds` (None: waits as long as it takes)."""
+        self.sock.settimeout(seconds)
+
+    def send_bytes(self, data) -> None:
+        n = len(data)
+        header = struct.pack("!i", n) if n <= 0x7FFFFFFF else struct.pack("!iQ", -1, n)
+        if n <= 16384:
+            self.sock.sendall(header + bytes(data))  # one write for a small message
+        else:
+            self.sock.sendall(header)
+            self.sock.sendall(data)
+
+    def recv_bytes(self, maxlength: int | None = None) -> bytes:
+        (size,) = struct.unpack("!i", self._exactly(4))
+        if size == -1:
+            (size,) = struct.unpack("!Q", self._exactly(8))
+        if maxlength is not None and size > maxlength:
+            raise OSError(f"a message of {size} bytes where at most {maxlength} were expected")
+        return self._exactly(size)
+
+    def _exactly(self, n: int) -> bytes:
+        data = bytearray(n)
+        view, got = memoryview(data), 0
+        while got < n:
+            read = self.sock.recv_into(view[got:])
+            if not read:
+                raise EOFError("the other end closed the connection")
+            got += read
+        return bytes(data)
+
+    def close(self) -> None:
+        self.sock.close()
+
+    def __enter__(self) -> Channel:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def connect(address: str, authkey: bytes, timeout: float) -> Channel:
+    """A connection to the pool server that has passed the key handshake both ways, all within timeout seconds."""
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    channel = Channel(sock)
+    try:
+        channel.deadline(timeout)
+        sock.connect(address)
+        answer_challenge(channel, authkey)
+        deliver_challenge(channel, authkey)
+    except BaseException:
+        channel.close()
+        raise
+    return channel
+
+
+def deadline(method: str, args: tuple) -> float | None:
+    """How long a replica waits for the answer to a request: ("status", ...) -> ASK_S; ("wait", key, 2.0) -> ASK_S + 2."""
+    if method == "result":
+        return RESULT_S
+    if method == "wait":
+        return None if args[1] is None else ASK_S + args[1]
+    return ASK_S
+
+
+def send(conn: Channel, value: Any) -> None:
     """Pickle with serve.pool.Pickler: a trace (frozen dataclasses) loads twice as fast on the other side."""
     buffer = io.BytesIO()
     Pickler(buffer, protocol=pickle.HIGHEST_PROTOCOL).dump(value)
@@ -70,7 +164,7 @@ def light(status: Status | None) -> Status | None:
     return replace(status, result=None) if status is not None and status.state == "done" else status
 
 
-def receive(conn: Connection) -> Any:
+def receive(conn: Channel) -> Any:
     return pickle.loads(conn.recv_bytes())  # from an authenticated peer: our own server or replica
 
 
@@ -83,8 +177,11 @@ class PoolServer:
 
     def __init__(self, address: str, authkey: bytes, **pool_options: Any) -> None:
         self.pool = Pool(alive=self.alive, **pool_options)
-        self.listener = Listener(address, "AF_UNIX", authkey=authkey)
+        self.address, self.authkey = address, authkey
+        self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.listener.bind(address)
         os.chmod(address, 0o600)
+        self.listener.listen(128)
         self._live: dict[str, tuple[float, frozenset[str]]] = {}  # replica -> (when it last spoke, its open sessions)
         self._lock = threading.Lock()
         self._closed = False
@@ -92,20 +189,25 @@ class PoolServer:
         self._pickling = threading.Lock()
 
     def serve_forever(self) -> None:
+        """Accept connections, each answered in a thread of its own (its key handshake too: a silent peer holds only its thread)."""
         while True:
             try:
-                conn = self.listener.accept()
-            except (OSError, EOFError, ValueError, AuthenticationError):  # closed by close(), or a peer that failed the challenge
+                sock, _ = self.listener.accept()
+            except OSError:  # closed by close()
                 if self._closed:
                     return
                 continue
-            threading.Thread(target=self._answer, args=(conn,), name="pool-connection", daemon=True).start()
+            threading.Thread(target=self._answer, args=(Channel(sock),), name="pool-connection", daemon=True).start()
 
     def close(self) -> None:
         self._closed = True
         self.pool.close()
         with contextlib.suppress(OSError):
+            self.listener.shutdown(socket.SHUT_RDWR)  # wakes the accept() waiting in serve_forever
+        with contextlib.suppress(OSError):
             self.listener.close()
+        with contextlib.suppress(OSError):
+            os.unlink(self.address)
 
     # -- what a replica may ask ------------------------------------------------------
     def alive(self, who: str) -> bool:
@@ -141,6 +243,8 @@ class PoolServer:
         if method == "alive":
             replica, sessions = args
             return self._seen(replica, frozenset(sessions))
+        if method == "ping":  # the supervisor's health check (serve/replicas.py)
+            return "pong"
         raise ValueError(f"The pool server has no method {method!r}.")
 
     def _result(self, key: Hashable) -> bytes | None:
@@ -162,8 +266,15 @@ class PoolServer:
                 del self._pickled[next(iter(self._pickled))]
             return self._pickled[key]
 
-    def _answer(self, conn: Connection) -> None:
+    def _answer(self, conn: Channel) -> None:
         with conn:
+            conn.deadline(HANDSHAKE_S)
+            try:
+                deliver_challenge(conn, self.authkey)
+                answer_challenge(conn, self.authkey)
+            except (OSError, EOFError, AuthenticationError, struct.error):  # silent, too slow, or without the key
+                return
+            conn.deadline(None)  # a replica keeps an idle connection open between its requests
             while True:
                 try:
                     method, args = receive(conn)
@@ -190,12 +301,13 @@ class RemotePool:
     def __init__(self, address: str, authkey: bytes, *, replica: str, alive: Callable[[str], bool] = lambda who: True, keep: int = 16):
         self.address, self.authkey, self.replica, self.alive, self.keep = address, authkey, replica, alive, keep
         self.local = Pool(workers=1, quick=1, alive=alive)  # inline runs only: it never starts a process
-        self._idle: list[Connection] = []
+        self._idle: list[Channel] = []
         self._done: OrderedDict[Hashable, Status] = OrderedDict()  # finished jobs, kept here once fetched
         self._watchers: dict[str, float] = {}  # session -> when it last was open
         self._lock = threading.Lock()
         self._fetching = threading.Lock()
         self._closed = threading.Event()
+        self._down = False  # the server did not answer: requests fail at once until the heartbeat is answered
         threading.Thread(target=self._say_alive, name="pool-heartbeat", daemon=True).start()
 
     # -- Pool's methods -----------------------------------------------------------
@@ -248,22 +360,31 @@ class RemotePool:
 
     # -- talking to the server -------------------------------------------------------
     def _ask(self, method: str, *args: Any) -> Any:
-        """One request and its answer, on an idle connection (a new one if none); one retry on a fresh connection."""
+        """One request and its answer within its deadline, on an idle connection (a new one if none).
+
+        An idle connection the server closed (it was restarted) is tried again once on a fresh one;
+        a server that does not answer in time, or cannot be reached, raises Unavailable.
+        """
+        if self._down and method != "alive":  # "alive" is the heartbeat: it finds out when the server is back
+            raise Unavailable(f"{UNAVAILABLE}: it did not answer the last request in time.")
+        seconds = deadline(method, args)
         for attempt in (1, 2):
             with self._lock:
                 conn = self._idle.pop() if self._idle else None
+            fresh = conn is None
             try:
-                conn = conn or Client(self.address, "AF_UNIX", authkey=self.authkey)
+                conn = conn or connect(self.address, self.authkey, ASK_S)
+                conn.deadline(seconds)
                 send(conn, (method, args))
                 kind, value = receive(conn)
-            except (OSError, EOFError) as e:
+            except (OSError, EOFError, AuthenticationError, struct.error) as e:
                 if conn is not None:
-                    conn.close()
-                if attempt == 2:
-                    raise RuntimeError(
-                        "The machine's worker pool is not answering (it is being restarted): reload the page in a few seconds."
-                    ) from e
+                    conn.close()  # never reused: a late answer would be read as the next request's
+                if isinstance(e, TimeoutError) or fresh or attempt == 2:
+                    self._down = True
+                    raise Unavailable(f"{UNAVAILABLE}: {type(e).__name__} on {method!r} ({e}).") from e
                 continue
+            self._down = False
             with self._lock:
                 self._idle.append(conn)
             if kind == "error":
@@ -313,6 +434,16 @@ class RemotePool:
                         del self._watchers[who]
             with contextlib.suppress(RuntimeError):  # the server is restarting: say it next time
                 self._ask("alive", self.replica, open_now)
+
+
+def ping(address: str, authkey: bytes, timeout: float) -> bool:
+    """Whether the pool server at address answers within timeout seconds (the supervisor's health check)."""
+    try:
+        with connect(address, authkey, timeout) as conn:
+            send(conn, ("ping", ()))
+            return receive(conn) == ("ok", "pong")
+    except (OSError, EOFError, AuthenticationError, struct.error, pickle.UnpicklingError):
+        return False
 
 
 # ---------------------------------------------------------------------------

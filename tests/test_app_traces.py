@@ -125,3 +125,26 @@ def test_the_tie_break_rule_is_part_of_every_trace_and_trainings_key(monkeypatch
     assert trainings["cs336"].merges[0] == (b"s", b"t")
     replays = ui.work.pool().find(lambda key: isinstance(key, RunKey) and key.purpose == "replays")
     assert {key.spec.tie_break for key, _ in replays} == {"rustbpe"}  # the threshold page was first drawn under rustbpe
+
+
+class Stalled:
+    """A pool whose every call gets no answer in time, as a RemotePool's calls to a stopped pool server end."""
+
+    def __getattr__(self, name):
+        def call(*args, **kwargs):
+            raise ui.work.Unavailable("The worker pool is not answering: it did not answer 'done' in time.")
+
+        return call
+
+
+def test_a_pool_that_does_not_answer_is_one_sentence_and_the_page_comes_back(monkeypatch):
+    at = open_app()
+    working = ui.work.pool
+    monkeypatch.setattr(ui.work, "pool", lambda: Stalled())
+    at.sidebar.selectbox(key="source").set_value("ties").run()  # a new run: the page asks the pool for it
+    assert not at.exception, at.exception
+    assert [w.value for w in at.warning] == [ui.work.NOT_ANSWERING]
+    monkeypatch.setattr(ui.work, "pool", working)  # the supervisor started a new pool server
+    at.run()  # what the page's retry does once the pool answers
+    assert not at.exception and not at.warning
+    assert "Merge <b>1</b>" in " ".join(h.proto.body for h in at.get("html"))

@@ -10,6 +10,7 @@ One server for the module: the tests run in order, and the last one stops it.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib.util
 import os
 import re
@@ -181,6 +182,33 @@ def test_a_replica_that_dies_is_restarted_and_its_students_carry_on_at_their_mer
         await asyncio.gather(a.close(), b.close())
         until(lambda: server.replicas()[dead][0] != pid and healthy(port), 90, f"{dead} to be started again")
         assert f"{dead} exited with code -9: starting it again" in server.text()
+
+    run_async(lesson())
+
+
+def test_a_stalled_pool_server_is_said_on_the_page_and_replaced(server):
+    """kill -STOP of the pool server: a page that needs the pool says so within 10 s, and a new pool serves within 30 s."""
+
+    async def lesson() -> None:
+        a = server.student("a")
+        await a.open(timeout=120)
+        [pid] = [int(p) for p in re.findall(r"^pool: pid (\d+)$", server.text(), re.M)][-1:]
+        os.kill(pid, signal.SIGSTOP)
+        stalled = time.monotonic()
+        try:
+            await a.choose("Corpus", "aaaa abab", timeout=30)  # a new run: the page asks the pool for it
+            said = time.monotonic() - stalled
+            assert a.shows("The worker pool is not answering"), a.seen[0][-3:]
+            assert said < 10, f"the page said so after {said:.1f} s"
+            # the supervisor kills the stalled server and starts another; the page tries again by itself until then
+            await a.until(lambda: "Merge <b>1</b> of 8" in " ".join(a.seen[0]), timeout=40)
+            back = time.monotonic() - stalled
+            assert back < 30, f"a new pool served after {back:.1f} s"
+            assert "the pool server has not answered" in server.text() and classroom.rss_mb(pid) == 0.0
+        finally:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        await a.close()
 
     run_async(lesson())
 

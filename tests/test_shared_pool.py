@@ -9,9 +9,11 @@ from __future__ import annotations
 import os
 import secrets
 import signal
+import socket
 import subprocess
 import sys
 import threading
+import time
 from multiprocessing import AuthenticationError
 from multiprocessing.connection import Client
 from pathlib import Path
@@ -39,7 +41,7 @@ def server(tmp_path, monkeypatch):
 
 
 def replica(server: PoolServer, name: str, alive=lambda who: True) -> RemotePool:
-    return RemotePool(server.listener.address, server.key, replica=name, alive=alive)
+    return RemotePool(server.address, server.key, replica=name, alive=alive)
 
 
 def test_two_replicas_asking_for_the_same_run_share_one(server, tmp_path):
@@ -107,14 +109,14 @@ def test_inline_runs_stay_in_the_replica(server):
 
 def test_a_peer_without_the_secret_is_refused_and_the_server_goes_on(server, tmp_path):
     with pytest.raises(AuthenticationError):
-        Client(server.listener.address, "AF_UNIX", authkey=b"not the secret")
+        Client(server.address, "AF_UNIX", authkey=b"not the secret")
     r1 = replica(server, "r1")
     try:
         r1.submit("k", counted, str(tmp_path / "runs.txt"), who="a")
         assert r1.wait("k", 30).state == "done"
     finally:
         r1.close()
-    assert oct(os.stat(server.listener.address).st_mode & 0o777) == "0o600"
+    assert oct(os.stat(server.address).st_mode & 0o777) == "0o600"
 
 
 def test_the_pool_server_kills_its_workers_when_stopped(tmp_path):
@@ -163,5 +165,78 @@ def test_sessions_that_see_a_run_finish_together_fetch_its_result_once(server, t
         assert results == ["done"] * 8
         assert asked.count("result") == 1  # a class polling the same trace: sent to this replica once
         assert list(server._pickled) == ["k"]  # and pickled once on the server, for every replica
+    finally:
+        r1.close()
+
+
+# ---------------------------------------------------------------------------
+# deadlines: a silent peer, a stalled server
+
+
+def test_a_connection_that_says_nothing_delays_no_other_replica(server, tmp_path):
+    silent = socket.socket(socket.AF_UNIX)
+    silent.connect(server.address)  # connected, and never answers the key challenge
+    r1 = replica(server, "r1")
+    try:
+        done = threading.Event()
+        threading.Thread(target=lambda: (r1.submit("k", counted, str(tmp_path / "runs.txt"), who="a"), done.set()), daemon=True).start()
+        assert done.wait(10), "the replica waited behind the silent connection's handshake"
+        assert r1.wait("k", 30).state == "done"
+    finally:
+        r1.close()
+        silent.close()
+
+
+def test_a_connection_without_the_key_is_closed_after_the_handshake_deadline(server, monkeypatch):
+    monkeypatch.setattr(shared_pool, "HANDSHAKE_S", 0.3)
+    with socket.socket(socket.AF_UNIX) as silent:
+        silent.connect(server.address)
+        silent.settimeout(10)  # socket.timeout if the server never closes it
+        start = time.monotonic()
+        while silent.recv(1024):  # the server's challenge, and then nothing: it closes the connection
+            pass
+        assert time.monotonic() - start < 5
+
+
+def test_a_stalled_pool_server_is_one_sentence_within_the_deadline(tmp_path, monkeypatch):
+    """kill -STOP of the pool server: a replica's call raises Unavailable after ASK_S, it does not hang."""
+    monkeypatch.setattr(shared_pool, "ASK_S", 1.0)
+    key = secrets.token_bytes(16)
+    address = str(tmp_path / "pool.sock")
+    env = {**os.environ, "BPE_POOL_KEY": key.hex()}
+    process = subprocess.Popen([sys.executable, "-m", "serve.shared_pool", address], cwd=ROOT, env=env)
+    r1 = RemotePool(address, key, replica="r1")
+    try:
+        until(lambda: shared_pool.ping(address, key, 1.0))
+        assert r1.status("k") is None  # answered: nothing by that name
+        process.send_signal(signal.SIGSTOP)
+        start = time.monotonic()
+        with pytest.raises(shared_pool.Unavailable, match="not answering"):
+            r1.status("k")
+        assert time.monotonic() - start < 3  # ASK_S, and no second try on a fresh connection
+        for call in (lambda: r1.find(lambda key: True), lambda: r1.wait("k", 0.5), lambda: r1.submit("k", forever, who="a")):
+            start = time.monotonic()
+            with pytest.raises(shared_pool.Unavailable, match="not answering"):
+                call()
+            assert time.monotonic() - start < 0.5  # at once: a class's sessions do not each wait ASK_S
+        assert not shared_pool.ping(address, key, 0.5)
+        process.send_signal(signal.SIGCONT)
+        until(lambda: shared_pool.ping(address, key, 1.0))
+        until(lambda: not r1._down)  # the heartbeat was answered
+        assert r1.status("k") is None  # back: a fresh connection, no late answer read as this one's
+    finally:
+        r1.close()
+        process.send_signal(signal.SIGCONT)
+        process.terminate()
+        process.wait(30)
+
+
+def test_an_unreachable_pool_server_is_one_sentence_at_once(tmp_path):
+    r1 = RemotePool(str(tmp_path / "nobody.sock"), b"key", replica="r1")
+    try:
+        start = time.monotonic()
+        with pytest.raises(shared_pool.Unavailable, match="not answering"):
+            r1.submit("k", forever, who="a")
+        assert time.monotonic() - start < 2
     finally:
         r1.close()

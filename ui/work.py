@@ -7,6 +7,10 @@ worker. `follow` draws a running job's progress in a fragment that reruns every
 POLL_S seconds (or as asked), holding no script thread while it waits, and
 reruns the page when the job has ended.
 
+A pool that does not answer (a stalled pool server behind replicas: serve/shared_pool.py
+gives every call a deadline) is one sentence on the page, which tries again by
+itself every RETRY_S (`unavailable`), never a spinner forever or a traceback.
+
 What it does not do: run anything itself (serve/jobs.py is the work), or decide
 what to show (the pages and their views do).
 """
@@ -14,6 +18,7 @@ what to show (the pages and their views do).
 from __future__ import annotations
 
 import atexit
+import logging
 import os
 from collections.abc import Callable, Hashable
 from dataclasses import replace
@@ -22,10 +27,13 @@ from typing import Any
 import streamlit as st
 
 from serve.pool import Pool, Status
-from serve.shared_pool import RemotePool
+from serve.shared_pool import RemotePool, Unavailable
 from ui import compat
 
 POLL_S = 0.5  # how often a page looks at a running job it draws live (a race's chart)
+RETRY_S = 2.0  # how often a page whose pool did not answer tries again
+NOT_ANSWERING = "The worker pool is not answering; retrying every 2 seconds… (the server starts a new one by itself)"
+log = logging.getLogger(__name__)
 
 
 @st.cache_resource(show_spinner=False, on_release=lambda pool: pool.close())
@@ -152,12 +160,37 @@ def follow(key: Hashable, draw: Callable[[Status], None], every: float = POLL_S)
 
     @st.fragment(run_every=every)
     def poll() -> None:
-        status = pool().status(key)
+        try:
+            status = pool().status(key)
+        except Unavailable as e:  # the fragment keeps polling: the page goes on once the pool answers again
+            log.warning("%s", e)
+            st.warning(NOT_ANSWERING)
+            return
         if status is None or status.ended:
             st.rerun()
         draw(status)
 
     poll()
+
+
+def unavailable(error: Unavailable) -> None:
+    """What a page whose pool did not answer shows: one sentence; the page runs again every RETRY_S until the pool answers.
+
+    app.py calls it for an Unavailable the page raised (ui/runs.py, the race page: any pool call); the
+    teacher's terminal gets the detail.
+    """
+    log.warning("%s", error)
+    st.warning(NOT_ANSWERING)
+
+    @st.fragment(run_every=RETRY_S)
+    def retry() -> None:
+        try:
+            pool().busy()
+        except Unavailable:
+            return
+        st.rerun()
+
+    retry()
 
 
 def waiting(status: Status, what: str) -> str:
