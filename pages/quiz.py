@@ -2,6 +2,7 @@
 
 import streamlit as st
 
+from bpe.rule import RULES
 from ui import corpus as corpora
 from ui import link, runs, sidebar, state
 from ui.lessons import buttons as quiz_buttons
@@ -62,7 +63,9 @@ with ask:
     made = [(e.left, e.right) for e in events[: k - 1]]
     recent = ", ".join(show_pair(a, b) for a, b in made[-5:])
     so_far = (f"{'…, ' if len(made) > 5 else ''}{views.plain(recent)}") if made else "none"
-    st.caption(f"Question {number:,} of {len(asked):,} · merges so far: {so_far}")
+    rule = RULES[settings.tie_break]  # named in the question: a tie is decided by it, so a class must know it before picking
+    prefers = rule.prefers.split(" (")[0]
+    st.caption(f"Question {number:,} of {len(asked):,} · a tie goes to {prefers}: the {rule.name} rule · merges so far: {so_far}")
     if st.session_state["quiz_mode"] == "easier":
         common, different = runs.most_frequent_for(settings, WORDS_SHOWN)
         rows = split_words(common, made)
@@ -87,7 +90,7 @@ with reply:
         st.caption("Pick a pair: the answer and the reason appear here.")
     else:
         why = quiz.explain(q, answer.pick, settings.tie_break, made, len(settings.specials))
-        st.html(views.verdict(q, answer.pick, why))
+        st.html(views.verdict(q, answer.pick, why, settings.tie_break))
         st.html(views.reveal(q, answer.pick))
         source = st.session_state["source"]
         if corpora.SOURCES[source].text or source == "stdlib":

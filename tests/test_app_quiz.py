@@ -47,7 +47,7 @@ def test_the_right_pick_is_confirmed_and_the_tie_explained_by_the_rule(app):
     answer(app, "s + t")
     assert not app.exception
     text = shown(app)
-    assert "✔ Right: s + t merges next." in text
+    assert "✔ Right: s + t merges next (a tie: the cs336 rule takes it)." in text  # a tie says it is one (issue 28.3)
     assert "A tie: s + t and e + s both occur 9 times." in text
     assert "s (byte 115) is greater than e (byte 101)" in text
     assert all(b.disabled for b in options(app).values())  # one answer per question
@@ -56,7 +56,7 @@ def test_the_right_pick_is_confirmed_and_the_tie_explained_by_the_rule(app):
 def test_the_runner_up_pick_is_told_it_lost_on_the_bytes(app):
     answer(app, "e + s")
     text = shown(app)
-    assert "✘ Not this time: s + t merges next." in text
+    assert "✘ A tie, and the cs336 rule takes s + t: it merges next." in text
     assert "Your pick, e + s, has the same count and lost on the bytes." in text
     marks = {label.split(" ", 1)[1]: b.label for label, b in options(app).items()}
     assert marks["s + t"].endswith("✔ right") and marks["e + s"].endswith("✘ your pick")  # the buttons say it in words too
@@ -70,10 +70,29 @@ def test_under_the_rustbpe_rule_e_s_wins_the_first_tie_and_the_ids_say_why():
     at = open_app("pages/quiz.py", tie_break="rustbpe")
     answer(at, "s + t")
     text = shown(at)
-    assert "✘ Not this time: e + s merges next." in text
+    assert "✘ A tie, and the rustbpe rule takes e + s: it merges next." in text
     assert "Ties go to the smaller pair of ids (bytes 0-255, then merges)" in text
     assert "(101, 115) &lt; (115, 116)" in text  # escaped: it is HTML
     assert "Your pick, s + t, has the same count and lost the tie under the rustbpe rule." in text
+
+
+def test_the_question_names_the_rule_in_force_and_a_tie_lost_under_huggingface_says_it_is_one():
+    """Textbook, rule huggingface: s + t and e + s both 9; s + t scored a bare ✘ with no rule named (issue 28.3)."""
+    at = open_app("pages/quiz.py", tie_break="huggingface")
+    asked = " ".join(c.value for c in at.caption)
+    assert "a tie goes to the smaller pair of its ids: the huggingface rule" in asked
+    answer(at, "s + t")
+    text = shown(at)
+    assert "✘ A tie, and the huggingface rule takes e + s: it merges next." in text
+    assert "Your pick, s + t, has the same count and lost the tie under the huggingface rule." in text
+    assert score(at) == ("0", "1")
+
+
+def test_a_pick_with_a_lower_count_is_no_tie(app):
+    answer(app, "s + t")
+    click(app, "Next question ▶")
+    answer(app, "w + e")  # merge 2 is e + st (9); w + e has 8
+    assert "✘ Not this time: e + st merges next." in shown(app)
 
 
 def test_score_counts_right_and_wrong_answers(app):

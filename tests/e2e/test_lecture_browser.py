@@ -133,3 +133,24 @@ def test_8_at_720_px_presenter_mode_and_the_training_run_show_without_scrolling(
     assert sidebar.get_by_role("link", name="Step through").count() == 1  # the pages follow, under the run
     assert page.evaluate(SMALL_TEXT_JS) == [] and clipped(page) == []
     shots(page, "lecture-8-sidebar-race")
+
+
+# ---------------------------------------------------------------------------
+# 3. the quiz names the rule in force, and a tie says it is one
+
+
+def test_3_the_quiz_under_huggingface_names_the_rule_and_a_lost_tie_says_it_is_one(page, app_url):
+    page.set_viewport_size({"width": 1280, "height": 720})
+    open_url(page, f"{app_url}/quiz?corpus=textbook&rule=huggingface", '[data-testid="stMain"] h1')
+    main = page.get_by_test_id("stMain")
+    assert "a tie goes to the smaller pair of its ids: the huggingface rule" in main.inner_text()
+    page.get_by_role("button", name="s + t").click()  # 9, as e + s: the tie the lecturer's class lost without a word why
+    wait_idle(page)
+    said = re.sub(r"\s+", " ", main.inner_text().replace("\u00a0", " "))
+    assert "✘ A tie, and the huggingface rule takes e + s: it merges next." in said
+    assert "lost the tie under the huggingface rule" in said
+    settled(page)
+    next_button = page.get_by_role("button", name="Next question ▶")
+    assert next_button.evaluate("e => e.getBoundingClientRect().bottom") <= 720  # on a projector's first screen
+    assert clipped(page) == [] and page.evaluate(SMALL_TEXT_JS) == []
+    shots(page, "lecture-3-quiz-huggingface-tie")

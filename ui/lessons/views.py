@@ -201,9 +201,21 @@ def reveal(q: Question, pick: tuple[bytes, bytes] | None) -> str:
     return box("<table><tr><th></th><th>pair</th><th>count</th><th></th></tr>" + "".join(rows) + "</table>")
 
 
-def verdict(q: Question, pick: tuple[bytes, bytes], lines: Sequence[str]) -> str:
+def verdict(q: Question, pick: tuple[bytes, bytes], lines: Sequence[str], rule: str = "cs336") -> str:
+    """The answer's headline (a tie says it is one, and which rule broke it), then the reasons."""
     right = pick == q.winner.pair
-    head = f"✔ Right: {q.winner.label} merges next." if right else f"✘ Not this time: {q.winner.label} merges next."
+    picked = q.option(pick)
+    tie = (
+        picked is not None
+        and picked.count == q.winner.count
+        and any(o.count == q.winner.count for o in q.options if o.pair != q.winner.pair)
+    )
+    if right:
+        head = f"✔ Right: {q.winner.label} merges next" + (f" (a tie: the {rule} rule takes it)." if tie else ".")
+    elif tie:
+        head = f"✘ A tie, and the {rule} rule takes {q.winner.label}: it merges next."
+    else:
+        head = f"✘ Not this time: {q.winner.label} merges next."
     items = "".join(f"<li>{unbroken(escape(line))}</li>" for line in lines)
     return box(f'<div class="verdict {"right" if right else "wrong"}">{unbroken(escape(head))}</div><ul>{items}</ul>')
 
