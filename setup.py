@@ -23,6 +23,7 @@ from setuptools.command.build_ext import build_ext
 HERE = Path(__file__).resolve().parent
 SOURCES = [
     "bpe/c/module.c",  # the module: calls each file's init
+    "bpe/c/heap.c",  # the heap trainer (bpe/heap.py), wrapped by bpe/heap_c.py
 ]
 HEADERS = ["bpe/c/core.h"]
 

@@ -6,6 +6,7 @@
     bpe count --merge a.parquet b.parquet --out c.parquet
     bpe encode DIR --text "Hello world"                # prints ids: 72 101 ...
     bpe decode DIR 72 101 ...                          # prints the text
+    bpe core                                           # is the compiled core built here (and if not, why)
 
 `bpe` is `python -m bpe`. INPUT is a path or glob of plain or compressed text,
 JSON Lines or Parquet. Training shows tqdm progress for each phase (on a pipe,
@@ -206,6 +207,7 @@ def parser() -> argparse.ArgumentParser:
             default=None,
             help=f"for GPT-2 and .tiktoken files: {PATTERN_CHOICES} (default {DEFAULT.pretokenizer}; OpenAI's own .tiktoken files know theirs)",
         )
+    sub.add_parser("core", help="say whether the compiled core (C) is built here, and if not why; and which trainer trains by default")
     return p
 
 
@@ -300,7 +302,7 @@ def train_command(args: argparse.Namespace) -> None:
                 progress.update(1)
 
             going.until(on_merge=made)
-            stop_reason, distinct = going.stop_reason, going.trainer.rule.reuses_tokens
+            stop_reason, distinct, trained_by = going.stop_reason, going.trainer.rule.reuses_tokens, going.trained_by
             del going  # the trainer is freed here, before the collector is back and would walk its millions of objects
         say(f"merges: {len(merges):,} in {phases.seconds['merges']:.1f}s")
     with phases.phase("write"):
@@ -320,6 +322,7 @@ def train_command(args: argparse.Namespace) -> None:
         print(f"warning: {warning}")
     if how:
         print(f"pre-tokens {how}")
+    print(f"merges made by {trained_by}")
     print("\n".join(phases.summary()))
     if longest:
         print(f"longest token: {shown(longest)} ({len(longest)} bytes)")
@@ -442,11 +445,19 @@ def decode_command(args: argparse.Namespace) -> None:
     sys.stdout.buffer.flush()
 
 
+def core_command(args: argparse.Namespace) -> None:
+    from .core import describe
+
+    print(describe())
+    print(f"bpe train trains with {ALGORITHMS[DEFAULT.algorithm].name} by default: {ALGORITHMS[DEFAULT.algorithm].summary}")
+
+
 COMMANDS: dict[str, Callable[[argparse.Namespace], None]] = {
     "train": train_command,
     "count": count_command,
     "encode": encode_command,
     "decode": decode_command,
+    "core": core_command,
 }
 
 

@@ -9,7 +9,7 @@ off with BPE_CORE=0 -- `core` is None, `missing` says why, and the Python code r
 BPE_CORE=/path/to/_core.so loads that build instead (scripts/sanitize.sh: the
 AddressSanitizer copy).
 
-    python -m bpe.core   # is the core built here, and if not why
+    bpe core   # is the core built here, and if not why (describe)
 
 Not here: what the core computes (bpe/c/*.c and their Python twins, such as heap_c.py).
 """
@@ -19,7 +19,6 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import os
-import sys
 from pathlib import Path
 from types import ModuleType
 
@@ -52,7 +51,7 @@ def load() -> tuple[ModuleType | None, str]:
             None,
             "it is not built here (it needs gcc and the Python headers: bash scripts/setup.sh builds it in a checkout, pip install . where they are)",
         )
-    if SOURCES.is_dir() and getattr(module, "SOURCES", "") != sources_digest():
+    if SOURCES.is_dir() and getattr(module, "SOURCES", "") != sources_digest(SOURCES):
         return None, "it was built from older sources than bpe/c holds (bash scripts/setup.sh rebuilds it)"
     return module, ""
 
@@ -74,8 +73,3 @@ def describe() -> str:
     if core is None:
         return f"The compiled core (bpe._core) is absent: {missing}; the trainers run in Python."
     return f"The compiled core (bpe._core) is built: {Path(core.__file__).name}."
-
-
-if __name__ == "__main__":
-    print(describe())
-    sys.exit(0 if core is not None else 1)

@@ -20,9 +20,13 @@ from __future__ import annotations
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
+from .heap_c import HeapC
 from .inputs import Options
 from .patterns import DEFAULT_PATTERN
 from .rule import DEFAULT_RULE
+
+# the default trainer: the heap compiled where the core is built (bpe core), else the heap in Python
+DEFAULT_ALGORITHM = HeapC.reference.name if HeapC.missing else HeapC.name
 
 
 @dataclass(frozen=True)
@@ -32,7 +36,7 @@ class TrainSpec:
     pretokenizer: str = DEFAULT_PATTERN  # a name in patterns.PATTERNS (or, where allowed, a regex string)
     special_tokens: tuple[str, ...] = ()  # never merged; the text is cut at them
     tie_break: str = DEFAULT_RULE  # a name in rule.RULES: whose merges to reproduce when counts tie
-    algorithm: str = "heap"  # a name in train.ALGORITHMS: all make the same merges, at different costs
+    algorithm: str = DEFAULT_ALGORITHM  # a name in train.ALGORITHMS: all make the same merges, at different costs
     min_pair_frequency: int = 1  # stop when the best pair occurs fewer times
     text_field: str = "text"  # where the text is in a JSON Lines record
     text_column: str = "text"  # where the text is in a Parquet table

@@ -20,6 +20,7 @@ from typing import Any
 from .count import Paths, pretokenize_files
 from .events import MIN_FREQUENCY, VOCAB_SIZE, WORK_NAMES, MergeEvent, stop_sentence
 from .heap import Heap
+from .heap_c import HeapC
 from .naive import Naive
 from .parent_set import ParentSet
 from .patterns import check_pattern, check_special_tokens
@@ -30,15 +31,20 @@ from .spec import DEFAULT, TrainSpec
 from .trainer import Trainer, paused_gc
 
 ALGORITHMS: dict[str, type[Trainer]] = {}  # name -> trainer class: the registry every page, the race and the CLI read
+ABSENT: dict[str, type[Trainer]] = {}  # compiled trainers that cannot run here (their `missing` says why): their reference runs
 
 
 def register(trainer: type[Trainer]) -> type[Trainer]:
-    """Add a trainer to ALGORITHMS under its name (usable as a class decorator); everything else reads its class attributes."""
-    ALGORITHMS[trainer.name] = trainer
+    """Add a trainer to ALGORITHMS under its name (usable as a class decorator); everything else reads its class attributes.
+
+    A compiled trainer that cannot run here goes to ABSENT instead: the race and the pages leave it out,
+    and asking for it by name runs its reference (the same merges), saying why.
+    """
+    (ABSENT if trainer.missing else ALGORITHMS)[trainer.name] = trainer
     return trainer
 
 
-for _trainer in (Naive, Positions, ParentSet, Heap):
+for _trainer in (Naive, Positions, ParentSet, Heap, HeapC):
     register(_trainer)
 
 
@@ -104,11 +110,18 @@ def build_vocab(merges: Merges, special_tokens: Sequence[str] = (), *, distinct:
     return vocab
 
 
-def trainer_for(algorithm: str) -> type[Trainer]:
-    """The trainer class named algorithm, or a ValueError that lists the names."""
-    if algorithm not in ALGORITHMS:
+def trainer_for(algorithm: str, *, detail: bool = False) -> type[Trainer]:
+    """The trainer class that runs for algorithm, or a ValueError that lists the names.
+
+    A compiled trainer hands detail to its reference (the readable trainer it compiles, which records
+    it), and so does one that cannot run here: trainer_for("heap_c", detail=True) is Heap.
+    """
+    trainer = ALGORITHMS.get(algorithm) or ABSENT.get(algorithm)
+    if trainer is None:
         raise ValueError(f"Unknown algorithm {algorithm!r}; choose one of {', '.join(ALGORITHMS)}.")
-    return ALGORITHMS[algorithm]
+    if trainer.reference is not None and (detail or trainer.missing):
+        return trainer.reference
+    return trainer
 
 
 def keeps_sequence(spec: TrainSpec) -> bool:
@@ -167,9 +180,28 @@ class Run:
 
     def __init__(self, corpus: PreTokens, num_merges: int, spec: TrainSpec, *, detail: bool = False) -> None:
         self.spec = spec
-        self.trainer = trainer_for(spec.algorithm)(corpus.counts, corpus.sequence, tie_break=spec.tie_break)
+        trainer = trainer_for(spec.algorithm, detail=detail)
+        asked = ALGORITHMS.get(spec.algorithm) or ABSENT[spec.algorithm]
+        self.why = "" if trainer is asked or detail else f"{asked.name} cannot run here: {asked.missing}"
+        try:
+            self.trainer = trainer(corpus.counts, corpus.sequence, tie_break=spec.tie_break)
+        except OverflowError as error:  # counts beyond a compiled trainer's 64-bit counters: Python's ints hold them
+            if trainer.reference is None:
+                raise
+            self.why = f"{trainer.name} cannot take these counts ({error})"
+            self.trainer = trainer.reference(corpus.counts, corpus.sequence, tie_break=spec.tie_break)
         self._events = self.trainer.merges(num_merges, spec.min_pair_frequency, detail)
         self.stop_reason: str = ""  # the trainer's StopReason once it has stopped, or what should_stop said
+
+    @property
+    def trained_by(self) -> str:
+        """Which trainer made the merges, for a summary: 'heap_c (compiled)', or 'heap (in Python: heap_c cannot run here: …)'."""
+        trainer = type(self.trainer)
+        if trainer.reference is not None:
+            return f"{trainer.name} (compiled)"
+        absent = next((t for t in ABSENT.values() if t.reference is trainer), None)
+        why = self.why or (f"{absent.name} cannot run here: {absent.missing}" if absent else "")
+        return f"{trainer.name} (in Python: {why})" if why else f"{trainer.name} (in Python)"
 
     def until(
         self, should_stop: Callable[[MergeEvent], object] | None = None, on_merge: Callable[[MergeEvent], None] | None = None

@@ -52,6 +52,9 @@ class Trainer:
     measured: ClassVar[tuple[str, ...]] = ()  # the work counters that measure those two steps
     work_names: ClassVar[dict[str, str]] = {}  # names of counters it keeps beyond events.WORK_NAMES (counter -> as a page says it)
     slow: ClassVar[str] = ""  # why tracing it with detail is slow, as the end of a sentence ("" for a fast one)
+    # a compiled trainer: the readable trainer it compiles, which records its detail and runs where it cannot
+    reference: ClassVar[type[Trainer] | None] = None
+    missing: ClassVar[str] = ""  # why it cannot run here, as the end of a sentence ("" when it can)
 
     def __init__(self, words: Mapping[bytes, int], sequence: Sequence[bytes] | None = None, *, tie_break: str = DEFAULT_RULE) -> None:
         self.rule = rule_for(tie_break)

@@ -1,4 +1,4 @@
-"""The algorithm race: the four trainers on the same input, timed, compared, and scaled up.
+"""The algorithm race: the trainers (the heap compiled too) on the same input, timed, compared, and scaled up.
 
 Every run happens in the server's worker pool; this page asks for runs, stops
 them, and draws what they report. Leaving the page, any click, or Streamlit's
@@ -50,7 +50,9 @@ if isinstance(settings, str):
 if running["race"]:
     work.follow(work.watched("race"), views.live_race)
 elif record is None:
-    st.info(f"Press **Start the race** to train all four on the sidebar's corpus. Each may run for {st.session_state['race_budget']:g} s.")
+    st.info(
+        f"Press **Start the race** to train every algorithm on the sidebar's corpus. Each may run for {st.session_state['race_budget']:g} s."
+    )
 else:
     views.race_chart(record)
     if record.status == "stopped":
@@ -67,6 +69,8 @@ else:
         f"Time budget {record.budget_s:g} s each, initial count included. Measuring costs "
         f"{record.clock_overhead_s * 1e6:.2f} µs per merge (one clock reading); reports to this page happen with every clock stopped."
     )
+    for note in views.interpreter_notes(record):
+        st.info(note)
     views.work_table(record)
 
 st.subheader("What a merge costs")
@@ -74,7 +78,8 @@ views.complexity_table(record if not running["race"] else None)
 st.caption(
     "naive recounts every pair of every word before each merge; positions and parent_set scan every distinct pair to find "
     "the best, but rewrite only where the pair occurs; heap rewrites only the words its index lists and finds the best by "
-    "popping the heap, skipping a few stale entries. The names are the work counters above."
+    "popping the heap, skipping a few stale entries; heap_c is heap compiled to C, the same steps without the interpreter. "
+    "The names are the work counters above."
 )
 
 # ---- scaling ----------------------------------------------------------------

@@ -59,7 +59,7 @@ else:
 st.subheader("Pair threshold or token threshold?")
 st.markdown(views.EXPLAIN)
 st.caption(
-    f"Trained once in {sum(training.seconds.values()):.2f} s (heap trainer; all four give the same merges) and shared by "
+    f"Trained once in {sum(training.seconds.values()):.2f} s ({training.algorithm} trainer; all give the same merges) and shared by "
     "everyone. A move of the slider reruns only the part of the page above: a binary search for k and sums over the "
     "first k merges, with no retraining and no re-encoding."
 )

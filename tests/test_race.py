@@ -165,7 +165,8 @@ def test_race_takes_turns_and_every_line_grows(slow):
     assert all(r.done for r in final)
     for algorithm, lengths in seen.items():
         assert lengths == sorted(lengths), algorithm
-        assert len(set(lengths)) > 2, f"{algorithm} should gain merges over several turns"
+        if next(r for r in final if r.algorithm == algorithm).seconds["merge loop"] > 2 * 0.02:  # more than two slices of work
+            assert len(set(lengths)) > 2, f"{algorithm} should gain merges over several turns"  # (heap_c needs one turn)
     assert next(r for r in final if r.algorithm == "naive").cut_off
     assert not next(r for r in final if r.algorithm == "heap").cut_off
 
@@ -194,7 +195,7 @@ def test_work_counters_are_consistent_with_the_merges_made(prose, finished, algo
     assert work["merges"] == len(finished[algorithm].merges) == 100
     touched = "positions_touched" if algorithm == "positions" else "words_touched"
     assert work[touched] == sum(e.words for e in events)
-    if algorithm == "heap":
+    if algorithm in ("heap", "heap_c"):
         assert work["heap_pops"] == 100  # one current entry per merge; stale ones are counted apart
         assert work["words_checked"] >= work["words_touched"]  # the index is lazy
         assert work["heap_pushes"] >= sum(1 for e in events for d in e.detail.changes if d[2] > 0) > 0

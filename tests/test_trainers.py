@@ -410,16 +410,34 @@ def test_heap_detail_says_which_stale_pops_found_the_winner_and_which_the_runner
     assert any(e.detail.heap.winner_pops == 0 < e.detail.heap.stale_popped_total for e in events)
 
 
-@pytest.mark.parametrize("algorithm", [a for a in ALGORITHMS if a != "heap"])
+def is_heap(algorithm: str) -> bool:
+    """The heap, or a compiled heap (whose detail the heap records)."""
+    trainer = ALGORITHMS[algorithm]
+    return trainer is Heap or trainer.reference is Heap
+
+
+@pytest.mark.parametrize("algorithm", [a for a in ALGORITHMS if not is_heap(a)])
 def test_only_the_heap_shows_a_heap(algorithm):
     events = run(TEXTBOOK, [], "whitespace", algorithm, 12, detail=True).events
     assert all(e.detail.heap is None for e in events)
 
 
+@pytest.mark.parametrize("algorithm", [a for a in ALGORITHMS if is_heap(a)])
+def test_the_heap_and_the_compiled_heap_show_the_heap(algorithm):
+    events = run(TEXTBOOK, [], "whitespace", algorithm, 12, detail=True).events
+    assert all(e.detail.heap is not None for e in events)
+
+
 # ---------------------------------------------------------------------------
 # work counters
 
-TOUCHED = {"naive": "words_touched", "positions": "positions_touched", "parent_set": "words_touched", "heap": "words_touched"}
+TOUCHED = {
+    "naive": "words_touched",
+    "positions": "positions_touched",
+    "parent_set": "words_touched",
+    "heap": "words_touched",
+    "heap_c": "words_touched",
+}
 
 
 @EVERY_ALGORITHM
@@ -430,7 +448,7 @@ def test_work_counts_one_merge_per_event(algorithm, corpus, pattern):
     result = run(text, specials, pattern, algorithm, 40)
     assert result.work.get("merges", 0) == len(result.events)
     assert result.work.get(TOUCHED[algorithm], 0) == sum(e.words for e in result.events)
-    if algorithm in ("heap", "naive"):
+    if algorithm in ("heap", "heap_c", "naive"):
         assert result.work.get("words_touched", 0) <= result.work.get("words_checked", 0)
 
 

@@ -19,7 +19,7 @@ import streamlit as st
 
 from bpe import ALGORITHMS, PreTokens, Training, pretokenize
 from bpe.events import StopReason
-from bpe.spec import TrainSpec
+from bpe.spec import DEFAULT, TrainSpec
 from bpe.threshold import Replay
 from bpe.tokenizer import Tokenizer
 from serve import jobs
@@ -134,8 +134,9 @@ def replays_for(settings, test_name: str, test_data: bytes) -> tuple[Replay, Rep
 
 
 def training_spec(spec: TrainSpec) -> TrainSpec:
-    """The spec of the sidebar's plain training run: the heap trainer (all four make the same merges), so every algorithm shares it."""
-    return spec.but(algorithm="heap")
+    """The spec of the sidebar's plain training run: the default trainer (the compiled heap where it is built; all make
+    the same merges), so every algorithm shares it."""
+    return spec.but(algorithm=DEFAULT.algorithm)
 
 
 @st.cache_resource(max_entries=8)
@@ -219,7 +220,7 @@ def _tracing(settings, status: Status, family: RunKey, build: int) -> None:
     slow = ALGORITHMS[algorithm].slow
     if slow:
         st.info(
-            f"All four algorithms make the same merges; they differ in the work each merge costs. `heap` is the fast one: "
+            f"All the algorithms make the same merges; they differ in the work each merge costs. `heap` is the fast one: "
             f"it traces {build:,} merges of this corpus within seconds, while `{algorithm}` {slow} "
             f"A trace stops after {TRACE_SECONDS:.0f} s. **Pick heap in the sidebar to step through every merge now.**"
         )

@@ -17,7 +17,7 @@ from ui import state
 from ui.preset_notes import preset_note
 
 TIE_HELP = (
-    "Which pair wins when several have the same count. All four algorithms follow the rule chosen; "
+    "Which pair wins when several have the same count. Every algorithm follows the rule chosen; "
     "pick the tool whose merges you want to reproduce. The step page shows, on a tied merge, what each rule would take."
 )
 

@@ -8,4 +8,6 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
+int bpe_heap_init(PyObject *module); /* heap.c: the heap trainer (bpe/heap.py), type Heap */
+
 #endif

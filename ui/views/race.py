@@ -59,7 +59,7 @@ CHART_POINTS = 200  # points per line sent to the browser
 
 
 def _colour(field: str = "algorithm:N") -> alt.Color:
-    """The four trainers' colours, the same in every chart."""
+    """The trainers' colours, the same in every chart."""
     return alt.Color(field, title="algorithm", scale=alt.Scale(domain=list(ALGORITHMS), range=[colour(a) for a in ALGORITHMS]))
 
 
@@ -319,6 +319,31 @@ def phase_table(record: RaceRecord) -> None:
             f"The machine was busy: {', '.join(busy)} got less than half a processor, so it was stopped after "
             f"{R.WALL_FACTOR * record.budget_s:g} s of wall-clock time, before using its {record.budget_s:g} s of processor time."
         )
+
+
+def interpreter_notes(record: RaceRecord) -> list[str]:
+    """For each compiled trainer that raced beside the one it compiles: the same merges and work, and how much less time.
+
+    heap_c vs heap is the interpreter's cost, with the algorithm held fixed; heap vs naive is the algorithm's saving.
+    """
+    notes = []
+    for compiled in record.results:
+        reference = ALGORITHMS[compiled.algorithm].reference if compiled.algorithm in ALGORITHMS else None
+        python = next((r for r in record.results if reference is not None and r.algorithm == reference.name), None)
+        n = min(len(compiled.merges), len(python.merges)) if python else 0
+        if not n or not compiled.times[n - 1]:
+            continue
+        same = (
+            "the same merges and the same work, counter for counter (the table below)"
+            if compiled.work == python.work
+            else "the same merges"
+        )
+        notes.append(
+            f"{compiled.algorithm} is {python.algorithm} compiled to C: {same}, in "
+            f"{python.times[n - 1] / compiled.times[n - 1]:,.0f}× less time for the first {n:,} merges. That is what the "
+            f"interpreter costs; what the algorithm saves is {python.algorithm} against naive."
+        )
+    return notes
 
 
 def work_table(record: RaceRecord) -> None:

@@ -1,0 +1,762 @@
+/* The heap trainer in C: bpe/heap.py's algorithm, step for step, without the interpreter.
+ *
+ * Read bpe/heap.py first: it is the reference, and this file does what it does
+ * with the same structures, so the two give identical merges, counts, stop
+ * reasons and work counters under every tie-break rule (tests/test_heap_c.py,
+ * also under AddressSanitizer and UBSan). Phases: (1) index the words that hold
+ * each pair and count each pair from its words, (2) heapify one entry per pair,
+ * (3) merge loop, one merge per call of `step`: pop the best entry (stale ones
+ * are pushed back with their true count, or dropped at zero), rewrite only the
+ * words the index lists, in place, and push entries for the pairs whose count
+ * went up.
+ *
+ * What differs from the Python, and why it changes no result:
+ * - a word is an array of token ids (Python: a string, one character a token);
+ * - a pair is a record in one table (count, the change in this merge, its
+ *   listed words), found by hash; a pair whose count reaches zero keeps its
+ *   record with count 0 and no list, which is what "not in pair_counts, not in
+ *   where" means in Python;
+ * - the index lists a word once per new pair it gains in a merge (Python: once
+ *   per site in a one-site word); a merge checks each listed word once either
+ *   way, and after the first count pairs are counted from changes, not lists;
+ * - a heap entry is (count, left, right), ordered by the rule as rule.order
+ *   orders (-count, key of left, key of right, left, right); the heap's array
+ *   may be laid out differently, but entries pop in the same order.
+ *
+ * Counts are 64-bit: the sum of every pair's count never grows (a merge
+ * replaces three pairs by two), so checking it once at the start (OverflowError
+ * beyond 2^63) rules out overflow for good; bpe.train falls back to Python then.
+ *
+ * Not here: the tie-break rules themselves (rule.py gives each byte's key), the
+ * events the trainer hands out (heap_c.py builds them), detail (Python only). */
+#include "core.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { RULE_BYTES = 0, RULE_IDS = 1 };          /* cs336: greater bytes win; huggingface, rustbpe: smaller keys */
+enum { STOP_NO_PAIRS = 1, STOP_MIN_FREQUENCY = 2 };  /* what step returns instead of a merge */
+
+/* one pair: Python's pair_counts[pair] and where[pair] */
+typedef struct {
+    int64_t count;     /* the true count now; 0: no word holds it */
+    int64_t delta;     /* its change in the merge being made (valid while stamp is that merge's) */
+    uint32_t a, b;
+    uint32_t *listed;  /* the words listed under it, lazily: some may no longer hold it */
+    uint32_t n_listed, cap_listed;
+    uint32_t stamp;
+} PairRec;
+
+/* a heap entry: the pair and the count it had when pushed (stale once the true count differs) */
+typedef struct {
+    int64_t count;
+    uint32_t a, b;
+} Entry;
+
+typedef struct {
+    size_t start; /* where its bytes begin in HeapObject.bytes */
+    uint32_t len;
+} Token;
+
+typedef struct {
+    uint64_t key;  /* a << 32 | b */
+    uint32_t rec;  /* index into recs + 1; 0: an empty slot */
+} Slot;
+
+typedef struct {
+    PyObject_HEAD
+    int ready; /* __init__ finished */
+    int rule, reuses;
+    uint32_t byte_key[256]; /* RULE_IDS: the rule's key of each byte; a merged token's key is its id */
+    /* tokens: their bytes, concatenated */
+    uint8_t *bytes;
+    size_t n_bytes, cap_bytes;
+    Token *toks;
+    uint32_t n_tokens, cap_tokens;
+    uint32_t *tok_slots; /* reuses: bytes -> id + 1, open addressing, at most half full */
+    uint32_t tok_mask;
+    /* words: token ids, each word in place at its start; numbered in byte order */
+    uint32_t *tokens;
+    size_t *word_start;
+    uint32_t *word_len;
+    int64_t *word_count;
+    uint32_t *seen; /* the merge that last checked the word */
+    uint32_t n_words;
+    /* pairs */
+    PairRec *recs;
+    uint32_t n_recs, cap_recs;
+    Slot *slots;
+    uint64_t slot_mask;
+    /* the heap and the merge being made */
+    Entry *heap;
+    size_t heap_n, heap_cap;
+    uint32_t stamp;
+    uint32_t *touched; /* the records this merge changes */
+    size_t n_touched, cap_touched;
+    /* work counters, totals (bpe/events.py's names) */
+    uint64_t heap_pops, stale_pops, heap_pushes, words_checked, words_touched;
+} HeapObject;
+
+/* ------------------------------------------------------------------------ */
+/* growing arrays: every allocation is checked; on failure the caller returns NULL with MemoryError set */
+
+static int grow(void **array, size_t *cap, size_t need, size_t size) {
+    if (need <= *cap) return 0;
+    size_t n = *cap ? *cap : 8;
+    while (n < need) n *= 2;
+    void *p = realloc(*array, n * size);
+    if (p == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    *array = p;
+    *cap = n;
+    return 0;
+}
+
+static int grow32(void **array, uint32_t *cap, size_t need, size_t size) {
+    size_t c = *cap;
+    if (need <= c) return 0;
+    if (need > UINT32_MAX) {
+        PyErr_SetString(PyExc_OverflowError, "more than 2^32 entries");
+        return -1;
+    }
+    if (grow(array, &c, need, size) < 0) return -1;
+    *cap = (uint32_t)(c > UINT32_MAX ? UINT32_MAX : c);
+    return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* tokens */
+
+static int compare_bytes(const HeapObject *h, uint32_t t, uint32_t u) {
+    uint32_t n = h->toks[t].len, m = h->toks[u].len;
+    int c = memcmp(h->bytes + h->toks[t].start, h->bytes + h->toks[u].start, n < m ? n : m);
+    if (c != 0) return c;
+    return (n > m) - (n < m);
+}
+
+/* < 0 when token t's key is smaller than u's (t wins a tie), as rule.py's token_key compares */
+static int compare_keys(const HeapObject *h, uint32_t t, uint32_t u) {
+    if (t == u) return 0;
+    if (h->rule == RULE_BYTES) return compare_bytes(h, u, t); /* the greater bytes come first */
+    uint32_t kt = t < 256 ? h->byte_key[t] : t, ku = u < 256 ? h->byte_key[u] : u;
+    return (kt > ku) - (kt < ku);
+}
+
+static uint64_t hash_bytes(const uint8_t *p, size_t n) {
+    uint64_t x = 1469598103934665603ULL; /* FNV-1a */
+    for (size_t i = 0; i < n; i++) x = (x ^ p[i]) * 1099511628211ULL;
+    return x;
+}
+
+/* the id of a token with these bytes, or -1 (reuses only) */
+static int64_t find_token(const HeapObject *h, const uint8_t *p, size_t n) {
+    for (uint64_t i = hash_bytes(p, n) & h->tok_mask;; i = (i + 1) & h->tok_mask) {
+        uint32_t id = h->tok_slots[i];
+        if (id == 0) return -1;
+        id -= 1;
+        if (h->toks[id].len == n && memcmp(h->bytes + h->toks[id].start, p, n) == 0) return id;
+    }
+}
+
+static void slot_token(HeapObject *h, uint32_t id) {
+    uint64_t i = hash_bytes(h->bytes + h->toks[id].start, h->toks[id].len) & h->tok_mask;
+    while (h->tok_slots[i]) i = (i + 1) & h->tok_mask;
+    h->tok_slots[i] = id + 1;
+}
+
+/* add token id (the last made) to the bytes -> id table, doubling it when it would be more than half full */
+static int index_token(HeapObject *h, uint32_t id) {
+    if ((uint64_t)h->n_tokens * 2 > h->tok_mask) {
+        uint64_t size = ((uint64_t)h->tok_mask + 1) * 2;
+        uint32_t *slots = size <= UINT32_MAX ? calloc(size, sizeof(uint32_t)) : NULL;
+        if (slots == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        free(h->tok_slots);
+        h->tok_slots = slots;
+        h->tok_mask = (uint32_t)(size - 1);
+        for (uint32_t t = 0; t < id; t++) slot_token(h, t);
+    }
+    slot_token(h, id);
+    return 0;
+}
+
+/* a new token with bytes of a then b: Trainer.mint. Under a rule that reuses tokens, one with those bytes already. */
+static int64_t mint(HeapObject *h, uint32_t a, uint32_t b) {
+    size_t la = h->toks[a].len, lb = h->toks[b].len;
+    if (grow((void **)&h->bytes, &h->cap_bytes, h->n_bytes + la + lb, 1) < 0) return -1;
+    uint8_t *p = h->bytes + h->n_bytes; /* after grow: bytes may have moved */
+    memcpy(p, h->bytes + h->toks[a].start, la);
+    memcpy(p + la, h->bytes + h->toks[b].start, lb);
+    if (h->reuses) {
+        int64_t known = find_token(h, p, la + lb);
+        if (known >= 0) return known;
+    }
+    if (la + lb > UINT32_MAX || h->n_tokens == UINT32_MAX) {
+        PyErr_SetString(PyExc_OverflowError, "a token or the vocabulary is too large for the compiled trainer");
+        return -1;
+    }
+    if (grow32((void **)&h->toks, &h->cap_tokens, (size_t)h->n_tokens + 1, sizeof(Token)) < 0) return -1;
+    uint32_t id = h->n_tokens++;
+    h->toks[id] = (Token){h->n_bytes, (uint32_t)(la + lb)};
+    h->n_bytes += la + lb;
+    if (h->reuses && index_token(h, id) < 0) return -1;
+    return id;
+}
+
+/* ------------------------------------------------------------------------ */
+/* pairs: records found by hash */
+
+static inline uint64_t pair_key(uint32_t a, uint32_t b) { return (uint64_t)a << 32 | b; }
+
+static inline uint64_t slot_of(const HeapObject *h, uint64_t key) {
+    return (key * 0x9E3779B97F4A7C15ULL >> 17) & h->slot_mask;
+}
+
+/* the record of (a, b), or NULL if the pair never existed */
+static PairRec *find_pair(const HeapObject *h, uint32_t a, uint32_t b) {
+    uint64_t key = pair_key(a, b);
+    for (uint64_t i = slot_of(h, key);; i = (i + 1) & h->slot_mask) {
+        if (h->slots[i].rec == 0) return NULL;
+        if (h->slots[i].key == key) return &h->recs[h->slots[i].rec - 1];
+    }
+}
+
+static int rehash(HeapObject *h, uint64_t size) {
+    Slot *slots = calloc(size, sizeof(Slot));
+    if (slots == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    free(h->slots);
+    h->slots = slots;
+    h->slot_mask = size - 1;
+    for (uint32_t r = 0; r < h->n_recs; r++) {
+        uint64_t key = pair_key(h->recs[r].a, h->recs[r].b), i = slot_of(h, key);
+        while (slots[i].rec) i = (i + 1) & h->slot_mask;
+        slots[i].key = key;
+        slots[i].rec = r + 1;
+    }
+    return 0;
+}
+
+/* the index of (a, b)'s record, made (count 0, no words) if the pair is new; -1 on error.
+ * subtle: it may move recs, so callers hold indexes, never pointers, across it. */
+static int64_t pair_rec(HeapObject *h, uint32_t a, uint32_t b) {
+    uint64_t key = pair_key(a, b), i = slot_of(h, key);
+    for (;; i = (i + 1) & h->slot_mask) {
+        if (h->slots[i].rec == 0) break;
+        if (h->slots[i].key == key) return h->slots[i].rec - 1;
+    }
+    if ((uint64_t)(h->n_recs + 1) * 2 > h->slot_mask) { /* keep the table at most half full */
+        if (rehash(h, (h->slot_mask + 1) * 2) < 0) return -1;
+        for (i = slot_of(h, key); h->slots[i].rec; i = (i + 1) & h->slot_mask) {
+        }
+    }
+    if (grow32((void **)&h->recs, &h->cap_recs, (size_t)h->n_recs + 1, sizeof(PairRec)) < 0) return -1;
+    uint32_t r = h->n_recs++;
+    memset(&h->recs[r], 0, sizeof(PairRec));
+    h->recs[r].a = a;
+    h->recs[r].b = b;
+    h->slots[i].key = key;
+    h->slots[i].rec = r + 1;
+    return r;
+}
+
+/* list word w under record r (index(where, pair, [w])); a word listed last already is not listed twice */
+static int list_word(HeapObject *h, uint32_t r, uint32_t w) {
+    PairRec *p = &h->recs[r];
+    if (p->n_listed && p->listed[p->n_listed - 1] == w) return 0;
+    if (grow32((void **)&p->listed, &p->cap_listed, (size_t)p->n_listed + 1, sizeof(uint32_t)) < 0) return -1;
+    p->listed[p->n_listed++] = w;
+    return 0;
+}
+
+/* add change to the pair's delta in this merge (delta[pair] += change); returns its record, or -1 */
+static int64_t add_change(HeapObject *h, uint32_t a, uint32_t b, int64_t change) {
+    int64_t r = pair_rec(h, a, b);
+    if (r < 0) return -1;
+    PairRec *p = &h->recs[r];
+    if (p->stamp != h->stamp) {
+        if (grow((void **)&h->touched, &h->cap_touched, h->n_touched + 1, sizeof(uint32_t)) < 0) return -1;
+        h->touched[h->n_touched++] = (uint32_t)r;
+        p->stamp = h->stamp;
+        p->delta = 0;
+    }
+    p->delta += change;
+    return r;
+}
+
+/* ------------------------------------------------------------------------ */
+/* the heap: a binary max-heap in rule order, as heapq keeps rule.order's tuples */
+
+/* x pops before y: the higher count; on a tie the smaller (key of left, key of right), then the smaller ids */
+static inline int before(const HeapObject *h, const Entry *x, const Entry *y) {
+    if (x->count != y->count) return x->count > y->count;
+    int c = compare_keys(h, x->a, y->a);
+    if (c == 0) c = compare_keys(h, x->b, y->b);
+    if (c != 0) return c < 0;
+    if (x->a != y->a) return x->a < y->a;
+    return x->b < y->b;
+}
+
+static void sift_down(HeapObject *h, size_t i) {
+    Entry *heap = h->heap, e = heap[i];
+    size_t n = h->heap_n;
+    for (;;) {
+        size_t child = 2 * i + 1;
+        if (child >= n) break;
+        if (child + 1 < n && before(h, &heap[child + 1], &heap[child])) child++;
+        if (!before(h, &heap[child], &e)) break;
+        heap[i] = heap[child];
+        i = child;
+    }
+    heap[i] = e;
+}
+
+static int push(HeapObject *h, int64_t count, uint32_t a, uint32_t b) {
+    if (grow((void **)&h->heap, &h->heap_cap, h->heap_n + 1, sizeof(Entry)) < 0) return -1;
+    Entry e = {count, a, b}, *heap = h->heap;
+    size_t i = h->heap_n++;
+    while (i > 0) {
+        size_t parent = (i - 1) / 2;
+        if (!before(h, &e, &heap[parent])) break;
+        heap[i] = heap[parent];
+        i = parent;
+    }
+    heap[i] = e;
+    return 0;
+}
+
+static Entry pop(HeapObject *h) {
+    Entry top = h->heap[0];
+    h->heap[0] = h->heap[--h->heap_n];
+    if (h->heap_n) sift_down(h, 0);
+    return top;
+}
+
+/* pop stale entries until the top one is current: push them back with their true count, or drop them at zero
+ * (Heap._clean_top; a pop and a push, counted as such, done as one sift) */
+static void clean_top(HeapObject *h) {
+    while (h->heap_n) {
+        Entry *top = &h->heap[0];
+        int64_t current = find_pair(h, top->a, top->b)->count; /* every entry's pair has a record */
+        if (current == top->count) return;
+        h->stale_pops++;
+        if (current) {
+            top->count = current; /* < the stored count: it can only sink */
+            sift_down(h, 0);
+            h->heap_pushes++;
+        } else {
+            pop(h);
+        }
+    }
+}
+
+/* ------------------------------------------------------------------------ */
+/* merging: rewrite one word in place, adding its changes */
+
+/* Merge every site of (a, b) in word w, left to right, as merge_word and Heap.merge_sites do; 1 if it held one.
+ * At a site: (x, a) and (b, y) lose the word's count, (x, new) and (new, y) gain it, where x is the token before
+ * and y the one after. subtle: when two sites touch ('abab') the pair between them is shared: the left site
+ * takes (b, a) away and adds (new, new); the right one adds nothing on its left. */
+static int merge_word(HeapObject *h, uint32_t w, uint32_t a, uint32_t b, uint32_t x_new) {
+    uint32_t *t = h->tokens + h->word_start[w], n = h->word_len[w];
+    int64_t c = h->word_count[w];
+    uint32_t r = 0;
+    while (r + 1 < n && !(t[r] == a && t[r + 1] == b)) r++;
+    if (r + 1 >= n) return 0; /* listed lazily: the word no longer holds the pair */
+    uint32_t out = r, end = UINT32_MAX;  /* tokens before the first site stay; end: where the last site ended */
+    while (r < n) {
+        if (r + 1 < n && t[r] == a && t[r + 1] == b) {
+            if (r > 0 && r != end) { /* not shared: the token before is an old one */
+                uint32_t x = t[out - 1];
+                int64_t g;
+                if (add_change(h, x, a, -c) < 0 || (g = add_change(h, x, x_new, c)) < 0 || list_word(h, (uint32_t)g, w) < 0) return -1;
+            }
+            if (r + 2 < n) {
+                uint32_t y = t[r + 2];
+                uint32_t z = (r + 3 < n && y == a && t[r + 3] == b) ? x_new : y; /* the token after the new one */
+                int64_t g;
+                if (add_change(h, b, y, -c) < 0 || (g = add_change(h, x_new, z, c)) < 0 || list_word(h, (uint32_t)g, w) < 0) return -1;
+            }
+            t[out++] = x_new;
+            r += 2;
+            end = r;
+        } else {
+            t[out++] = t[r++];
+        }
+    }
+    h->word_len[w] = out;
+    return 1;
+}
+
+/* apply the merge's changes (Heap.apply): a pair that reaches zero leaves the index, one that went up is pushed */
+static int apply(HeapObject *h, uint64_t *pushes) {
+    for (size_t k = 0; k < h->n_touched; k++) {
+        PairRec *p = &h->recs[h->touched[k]];
+        if (p->delta == 0) continue;
+        p->count += p->delta;
+        if (p->count == 0) {
+            free(p->listed);
+            p->listed = NULL;
+            p->n_listed = p->cap_listed = 0;
+        }
+        if (p->delta > 0) {
+            if (push(h, p->count, p->a, p->b) < 0) return -1;
+            (*pushes)++;
+        }
+    }
+    h->n_touched = 0;
+    return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* the Python type */
+
+typedef struct {
+    PyObject *key; /* held while its bytes are read */
+    const uint8_t *p;
+    Py_ssize_t n;
+    int64_t count;
+} Word;
+
+static void release(Word *kept, Py_ssize_t n) {
+    for (Py_ssize_t i = 0; i < n; i++) Py_DECREF(kept[i].key);
+    free(kept);
+}
+
+static int compare_words(const void *x, const void *y) {
+    const Word *u = x, *v = y;
+    Py_ssize_t n = u->n < v->n ? u->n : v->n;
+    int c = memcmp(u->p, v->p, (size_t)n);
+    if (c) return c;
+    return (u->n > v->n) - (u->n < v->n);
+}
+
+static void heap_dealloc(HeapObject *h) {
+    for (uint32_t r = 0; r < h->n_recs; r++) free(h->recs[r].listed);
+    free(h->recs);
+    free(h->slots);
+    free(h->heap);
+    free(h->touched);
+    free(h->tokens);
+    free(h->word_start);
+    free(h->word_len);
+    free(h->word_count);
+    free(h->seen);
+    free(h->bytes);
+    free(h->toks);
+    free(h->tok_slots);
+    Py_TYPE(h)->tp_free((PyObject *)h);
+}
+
+/* Heap(words: dict[bytes, int], rule: int, byte_keys: bytes of 256 uint32 keys or b"", reuses: bool) */
+static int heap_init(HeapObject *h, PyObject *args, PyObject *kwds) {
+    static char *names[] = {"words", "rule", "byte_keys", "reuses", NULL};
+    PyObject *words;
+    int rule, reuses;
+    Py_buffer keys;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O!iy*p", names, &PyDict_Type, &words, &rule, &keys, &reuses)) return -1;
+    int ok = (rule == RULE_BYTES || rule == RULE_IDS) && (size_t)keys.len == (rule == RULE_IDS ? sizeof(h->byte_key) : 0);
+    if (ok && rule == RULE_IDS) memcpy(h->byte_key, keys.buf, sizeof(h->byte_key));
+    PyBuffer_Release(&keys);
+    if (!ok) {
+        PyErr_SetString(PyExc_ValueError, "rule must be 0 (bytes) or 1 (ids, with 256 uint32 byte keys)");
+        return -1;
+    }
+    if (h->bytes != NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "Heap is initialised once");
+        return -1;
+    }
+    h->rule = rule;
+    h->reuses = reuses;
+
+    /* the 256 byte tokens */
+    if (grow((void **)&h->bytes, &h->cap_bytes, 256, 1) < 0) return -1;
+    if (grow32((void **)&h->toks, &h->cap_tokens, 256, sizeof(Token)) < 0) return -1;
+    for (uint32_t i = 0; i < 256; i++) {
+        h->bytes[i] = (uint8_t)i;
+        h->toks[i] = (Token){i, 1};
+    }
+    h->n_bytes = h->n_tokens = 256;
+    if (reuses) {
+        if ((h->tok_slots = calloc(1024, sizeof(uint32_t))) == NULL) goto nomemory;
+        h->tok_mask = 1023;
+        for (uint32_t i = 0; i < 256; i++) slot_token(h, i);
+    }
+
+    /* the words longer than one byte, in byte order (as bpe/heap.py numbers them) */
+    Py_ssize_t n_items = PyDict_Size(words), pos = 0, n = 0;
+    Word *kept = malloc((size_t)(n_items ? n_items : 1) * sizeof(Word));
+    if (kept == NULL) goto nomemory;
+    PyObject *key, *value;
+    size_t total_tokens = 0;
+    int64_t total = 0; /* every pair's count added up: never grows, so no count can overflow if it fits */
+    while (PyDict_Next(words, &pos, &key, &value)) {
+        if (!PyBytes_Check(key)) {
+            PyErr_Format(PyExc_TypeError, "pre-tokens must be bytes, not %.50s", Py_TYPE(key)->tp_name);
+            goto fail;
+        }
+        /* subtle: a count that is not an int runs Python code (__index__), which could change the dict:
+         * the keys kept so far are held (Py_INCREF) until their bytes are copied */
+        int overflow;
+        PyObject *number = PyNumber_Index(value);
+        long long count = number ? PyLong_AsLongLongAndOverflow(number, &overflow) : -1;
+        Py_XDECREF(number);
+        if (number == NULL || (count == -1 && PyErr_Occurred())) {
+            if (PyErr_ExceptionMatches(PyExc_TypeError)) {
+                PyErr_Clear();
+                PyErr_SetString(PyExc_ValueError, "a pre-token's count must be a whole number of at least 1");
+            }
+            goto fail;
+        }
+        if (overflow > 0) {
+            PyErr_SetString(PyExc_OverflowError, "a pre-token's count is beyond the compiled trainer's 64-bit counters");
+            goto fail;
+        }
+        if (overflow < 0 || count < 1) {
+            PyErr_SetString(PyExc_ValueError, "a pre-token's count must be a whole number of at least 1");
+            goto fail;
+        }
+        Py_ssize_t len = PyBytes_GET_SIZE(key);
+        if (len < 2) continue;
+        int64_t pairs;
+        if (len > UINT32_MAX || __builtin_mul_overflow((int64_t)count, (int64_t)(len - 1), &pairs) ||
+            __builtin_add_overflow(total, pairs, &total)) {
+            PyErr_SetString(PyExc_OverflowError, "the pair counts are beyond the compiled trainer's 64-bit counters");
+            goto fail;
+        }
+        Py_INCREF(key);
+        kept[n++] = (Word){key, (const uint8_t *)PyBytes_AS_STRING(key), len, count};
+        total_tokens += (size_t)len;
+    }
+    if ((uint64_t)n > UINT32_MAX) {
+        PyErr_SetString(PyExc_OverflowError, "more than 2^32 pre-tokens");
+        goto fail;
+    }
+    qsort(kept, (size_t)n, sizeof(Word), compare_words);
+    h->n_words = (uint32_t)n;
+    h->tokens = malloc((total_tokens ? total_tokens : 1) * sizeof(uint32_t));
+    h->word_start = malloc((size_t)(n ? n : 1) * sizeof(size_t));
+    h->word_len = malloc((size_t)(n ? n : 1) * sizeof(uint32_t));
+    h->word_count = malloc((size_t)(n ? n : 1) * sizeof(int64_t));
+    h->seen = calloc((size_t)(n ? n : 1), sizeof(uint32_t));
+    if (!h->tokens || !h->word_start || !h->word_len || !h->word_count || !h->seen) {
+        PyErr_NoMemory();
+        goto fail;
+    }
+    size_t at = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        h->word_start[i] = at;
+        h->word_len[i] = (uint32_t)kept[i].n;
+        h->word_count[i] = kept[i].count;
+        for (Py_ssize_t j = 0; j < kept[i].n; j++) h->tokens[at++] = kept[i].p[j];
+    }
+    release(kept, n);
+
+    /* phase 1: list every word under each pair it holds, once per occurrence; a pair's count is its words' counts */
+    if (rehash(h, 1024) < 0) return -1;
+    for (uint32_t w = 0; w < h->n_words; w++) {
+        const uint32_t *t = h->tokens + h->word_start[w];
+        for (uint32_t j = 0; j + 1 < h->word_len[w]; j++) {
+            int64_t r = pair_rec(h, t[j], t[j + 1]);
+            if (r < 0) return -1;
+            PairRec *p = &h->recs[r];
+            if (grow32((void **)&p->listed, &p->cap_listed, (size_t)p->n_listed + 1, sizeof(uint32_t)) < 0) return -1;
+            p->listed[p->n_listed++] = w;
+            p->count += h->word_count[w];
+        }
+    }
+    /* phase 2: one heap entry per pair, heapified */
+    if (grow((void **)&h->heap, &h->heap_cap, (size_t)h->n_recs + 1, sizeof(Entry)) < 0) return -1;
+    for (uint32_t r = 0; r < h->n_recs; r++) h->heap[r] = (Entry){h->recs[r].count, h->recs[r].a, h->recs[r].b};
+    h->heap_n = h->n_recs;
+    for (size_t i = h->heap_n / 2; i-- > 0;) sift_down(h, i);
+    h->ready = 1;
+    return 0;
+fail:
+    release(kept, n);
+    return -1;
+nomemory:
+    PyErr_NoMemory();
+    return -1;
+}
+
+/* step(min_pair_frequency) -> one merge, or STOP_NO_PAIRS / STOP_MIN_FREQUENCY.
+ * A merge: (left, right, new_id, count, runner-up pair or None, its count, words rewritten, words checked,
+ *           stale pops, heap pushes) -- this merge's share of the work counters; one heap pop each. */
+static PyObject *heap_step(HeapObject *h, PyObject *arg) {
+    long long min_frequency = PyLong_AsLongLong(arg);
+    if (min_frequency == -1 && PyErr_Occurred()) return NULL;
+    if (!h->ready) {
+        PyErr_SetString(PyExc_RuntimeError, "Heap was not initialised");
+        return NULL;
+    }
+    uint64_t stale = h->stale_pops, pushes = h->heap_pushes;
+    /* choose: the best current entry, and the runner-up (the next current one) */
+    clean_top(h);
+    if (h->heap_n == 0) return PyLong_FromLong(STOP_NO_PAIRS);
+    Entry best = pop(h);
+    h->heap_pops++;
+    clean_top(h);
+    if (best.count < min_frequency) {
+        if (push(h, best.count, best.a, best.b) < 0) return NULL; /* unchoose: not counted, as in Python */
+        return PyLong_FromLong(STOP_MIN_FREQUENCY);
+    }
+    int has_runner = h->heap_n > 0;
+    Entry runner = has_runner ? h->heap[0] : (Entry){0, 0, 0};
+
+    /* merge: the words the index lists for the pair (where.pop(pair)), each checked once */
+    int64_t made = mint(h, best.a, best.b);
+    if (made < 0) return NULL;
+    uint32_t x_new = (uint32_t)made;
+    PairRec *p = find_pair(h, best.a, best.b);
+    uint32_t *listed = p->listed, n_listed = p->n_listed;
+    p->listed = NULL;
+    p->n_listed = p->cap_listed = 0;
+    h->stamp++;
+    if (h->stamp == 0) { /* after 2^32 merges: forget every old stamp */
+        memset(h->seen, 0, (size_t)h->n_words * sizeof(uint32_t));
+        for (uint32_t r = 0; r < h->n_recs; r++) h->recs[r].stamp = 0;
+        h->stamp = 1;
+    }
+    uint64_t checked = 0, rewritten = 0;
+    for (uint32_t k = 0; k < n_listed; k++) {
+        uint32_t w = listed[k];
+        if (h->seen[w] == h->stamp) continue; /* a word is listed once per occurrence it gained */
+        h->seen[w] = h->stamp;
+        checked++;
+        int done = merge_word(h, w, best.a, best.b, x_new);
+        if (done < 0) {
+            free(listed);
+            return NULL;
+        }
+        rewritten += (uint64_t)done;
+    }
+    free(listed);
+    /* subtle: merging left to right leaves no occurrence of the pair in any word ('aaa' -> 'Āa'), and the
+     * index listed every word that held it, so its count goes to zero whatever the sites added up to */
+    int64_t r = add_change(h, best.a, best.b, 0);
+    if (r < 0) return NULL;
+    h->recs[r].delta = -h->recs[r].count;
+    if (apply(h, &h->heap_pushes) < 0) return NULL;
+    h->words_checked += checked;
+    h->words_touched += rewritten;
+
+    PyObject *runner_up = has_runner ? Py_BuildValue("(II)", runner.a, runner.b) : Py_NewRef(Py_None);
+    if (runner_up == NULL) return NULL;
+    return Py_BuildValue("(IIILNLKKKK)", best.a, best.b, x_new, (long long)best.count, runner_up,
+                         (long long)(has_runner ? runner.count : 0), (unsigned long long)rewritten, (unsigned long long)checked,
+                         (unsigned long long)(h->stale_pops - stale), (unsigned long long)(h->heap_pushes - pushes));
+}
+
+/* work() -> the work counters' totals so far, in bpe/events.py's names */
+static PyObject *heap_work(HeapObject *h, PyObject *unused) {
+    return Py_BuildValue("{sKsKsKsKsK}", "heap_pops", (unsigned long long)h->heap_pops, "stale_pops",
+                         (unsigned long long)h->stale_pops, "heap_pushes", (unsigned long long)h->heap_pushes, "words_checked",
+                         (unsigned long long)h->words_checked, "words_touched", (unsigned long long)h->words_touched);
+}
+
+/* pair_counts() -> {(left, right): count} of every pair some word holds: for tests and inspection */
+static PyObject *heap_pair_counts(HeapObject *h, PyObject *unused) {
+    PyObject *counts = PyDict_New();
+    if (counts == NULL) return NULL;
+    for (uint32_t r = 0; r < h->n_recs; r++) {
+        if (h->recs[r].count == 0) continue;
+        PyObject *pair = Py_BuildValue("(II)", h->recs[r].a, h->recs[r].b), *count = PyLong_FromLongLong(h->recs[r].count);
+        if (pair == NULL || count == NULL || PyDict_SetItem(counts, pair, count) < 0) {
+            Py_XDECREF(pair);
+            Py_XDECREF(count);
+            Py_DECREF(counts);
+            return NULL;
+        }
+        Py_DECREF(pair);
+        Py_DECREF(count);
+    }
+    return counts;
+}
+
+/* words() -> [(token ids, count)] of the words longer than one byte, in their order: for tests and inspection */
+static PyObject *heap_words(HeapObject *h, PyObject *unused) {
+    PyObject *words = PyList_New(h->n_words);
+    if (words == NULL) return NULL;
+    for (uint32_t w = 0; w < h->n_words; w++) {
+        PyObject *ids = PyTuple_New(h->word_len[w]);
+        if (ids == NULL) {
+            Py_DECREF(words);
+            return NULL;
+        }
+        for (uint32_t j = 0; j < h->word_len[w]; j++) {
+            PyObject *id = PyLong_FromUnsignedLong(h->tokens[h->word_start[w] + j]);
+            if (id == NULL) {
+                Py_DECREF(ids);
+                Py_DECREF(words);
+                return NULL;
+            }
+            PyTuple_SET_ITEM(ids, j, id);
+        }
+        PyObject *item = Py_BuildValue("(NL)", ids, (long long)h->word_count[w]);
+        if (item == NULL) {
+            Py_DECREF(words);
+            return NULL;
+        }
+        PyList_SET_ITEM(words, w, item);
+    }
+    return words;
+}
+
+/* mint(left, right) -> the id Trainer.mint gives the merge of left and right (no word changes): for tests, since
+ * merging whole words never makes the same bytes twice, and so never reaches the huggingface rule's reuse */
+static PyObject *heap_mint(HeapObject *h, PyObject *args) {
+    unsigned int a, b;
+    if (!PyArg_ParseTuple(args, "II", &a, &b)) return NULL;
+    if (!h->ready || a >= h->n_tokens || b >= h->n_tokens) {
+        PyErr_SetString(PyExc_ValueError, "mint takes two ids of tokens made already");
+        return NULL;
+    }
+    int64_t id = mint(h, a, b);
+    return id < 0 ? NULL : PyLong_FromLongLong(id);
+}
+
+/* heap_size() -> entries in the heap, stale ones included */
+static PyObject *heap_size(HeapObject *h, PyObject *unused) { return PyLong_FromSize_t(h->heap_n); }
+
+static PyMethodDef heap_methods[] = {
+    {"step", (PyCFunction)heap_step, METH_O, "step(min_pair_frequency): make the next merge; a tuple, or 1 (no pairs) / 2 (min frequency)"},
+    {"work", (PyCFunction)heap_work, METH_NOARGS, "the work counters' totals"},
+    {"pair_counts", (PyCFunction)heap_pair_counts, METH_NOARGS, "{(left, right): count} of the pairs present"},
+    {"words", (PyCFunction)heap_words, METH_NOARGS, "[(token ids, count)] of the words, in byte order of the input"},
+    {"heap_size", (PyCFunction)heap_size, METH_NOARGS, "entries in the heap, stale ones included"},
+    {"mint", (PyCFunction)heap_mint, METH_VARARGS, "mint(left, right): the id of their merge, as Trainer.mint gives it (for tests)"},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject HeapType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "bpe._core.Heap",
+    .tp_doc = "Heap(words, rule, byte_keys, reuses): bpe/heap.py's trainer in C; bpe/heap_c.py wraps it.",
+    .tp_basicsize = sizeof(HeapObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)heap_init,
+    .tp_dealloc = (destructor)heap_dealloc,
+    .tp_methods = heap_methods,
+};
+
+int bpe_heap_init(PyObject *module) {
+    if (PyType_Ready(&HeapType) < 0) return -1;
+    Py_INCREF(&HeapType);
+    if (PyModule_AddObject(module, "Heap", (PyObject *)&HeapType) < 0) {
+        Py_DECREF(&HeapType);
+        return -1;
+    }
+    if (PyModule_AddIntConstant(module, "RULE_BYTES", RULE_BYTES) < 0 || PyModule_AddIntConstant(module, "RULE_IDS", RULE_IDS) < 0 ||
+        PyModule_AddIntConstant(module, "STOP_NO_PAIRS", STOP_NO_PAIRS) < 0 ||
+        PyModule_AddIntConstant(module, "STOP_MIN_FREQUENCY", STOP_MIN_FREQUENCY) < 0)
+        return -1;
+    return 0;
+}
