@@ -49,13 +49,13 @@ else:
     links = None
 frequencies, slope = views.zipf_of(run_key, rows)
 st.caption(f"The {len(rows):,} tokens of {about}. Uses are counted on {label}.")
-views.metrics(rows, slope, used_on)
+views.metrics(run_key, rows, slope, used_on)
 
 st.subheader("Every token")
 c1, c2 = st.columns([2, 3])
 query = state.widget(c1.text_input, "Find tokens containing", key="vocab_query")
 sort = state.widget(c2.radio, "Sort by", list(views.SORTS), format_func=lambda key: views.SORTS[key][0], horizontal=True, key="vocab_sort")
-views.token_table(views.matching(run_key, rows, query, sort), len(rows), query, links, used_on)
+views.token_table(views.matching(run_key, rows, query, sort), len(rows), query, links, used_on, views.made_and_unused(run_key, rows)[1])
 
 c1, c2 = st.columns(2)
 with c1:

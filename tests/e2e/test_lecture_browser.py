@@ -154,3 +154,27 @@ def test_3_the_quiz_under_huggingface_names_the_rule_and_a_lost_tie_says_it_is_o
     assert next_button.evaluate("e => e.getBoundingClientRect().bottom") <= 720  # on a projector's first screen
     assert clipped(page) == [] and page.evaluate(SMALL_TEXT_JS) == []
     shots(page, "lecture-3-quiz-huggingface-tie")
+
+
+# ---------------------------------------------------------------------------
+# 5. one count of "made but never used"
+
+
+def test_5_gpt2s_vocabulary_says_one_count_of_made_but_never_used(page, app_url):
+    open_url(page, f"{app_url}/vocabulary", '[data-testid="stMain"] h1')
+    page.locator('[data-testid="stRadio"]').filter(has_text="Vocabulary of").get_by_text("GPT-2 (gpt2)").click()
+    page.wait_for_function("() => document.body.innerText.includes('50,257 tokens')", timeout=120_000)  # counted in a worker
+    wait_idle(page)
+    never = metric(page, "Made but never used")
+    assert int(never.replace(",", "")) > 10_000  # most of GPT-2's tokens never occur in 400 KB of docstrings
+    said = text_of(page, '[data-testid="stMain"]')
+    assert f"Made but never used: {never} of the 50,000 tokens made by merges" in said  # the definition, once, under the number
+    legend = text_of(page, "p.vocab-legend")
+    assert f"({never} in this vocabulary, as counted above)" in legend and "of these" not in legend  # the same count
+    assert f"{never} of the 50,000 merged tokens are never used" in text_of(page, ".vocab-note")
+    page.set_viewport_size({"width": 1280, "height": 720})
+    settled(page)
+    assert clipped(page) == [] and page.evaluate(SMALL_TEXT_JS) == []
+    shots(page, "lecture-5-vocabulary-gpt2")
+    page.get_by_role("heading", name="Every token").first.evaluate("e => e.scrollIntoView({block: 'start'})")
+    shots(page, "lecture-5-vocabulary-gpt2-table")

@@ -21,7 +21,7 @@ def red_rows_are_explained_on_the_tables_first_screen(page) -> None:
     legend = page.locator("p.vocab-legend").first
     box, first_red = legend.bounding_box(), page.locator("table.vocab tr.unused td").first
     assert box and box["y"] >= 0 and box["y"] + box["height"] <= 720, box
-    assert "Red rows (8 of these): made by a merge, never used" in legend.inner_text()
+    assert "Red rows: made but never used on the training text (8 in this vocabulary" in legend.inner_text()
     colour = "e => getComputedStyle(e).backgroundColor"
     assert legend.locator(".vocab-key").evaluate(colour) == first_red.evaluate(colour) != "rgba(0, 0, 0, 0)"
     assert legend.evaluate("e => parseFloat(getComputedStyle(e).fontSize)") >= 18

@@ -141,22 +141,32 @@ def matching(run_key: tuple, rows: tuple[TokenRow, ...], query: str, sort: str) 
 # views
 
 
-def metrics(rows: tuple[TokenRow, ...], slope: float | None, label: str) -> None:
-    merged = [r for r in rows if r.kind == MERGE]
-    unused = [r for r in merged if r.uses == 0]
+@st.cache_resource(max_entries=16, show_spinner=False)
+def made_and_unused(run_key: tuple, _rows: tuple[TokenRow, ...]) -> tuple[int, int]:
+    """(tokens made by merges, those never used): the page's one count of 'made but never used' (metric, key, notes),
+    once per vocabulary."""
+    merged = [r for r in _rows if r.kind == MERGE]
+    return len(merged), sum(r.uses == 0 for r in merged)
+
+
+def metrics(run_key: tuple, rows: tuple[TokenRow, ...], slope: float | None, label: str) -> None:
+    merged, unused = made_and_unused(run_key, rows)
     c1, c2, c3, c4 = st.columns(4)
     c1.metric("Vocabulary size", f"{len(rows):,}", help="256 bytes + one token per merge + the special tokens")
-    c2.metric("Made by merges", f"{len(merged):,}")
-    c3.metric("Made but never used", f"{len(unused):,}", help=f"Merged tokens that never occur when {label} is encoded.")
+    c2.metric("Made by merges", f"{merged:,}")
+    c3.metric("Made but never used", f"{unused:,}")
     c4.metric(
         "Zipf slope", "—" if slope is None else f"{slope:.2f}", help="The slope of log(uses) against log(rank of use); Zipf's law is −1."
     )
+    share = f" ({unused / merged:.0%})" if merged else ""
+    st.caption(f"Made but never used: {unused:,} of the {merged:,} tokens made by merges{share} never occur in the tokens of {label}.")
 
 
-def token_table(rows: Sequence[TokenRow], total: int, query: str, settings, used_on: str) -> None:
+def token_table(rows: Sequence[TokenRow], total: int, query: str, settings, used_on: str, never: int = 0) -> None:
     """The first SHOWN rows as an HTML table (18 px and up on a projector; a canvas dataframe cannot be sized).
 
-    The key to its red rows stands above it: under 30 rows it would be below the first screen.
+    The key to its red rows stands above it: under 30 rows it would be below the first screen. It names the page's one
+    count of them (`never`, the metric's), never the rows on screen, which a reader took for another count.
     """
     if not rows:
         st.markdown(f"No token contains **{plain(query)}**. Type part of a token as it is shown, `␣` for a space.")
@@ -180,8 +190,8 @@ def token_table(rows: Sequence[TokenRow], total: int, query: str, settings, used
     head = f"<tr><th>id</th><th>token</th><th>bytes</th><th>made at merge</th><th>{'pair count then' if counted else ''}</th><th>uses</th></tr>"
     red = sum(r.kind == MERGE and r.uses == 0 for r in rows[:SHOWN])
     key = (
-        f'<p class="vocab-legend"><span class="vocab-key"></span>Red rows ({red:,} of these): made by a merge, '
-        f"never used on {html.escape(used_on)}.</p>"
+        f'<p class="vocab-legend"><span class="vocab-key"></span>Red rows: made but never used on {html.escape(used_on)} '
+        f"({never:,} in this vocabulary, as counted above).</p>"
         if red
         else ""
     )
