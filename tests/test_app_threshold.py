@@ -180,3 +180,16 @@ def test_when_the_tools_defaults_keep_everything_the_page_says_so_and_offers_thr
         button.click().run()
         t, k = (int(v.replace(",", "")) for v in re.match(r"t = ([\d,]+) · keeps ([\d,]+) of", button.label).groups())
         assert kept_label(at) == f"Merges kept at t = {t:,}" and metric(at, "Merges kept") == f"{k:,}" and k < 30
+
+
+@pytest.mark.parametrize("typed", [4, 6, 9, 10])
+def test_a_typed_t_moves_the_slider_to_the_value_that_keeps_the_same_merges(typed):
+    """The number box beside the slider (issue 28.10): any t, snapped up to the slider's next value, answers as retraining would."""
+    at = open_page()
+    at.number_input(key="w_threshold_typed").set_value(typed).run()
+    snapped = min(o for o in options(at) if o >= typed)
+    assert at.session_state["threshold"] == snapped and at.select_slider(key="w_threshold").value == snapped
+    assert kept_label(at) == f"Merges kept at t = {snapped:,}" and metric(at, "Merges kept") == str(retrained("textbook", typed))
+    assert at.number_input(key="w_threshold_typed").value == snapped  # the box says the t the numbers are for
+    at.select_slider(key="w_threshold").set_value(1).run()  # and the slider moves the box
+    assert at.number_input(key="w_threshold_typed").value == 1

@@ -33,6 +33,7 @@ DEFAULTS: dict[str, object] = {
     "sweep_budget": 5.0,  # seconds per algorithm per corpus size
     "speedup": None,  # the last parallel pre-tokenization timing: ui.views.race.SpeedupRecord
     "threshold": 1,  # min_pair_frequency on the threshold explorer
+    "threshold_typed": 1,  # the number box beside the threshold slider: ui.views.threshold.slider
     "threshold_options": (),  # what the threshold slider's options were when drawn: ui.views.threshold.restore_slider
     "tok_text": None,  # the tokenize page's text; None: a sample of the corpus
     "tok_k": None,  # merges the tokenize page uses; None: all of them

@@ -178,3 +178,28 @@ def test_5_gpt2s_vocabulary_says_one_count_of_made_but_never_used(page, app_url)
     shots(page, "lecture-5-vocabulary-gpt2")
     page.get_by_role("heading", name="Every token").first.evaluate("e => e.scrollIntoView({block: 'start'})")
     shots(page, "lecture-5-vocabulary-gpt2-table")
+
+
+# ---------------------------------------------------------------------------
+# 10. the threshold's useful cuts reachable: a number box beside the slider
+
+
+def test_10_on_stdlib_a_typed_t_of_500_answers_at_once(page, app_url):
+    page.set_viewport_size({"width": 1280, "height": 720})
+    open_url(page, f"{app_url}/threshold?corpus=stdlib", '[data-testid="stMetric"]')
+    slider = page.get_by_role("slider", name="Minimum pair frequency t")
+    box = page.get_by_label("or type t", exact=True)
+    s, b = slider.bounding_box(), box.bounding_box()
+    assert abs((s["y"] + s["height"] / 2) - (b["y"] + b["height"] / 2)) < 60 and b["x"] > s["x"]  # beside it, on its row
+    box.fill("500")
+    box.press("Enter")
+    wait_idle(page)
+    t = int(slider.get_attribute("aria-valuetext").replace(",", ""))
+    assert 500 <= t < 600 and box.input_value() == str(t)  # the slider's next value: the same merges as t = 500
+    label = page.locator('[data-testid="stMetric"]').filter(has_text="Merges kept").first.inner_text()
+    assert f"t = {t:,}" in label
+    kept = int(metric(page, "Merges kept").replace(",", ""))
+    assert 100 < kept < 1_000  # a cut inside the run
+    settled(page)
+    assert clipped(page) == [] and page.evaluate(SMALL_TEXT_JS) == []
+    shots(page, "lecture-10-threshold-typed")
