@@ -645,3 +645,37 @@ def test_fuzz_any_compiling_regex_loses_no_byte(pattern, texts):
             data = text.encode("utf-8", "surrogateescape")
             assert tok.decode_bytes(tok.encode(data)) == data
             assert tok.decode_bytes(list(tok.encode_iterable([data[:5], data[5:]]))) == data
+
+
+# ---------------------------------------------------------------------------
+# count --merge adds up any counts exactly, or refuses in one sentence naming the files (issue 26.5)
+
+MERGE_COUNTS = st.dictionaries(
+    st.sampled_from([b"a", b"b", b" the", b"\xff"]),
+    st.one_of(st.integers(1, 10), st.integers(2**62, 2**63 - 1), st.just(2**63 - 1)),
+    min_size=1,
+    max_size=4,
+)
+
+
+@settings(FUZZ, max_examples=max(FUZZ_EXAMPLES // 2, 10))  # each example writes and reads Parquet files: ~35 ms
+@given(files=st.lists(MERGE_COUNTS, min_size=1, max_size=3))
+def test_fuzz_count_merge_sums(tmp_path_factory, files, capsys):
+    directory = tmp_path_factory.mktemp("merge")
+    paths = [str(counts_file(directory / f"p{i}.parquet", None, tuple(c), tuple(c.values()))) for i, c in enumerate(files)]
+    out = directory / "all.parquet"
+    out.write_bytes(b"the old file")
+    expected: dict[bytes, int] = {}
+    for counts in files:
+        for token, n in counts.items():
+            expected[token] = expected.get(token, 0) + n
+    code = main(["count", "--merge", *paths, "--out", str(out)])
+    _, err = capsys.readouterr()
+    if max(expected.values()) > 2**63 - 1:
+        assert code == 2 and err.startswith("error: Adding up ") and err.count("\n") == 1, err
+        assert all(p in err for p in paths) and "overflows" in err
+        assert out.read_bytes() == b"the old file"
+    else:
+        assert code == 0, err
+        assert load_counts(out)[0] == expected
+    assert sorted(p.name for p in directory.iterdir()) == sorted([*(Path(p).name for p in paths), "all.parquet"])  # no temporary file
