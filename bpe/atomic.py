@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import re
 import tempfile
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -34,7 +35,12 @@ class OutputError(ValueError):
 
 
 def why(error: OSError) -> str:
-    """An OSError as a short phrase: 'the disk is full', 'permission denied', ..."""
+    """An OSError as a short phrase: 'the disk is full', 'permission denied', ...
+
+    pyarrow's 'Error writing bytes to file. Detail: [errno 28] No space left on device' is read by its errno too.
+    """
+    if error.errno is None and (number := re.search(r"\[errno (\d+)\]", str(error))):
+        error = OSError(int(number.group(1)), os.strerror(int(number.group(1))))
     if error.errno == errno.ENOSPC:
         return "the disk is full"
     if error.errno == errno.EDQUOT:

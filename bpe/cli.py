@@ -19,7 +19,9 @@ Bad input prints one sentence and exits with code 2, never a traceback.
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -461,11 +463,22 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], None]] = {
 }
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where the program is, so that it ends as Ctrl-C does: workers ended, temporary files removed."""
+
+
+def _terminate(signum: int, frame: object) -> None:
+    raise Terminated
+
+
 def main(argv: list[str] | None = None) -> int:
     p = parser()
     args, unknown = p.parse_known_args(argv)
     if unknown:  # `bpe train corpus.txt --bogus`: train's usage, not the top level's
         p.commands[args.command].error(f"unrecognized arguments: {' '.join(unknown)}")
+    # subtle: by default SIGTERM (kill, systemd, Slurm, CI time-outs) ends the process on the spot,
+    # leaving temporary files behind; raised as an exception, it unwinds like Ctrl-C
+    previous = signal.signal(signal.SIGTERM, _terminate) if threading.current_thread() is threading.main_thread() else None
     try:
         COMMANDS[args.command](args)
     except ValueError as e:
@@ -474,7 +487,13 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as e:
         print(f"error: {e.strerror or e}: {e.filename or ''}".rstrip(": "), file=sys.stderr)
         return 2
+    except Terminated:
+        print("\nterminated; nothing written.", file=sys.stderr)
+        return 128 + signal.SIGTERM
     except KeyboardInterrupt:
         print("\ninterrupted; nothing written.", file=sys.stderr)
         return 130
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
     return 0

@@ -17,8 +17,11 @@ the same shards and tallies).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import queue
+import signal
+import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -46,7 +49,7 @@ class Counted:
     counts: dict[bytes, int]
     inputs: tuple[Input, ...]
     text_bytes: int  # bytes of text counted (a JSON line's text field, not the whole line)
-    worker_peak_rss: int = 0  # the largest peak resident memory of one worker process, in bytes (0: no workers)
+    worker_peak_rss: int = 0  # the largest peak resident memory of a process that counted, in bytes (this one's, counting alone)
     workers: int = 1
     worker_cpu_seconds: float = 0.0  # processor time of the worker processes together (0: no workers)
     compiled_bytes: int = 0  # of text_bytes, those the compiled path counted (compiled.py)
@@ -116,7 +119,7 @@ def count_inputs(
     if progress and not jobs:
         progress(0, 0)
     counts = combine(tally.counts for tally in tallies)
-    peak = max((tally.peak_rss for tally in tallies), default=0) if used > 1 else 0
+    peak = max((tally.peak_rss for tally in tallies), default=0)  # subtle: 0 here once hid that this process counted alone
     cpu = sum(tally.cpu_seconds for tally in tallies) if used > 1 else 0.0
     why = tuple(sorted({reason for tally in tallies for reason in tally.python_why}))
     compiled_bytes = sum(tally.compiled_bytes for tally in tallies)
@@ -210,9 +213,24 @@ _done = None  # in a worker: where it reports the disk bytes it has read
 _stop = None  # in a worker: set when another worker failed
 
 
-def _attach(jobs, done, stop) -> None:
+def _attach(jobs, done, stop, alive) -> None:
     global _jobs, _done, _stop
     _jobs, _done, _stop = jobs, done, stop
+    threading.Thread(target=_end_with_parent, args=(alive,), daemon=True, name="bpe-watch-parent").start()
+    done.put(-os.getpid())  # who this worker is, so that the main process can end it at once (a negative number: not bytes)
+
+
+def _end_with_parent(alive) -> None:
+    """In a worker: end this process as soon as the main process closes its end of `alive`, or dies.
+
+    subtle: a worker's parent is the forkserver, not the main process, and it holds
+    both ends of its queues, so nothing else tells it that the main process is gone
+    (SIGTERM, SIGKILL, Ctrl-C): without this it would count on, holding the caller's
+    stdout, and keep the forkserver and the resource tracker alive with it.
+    """
+    with contextlib.suppress(EOFError, OSError):
+        alive.recv_bytes()  # nothing is ever sent: this returns at end of file
+    os._exit(1)
 
 
 def _drain(options: Options) -> ShardCounts:
@@ -233,34 +251,54 @@ def _count_in_pool(jobs: list[Shard], options: Options, workers: int, report) ->
 
     context = get_context("forkserver")  # safe to start from a threaded process such as the Streamlit server
     job_queue, done_queue, stop = context.Queue(), context.Queue(), context.Event()
+    alive, keep_alive = context.Pipe(duplex=False)  # the workers watch `alive`; closing keep_alive ends them
+    pids: list[int] = []  # the workers', as they report them
     for shard in jobs:
         job_queue.put(shard)
     for _ in range(workers):
         job_queue.put(None)  # one end marker per drain task
     try:
-        with ProcessPoolExecutor(workers, mp_context=context, initializer=_attach, initargs=(job_queue, done_queue, stop)) as pool:
-            futures = [pool.submit(_drain, options) for _ in range(workers)]
-            pending = set(futures)
-            while pending:
-                finished, pending = wait(pending, timeout=0.1, return_when=FIRST_EXCEPTION)
-                _pass_on(done_queue, report)
-                if any(f.exception() for f in finished):
-                    stop.set()
-            _pass_on(done_queue, report)
-            return [f.result() for f in futures], workers
+        attach = (job_queue, done_queue, stop, alive)
+        with ProcessPoolExecutor(workers, mp_context=context, initializer=_attach, initargs=attach) as pool:
+            try:
+                futures = [pool.submit(_drain, options) for _ in range(workers)]
+                pending = set(futures)
+                while pending:
+                    finished, pending = wait(pending, timeout=0.1, return_when=FIRST_EXCEPTION)
+                    _pass_on(done_queue, report, pids)
+                    if any(f.exception() for f in finished):
+                        stop.set()
+                _pass_on(done_queue, report, pids)
+                return [f.result() for f in futures], workers
+            except BaseException:  # Ctrl-C, SIGTERM (the CLI raises it as an exception), an error: end the workers now
+                stop.set()
+                keep_alive.close()  # each worker's watcher ends it; the pool sees them gone and stops any still starting
+                _pass_on(done_queue, None, pids)
+                for pid in pids:  # subtle: a watcher needs the GIL, which a worker inside a long C call holds: a signal does not
+                    with contextlib.suppress(ProcessLookupError):
+                        os.kill(pid, signal.SIGKILL)
+                for q in (job_queue, done_queue):
+                    q.cancel_join_thread()  # the shards not taken stay unsent: exiting must not wait for them
+                raise  # subtle: leaving the block waits for the pool to end them all, while their semaphores still exist
     except BrokenProcessPool:
         # subtle: a worker could not start (e.g. __main__ is <stdin>, which forkserver
         # cannot re-import); count everything here rather than fail
         return [count_shards(jobs, options)], 1
+    finally:
+        keep_alive.close()
+        alive.close()
 
 
-def _pass_on(done_queue, report) -> None:
+def _pass_on(done_queue, report, pids: list[int]) -> None:
+    """Hand the disk bytes the workers have read to report, and note the pids they announce (as negative numbers)."""
     while True:
         try:
             disk_bytes = done_queue.get_nowait()
         except queue.Empty:
             return
-        if report:
+        if disk_bytes < 0:
+            pids.append(-disk_bytes)
+        elif report:
             report(disk_bytes)
 
 

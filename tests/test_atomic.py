@@ -63,3 +63,8 @@ def test_a_read_only_folder_is_refused_before_the_work(tmp_path):
             atomic.check_writable(tmp_path / "x.txt")
     finally:
         tmp_path.chmod(0o700)
+
+
+def test_an_error_that_carries_its_errno_only_in_its_text_is_read_by_it():
+    error = OSError("Error writing bytes to file. Detail: [errno 28] No space left on device")  # as pyarrow raises it
+    assert atomic.why(error) == "the disk is full"

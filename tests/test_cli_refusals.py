@@ -202,3 +202,11 @@ def test_a_failed_count_keeps_the_counts_file_it_was_replacing(tmp_path, capsys,
     assert code == 2 and err.endswith(f"error: Cannot write {out}: the disk is full.\n"), err
     assert out.read_bytes() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.txt", "c.parquet"]  # no temporary file left
+
+
+def test_counting_in_this_process_reports_its_peak_memory(tmp_path):
+    from bpe import count_inputs
+
+    (tmp_path / "a.txt").write_text(TEXT)
+    counted = count_inputs(tmp_path / "a.txt", workers=1)
+    assert counted.workers == 1 and counted.worker_peak_rss > 10_000_000  # was 0, as the README's snippet printed (issue 26.8)
