@@ -41,7 +41,8 @@ def compile_args() -> tuple[list[str], list[str]]:
         return ["/O2"], []
     args = ["-O2", "-std=c11", "-Wall", "-Wextra", "-Wno-unused-parameter", "-Wno-missing-field-initializers"]
     if os.environ.get("BPE_SANITIZE") == "1":
-        flags = ["-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-fno-omit-frame-pointer", "-g", "-O1"]
+        # -fno-wrapv: Python builds with -fwrapv, which makes signed overflow defined, and UBSan would not report it
+        flags = ["-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-fno-omit-frame-pointer", "-fno-wrapv", "-g", "-O1"]
         return [*args, *flags], flags
     return args, []
 

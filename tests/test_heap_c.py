@@ -12,6 +12,7 @@ merges, and one sentence saying why) and bad input.
 
 from __future__ import annotations
 
+import ctypes
 import os
 import subprocess
 import sys
@@ -262,3 +263,32 @@ def test_with_the_core_the_summary_says_the_compiled_heap_made_the_merges(tmp_pa
         timeout=120,
     )
     assert result.returncode == 0 and "merges made by heap_c (compiled)\n" in result.stdout, result.stderr
+
+
+class MallInfo2(ctypes.Structure):
+    _fields_ = [
+        (name, ctypes.c_size_t)
+        for name in ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks", "fordblks", "keepcost")
+    ]
+
+
+def malloc_in_use() -> int:
+    """Bytes the C heap has handed out and not had back (glibc's mallinfo2: small blocks + mmapped ones)."""
+    libc = ctypes.CDLL(None)
+    libc.mallinfo2.restype = MallInfo2
+    info = libc.mallinfo2()
+    return info.uordblks + info.hblkhd
+
+
+@built
+@pytest.mark.skipif("LD_PRELOAD" in os.environ or not hasattr(ctypes.CDLL(None), "mallinfo2"), reason="needs glibc's own malloc")
+def test_a_trainer_gives_back_every_byte_it_took():
+    # LeakSanitizer cannot tell our leaks from the interpreter's (scripts/sanitize.sh), so count malloc's bytes instead
+    words = {bytes([97 + i % 7, 98 + i % 5, 97 + i % 3]) * (1 + i % 9) + bytes([i % 256]): 1 + i % 13 for i in range(3000)}
+    for rule in TIE_BREAKS:  # a first run of each, so that caches and free lists are warm
+        list(HeapC(words, tie_break=rule).merges(300))
+    before = malloc_in_use()
+    for _ in range(5):
+        for rule in TIE_BREAKS:
+            list(HeapC(words, tie_break=rule).merges(300))
+    assert malloc_in_use() - before < 64 * 1024  # a leak of one trainer's structures would be megabytes
