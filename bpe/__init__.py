@@ -2,12 +2,13 @@
 
 Reading order: patterns -> pretokenize -> compiled -> inputs -> count -> rule -> spec -> events -> trainer ->
 naive, positions, parent_set, heap -> train -> tokenizer -> load, export, formats ->
-threshold, race -> sweep, references -> counts_file, ray_count, memory -> cli.
+threshold, race -> sweep, references -> diagnose, merges_file -> counts_file, ray_count, memory -> cli.
 The package imports no UI library; pyarrow, zstandard and ray only when a
 Parquet, .zst or counts file or a cluster is used.
 """
 
 from .count import count_inputs, pretokenize_file, pretokenize_files
+from .diagnose import Diagnosis, diagnose
 from .events import MergeDetail, MergeEvent
 from .patterns import PATTERNS
 from .pretokenize import PreTokens, pretokenize
@@ -18,6 +19,7 @@ from .train import ALGORITHMS, StoppedEarly, Training, build_vocab, train, train
 
 __all__ = [
     "ALGORITHMS",
+    "Diagnosis",
     "PATTERNS",
     "RULES",
     "TIE_BREAKS",
@@ -31,6 +33,7 @@ __all__ = [
     "Training",
     "build_vocab",
     "count_inputs",
+    "diagnose",
     "explain_tie",
     "pretokenize",
     "pretokenize_file",

@@ -6,6 +6,7 @@
     bpe count --merge a.parquet b.parquet --out c.parquet
     bpe encode DIR --text "Hello world"                # prints ids: 72 101 ...
     bpe decode DIR 72 101 ...                          # prints the text
+    bpe diff MERGES --corpus INPUT...                  # where and why your merges part from the reference
     bpe core                                           # is the compiled core built here (and if not, why)
 
 `bpe` is `python -m bpe`. INPUT is a path or glob of plain or compressed text,
@@ -19,6 +20,7 @@ Bad input prints one sentence and exits with code 2, never a traceback.
 from __future__ import annotations
 
 import argparse
+import json
 import signal
 import sys
 import threading
@@ -28,7 +30,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import atomic, formats
+from . import atomic, formats, merges_file
 from .count import Counted, count_inputs, pretokenize_files
 from .events import MergeEvent, stop_sentence
 from .memory import megabytes, peak_rss, reset_peak
@@ -201,7 +203,26 @@ def parser() -> argparse.ArgumentParser:
     d = sub.add_parser("decode", help="print the text of token ids, using a tokenizer saved by train (or another tool's)")
     d.add_argument("dir", type=Path, metavar="DIR", help=TOKENIZER_HELP)
     d.add_argument("ids", nargs="*", metavar="ID", help="token ids; default: read them from standard input")
-    p.commands = {"train": t, "count": c, "encode": e, "decode": d}  # type: ignore[attr-defined]
+    f = sub.add_parser("diff", help="where and why your merges part from the reference trained on the same text")
+    f.add_argument("theirs", type=Path, metavar="THEIRS", help=f"your merges: {merges_file.FORMATS}")
+    f.add_argument(
+        "--corpus", nargs="+", required=True, metavar="INPUT", help="the text they were trained on (files or globs, as for train)"
+    )
+    f.add_argument(
+        "--vocab-size", type=int, default=None, help="the reference's (default: 256 + as many merges as THEIRS + special tokens)"
+    )
+    f.add_argument("--special-token", action="append", default=[], metavar="T", help="repeat for several, e.g. '<|endoftext|>'")
+    f.add_argument("--pretokenizer", default=DEFAULT.pretokenizer, help=f"{PATTERN_CHOICES} (default {DEFAULT.pretokenizer})")
+    f.add_argument(
+        "--tie-break",
+        default=DEFAULT.tie_break,
+        metavar="RULE",
+        help=f"whose rule the reference follows: {', '.join(RULES)} (default {DEFAULT.tie_break})",
+    )
+    f.add_argument("--workers", type=int, default=None, metavar="W", help="processes for pre-tokenization (default: CPU count)")
+    f.add_argument("--json", action="store_true", help="print one JSON object (first_difference, theirs, reference, kind, cause, ...)")
+    add_reading_options(f)
+    p.commands = {"train": t, "count": c, "encode": e, "decode": d, "diff": f}  # type: ignore[attr-defined]
     for command in (e, d):  # what GPT-2 and tiktoken files do not record
         command.add_argument("--special-token", action="append", default=[], metavar="T", help="a special token the files do not list")
         command.add_argument(
@@ -454,12 +475,37 @@ def core_command(args: argparse.Namespace) -> None:
     print(f"bpe train trains with {ALGORITHMS[DEFAULT.algorithm].name} by default: {ALGORITHMS[DEFAULT.algorithm].summary}")
 
 
+def diff_command(args: argparse.Namespace) -> None:
+    from .diagnose import diagnose, show_pair
+
+    theirs = merges_file.read_merges(args.theirs)
+    spec = spec_of(args)
+    vocab_size = args.vocab_size if args.vocab_size is not None else 256 + len(theirs) + len(spec.special_tokens)
+    found = diagnose(theirs, args.corpus, spec, vocab_size=vocab_size, workers=args.workers, compiled=args.compiled)
+    if args.json:
+        print(json.dumps(found.as_dict(), ensure_ascii=False))
+        return
+    d = found.first_difference
+    if d is None:
+        print(found.sentence)
+    else:
+        print(f"Your merges part from the reference at merge {d + 1:,} of {len(theirs):,}: {found.kind}.")
+        counted = "not a token yet" if found.missing is not None else f"{found.theirs_count:,}"
+        print(f"  yours:     {show_pair(found.theirs)}  (the reference's count there: {counted})")
+        print(f"  reference: {show_pair(found.reference)}  ({found.reference_count:,})")
+        print(found.sentence)
+        print(f"Step through it in the app (bash scripts/app.sh): this corpus and settings, Step through, merge {d + 1:,}.")
+    if found.fix:
+        print(f"Fix: {found.fix}")
+
+
 COMMANDS: dict[str, Callable[[argparse.Namespace], None]] = {
     "train": train_command,
     "count": count_command,
     "encode": encode_command,
     "decode": decode_command,
     "core": core_command,
+    "diff": diff_command,
 }
 
 

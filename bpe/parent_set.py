@@ -22,6 +22,7 @@ class ParentSet(Trainer):
     complexity = ("scan every distinct pair: O(pairs scanned)", "rewrite the pair's parent words: O(words rewritten × word length)")
     measured = ("pairs_scanned", "words_touched")
     slow = "scans all pairs for the best one at each merge."
+    rewrite = staticmethod(merge_word)  # how a word is rewritten; bpe/diagnose.py's mistaken trainer swaps it
 
     def __init__(self, words: Mapping[bytes, int], sequence: Sequence[bytes] | None = None, *, tie_break: str = DEFAULT_RULE) -> None:
         super().__init__(words, tie_break=tie_break)
@@ -40,7 +41,7 @@ class ParentSet(Trainer):
         parents = self.parents.pop(pair)
         for i in parents:
             word, c = self.words[i], self.counts[i]
-            new = merge_word(word, pair, new_id)
+            new = self.rewrite(word, pair, new_id)
             old_pairs, new_pairs = self.word_pairs[i], Counter(zip(new, new[1:]))
             # the three set differences: removed, added, changed
             for p in old_pairs.keys() - new_pairs.keys():
