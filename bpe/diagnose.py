@@ -39,8 +39,8 @@ from .heap import Heap
 from .parent_set import ParentSet
 from .pretokenize import PreTokens, check_pattern, pattern_name, pretokenize
 from .rule import RULES, Pair, descending, explain_tie
-from .spec import TrainSpec
-from .train import check_spec
+from .spec import DEFAULT_ALGORITHM, TrainSpec
+from .train import check_spec, trainer_for
 from .trainer import Delta, Trainer, paused_gc
 
 Merge = tuple[bytes, bytes]
@@ -396,7 +396,7 @@ def diagnose(
     vocab_size: the reference's, as train_bpe counts it (default: as many merges as theirs).
     workers and compiled: how files are read (count.pretokenize_files); on_progress(doing, share) hears what it is doing.
     """
-    spec = (spec or TrainSpec()).but(algorithm="heap")  # all four trainers make the same merges; heap is the fast one
+    spec = spec or TrainSpec()
     theirs = check_theirs(theirs)
     check_pattern(spec.pretokenizer)
     num_merges = check_spec(spec, vocab_size) if vocab_size is not None else len(theirs)
@@ -492,7 +492,7 @@ def reference_run(corpus: PreTokens, spec: TrainSpec, num_merges: int, theirs: S
 
     When theirs end first, one merge past them is made (what the reference does next) and no more.
     """
-    trainer = Heap(corpus.counts, tie_break=spec.tie_break)
+    trainer = fastest(corpus, spec.tie_break)
     made: list[Merge] = []
     d = None
     for event in trainer.merges(num_merges, spec.min_pair_frequency):
@@ -594,10 +594,17 @@ def try_mistakes(
         everything = everything or made == len(theirs)
 
 
+def fastest(corpus: PreTokens, tie_break: str) -> Trainer:
+    """The default trainer: the compiled heap where it is built, else the Python heap (the same merges)."""
+    return trainer_for(DEFAULT_ALGORITHM)(corpus.counts, tie_break=tie_break)
+
+
 def trainer_of(corpus: PreTokens, spec: TrainSpec, mistake: Mistake) -> Trainer:
     """The trainer that makes this mistake: the heap (breaking ties its way), or the parent-set trainer counting its way."""
-    if mistake.rewrite is None and not mistake.stale:
+    if mistake.tie is not None:
         return Ties(corpus.counts, tie_break=spec.tie_break, tie=mistake.tie)
+    if mistake.rewrite is None and not mistake.stale:
+        return fastest(corpus, spec.tie_break)
     return Mistaken(corpus.counts, tie_break=spec.tie_break, mistake=mistake)
 
 

@@ -19,7 +19,7 @@ import student_bpe as student
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bpe import export
+from bpe import formats
 from bpe.cli import main
 from bpe.gpt2_bytes import to_unicode
 from bpe.merges_file import parse_merges, parse_uploads, read_merges
@@ -53,7 +53,7 @@ def test_every_text_kind_gives_the_same_merges(name, data):
 
 def test_tokenizer_files_and_folders_give_their_merges(tmp_path):
     folder = tmp_path / "tok"
-    export.save_all(folder, MERGES, [SPECIAL], "gpt2", [None] * len(MERGES))
+    formats.save(folder, formats.files(MERGES, [SPECIAL], "gpt2", [None] * len(MERGES)))
     assert read_merges(folder) == MERGES
     for name in ("tokenizer.json", "tokenizer.bpe.json", "vocab.json", "merges.txt"):
         assert read_merges(folder / name) == MERGES, name
