@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from heapq import heapify, heappop, heappush
 from pathlib import Path
 
+from . import openai
 from .gpt2_bytes import from_unicode, to_unicode
 from .patterns import DEFAULT_PATTERN, PATTERNS, check_pattern, check_special_tokens, pattern_name, regex_of
 
@@ -259,21 +260,10 @@ def _hf_pattern(name: str, pre: object) -> str:
 # tiktoken rank files
 
 
-# OpenAI's rank files, by the sha256 tiktoken checks (tiktoken_ext/openai_public.py): a file that is one
-# of them gets its pre-tokenizer and special tokens (with their ids), which a rank file does not record.
+# OpenAI's rank files, by the sha256 tiktoken checks (openai.py): a file that is one of them gets its
+# pre-tokenizer and special tokens (with their ids), which a rank file does not record.
 OPENAI_ENCODINGS: dict[str, tuple[str, str, dict[str, int]]] = {
-    "306cd27f03c1a714eca7108e03d66b7dc042abe8c258b44c199a7ed9838dd930": ("r50k_base", "gpt2", {"<|endoftext|>": 50256}),
-    "94b5ca7dff4d00767bc256fdd1b27e5b17361d7b8a5f968547f9f23eb70d2069": ("p50k_base", "gpt2", {"<|endoftext|>": 50256}),
-    "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7": (
-        "cl100k_base",
-        "cl100k",
-        {"<|endoftext|>": 100257, "<|fim_prefix|>": 100258, "<|fim_middle|>": 100259, "<|fim_suffix|>": 100260, "<|endofprompt|>": 100276},
-    ),
-    "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d": (
-        "o200k_base",
-        "o200k",
-        {"<|endoftext|>": 199999, "<|endofprompt|>": 200018},
-    ),
+    sha256: (encoding.name, encoding.pattern, encoding.special_tokens) for sha256, encoding in openai.RANK_FILES.items()
 }
 
 

@@ -20,14 +20,40 @@ bytes b (invalid UTF-8 is kept through surrogateescape), with any regex as the
 pre-tokenizer too (the text between its matches is pre-tokenized as itself), except
 with the named 'whitespace' pre-tokenizer, which drops whitespace by design.
 
+tiktoken's interface too, with tiktoken's meanings: ``encode(text,
+allowed_special=..., disallowed_special=...)``, ``encode_ordinary``,
+``encode_batch``, ``encode_ordinary_batch``, ``decode_with_offsets``,
+``decode_single_token_bytes``, ``encode_single_token``, ``n_vocab``,
+``eot_token`` and the rest, and ``Tokenizer.from_openai("cl100k_base")`` (or a
+model's name, "gpt-4o") for OpenAI's own encodings.
+
+Special tokens, by default: a tokenizer encodes the special tokens it was given
+as special wherever the text spells them, as CS336's Tokenizer and HuggingFace
+do -- except OpenAI's encodings (from_openai, or OpenAI's own rank files), which
+follow tiktoken: text that spells one of their special tokens is refused with
+ValueError unless `allowed_special` allows it (user text that becomes a control
+token is an injection risk), and encode_ordinary encodes it as plain text. Each
+call can say otherwise, with tiktoken's keywords; `allowed_special=` given to the
+constructor changes the tokenizer's default.
+
+Text that is not clean UTF-8, as tiktoken treats it: a str's surrogate pair is
+the character it stands for and a lone surrogate is U+FFFD (except U+DC80..U+DCFF,
+which Python's surrogateescape makes of invalid bytes: each is that byte); bytes
+whose invalid UTF-8 is at the end (a character cut short) are encoded as tiktoken's
+_encode_bytes does, the last piece's tokens merged again with the loose bytes, and
+invalid bytes anywhere else are kept, each byte its own, as training counted them.
+
 Not here: the file formats (formats.py, load.py, export.py) or training (train.py).
 """
 
 from __future__ import annotations
 
 import codecs
+import re
+import threading
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import cached_property
 from heapq import heapify, heappop, heappush
@@ -41,6 +67,7 @@ from .pretokenize import _UNITS, sequence_of_text, split_gpt2
 from .train import Merges, Training, Vocab, build_vocab
 
 BYTES = [bytes([b]) for b in range(256)]
+END_OF_TEXT = "<|endoftext|>"  # the end-of-text token of GPT-2 and OpenAI's encodings (tiktoken's eot_token)
 MAX_ID = 1 << 32  # ids are below this: a pair of ids is looked up as one number, left << 32 | right
 CACHE_CAP = 200_000  # cached pre-tokens (and GPT-2 units); cleared when full
 LONG_WORD = 64  # pre-tokens longer than this are merged with a heap: O(n log n), not O(n^2)
@@ -51,6 +78,8 @@ STREAM_CHUNK = 1 << 16  # encode_iterable encodes about this many characters at 
 # for a regex of the user's nothing is known, so text is cut only at special tokens.
 _CUT = regex.compile(r"(?r)[\p{L}\p{N}](?=\s)")
 CUT_AT_SPACE = ("gpt2", "cl100k", "o200k", "whitespace")
+_OPENAI: dict[tuple, Tokenizer] = {}  # OpenAI's encodings, loaded once per process (from_openai)
+_OPENAI_LOCK = threading.Lock()
 
 
 @dataclass(frozen=True)
@@ -100,6 +129,8 @@ class Tokenizer:
         *,
         pattern: str = DEFAULT_PATTERN,
         counts: Sequence[int | None] | None = None,
+        allowed_special: str | Collection[str] = "all",
+        name: str = "",
     ) -> None:
         """A tokenizer over any vocabulary: ids are the keys of vocab, as given.
 
@@ -109,6 +140,10 @@ class Tokenizer:
         in `merges` at its rank and listed in `inert` (CS336's harness reads GPT-2's
         header line '#version: 0.2' as the merge ('#version:', '0.2')).
         `counts` is each merge's count when it was made (None: unknown).
+        `allowed_special` is encode()'s default: "all" (the special tokens given are
+        special wherever the text spells them), or those of them that are; the rest
+        are refused (tiktoken's disallowed_special="all"). `name` names it, as
+        tiktoken's Encoding.name does ('cl100k_base'; '' for a tokenizer of yours).
         """
         check_pattern(pattern)
         specials = [] if special_tokens is None else special_tokens
@@ -129,6 +164,9 @@ class Tokenizer:
                     raise ValueError(f"No id is left for special token {token!r}: ids must stay below 2**32.")
                 self.vocab[new_id], self.ids[data] = data, new_id
         self.special_tokens = tuple(specials)
+        self.name = name
+        self.allowed_special: frozenset[str] = frozenset()
+        self.allowed_special = self._allowed(allowed_special)
         self.inert = _inert_merges(self.merges, self.ids)
         self.ranks = {pair: rank for rank, pair in reversed(list(enumerate(self.merges))) if rank not in self.inert}
         # the merges as ids, for encoding: (left id << 32 | right id) -> rank, and rank -> the id it makes (-1: never applies)
@@ -199,7 +237,53 @@ class Tokenizer:
         specials = list(loaded.special_tokens) + [t for t in special_tokens or () if t not in loaded.special_tokens]
         if loaded.vocab is None:
             return cls.from_merges(loaded.merges, specials, loaded.pattern, counts=loaded.counts)
-        return cls(loaded.vocab, loaded.merges, specials, pattern=loaded.pattern, counts=loaded.counts)
+        allowed = frozenset(special_tokens or ()) if loaded.encoding else "all"  # OpenAI's: tiktoken's default, but those asked for
+        return cls(
+            loaded.vocab,
+            loaded.merges,
+            specials,
+            pattern=loaded.pattern,
+            counts=loaded.counts,
+            allowed_special=allowed,
+            name=loaded.encoding,
+        )
+
+    @classmethod
+    def from_openai(cls, name: str, *, folder: str | Path | None = None, download: bool = True) -> Tokenizer:
+        """One of OpenAI's encodings, by its name ('cl100k_base', 'o200k_harmony', ...) or a model's ('gpt-4o'), as tiktoken has it.
+
+        Its files are found in `folder`, beside a checkout of this project (../shared), in
+        tiktoken's cache, or downloaded from OpenAI when `download` (see openai.py); each is
+        checked against OpenAI's sha256. Its special tokens follow tiktoken: refused in text
+        unless allowed. Loaded once per process (cl100k_base takes about a second).
+        """
+        from . import openai
+
+        encoding = openai.encoding_of(name)
+        key = (encoding.name, None if folder is None else str(folder))
+        with _OPENAI_LOCK:
+            known = _OPENAI.get(key)
+            if known is None:
+                files = openai.files_of(encoding, folder, download_missing=download)
+                loaded = formats.read_uploads(files)
+                first: dict[int, str] = {}  # subtle: o200k_harmony names id 200018 twice (<|endofprompt|>, <|reserved_200018|>)
+                for text, i in encoding.special_tokens.items():
+                    first.setdefault(i, text)
+                vocab = dict(loaded.vocab) | {i: text.encode(ENCODING) for i, text in first.items()}
+                known = cls(vocab, loaded.merges, list(first.values()), pattern=encoding.pattern, allowed_special=(), name=encoding.name)
+                for text, i in encoding.special_tokens.items():
+                    if first[i] != text:
+                        known._alias_special(text, i)
+                _OPENAI[key] = known
+        return known
+
+    def _alias_special(self, token: str, i: int) -> None:
+        """Another special token with an existing token's id (encoding gives i; decoding i gives the first name)."""
+        check_special_tokens([*self.special_tokens, token])
+        self.ids[token.encode(ENCODING)] = i
+        self.special_tokens += (token,)
+        self._longest_special = max(self._longest_special, len(token))
+        self.__dict__.pop("_special_bytes", None)  # a cached_property: computed again
 
     @property
     def own_layout(self) -> bool:
@@ -234,17 +318,114 @@ class Tokenizer:
             raise ValueError(f"k must be a whole number of merges, at least 0, not {k!r}.")
         return min(k, len(self.merges))
 
-    def encode(self, text: str | bytes, k: int | None = None) -> list[int]:
-        """The ids of text (bytes are decoded with surrogateescape, so invalid UTF-8 is kept).
+    def encode(
+        self,
+        text: str | bytes,
+        k: int | None = None,
+        *,
+        allowed_special: str | Collection[str] | None = None,
+        disallowed_special: str | Collection[str] = "all",
+    ) -> list[int]:
+        """The ids of text; with k, only the first k merges are used.
 
-        With k, only the first k merges are used.
+        allowed_special: the special tokens encoded as special where the text spells
+        them ("all", a set, or None for this tokenizer's default: see the module's
+        docstring); disallowed_special: those whose text raises ValueError ("all":
+        every special token not allowed; () none: they are encoded as plain text),
+        exactly as tiktoken's Encoding.encode. Bytes may hold invalid UTF-8 (see the
+        module's docstring); a str's surrogates are taken as tiktoken takes them.
         """
         limit = self._limit(k)
-        if isinstance(text, bytes):
-            text = text.decode(ENCODING, ERRORS)
+        allowed = self.allowed_special if allowed_special is None else self._allowed(allowed_special)
+        if isinstance(text, (bytes, bytearray)):
+            return self._encode_bytes(bytes(text), limit, allowed, disallowed_special)
+        if not isinstance(text, str):
+            raise ValueError(f"encode takes text (str or bytes), not {type(text).__name__}.")
+        self._refuse(text, allowed, disallowed_special)
+        try:
+            return self._encode_text(text, limit, allowed)
+        except _Surrogate:  # as tiktoken: a surrogate pair is its character, a lone surrogate U+FFFD
+            return self._encode_text(_as_tiktoken(text), limit, allowed)
+
+    def encode_ordinary(self, text: str | bytes, k: int | None = None) -> list[int]:
+        """The ids of text with every special token's text encoded as plain text (tiktoken's encode_ordinary).
+
+        Bytes with invalid UTF-8 at the end are encoded as tiktoken's _encode_bytes does.
+        """
+        return self.encode(text, k, allowed_special=(), disallowed_special=())
+
+    def encode_batch(
+        self,
+        texts: Sequence[str | bytes],
+        *,
+        num_threads: int = 8,
+        allowed_special: str | Collection[str] | None = None,
+        disallowed_special: str | Collection[str] = "all",
+    ) -> list[list[int]]:
+        """encode() of each text, in order, on num_threads threads (as tiktoken's encode_batch)."""
+        return self._batch(
+            lambda t: self.encode(t, allowed_special=allowed_special, disallowed_special=disallowed_special), texts, num_threads
+        )
+
+    def encode_ordinary_batch(self, texts: Sequence[str | bytes], *, num_threads: int = 8) -> list[list[int]]:
+        """encode_ordinary() of each text, in order, on num_threads threads (as tiktoken's encode_ordinary_batch)."""
+        return self._batch(self.encode_ordinary, texts, num_threads)
+
+    def encode_to_numpy(self, text: str | bytes, **options):
+        """encode() as a NumPy array of uint32 (tiktoken's encode_to_numpy)."""
+        import numpy as np
+
+        return np.array(self.encode(text, **options), dtype=np.uint32)
+
+    def encode_single_token(self, text_or_bytes: str | bytes) -> int:
+        """The id of the token whose text (or bytes) this is, special tokens included; KeyError if it is none."""
+        data = text_or_bytes.encode(ENCODING) if isinstance(text_or_bytes, str) else bytes(text_or_bytes)
+        return self.ids[data]
+
+    @staticmethod
+    def _batch(encode, texts, num_threads: int) -> list[list[int]]:
+        if num_threads <= 1 or len(texts) <= 1:
+            return [encode(t) for t in texts]
+        with ThreadPoolExecutor(num_threads) as pool:
+            return list(pool.map(encode, texts))
+
+    def _allowed(self, allowed_special: str | Collection[str]) -> frozenset[str]:
+        if allowed_special == "all":
+            return frozenset(self.special_tokens)
+        if isinstance(allowed_special, str) or not all(isinstance(t, str) for t in allowed_special):
+            raise ValueError(f'allowed_special is "all" or a set of special tokens, not {allowed_special!r}.')
+        unknown = sorted(set(allowed_special) - set(self.special_tokens))
+        if unknown:
+            raise ValueError(
+                f"{unknown[0]!r} is not a special token of this tokenizer ({', '.join(self.special_tokens) or 'it has none'})."
+            )
+        return frozenset(allowed_special)
+
+    def _refuse(self, text: str, allowed: frozenset[str], disallowed_special: str | Collection[str]) -> None:
+        """Raise ValueError, as tiktoken does, where text spells a disallowed special token."""
+        if disallowed_special == "all":
+            disallowed = set(self.special_tokens) - allowed
+        elif isinstance(disallowed_special, str):
+            raise ValueError(f'disallowed_special is "all" or a set of special tokens, not {disallowed_special!r}.')
+        else:
+            disallowed = set(disallowed_special)
+        found = next(find_specials(text, disallowed), None) if disallowed else None
+        if found is not None:
+            token = found[1]
+            raise ValueError(
+                f"Encountered text corresponding to disallowed special token {token!r}.\n"
+                "If you want this text to be encoded as a special token, "
+                f"pass it to `allowed_special`, e.g. `allowed_special={{{token!r}, ...}}`.\n"
+                f"If you want this text to be encoded as normal text, disable the check for this token "
+                f"by passing `disallowed_special=(enc.special_tokens_set - {{{token!r}}})`.\n"
+                "To disable this check for all special tokens, pass `disallowed_special=()`.\n"
+            )
+
+    def _encode_text(self, text: str, limit: int, allowed: frozenset[str]) -> list[int]:
+        """Special tokens allowed kept whole (the longest first), the text between them pre-tokenized and merged."""
         out: list[int] = []
         pos = 0
-        for start, token in find_specials(text, self.special_tokens) if self.special_tokens else ():
+        for start, token in find_specials(text, allowed) if allowed else ():
             if start > pos:
                 self._encode_ordinary(text[pos:start], limit, out)
             out.append(self.ids[token.encode(ENCODING)])  # a special token, kept whole
@@ -252,6 +433,53 @@ class Tokenizer:
         if pos < len(text):
             self._encode_ordinary(text[pos:], limit, out)
         return out
+
+    def _encode_bytes(self, data: bytes, limit: int, allowed: frozenset[str], disallowed_special) -> list[int]:
+        """Bytes: valid UTF-8 as its text; invalid bytes at the end as tiktoken's _encode_bytes; elsewhere each byte kept.
+
+        subtle: tiktoken encodes the valid text, then takes the tokens of its last
+        pre-token (and the all-whitespace tokens before it) back off, and merges
+        their bytes with the loose bytes as one piece: b' \xec\x8b\xa4\xed' is one
+        token in cl100k_base, where each invalid byte on its own would be three.
+        """
+        try:
+            text = data.decode(ENCODING)
+        except UnicodeDecodeError as e:
+            text = data.decode(ENCODING, ERRORS)
+            self._refuse(text, allowed, disallowed_special)
+            tail = data[e.start :]
+            if not _all_invalid(tail):  # invalid bytes with text after them: each byte kept, as training counted them
+                return self._encode_text(text, limit, allowed)
+            valid = text[: len(text) - len(tail)]
+            ids = self._encode_text(valid, limit, allowed)
+            last = self._last_piece_length(valid, limit, allowed, ids)
+            loose = self.decode_bytes(ids[len(ids) - last :]) + tail if last else tail
+            return ids[: len(ids) - last] + list(self._word_ids(loose, limit))
+        self._refuse(text, allowed, disallowed_special)
+        return self._encode_text(text, limit, allowed)
+
+    def _last_piece_length(self, text: str, limit: int, allowed: frozenset[str], ids: list[int]) -> int:
+        """How many of ids (text's) the last pre-token made, with the all-whitespace tokens before it (tiktoken's rule)."""
+        if not ids:
+            return 0
+        segment = text
+        for start, token in find_specials(text, allowed) if allowed else ():
+            segment = text[start + len(token) :]
+        if not segment:
+            return 0  # the text ends with a special token
+        last = None
+        for last in sequence_of_text(segment, self.pattern):  # noqa: B007  (the last pre-token is wanted)
+            pass
+        n = len(self._word_ids(_to_bytes(last), limit)) if last is not None else 0
+        specials = {self.ids[t.encode(ENCODING)] for t in self.special_tokens}
+
+        def all_space(i: int) -> bool:
+            return i not in specials and all(b in b" \n\t" for b in self.vocab[i])
+
+        if n and all_space(ids[len(ids) - n]):
+            while n < len(ids) and all_space(ids[len(ids) - n - 1]):
+                n += 1
+        return n
 
     def _encode_ordinary(self, text: str, limit: int, out: list[int]) -> None:
         """Append the ids of a text without special tokens to out.
@@ -276,46 +504,62 @@ class Tokenizer:
         for token in sequence_of_text(text, self.pattern):
             out += self._word_ids(_to_bytes(token), limit)
 
-    def encode_iterable(self, iterable: Iterable[str | bytes], k: int | None = None) -> Iterator[int]:
+    def encode_iterable(
+        self,
+        iterable: Iterable[str | bytes],
+        k: int | None = None,
+        *,
+        allowed_special: str | Collection[str] | None = None,
+        disallowed_special: str | Collection[str] = "all",
+    ) -> Iterator[int]:
         """The ids of a text given in pieces (a file's lines, say), lazily and in bounded memory.
 
         Pieces are gathered into chunks of about STREAM_CHUNK characters, each cut
         at a place no pre-token or special token spans (`_safe_cut`), so the ids
-        are exactly those of encode() on the whole text. Bytes are decoded
-        incrementally, so a character split between two pieces is kept whole.
+        are exactly those of encode() on the whole text, with the same keywords.
+        Bytes are decoded incrementally, so a character split between two pieces is
+        kept whole, and invalid bytes at the very end are taken as encode() takes them.
         subtle: with the 'none' pre-tokenizer a document (the text between special
         tokens) is one pre-token and is held whole.
         """
         limit = self._limit(k)
+        allowed = self.allowed_special if allowed_special is None else self._allowed(allowed_special)
+        options = {"allowed_special": allowed, "disallowed_special": disallowed_special}
+        given_bytes = False
         decoder = codecs.getincrementaldecoder(ENCODING)(ERRORS)
         pending: list[str] = []
         size, goal = 0, STREAM_CHUNK
         for piece in iterable:
             if isinstance(piece, (bytes, bytearray)):
-                piece = decoder.decode(piece)
+                piece, given_bytes = decoder.decode(piece), True
             elif not isinstance(piece, str):
                 raise ValueError(f"encode_iterable takes pieces of text (str or bytes), not {type(piece).__name__}.")
             pending.append(piece)
             size += len(piece)
             if size >= goal:
                 text = "".join(pending)
-                cut = self._safe_cut(text)
+                cut = self._safe_cut(text, allowed)
                 if cut:
-                    yield from self.encode(text[:cut], limit)
+                    yield from self.encode(text[:cut], limit, **options)
                     text = text[cut:]
                     goal = STREAM_CHUNK
                 else:
                     goal = 2 * len(text)  # no safe cut yet: wait for more rather than join again and again
                 pending, size = [text], len(text)
         pending.append(decoder.decode(b"", final=True))
-        yield from self.encode("".join(pending), limit)
+        rest = "".join(pending)
+        if given_bytes:  # the last chunk as bytes again: invalid bytes at the end are encode()'s to take
+            rest = rest.encode(ENCODING, ERRORS)
+        yield from self.encode(rest, limit, **options)
 
-    def _safe_cut(self, text: str) -> int:
+    def _safe_cut(self, text: str, allowed: frozenset[str]) -> int:
         """The last place to cut text so that both halves encode as the whole does; 0 if there is none.
 
         A cut goes after a letter or digit that whitespace follows (not for the
-        'none' pre-tokenizer), or just before a special token. It must leave room
-        for any special token that could straddle it, and no occurrence may.
+        'none' pre-tokenizer), or just before a special token encoded as special
+        (`allowed`; another one's text is text). It must leave room for any special
+        token that could straddle it, and no occurrence may (so that a refused one
+        is seen whole).
         """
         end = len(text) - max(self._longest_special - 1, 1)
         while end > 0:
@@ -323,8 +567,8 @@ class Tokenizer:
             if pattern_name(self.pattern) in CUT_AT_SPACE:
                 m = _CUT.search(text, 0, end)
                 cut = m.end() if m else 0
-            if self.special_tokens:
-                starts = [start for start, _ in find_specials(text, self.special_tokens, max(cut, 0), end)]
+            if allowed:
+                starts = [start for start, _ in find_specials(text, allowed, max(cut, 0), end)]
                 cut = max([cut] + starts)
             if cut <= 0:
                 return 0
@@ -569,9 +813,65 @@ class Tokenizer:
             bad = next(i for i in ids if not isinstance(i, int) or i not in self.vocab)
             raise ValueError(f"Token id {bad!r} is not in the vocabulary (ids {min(self.vocab)}..{max(self.vocab)}).") from None
 
-    def decode(self, ids: Iterable[int]) -> str:
-        """The text of ids; bytes that are not valid UTF-8 become U+FFFD, as in CS336 and tiktoken."""
-        return self.decode_bytes(ids).decode(ENCODING, "replace")
+    def decode(self, ids: Iterable[int], errors: str = "replace") -> str:
+        """The text of ids; bytes that are not valid UTF-8 become U+FFFD, as in CS336 and tiktoken (or as `errors` says)."""
+        return self.decode_bytes(ids).decode(ENCODING, errors)
+
+    def decode_single_token_bytes(self, token: int) -> bytes:
+        """The bytes of one token, special tokens included; KeyError if it is none (tiktoken's)."""
+        return self.vocab[token]
+
+    def decode_tokens_bytes(self, tokens: Iterable[int]) -> list[bytes]:
+        """Each token's bytes: [31373, 995] -> [b'hello', b' world'] with GPT-2."""
+        return [self.decode_single_token_bytes(t) for t in tokens]
+
+    def decode_with_offsets(self, tokens: Sequence[int]) -> tuple[str, list[int]]:
+        """The text, and where each token starts in it (an index of a character), as tiktoken's decode_with_offsets.
+
+        A token that starts inside a character (its first byte continues a UTF-8
+        sequence) starts at that character. Raises ValueError, as tiktoken does,
+        when the tokens do not decode to valid UTF-8.
+        """
+        token_bytes = self.decode_tokens_bytes(tokens)
+        text_len, offsets = 0, []
+        for token in token_bytes:
+            offsets.append(max(0, text_len - (0x80 <= token[0] < 0xC0)))
+            text_len += sum(1 for c in token if not 0x80 <= c < 0xC0)
+        return b"".join(token_bytes).decode(ENCODING, "strict"), offsets
+
+    def decode_batch(self, batch: Sequence[Sequence[int]], *, errors: str = "replace", num_threads: int = 8) -> list[str]:
+        return self._batch(lambda ids: self.decode(ids, errors), batch, num_threads)
+
+    def decode_bytes_batch(self, batch: Sequence[Sequence[int]], *, num_threads: int = 8) -> list[bytes]:
+        return self._batch(self.decode_bytes, batch, num_threads)
+
+    # -- what tiktoken's Encoding says about itself ------------------------------
+    @property
+    def special_tokens_set(self) -> set[str]:
+        return set(self.special_tokens)
+
+    @property
+    def eot_token(self) -> int:
+        """The id of <|endoftext|>; KeyError if this tokenizer has none (as tiktoken)."""
+        if END_OF_TEXT not in self.special_tokens:
+            raise KeyError(END_OF_TEXT)
+        return self.ids[END_OF_TEXT.encode(ENCODING)]
+
+    @property
+    def max_token_value(self) -> int:
+        return max(self.vocab)
+
+    @property
+    def n_vocab(self) -> int:
+        """max_token_value + 1, as tiktoken counts it (a vocabulary with gaps counts them)."""
+        return self.max_token_value + 1
+
+    def is_special_token(self, token: int) -> bool:
+        return token in self.vocab and self.vocab[token] in self._special_bytes
+
+    def token_byte_values(self) -> list[bytes]:
+        """Every token's bytes but the special tokens', sorted (tiktoken's)."""
+        return sorted(t for t in set(self.vocab.values()) if t not in self._special_bytes)
 
 
 def _checked_vocab(vocab: Mapping[int, bytes]) -> Vocab:
@@ -628,12 +928,34 @@ def _inert_merges(merges: Merges, ids: Mapping[bytes, int]) -> frozenset[int]:
     return frozenset(inert)
 
 
+class _Surrogate(ValueError):
+    """A lone surrogate that no bytes decode to: encode() then takes the text as tiktoken does."""
+
+
+_PAIR = re.compile("[\ud800-\udbff][\udc00-\udfff]")
+_LONE = re.compile("[\ud800-\udc7f\udd00-\udfff]")  # every surrogate but U+DC80..U+DCFF, surrogateescape's bytes
+
+
+def _as_tiktoken(text: str) -> str:
+    """tiktoken's fix-up of a str: each surrogate pair becomes its character, a lone surrogate U+FFFD.
+
+    'a\ud83d\udc4db' -> 'a👍b'; 'a\ud83d' -> 'a\ufffd'. U+DC80..U+DCFF alone are kept: each is an invalid byte.
+    """
+    text = _PAIR.sub(lambda m: m.group().encode("utf-16", "surrogatepass").decode("utf-16"), text)
+    return _LONE.sub("\ufffd", text)
+
+
+def _all_invalid(data: bytes) -> bool:
+    """No character of UTF-8 in data: each byte is invalid where it stands (b'\xed', b'\xe4\xb8')."""
+    return all(0xDC80 <= ord(c) <= 0xDCFF for c in data.decode(ENCODING, ERRORS))
+
+
 def _to_bytes(token: str) -> bytes:
     try:
         return token.encode(ENCODING, ERRORS)
     except UnicodeEncodeError as e:
         bad = token[e.start]
-        raise ValueError(
+        raise _Surrogate(
             f"The text holds a lone surrogate U+{ord(bad):04X}, which no UTF-8 bytes decode to; "
             "only U+DC80..U+DCFF (invalid bytes kept by surrogateescape) can be encoded."
         ) from None

@@ -144,7 +144,7 @@ def next_to_real() -> None:
     other = result.tokenizer
     st.caption(f"{real.describe(result)}.")
     try:
-        other_ids = other.encode(text)
+        other_ids = other.encode(text, allowed_special="all")  # every special token as special, as on the left
     except ValueError as e:
         st.warning(str(e))
         other_ids = None

@@ -20,6 +20,7 @@ from apptest import finish, open_app, rerun_until  # noqa: F401  (the page AppTe
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "cs336"
 GPT2 = SHARED.parent / "gpt2"
 TIKTOKEN_URL = "https://openaipublic.blob.core.windows.net/gpt-2/encodings/main/"
+collect_ignore = ["tiktoken_suite"]  # tiktoken's own tests, run against our Tokenizer in a process of their own (test_tiktoken_suite.py)
 
 
 def run_async(coroutine):

@@ -77,7 +77,9 @@ def test_openai_files_are_recognised_with_their_pattern_and_special_tokens(name,
     assert tok.pattern == {"cl100k_base": "cl100k", "o200k_base": "o200k"}[name]
     assert {t: tok.ids[t.encode()] for t in tok.special_tokens} == enc._special_tokens
     text = "hello<|endoftext|> world<|endofprompt|>"
-    assert tok.encode(text) == enc.encode(text, allowed_special="all")
+    assert tok.encode(text, allowed_special="all") == enc.encode(text, allowed_special="all")
+    with pytest.raises(ValueError, match="disallowed special token"):  # by default, as tiktoken: OpenAI's own files
+        tok.encode(text)
 
 
 @settings(max_examples=200, deadline=None)

@@ -151,9 +151,11 @@ def test_k_beyond_the_merges_means_all_of_them():
     assert tok.encode(TEXT, 10**6) == tok.encode(TEXT)
 
 
-def test_a_lone_surrogate_that_no_bytes_give_is_a_clear_error():
-    with pytest.raises(ValueError, match="lone surrogate U\\+D800"):
-        trained().encode("a\ud800b")
+def test_a_lone_surrogate_that_no_bytes_give_is_the_replacement_character_as_in_tiktoken():
+    # it raised ValueError before; tiktoken encodes it as U+FFFD (and a surrogate pair as its character), and so do we
+    tok = trained()
+    assert tok.encode("a\ud800b") == tok.encode("a\ufffdb")
+    assert tok.encode("\ud83d\udc4d") == tok.encode("👍")
 
 
 def test_invalid_utf8_survives_as_bytes_and_decode_replaces_it():
@@ -253,6 +255,26 @@ def test_encode_iterable_equals_encode_however_the_text_is_cut(pattern, text, cu
     with mock.patch("bpe.tokenizer.STREAM_CHUNK", 8):  # cut as often as possible, so every boundary is tried
         streamed = list(tok.encode_iterable(data[a:b] for a, b in zip(bounds, bounds[1:])))
     assert streamed == tok.encode(text)
+
+
+@pytest.mark.parametrize("pattern", ["gpt2", "cl100k", "o200k"])
+@settings(max_examples=60, deadline=None)
+@given(
+    text=st.lists(st.sampled_from(["a", "b", " ", "\n", "é", "1", SPECIAL, "<|", "\t"]), max_size=40).map("".join),
+    middle=st.sampled_from([b"", b"\xff", b"\xe4\xb8"]),
+    tail=st.sampled_from([b"", b"\xe4", b"\xe4\xb8", b"\xff", b"\x80\x80"]),
+    cuts=st.lists(st.integers(0, 100), max_size=8),
+    ordinary=st.booleans(),
+)
+def test_encode_iterable_equals_encode_for_bytes_cut_short_and_special_tokens_as_text(pattern, text, middle, tail, cuts, ordinary):
+    tok = TOKENIZERS[pattern]
+    data = text.encode() + middle + text.encode() + tail  # invalid bytes inside, and a character cut short at the end
+    options = {"allowed_special": set(), "disallowed_special": ()} if ordinary else {}
+    bounds = sorted({0, len(data), *(c for c in cuts if c < len(data))})
+    with mock.patch("bpe.tokenizer.STREAM_CHUNK", 8):
+        streamed = list(tok.encode_iterable((data[a:b] for a, b in zip(bounds, bounds[1:])), **options))
+    assert streamed == tok.encode(data, **options)
+    assert tok.decode_bytes(streamed) == data
 
 
 def test_encode_iterable_refuses_what_is_not_text():
