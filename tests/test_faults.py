@@ -91,16 +91,25 @@ def big(tmp_path_factory) -> Path:
     return path
 
 
-def start_count(big: Path, out: Path) -> subprocess.Popen:
-    command = [sys.executable, "-m", "bpe", "count", str(big), "--workers", "2", "--no-compiled", "--out", str(out)]
-    return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=ENV)
+def start(command: str, big: Path, out: Path) -> subprocess.Popen:
+    train = ["--vocab-size", "300"] if command == "train" else []
+    args = [sys.executable, "-m", "bpe", command, str(big), *train, "--workers", "2", "--no-compiled", "--out", str(out)]
+    return subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=ENV)
 
 
-@pytest.mark.parametrize(("sig", "code"), [(signal.SIGTERM, 128 + signal.SIGTERM), (signal.SIGINT, 130), (signal.SIGKILL, -signal.SIGKILL)])
-def test_a_signal_while_workers_count_ends_every_process_and_keeps_the_old_file(big, tmp_path, sig, code):
+@pytest.mark.parametrize(
+    ("command", "sig", "code"),
+    [
+        ("count", signal.SIGTERM, 128 + signal.SIGTERM),
+        ("count", signal.SIGINT, 130),
+        ("count", signal.SIGKILL, -signal.SIGKILL),
+        ("train", signal.SIGTERM, 128 + signal.SIGTERM),
+    ],
+)
+def test_a_signal_while_workers_count_ends_every_process_and_keeps_the_old_file(big, tmp_path, command, sig, code):
     out = tmp_path / "c.parquet"
     before = old_counts(out)
-    proc, tree = start_count(big, out), {}
+    proc, tree = start(command, big, out if command == "count" else tmp_path / "tok"), {}
     try:
         # the forkserver, the resource tracker and two workers
         tree = wait_for(lambda: at_least(4, descendants(proc.pid)), 60, "starting two workers")
@@ -120,7 +129,7 @@ def test_a_signal_while_workers_count_ends_every_process_and_keeps_the_old_file(
             proc.wait()
         for pid in alive(tree):  # a failed test leaves nothing behind either
             os.kill(pid, signal.SIGKILL)
-    assert out.read_bytes() == before
+    assert out.read_bytes() == before and not (tmp_path / "tok").exists()
     assert leftovers(tmp_path) == []
 
 
