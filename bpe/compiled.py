@@ -47,7 +47,7 @@ LIBRARY = f"gigatoken {VERSION}"
 SEPARATOR = b"\xff"
 
 # Code point ranges (first, last) that gigatoken 0.10.0 (ICU's tables) and regex 2026.11.15 put in different
-# classes of GPT-2's regex, all unassigned in Unicode 14 (new characters). Made by `python -m bpe.compiled`.
+# classes of GPT-2's regex, all unassigned in Unicode 14 (new characters). Made by `python benchmarks/unicode_tables.py`.
 # fmt: off
 DISAGREE: tuple[tuple[int, int], ...] = (
     (0x0558, 0x0558), (0x058B, 0x058C), (0x208F, 0x208F), (0x209D, 0x209F), (0xA7DD, 0xA7DD), (0xA7E2, 0xA7E2),
@@ -269,7 +269,3 @@ def disagreements() -> tuple[tuple[int, int], ...]:
             else:
                 ranges.append((c, c))
     return tuple(ranges)
-
-
-if __name__ == "__main__":
-    print(f"DISAGREE = {disagreements()!r}")
