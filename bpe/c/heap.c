@@ -55,9 +55,38 @@ typedef struct {
 } Entry;
 
 typedef struct {
-    size_t start; /* where its bytes begin in HeapObject.bytes */
+    size_t start;    /* where its bytes begin in HeapObject.bytes */
+    uint64_t prefix; /* its first 8 bytes as a big-endian number (zeros after a shorter token): most comparisons end here */
     uint32_t len;
 } Token;
+
+/* One word in the arena: this head, then its tokens, merged in place. A word is named by its offset in the
+ * arena (in 4-byte units, even, so that the head is 8-byte aligned): the index lists offsets, so checking a
+ * listed word touches one place in memory, the head and the first tokens together. */
+typedef struct {
+    int64_t count;
+    uint32_t len;
+    uint32_t seen; /* the merge that last checked it */
+} WordHead;
+
+#define HEAD_UNITS (sizeof(WordHead) / sizeof(uint32_t))
+#define PREFETCH 8 /* listed words ahead: checking a word waits on memory, so the next ones are asked for early */
+
+/* what a merge gathers about one neighbouring token, to fold its changes into a few pair updates (Heap.fold) */
+typedef struct {
+    int64_t before;     /* as x just before a site: (x, a) loses it, (x, new) gains it */
+    int64_t after;      /* as y just after one: (b, y) loses it */
+    int64_t after_new;  /* ... and (new, y) gains it (not when y starts the next site: then (new, new) gains) */
+    uint32_t rec_before, rec_after; /* the records of (x, new) and (new, y), once known */
+    uint32_t stamp;     /* the merge it was gathered in */
+} Side;
+
+/* a word to list under a pair born in this merge, named by its neighbour until the pair's record is known */
+typedef struct {
+    uint32_t word, token, side; /* side: LIST_BEFORE (x, new), LIST_AFTER (new, y), LIST_TWINS (new, new) */
+} Listing;
+
+enum { LIST_BEFORE = 0, LIST_AFTER = 1, LIST_TWINS = 2 };
 
 typedef struct {
     uint64_t key;  /* a << 32 | b */
@@ -78,10 +107,8 @@ typedef struct {
     uint32_t tok_mask;
     /* words: token ids, each word in place at its start; numbered in byte order */
     uint32_t *tokens;
-    size_t *word_start;
-    uint32_t *word_len;
-    int64_t *word_count;
-    uint32_t *seen; /* the merge that last checked the word */
+    uint32_t *arena;   /* every word: its head, then its tokens */
+    uint32_t *offsets; /* where each word starts, in byte order of the words: for words() */
     uint32_t n_words;
     /* pairs */
     PairRec *recs;
@@ -94,6 +121,13 @@ typedef struct {
     uint32_t stamp;
     uint32_t *touched; /* the records this merge changes */
     size_t n_touched, cap_touched;
+    Side *sides; /* by token id, as many as toks */
+    uint32_t cap_sides;
+    uint32_t *neighbours; /* the token ids whose Side this merge gathered into */
+    size_t n_neighbours, cap_neighbours;
+    Listing *listings;
+    size_t n_listings, cap_listings;
+    int64_t twins; /* what (new, new) gains in this merge */
     /* work counters, totals (bpe/events.py's names) */
     uint64_t heap_pops, stale_pops, heap_pushes, words_checked, words_touched;
 } HeapObject;
@@ -130,9 +164,18 @@ static int grow32(void **array, uint32_t *cap, size_t need, size_t size) {
 /* ------------------------------------------------------------------------ */
 /* tokens */
 
+static uint64_t prefix_of(const uint8_t *p, size_t n) {
+    uint64_t x = 0;
+    for (size_t i = 0; i < 8; i++) x = x << 8 | (i < n ? p[i] : 0);
+    return x;
+}
+
+/* tokens t and u compared as bytes (memcmp, then the shorter first) */
 static int compare_bytes(const HeapObject *h, uint32_t t, uint32_t u) {
-    uint32_t n = h->toks[t].len, m = h->toks[u].len;
-    int c = memcmp(h->bytes + h->toks[t].start, h->bytes + h->toks[u].start, n < m ? n : m);
+    const Token *x = &h->toks[t], *y = &h->toks[u];
+    if (x->prefix != y->prefix) return x->prefix < y->prefix ? -1 : 1;
+    uint32_t n = x->len, m = y->len;
+    int c = memcmp(h->bytes + x->start, h->bytes + y->start, n < m ? n : m);
     if (c != 0) return c;
     return (n > m) - (n < m);
 }
@@ -185,6 +228,14 @@ static int index_token(HeapObject *h, uint32_t id) {
     return 0;
 }
 
+/* room for a Side per token; new ones zeroed (stamp 0 is no merge's) */
+static int grow_sides(HeapObject *h, size_t need) {
+    uint32_t before = h->cap_sides;
+    if (grow32((void **)&h->sides, &h->cap_sides, need, sizeof(Side)) < 0) return -1;
+    memset(h->sides + before, 0, (size_t)(h->cap_sides - before) * sizeof(Side));
+    return 0;
+}
+
 /* a new token with bytes of a then b: Trainer.mint. Under a rule that reuses tokens, one with those bytes already. */
 static int64_t mint(HeapObject *h, uint32_t a, uint32_t b) {
     size_t la = h->toks[a].len, lb = h->toks[b].len;
@@ -201,8 +252,9 @@ static int64_t mint(HeapObject *h, uint32_t a, uint32_t b) {
         return -1;
     }
     if (grow32((void **)&h->toks, &h->cap_tokens, (size_t)h->n_tokens + 1, sizeof(Token)) < 0) return -1;
+    if (grow_sides(h, (size_t)h->n_tokens + 1) < 0) return -1;
     uint32_t id = h->n_tokens++;
-    h->toks[id] = (Token){h->n_bytes, (uint32_t)(la + lb)};
+    h->toks[id] = (Token){h->n_bytes, prefix_of(p, la + lb), (uint32_t)(la + lb)};
     h->n_bytes += la + lb;
     if (h->reuses && index_token(h, id) < 0) return -1;
     return id;
@@ -292,7 +344,11 @@ static int64_t add_change(HeapObject *h, uint32_t a, uint32_t b, int64_t change)
 }
 
 /* ------------------------------------------------------------------------ */
-/* the heap: a binary max-heap in rule order, as heapq keeps rule.order's tuples */
+/* the heap: a max-heap in rule order, as heapq keeps rule.order's tuples -- 4-ary rather than binary: half
+ * the levels, and the four children of an entry (16 bytes each) share a cache line, so sifting through 400,000
+ * entries waits on memory half as often; the order entries pop in is the same */
+
+#define ARITY 4
 
 /* x pops before y: the higher count; on a tie the smaller (key of left, key of right), then the smaller ids */
 static inline int before(const HeapObject *h, const Entry *x, const Entry *y) {
@@ -308,12 +364,14 @@ static void sift_down(HeapObject *h, size_t i) {
     Entry *heap = h->heap, e = heap[i];
     size_t n = h->heap_n;
     for (;;) {
-        size_t child = 2 * i + 1;
-        if (child >= n) break;
-        if (child + 1 < n && before(h, &heap[child + 1], &heap[child])) child++;
-        if (!before(h, &heap[child], &e)) break;
-        heap[i] = heap[child];
-        i = child;
+        size_t first = ARITY * i + 1, best = first;
+        if (first >= n) break;
+        size_t last = first + ARITY < n ? first + ARITY : n;
+        for (size_t child = first + 1; child < last; child++)
+            if (before(h, &heap[child], &heap[best])) best = child;
+        if (!before(h, &heap[best], &e)) break;
+        heap[i] = heap[best];
+        i = best;
     }
     heap[i] = e;
 }
@@ -323,7 +381,7 @@ static int push(HeapObject *h, int64_t count, uint32_t a, uint32_t b) {
     Entry e = {count, a, b}, *heap = h->heap;
     size_t i = h->heap_n++;
     while (i > 0) {
-        size_t parent = (i - 1) / 2;
+        size_t parent = (i - 1) / ARITY;
         if (!before(h, &e, &heap[parent])) break;
         heap[i] = heap[parent];
         i = parent;
@@ -360,29 +418,57 @@ static void clean_top(HeapObject *h) {
 /* ------------------------------------------------------------------------ */
 /* merging: rewrite one word in place, adding its changes */
 
+/* the Side of token t for this merge, reset on first use; NULL on error */
+static Side *side_of(HeapObject *h, uint32_t t) {
+    Side *side = &h->sides[t];
+    if (side->stamp != h->stamp) {
+        if (grow((void **)&h->neighbours, &h->cap_neighbours, h->n_neighbours + 1, sizeof(uint32_t)) < 0) return NULL;
+        h->neighbours[h->n_neighbours++] = t;
+        *side = (Side){0, 0, 0, 0, 0, h->stamp};
+    }
+    return side;
+}
+
+static int list_later(HeapObject *h, uint32_t w, uint32_t token, uint32_t side) {
+    if (grow((void **)&h->listings, &h->cap_listings, h->n_listings + 1, sizeof(Listing)) < 0) return -1;
+    h->listings[h->n_listings++] = (Listing){w, token, side};
+    return 0;
+}
+
 /* Merge every site of (a, b) in word w, left to right, as merge_word and Heap.merge_sites do; 1 if it held one.
  * At a site: (x, a) and (b, y) lose the word's count, (x, new) and (new, y) gain it, where x is the token before
- * and y the one after. subtle: when two sites touch ('abab') the pair between them is shared: the left site
- * takes (b, a) away and adds (new, new); the right one adds nothing on its left. */
+ * and y the one after. The changes are gathered by neighbour (Side) and turned into pair updates once per
+ * neighbour by fold, as Heap.fold does, so that a merge looks up a few pairs rather than four per site.
+ * subtle: when two sites touch ('abab') the pair between them is shared: the left site takes (b, a) away and
+ * adds (new, new); the right one adds nothing on its left. */
 static int merge_word(HeapObject *h, uint32_t w, uint32_t a, uint32_t b, uint32_t x_new) {
-    uint32_t *t = h->tokens + h->word_start[w], n = h->word_len[w];
-    int64_t c = h->word_count[w];
+    WordHead *word = (WordHead *)(h->arena + w);
+    uint32_t *t = h->arena + w + HEAD_UNITS, n = word->len;
+    int64_t c = word->count;
     uint32_t r = 0;
     while (r + 1 < n && !(t[r] == a && t[r + 1] == b)) r++;
     if (r + 1 >= n) return 0; /* listed lazily: the word no longer holds the pair */
-    uint32_t out = r, end = UINT32_MAX;  /* tokens before the first site stay; end: where the last site ended */
+    uint32_t out = r, end = UINT32_MAX; /* tokens before the first site stay; end: where the last site ended */
     while (r < n) {
         if (r + 1 < n && t[r] == a && t[r + 1] == b) {
             if (r > 0 && r != end) { /* not shared: the token before is an old one */
                 uint32_t x = t[out - 1];
-                int64_t g;
-                if (add_change(h, x, a, -c) < 0 || (g = add_change(h, x, x_new, c)) < 0 || list_word(h, (uint32_t)g, w) < 0) return -1;
+                Side *side = side_of(h, x);
+                if (side == NULL || list_later(h, w, x, LIST_BEFORE) < 0) return -1;
+                side->before += c;
             }
             if (r + 2 < n) {
                 uint32_t y = t[r + 2];
-                uint32_t z = (r + 3 < n && y == a && t[r + 3] == b) ? x_new : y; /* the token after the new one */
-                int64_t g;
-                if (add_change(h, b, y, -c) < 0 || (g = add_change(h, x_new, z, c)) < 0 || list_word(h, (uint32_t)g, w) < 0) return -1;
+                Side *side = side_of(h, y);
+                if (side == NULL) return -1;
+                side->after += c;
+                if (r + 3 < n && y == a && t[r + 3] == b) { /* the next site starts at y: (new, new) */
+                    h->twins += c;
+                    if (list_later(h, w, x_new, LIST_TWINS) < 0) return -1;
+                } else {
+                    side->after_new += c;
+                    if (list_later(h, w, y, LIST_AFTER) < 0) return -1;
+                }
             }
             t[out++] = x_new;
             r += 2;
@@ -391,8 +477,37 @@ static int merge_word(HeapObject *h, uint32_t w, uint32_t a, uint32_t b, uint32_
             t[out++] = t[r++];
         }
     }
-    h->word_len[w] = out;
+    word->len = out;
     return 1;
+}
+
+/* Turn what the words gathered by neighbour into pair-count changes, and list the words under their new pairs.
+ * before[x] = 7 (words 3 and 9, counts 5 and 2): (x, a) -7, (x, new) +7, words 3 and 9 listed under (x, new). */
+static int fold(HeapObject *h, uint32_t a, uint32_t b, uint32_t x_new) {
+    for (size_t k = 0; k < h->n_neighbours; k++) {
+        uint32_t t = h->neighbours[k];
+        Side side = h->sides[t];
+        int64_t r;
+        if (side.before) {
+            if (add_change(h, t, a, -side.before) < 0 || (r = add_change(h, t, x_new, side.before)) < 0) return -1;
+            h->sides[t].rec_before = (uint32_t)r;
+        }
+        if (side.after && add_change(h, b, t, -side.after) < 0) return -1;
+        if (side.after_new) {
+            if ((r = add_change(h, x_new, t, side.after_new)) < 0) return -1;
+            h->sides[t].rec_after = (uint32_t)r;
+        }
+    }
+    int64_t twins = -1;
+    if (h->twins && (twins = add_change(h, x_new, x_new, h->twins)) < 0) return -1;
+    for (size_t k = 0; k < h->n_listings; k++) {
+        Listing l = h->listings[k];
+        uint32_t r = l.side == LIST_BEFORE ? h->sides[l.token].rec_before : l.side == LIST_AFTER ? h->sides[l.token].rec_after : (uint32_t)twins;
+        if (list_word(h, r, l.word) < 0) return -1;
+    }
+    h->n_neighbours = h->n_listings = 0;
+    h->twins = 0;
+    return 0;
 }
 
 /* apply the merge's changes (Heap.apply): a pair that reaches zero leaves the index, one that went up is pushed */
@@ -444,11 +559,11 @@ static void heap_dealloc(HeapObject *h) {
     free(h->slots);
     free(h->heap);
     free(h->touched);
-    free(h->tokens);
-    free(h->word_start);
-    free(h->word_len);
-    free(h->word_count);
-    free(h->seen);
+    free(h->arena);
+    free(h->offsets);
+    free(h->sides);
+    free(h->neighbours);
+    free(h->listings);
     free(h->bytes);
     free(h->toks);
     free(h->tok_slots);
@@ -481,9 +596,10 @@ static int heap_init(HeapObject *h, PyObject *args, PyObject *kwds) {
     if (grow32((void **)&h->toks, &h->cap_tokens, 256, sizeof(Token)) < 0) return -1;
     for (uint32_t i = 0; i < 256; i++) {
         h->bytes[i] = (uint8_t)i;
-        h->toks[i] = (Token){i, 1};
+        h->toks[i] = (Token){i, (uint64_t)i << 56, 1};
     }
     h->n_bytes = h->n_tokens = 256;
+    if (grow_sides(h, 256) < 0) return -1;
     if (reuses) {
         if ((h->tok_slots = calloc(1024, sizeof(uint32_t))) == NULL) goto nomemory;
         h->tok_mask = 1023;
@@ -495,7 +611,7 @@ static int heap_init(HeapObject *h, PyObject *args, PyObject *kwds) {
     Word *kept = malloc((size_t)(n_items ? n_items : 1) * sizeof(Word));
     if (kept == NULL) goto nomemory;
     PyObject *key, *value;
-    size_t total_tokens = 0;
+    size_t units = 0; /* the arena's size */
     int64_t total = 0; /* every pair's count added up: never grows, so no count can overflow if it fits */
     while (PyDict_Next(words, &pos, &key, &value)) {
         if (!PyBytes_Check(key)) {
@@ -533,7 +649,7 @@ static int heap_init(HeapObject *h, PyObject *args, PyObject *kwds) {
         }
         Py_INCREF(key);
         kept[n++] = (Word){key, (const uint8_t *)PyBytes_AS_STRING(key), len, count};
-        total_tokens += (size_t)len;
+        units += HEAD_UNITS + (size_t)len + (size_t)len % 2; /* even: the next head stays aligned */
     }
     if ((uint64_t)n > UINT32_MAX) {
         PyErr_SetString(PyExc_OverflowError, "more than 2^32 pre-tokens");
@@ -541,42 +657,48 @@ static int heap_init(HeapObject *h, PyObject *args, PyObject *kwds) {
     }
     qsort(kept, (size_t)n, sizeof(Word), compare_words);
     h->n_words = (uint32_t)n;
-    h->tokens = malloc((total_tokens ? total_tokens : 1) * sizeof(uint32_t));
-    h->word_start = malloc((size_t)(n ? n : 1) * sizeof(size_t));
-    h->word_len = malloc((size_t)(n ? n : 1) * sizeof(uint32_t));
-    h->word_count = malloc((size_t)(n ? n : 1) * sizeof(int64_t));
-    h->seen = calloc((size_t)(n ? n : 1), sizeof(uint32_t));
-    if (!h->tokens || !h->word_start || !h->word_len || !h->word_count || !h->seen) {
+    if (units > UINT32_MAX) {
+        PyErr_SetString(PyExc_OverflowError, "the words are beyond the compiled trainer's 2^32 units of memory");
+        goto fail;
+    }
+    h->arena = malloc((units ? units : 1) * sizeof(uint32_t));
+    h->offsets = malloc((size_t)(n ? n : 1) * sizeof(uint32_t));
+    if (!h->arena || !h->offsets) {
         PyErr_NoMemory();
         goto fail;
     }
     size_t at = 0;
     for (Py_ssize_t i = 0; i < n; i++) {
-        h->word_start[i] = at;
-        h->word_len[i] = (uint32_t)kept[i].n;
-        h->word_count[i] = kept[i].count;
-        for (Py_ssize_t j = 0; j < kept[i].n; j++) h->tokens[at++] = kept[i].p[j];
+        h->offsets[i] = (uint32_t)at;
+        *(WordHead *)(h->arena + at) = (WordHead){kept[i].count, (uint32_t)kept[i].n, 0};
+        uint32_t *t = h->arena + at + HEAD_UNITS;
+        for (Py_ssize_t j = 0; j < kept[i].n; j++) t[j] = kept[i].p[j];
+        at += HEAD_UNITS + (size_t)kept[i].n + (size_t)kept[i].n % 2;
     }
     release(kept, n);
 
     /* phase 1: list every word under each pair it holds, once per occurrence; a pair's count is its words' counts */
-    if (rehash(h, 1024) < 0) return -1;
+    uint64_t slots = 1024; /* about two slots a word to start with: fewer doublings on the way */
+    while (slots < 2 * (uint64_t)h->n_words) slots *= 2;
+    if (rehash(h, slots) < 0) return -1;
     for (uint32_t w = 0; w < h->n_words; w++) {
-        const uint32_t *t = h->tokens + h->word_start[w];
-        for (uint32_t j = 0; j + 1 < h->word_len[w]; j++) {
+        uint32_t at = h->offsets[w];
+        const WordHead *word = (const WordHead *)(h->arena + at);
+        const uint32_t *t = h->arena + at + HEAD_UNITS;
+        for (uint32_t j = 0; j + 1 < word->len; j++) {
             int64_t r = pair_rec(h, t[j], t[j + 1]);
             if (r < 0) return -1;
             PairRec *p = &h->recs[r];
             if (grow32((void **)&p->listed, &p->cap_listed, (size_t)p->n_listed + 1, sizeof(uint32_t)) < 0) return -1;
-            p->listed[p->n_listed++] = w;
-            p->count += h->word_count[w];
+            p->listed[p->n_listed++] = at;
+            p->count += word->count;
         }
     }
     /* phase 2: one heap entry per pair, heapified */
     if (grow((void **)&h->heap, &h->heap_cap, (size_t)h->n_recs + 1, sizeof(Entry)) < 0) return -1;
     for (uint32_t r = 0; r < h->n_recs; r++) h->heap[r] = (Entry){h->recs[r].count, h->recs[r].a, h->recs[r].b};
     h->heap_n = h->n_recs;
-    for (size_t i = h->heap_n / 2; i-- > 0;) sift_down(h, i);
+    for (size_t i = h->heap_n / ARITY + 1; i-- > 0;) sift_down(h, i);
     h->ready = 1;
     return 0;
 fail:
@@ -585,6 +707,12 @@ fail:
 nomemory:
     PyErr_NoMemory();
     return -1;
+}
+
+/* after an error part way through a merge (out of memory) the structures disagree: no further step */
+static PyObject *broken(HeapObject *h) {
+    h->ready = 0;
+    return NULL;
 }
 
 /* step(min_pair_frequency) -> one merge, or STOP_NO_PAIRS / STOP_MIN_FREQUENCY.
@@ -613,7 +741,7 @@ static PyObject *heap_step(HeapObject *h, PyObject *arg) {
 
     /* merge: the words the index lists for the pair (where.pop(pair)), each checked once */
     int64_t made = mint(h, best.a, best.b);
-    if (made < 0) return NULL;
+    if (made < 0) return broken(h);
     uint32_t x_new = (uint32_t)made;
     PairRec *p = find_pair(h, best.a, best.b);
     uint32_t *listed = p->listed, n_listed = p->n_listed;
@@ -621,30 +749,34 @@ static PyObject *heap_step(HeapObject *h, PyObject *arg) {
     p->n_listed = p->cap_listed = 0;
     h->stamp++;
     if (h->stamp == 0) { /* after 2^32 merges: forget every old stamp */
-        memset(h->seen, 0, (size_t)h->n_words * sizeof(uint32_t));
+        for (uint32_t w = 0; w < h->n_words; w++) ((WordHead *)(h->arena + h->offsets[w]))->seen = 0;
         for (uint32_t r = 0; r < h->n_recs; r++) h->recs[r].stamp = 0;
+        for (uint32_t t = 0; t < h->cap_sides; t++) h->sides[t].stamp = 0;
         h->stamp = 1;
     }
     uint64_t checked = 0, rewritten = 0;
     for (uint32_t k = 0; k < n_listed; k++) {
+        if (k + PREFETCH < n_listed) __builtin_prefetch(h->arena + listed[k + PREFETCH]);
         uint32_t w = listed[k];
-        if (h->seen[w] == h->stamp) continue; /* a word is listed once per occurrence it gained */
-        h->seen[w] = h->stamp;
+        WordHead *word = (WordHead *)(h->arena + w);
+        if (word->seen == h->stamp) continue; /* a word is listed once per occurrence it gained */
+        word->seen = h->stamp;
         checked++;
         int done = merge_word(h, w, best.a, best.b, x_new);
         if (done < 0) {
             free(listed);
-            return NULL;
+            return broken(h);
         }
         rewritten += (uint64_t)done;
     }
     free(listed);
+    if (fold(h, best.a, best.b, x_new) < 0) return broken(h);
     /* subtle: merging left to right leaves no occurrence of the pair in any word ('aaa' -> 'Āa'), and the
      * index listed every word that held it, so its count goes to zero whatever the sites added up to */
     int64_t r = add_change(h, best.a, best.b, 0);
-    if (r < 0) return NULL;
+    if (r < 0) return broken(h);
     h->recs[r].delta = -h->recs[r].count;
-    if (apply(h, &h->heap_pushes) < 0) return NULL;
+    if (apply(h, &h->heap_pushes) < 0) return broken(h);
     h->words_checked += checked;
     h->words_touched += rewritten;
 
@@ -686,13 +818,15 @@ static PyObject *heap_words(HeapObject *h, PyObject *unused) {
     PyObject *words = PyList_New(h->n_words);
     if (words == NULL) return NULL;
     for (uint32_t w = 0; w < h->n_words; w++) {
-        PyObject *ids = PyTuple_New(h->word_len[w]);
+        const WordHead *word = (const WordHead *)(h->arena + h->offsets[w]);
+        const uint32_t *t = h->arena + h->offsets[w] + HEAD_UNITS;
+        PyObject *ids = PyTuple_New(word->len);
         if (ids == NULL) {
             Py_DECREF(words);
             return NULL;
         }
-        for (uint32_t j = 0; j < h->word_len[w]; j++) {
-            PyObject *id = PyLong_FromUnsignedLong(h->tokens[h->word_start[w] + j]);
+        for (uint32_t j = 0; j < word->len; j++) {
+            PyObject *id = PyLong_FromUnsignedLong(t[j]);
             if (id == NULL) {
                 Py_DECREF(ids);
                 Py_DECREF(words);
@@ -700,7 +834,7 @@ static PyObject *heap_words(HeapObject *h, PyObject *unused) {
             }
             PyTuple_SET_ITEM(ids, j, id);
         }
-        PyObject *item = Py_BuildValue("(NL)", ids, (long long)h->word_count[w]);
+        PyObject *item = Py_BuildValue("(NL)", ids, (long long)word->count);
         if (item == NULL) {
             Py_DECREF(words);
             return NULL;
