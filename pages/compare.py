@@ -11,8 +11,6 @@ from ui import real, sidebar, state
 from ui.render import plain
 from ui.views import compare as cv
 
-MAX_CHARS = 10_000  # a longer text is cut here: the page is for reading, not for books
-
 st.title("Real tokenizers side by side")
 st.caption(
     "GPT-2, GPT-4 (cl100k_base), GPT-4o (o200k_base) and the tokenizer trained in the sidebar, on the same text. "
@@ -22,10 +20,7 @@ st.caption(
 settings = sidebar.current()
 if st.session_state["cmp_text"] is None:
     st.session_state["cmp_text"] = cv.SAMPLE
-text = state.widget(st.text_area, "Text to compare", key="cmp_text", height=125)
-if len(text) > MAX_CHARS:
-    st.warning(f"The text has {len(text):,} characters; the first {MAX_CHARS:,} are compared.")
-    text = text[:MAX_CHARS]
+text = state.widget(st.text_area, "Text to compare", key="cmp_text", height=125)  # its limit: ui.state.LIMITS
 with st.expander("The run trained here: how many of its merges"):
     run, k = real.run_and_k(settings)
 entries = real.lineup(run, k)

@@ -18,7 +18,7 @@ from ui.play import Player, controls
 from ui.render import plain, show
 from ui.views import encode as ev
 
-MAX_CHARS = 200  # a word or a sentence: the walk shows every step of every pre-token
+MAX_CHARS = state.LIMITS["enc_text"].chars  # a word or a sentence: the walk shows every step of every pre-token
 CHOICES = {"run": "Trained here", "gpt2": "GPT-2", "cl100k": "GPT-4 (cl100k)", "o200k": "GPT-4o (o200k)"}
 LABELS = {"run": "the run trained here", "gpt2": "GPT-2", "cl100k": "GPT-4", "o200k": "GPT-4o"}
 
@@ -39,7 +39,7 @@ def restart() -> None:
 if link.follow_encode(CHOICES, MAX_CHARS):  # ?text=…&tokenizer=…, before the widgets draw
     restart()
 c1, c2, c3 = st.columns([5, 4, 3], vertical_alignment="bottom")
-text = state.widget(c1.text_input, "A word or a sentence", key="enc_text", on_change=restart, max_chars=MAX_CHARS)
+text = state.widget(c1.text_input, "A word or a sentence", key="enc_text", on_change=restart)
 which = state.widget(c2.selectbox, "Tokenizer", list(CHOICES), format_func=CHOICES.get, key="enc_tokenizer", on_change=restart)
 
 if which == "run":
@@ -217,9 +217,7 @@ def ancestry() -> None:
     left, right = st.columns([3, 2], vertical_alignment="top")
     with left:
         token_pills("The text's tokens: click one")
-    state.widget(
-        right.text_input, "Or type a token (␣ is a space)", key="enc_typed", on_change=typed, placeholder="e.g. ␣the", max_chars=60
-    )
+    state.widget(right.text_input, "Or type a token (␣ is a space)", key="enc_typed", on_change=typed, placeholder="e.g. ␣the")
     node = encoding.ancestry(tok, token, k)
     if node is None:
         try:

@@ -1,15 +1,23 @@
-"""Tokenize any text with the trained tokenizer (or its first k merges), next to a real tokenizer, and download it."""
+"""Tokenize any text with the trained tokenizer (or its first k merges), next to a real tokenizer, and download it.
+
+A page of text is tokenized here, in a few milliseconds; a longer one (up to a book chapter, the box's
+limit) in a worker process, once for every session that asks for the same text (serve/jobs.tokenize), while
+the page shows its first page tokenized and a Stop.
+"""
 
 import codecs
 
 import streamlit as st
 
 from bpe import PATTERNS, formats
-from ui import runs, sidebar, state
+from serve import jobs
+from serve.jobs import RunKey
+from ui import corpus, runs, sidebar, state, work
 from ui.render import BYTES_MEANING, split_note, token_spans
 from ui.views import tokenize as real
 
 SHOWN = 3000  # tokens drawn; a longer text is still counted and checked in full
+INLINE_CHARS = 5_000  # a page of text: tokenized in the page's run (a few ms); a longer one in a worker process
 
 st.title("Tokenize & export")
 st.caption("Any text, split by the tokenizer trained in the sidebar and by a real one, side by side. Hover a token to see its id.")
@@ -64,36 +72,93 @@ k = (
     else 0
 )
 
+
+def reference_chosen() -> tuple[real.Reference, str] | None:
+    """The real tokenizer's files and pre-tokenizer, as the section below has them chosen (None: none uploaded yet)."""
+    if st.session_state["tok_ref_source"] == "upload" or not real.shared_gpt2_available():
+        found = st.session_state["tok_upload_ref"]
+        return None if found is None else (found, st.session_state["tok_ref_pattern"])
+    return real.shared_gpt2(), "gpt2"
+
+
+def stop_long() -> None:
+    st.session_state["tok_stopped"] = work.let_go("tokenize")
+
+
+def go_on() -> None:
+    st.session_state["tok_stopped"] = None
+
+
+def tokenized_long() -> tuple[jobs.Tokenized, jobs.Tokenized | str | None] | None:
+    """Both tokenizations of a long text, from a worker process (shared by every session asking for the same);
+    None while it runs or once this session stopped it (the page then shows the first page of the text)."""
+    chosen = reference_chosen()
+    spec = runs.training_spec(settings.spec)
+    ref_id = None if chosen is None else (chosen[0].digest, chosen[1])
+    key = RunKey("tokenize", settings.key, spec, settings.num_merges, (corpus.digest(text.encode("utf-8", "surrogatepass")), k, ref_id))
+    if st.session_state["tok_stopped"] == key:
+        return None
+    reference = None if chosen is None else (chosen[0].files, chosen[1])
+    status = work.ask("tokenize", key, jobs.tokenize, text, tuple(tok.merges), settings.specials, settings.pattern, k, reference, SHOWN)
+    if not status.ended:
+        status = work.pool().wait(key, runs.WAIT_S)
+    if status.state == "done":
+        work.let_go("tokenize")
+        return status.result
+    if status.state == "failed":
+        work.let_go("tokenize")
+        st.error(status.error)
+        return None
+
+    def progress(status) -> None:
+        doing = f"with {status.progress}" if status.progress else "…"
+        st.info(work.waiting(status, "Tokenizing") or f"Tokenizing all {len(text):,} characters in a worker process, {doing}")
+        st.button("Stop", key="tok_stop", on_click=stop_long)
+
+    work.follow(key, progress, every=runs.POLL_S)
+    return None
+
+
+long = len(text) > INLINE_CHARS
+done = tokenized_long() if long else None
 try:
-    pieces = tok.pieces(text, k)
+    ours = done[0] if done else jobs.tokenized(tok, text[:INLINE_CHARS], k, SHOWN)
 except ValueError as e:  # a lone surrogate cannot be typed, but say so if it arrives
     st.error(str(e))
     st.stop()
-ids = [tok.ids[p] for p in pieces]
-n_bytes = len(text.encode("utf-8", "surrogateescape"))
+theirs = done[1] if done else None
+if long and not done:
+    if work.watched("tokenize") is None:  # stopped
+        st.caption(f"Stopped: shown is the text's first {INLINE_CHARS:,} characters of {len(text):,}.")
+        st.button("Tokenize all of it", on_click=go_on)
+    else:
+        st.caption(f"While the whole text is tokenized, shown is its first {INLINE_CHARS:,} characters of {len(text):,}.")
+measured = text if done or not long else text[:INLINE_CHARS]
+n_bytes = len(measured.encode("utf-8", "surrogateescape"))
+pieces, ids = ours.pieces, ours.ids
 
 c1, c2, c3, c4 = st.columns(4)
-c1.metric("Tokens", f"{len(ids):,}")
+c1.metric("Tokens", f"{ours.count:,}")
 c2.metric("Bytes", f"{n_bytes:,}", help=f"Bytes: {BYTES_MEANING}.")
-c3.metric("Bytes per token", f"{n_bytes / len(ids):.2f}" if ids else "–", help=f"Bytes: {BYTES_MEANING}.")
+c3.metric("Bytes per token", f"{n_bytes / ours.count:.2f}" if ours.count else "–", help=f"Bytes: {BYTES_MEANING}.")
 c4.metric("Merges used", f"{k:,} of {n:,}")
 
-st.html(token_spans(pieces[:SHOWN], ids[:SHOWN]))
-if len(pieces) > SHOWN:
-    st.caption(f"Showing the first {SHOWN:,} of {len(pieces):,} tokens.")
+st.html(token_spans(pieces, ids))
+if ours.count > SHOWN:
+    st.caption(f"Showing the first {SHOWN:,} of {ours.count:,} tokens.")
 elif split_note(pieces):
     st.caption(split_note(pieces))
 
-decoded = tok.decode(ids)
-if decoded == text:
+if ours.round_trip:
     st.success("✓ identical: decoding the ids gives back the text, byte for byte.")
 elif settings.pattern == "whitespace":
     st.warning("The round trip drops whitespace: the 'whitespace' pre-tokenizer throws it away by design. Pick gpt2 to keep it.")
 else:
     st.error("✗ the decoded text differs from the input.")
 with st.expander("Token ids and the decoded text"):
-    st.code(" ".join(map(str, ids)) or "(no tokens)", language=None, wrap_lines=True)
-    st.code(decoded or "(empty)", language=None, wrap_lines=True)
+    more = f" (the first {SHOWN:,} of {ours.count:,})" if ours.count > SHOWN else ""
+    st.code(" ".join(map(str, ids)) + more or "(no tokens)", language=None, wrap_lines=True)
+    st.code(tok.decode(ids) or "(empty)", language=None, wrap_lines=True)
 
 # ---------------------------------------------------------------------------
 st.subheader("Next to a real tokenizer")
@@ -143,28 +208,30 @@ def next_to_real() -> None:
         return
     other = result.tokenizer
     st.caption(f"{real.describe(result)}.")
-    try:
-        other_ids = other.encode(text, allowed_special="all")  # every special token as special, as on the left
-    except ValueError as e:
-        st.warning(str(e))
-        other_ids = None
+    split = theirs
+    if split is None:  # a page of text (or, while a long one is tokenized, its first page): here
+        try:
+            split = jobs.tokenized(other, measured, None, SHOWN)
+        except ValueError as e:
+            split = str(e)
+    if isinstance(split, str):
+        st.warning(split)
 
     left, right = st.columns(2)
     with left:
         st.markdown(f"**Trained here** · {k:,} merges")
-        st.metric("Tokens (trained here)", f"{len(ids):,}")
-        st.html(token_spans(pieces[:SHOWN], ids[:SHOWN]))
-        if len(pieces) <= SHOWN and split_note(pieces):
+        st.metric("Tokens (trained here)", f"{ours.count:,}")
+        st.html(token_spans(pieces, ids))
+        if ours.count <= SHOWN and split_note(pieces):
             st.caption(split_note(pieces))
     with right:
         st.markdown(f"**{reference.label}** · {len(other.merges):,} merges")
-        if other_ids is not None:
-            fewer = len(ids) - len(other_ids)
-            st.metric(f"Tokens ({reference.label})", f"{len(other_ids):,}", delta=f"{-fewer:+,} vs trained here", delta_color="inverse")
-            theirs = [other.vocab[i] for i in other_ids[:SHOWN]]
-            st.html(token_spans(theirs, other_ids[:SHOWN]))
-            if len(other_ids) <= SHOWN and split_note(theirs):
-                st.caption(split_note(theirs))
+        if not isinstance(split, str):
+            fewer = ours.count - split.count
+            st.metric(f"Tokens ({reference.label})", f"{split.count:,}", delta=f"{-fewer:+,} vs trained here", delta_color="inverse")
+            st.html(token_spans(split.pieces, split.ids))
+            if split.count <= SHOWN and split_note(split.pieces):
+                st.caption(split_note(split.pieces))
 
     with st.expander(f"Browse the merges of {reference.label}"):
         query = state.widget(st.text_input, "Merges whose new token contains", key="tok_merge_query", placeholder="e.g.  the")

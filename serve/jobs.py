@@ -343,6 +343,46 @@ def replays(merges: tuple, spec: TrainSpec, texts: tuple[bytes, ...], *, report:
     return tuple(replay(tokenizer, sample_of(data, spec.pretokenizer, spec.special_tokens)) for data in texts)
 
 
+@dataclass(frozen=True)
+class Tokenized:
+    """A text through one tokenizer as the Tokenize page shows it: its first `shown` tokens, and the totals."""
+
+    pieces: tuple[bytes, ...]  # the first tokens' bytes
+    ids: tuple[int, ...]  # and their ids
+    count: int  # tokens in all
+    round_trip: bool  # decoding every id gives back the text, byte for byte
+
+
+def tokenized(tok: Tokenizer, text: str, k: int | None, shown: int) -> Tokenized:
+    """text through tok's first k merges (None: all), every special token it spells encoded as special."""
+    ids = tok.encode(text, k, allowed_special="all")
+    return Tokenized(tuple(tok.vocab[i] for i in ids[:shown]), tuple(ids[:shown]), len(ids), tok.decode(ids) == text)
+
+
+def tokenize(
+    text: str, merges: tuple, specials: tuple[str, ...], pattern: str, k: int, reference, shown: int, *, report: Report
+) -> tuple[Tokenized, Tokenized | str | None]:
+    """A long text through the sidebar's run at merge k and through a real tokenizer, for the Tokenize page.
+
+    reference: (files as (name, bytes), pre-tokenizer) of the real tokenizer, loaded here so the server
+    never encodes a book chapter itself, or None. Returns both Tokenized, the second a sentence when the
+    real one cannot take the text or its files.
+    """
+    from bpe import formats
+
+    report("the run trained here")
+    ours = tokenized(Tokenizer.from_merges(list(merges), specials, pattern), text, k, shown)
+    if reference is None:
+        return ours, None
+    report("the real tokenizer")
+    files, reference_pattern = reference
+    try:
+        other = Tokenizer.from_loaded(formats.with_pattern(formats.read_uploads(dict(files)), reference_pattern))
+        return ours, tokenized(other, text, None, shown)
+    except ValueError as e:
+        return ours, str(e)
+
+
 def vocabulary_rows(files: tuple[tuple[str, str], ...], held_out: bytes, *, report: Report) -> tuple:
     """Every token of a real tokenizer with its uses on the held-out text (bpe.vocabulary.TokenRow, in id order).
 

@@ -77,6 +77,14 @@ def _apply_preset() -> None:
 _DIGESTS: dict[int, tuple[bytes, str]] = {}  # id(data) -> (data, digest) of the last few corpora
 
 
+def pasted_bytes() -> bytes:
+    """The pasted text as bytes, encoded once per text: every run of every page reads it (its digest: _digest)."""
+    text, known = st.session_state["pasted"], st.session_state["pasted_data"]
+    if known is None or known[0] is not text:
+        known = st.session_state["pasted_data"] = (text, text.encode("utf-8", "surrogateescape"))
+    return known[1]
+
+
 def _digest(data: bytes) -> str:
     """corpora.digest, remembered for the same bytes object (the stdlib corpus is one cached object).
 
@@ -162,7 +170,7 @@ def _training_run() -> Settings | str:
     problem = None
     if key == "paste":
         state.widget(st.text_area, "Text", key="pasted", kept=True, height=150, placeholder="Paste any text…")
-        data = st.session_state["pasted"].encode("utf-8", "surrogateescape")
+        data = pasted_bytes()
         problem = corpora.check_text("The pasted text", data)
     elif key == "upload":
         upload = st.file_uploader("Text file", type=None, help=f"Up to {corpora.MAX_UPLOAD_BYTES / 1e6:.0f} MB of text")

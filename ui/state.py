@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import streamlit as st
 
 DEFAULTS: dict[str, object] = {
     "source": "textbook",  # a key of ui.corpus.SOURCES
     "pasted": "",
+    "pasted_data": None,  # (the pasted text, its bytes): encoded once per text, not on every run (ui.sidebar.pasted_bytes)
     "pattern": "whitespace",
     "specials": "<|endoftext|>",
     "vocab_size": 256 + 12 + 1,
@@ -37,6 +39,7 @@ DEFAULTS: dict[str, object] = {
     "threshold_options": (),  # what the threshold slider's options were when drawn: ui.views.threshold.restore_slider
     "tok_text": None,  # the tokenize page's text; None: a sample of the corpus
     "tok_k": None,  # merges the tokenize page uses; None: all of them
+    "tok_stopped": None,  # the key of the long text's tokenizing this session stopped (the page then shows its first page)
     "quiz_mode": "easier",  # "easier": the words with their counts are shown; "hard": only the pairs
     "quiz_run": None,  # which run (corpus and pre-tokenizer) quiz_merge refers to; another run starts at its first question
     "quiz_merge": 1,  # the merge the quiz asks about, 1-based
@@ -71,7 +74,14 @@ DEFAULTS: dict[str, object] = {
     "settings": None,  # written by the sidebar on every run: ui.sidebar.Settings, or a sentence saying what to fix
     "watching": {},  # purpose ("trace", "race", ...) -> key of the worker-pool job this session waits for: ui.work
     "failed": {},  # purpose -> the sentence saying why its last run failed, shown until the next run
+    "limited": {},  # key of a text box with a limit -> (the text it last took, the sentence refusing a longer one or ""): widget
 }
+
+
+# Every text box's limit, by its session key (state.widget applies it): from a word to a book chapter, what a lecture
+# needs. Work on a text up to its limit is a few milliseconds in the page's run, or runs in a worker process (the
+# Tokenize page's long texts, training on a paste); the README's serving page lists them.
+LIMITS: dict[str, Limit] = {}
 
 
 def init() -> None:
@@ -94,6 +104,7 @@ def widget(
     args: tuple = (),
     kept: bool = False,
     stale: Callable[[], bool] | None = None,
+    limit: Limit | None = None,
     **options,
 ):
     """Draw a widget that holds the session's value of `key`, and return its value; every keyed widget is drawn so.
@@ -114,9 +125,19 @@ def widget(
       that (the first option, 0, "") and sends it back on the next click. With the session's value as the
       default, a widget the browser has never seen shows the session's value (tests/test_app_widgets.py).
       Streamlit's warning about a default given to a widget whose key is set is off (.streamlit/config.toml).
+
+    A text box given a `limit` says it in its label ("Text to tokenize (up to 100,000 characters)") and takes no
+    longer text: a longer one is refused in one sentence under the box, which shows the text it had before
+    (the browser is sent it back, so it stops sending the long one with every click). Not the widget's max_chars:
+    the browser would cut a paste short without a word, and anyone can send the server a longer value anyway.
     """
     value = st.session_state[key]
     own = key if kept else "w_" + key
+    limit = limit or LIMITS.get(key)
+    if limit is not None:
+        label = f"{label} ({limit.label})"
+        refused = st.session_state["limited"].get(key, ("", ""))[1]
+        st.session_state["limited"][key] = (value, refused)  # what the box holds now: it was taken
     # subtle: assigning a widget's key makes Streamlit send the value to the browser again,
     # which would overwrite what a user is typing while a timer reruns the page; assign only when it differs
     if not kept and st.session_state.get(own) != value:
@@ -134,13 +155,55 @@ def widget(
         if stale is not None and stale():
             st.session_state[own] = st.session_state[key]
             return
+        if limit is not None:
+            sent, (before, _) = st.session_state[own], st.session_state["limited"][key]
+            if len(sent) > limit.chars:
+                st.session_state[own] = before  # the box shows the text it had, and the long one is dropped
+                st.session_state["limited"][key] = (before, limit.refusal(len(sent)))
+                return
+            st.session_state["limited"][key] = (sent, "")
         # a click on the pill already chosen sends None (unless required=True): the session keeps its value
         if not kept and not (kind in _BY_DEFAULT and st.session_state[own] is None):
             save(key)
         if on_change is not None:
             on_change(*args)
 
-    return draw(label, *positional, key=own, on_change=changed, **options)
+    drawn = draw(label, *positional, key=own, on_change=changed, **options)
+    if limit is not None and st.session_state["limited"][key][1]:
+        st.warning(st.session_state["limited"][key][1])  # said once, under the box
+        st.session_state["limited"][key] = (value, "")
+    return drawn
+
+
+@dataclass(frozen=True)
+class Limit:
+    """How much a text box takes, and what that is for a class: Limit(100_000, "a book chapter")."""
+
+    chars: int
+    what: str  # what fits: "a sentence", "a book chapter"
+
+    @property
+    def label(self) -> str:
+        return f"up to {self.chars:,} characters"
+
+    def refusal(self, sent: int) -> str:
+        """'That text has 15,000,000 characters; this box takes up to 100,000 (a book chapter), so it was not taken.'"""
+        return f"That text has {sent:,} characters; this box takes up to {self.chars:,} ({self.what}), so it was not taken."
+
+
+LIMITS.update(
+    {
+        "tok_text": Limit(100_000, "a book chapter"),  # the Tokenize page: a page here, longer in a worker (pages/tokenize.py)
+        "pasted": Limit(1_000_000, "a short book; upload a file for up to 5 MB"),  # the sidebar's corpus: trained in a worker
+        "cmp_text": Limit(2_000, "a paragraph or two"),  # the Real tokenizers page: four tokenizers, every token drawn
+        "sample": Limit(300, "a sentence or two"),  # the step page's own sentence, at merge k
+        "enc_text": Limit(200, "a word or a sentence"),  # the Encode page walks every step of every pre-token
+        "enc_typed": Limit(60, "one token"),
+        "specials": Limit(1_000, "a few special tokens"),
+        "vocab_query": Limit(100, "a search"),
+        "tok_merge_query": Limit(100, "a search"),
+    }
+)
 
 
 def save(key: str) -> None:
