@@ -246,17 +246,23 @@ def read_shard(shard: Shard, options: Options, undecoded: bool = False) -> Itera
     """The documents of one shard, a batch at a time; the batches' disk_bytes add up to shard.size.
 
     undecoded: a text file's documents are its bytes as read (Tally decodes them if it must).
+    A read error (a failing disk, a network file system gone) names the file.
     """
     source = shard.input
-    if source.format == "parquet":
-        yield from _read_row_group(shard, options)
-    elif source.compression:
-        yield from _read_compressed(source, options, undecoded)
-    elif source.format == "jsonl":
-        yield _jsonl_batch(source, _read_range(source.path, shard.start, shard.stop), shard.start, shard.size, options)
-    else:
-        data = _read_range(source.path, shard.start, shard.stop)
-        yield Batch([data if undecoded else data.decode(ENCODING, ERRORS)], len(data), shard.size)
+    try:
+        if source.format == "parquet":
+            yield from _read_row_group(shard, options)
+        elif source.compression:
+            yield from _read_compressed(source, options, undecoded)
+        elif source.format == "jsonl":
+            yield _jsonl_batch(source, _read_range(source.path, shard.start, shard.stop), shard.start, shard.size, options)
+        else:
+            data = _read_range(source.path, shard.start, shard.stop)
+            yield Batch([data if undecoded else data.decode(ENCODING, ERRORS)], len(data), shard.size)
+    except OSError as e:
+        if e.filename is not None:
+            raise
+        raise OSError(e.errno, e.strerror or str(e), str(source.path)) from None  # a read() error carries no name
 
 
 def _read_range(path: Path, start: int, stop: int) -> bytes:

@@ -210,3 +210,17 @@ def test_counting_in_this_process_reports_its_peak_memory(tmp_path):
     (tmp_path / "a.txt").write_text(TEXT)
     counted = count_inputs(tmp_path / "a.txt", workers=1)
     assert counted.workers == 1 and counted.worker_peak_rss > 10_000_000  # was 0, as the README's snippet printed (issue 26.8)
+
+
+def test_a_read_error_names_the_input(tmp_path, capsys, monkeypatch):
+    import errno
+
+    from bpe import inputs
+
+    def failing(*_):
+        raise OSError(errno.EIO, "Input/output error")  # as read() raises it: no file name (issue 27.10)
+
+    (tmp_path / "a.txt").write_text(TEXT)
+    monkeypatch.setattr(inputs, "_read_range", failing)
+    code, _, err = run(capsys, "count", str(tmp_path / "a.txt"), "--out", str(tmp_path / "c.parquet"), "--workers", "1")
+    assert code == 2 and err.splitlines()[-1] == f"error: Input/output error: {tmp_path / 'a.txt'}"
