@@ -56,7 +56,9 @@ class HeapC(Trainer):
         self._events = 0
         self._python: Heap | None = None  # the reference, when detail was asked for
         kind, byte_keys = core_rule(self.rule)
-        self._core = core.Heap(words if isinstance(words, dict) else dict(words), kind, byte_keys, self.rule.reuses_tokens)
+        words = words if isinstance(words, dict) else dict(words)
+        # the C object appends each new token's bytes to self.vocab and makes each MergeEvent itself
+        self._core = core.Heap(words, kind, byte_keys, self.rule.reuses_tokens, self.vocab, MergeEvent)
 
     @property
     def work(self) -> Counter[str]:
@@ -84,35 +86,12 @@ class HeapC(Trainer):
         step, vocab = self._core.step, self.vocab
         self.stop_reason = StopReason.VOCAB_SIZE
         while len(vocab) - 256 < max_merges:
-            made = step(min_pair_frequency)
-            if made.__class__ is int:
-                self.stop_reason = StopReason.NO_PAIRS if made == core.STOP_NO_PAIRS else StopReason.MIN_FREQUENCY
+            event = step(min_pair_frequency)  # a MergeEvent with its share of the work, or why it stopped
+            if event.__class__ is int:
+                self.stop_reason = StopReason.NO_PAIRS if event == core.STOP_NO_PAIRS else StopReason.MIN_FREQUENCY
                 return
-            a, b, new_id, count, runner_up, runner_count, touched, checked, stale, pushes = made
-            left, right = vocab[a], vocab[b]
-            if new_id == len(vocab):
-                vocab.append(left + right)
-            # this merge's share of the work (Trainer.merges' `spent`: the counters that moved; a merge rewrites a word)
-            work = (
-                ("heap_pops", 1),
-                ("stale_pops", stale),
-                ("heap_pushes", pushes),
-                ("words_checked", checked),
-                ("words_touched", touched),
-            )
             self._events += 1
-            yield MergeEvent(
-                rank=self._events - 1,
-                pair=(a, b),
-                left=left,
-                right=right,
-                new_id=new_id,
-                count=count,
-                runner_up=(vocab[runner_up[0]], vocab[runner_up[1]]) if runner_up else None,
-                runner_up_count=runner_count,
-                words=touched,
-                work=tuple(w for w in work if w[1]) + (("merges", 1),),
-            )
+            yield event
 
     def _reference_merges(self, max_merges: int, min_pair_frequency: int) -> Iterator[MergeEvent]:
         """The Python heap on the same words, which records the detail the step page shows."""

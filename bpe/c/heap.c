@@ -11,17 +11,19 @@
  * went up.
  *
  * What differs from the Python, and why it changes no result:
- * - a word is an array of token ids (Python: a string, one character a token);
- * - a pair is a record in one table (count, the change in this merge, its
- *   listed words), found by hash; a pair whose count reaches zero keeps its
- *   record with count 0 and no list, which is what "not in pair_counts, not in
- *   where" means in Python;
- * - the index lists a word once per new pair it gains in a merge (Python: once
- *   per site in a one-site word); a merge checks each listed word once either
- *   way, and after the first count pairs are counted from changes, not lists;
- * - a heap entry is (count, left, right), ordered by the rule as rule.order
- *   orders (-count, key of left, key of right, left, right); the heap's array
- *   may be laid out differently, but entries pop in the same order.
+ * - a word is a head (count, length, the merge that last checked it) and its token ids, in one arena, named
+ *   by its offset there (Python: a string, one character a token, numbered in byte order; here too the
+ *   words are laid out in byte order);
+ * - a pair is a record in one table (count, the change in this merge, its listed words), found by hash; a
+ *   pair whose count reaches zero keeps its record with count 0 and no list, which is what "not in
+ *   pair_counts, not in where" means in Python;
+ * - the index lists a word once per new pair it gains in a merge (Python: once per site in a one-site
+ *   word); a merge checks each listed word once either way, and after the first count pairs are counted
+ *   from changes, not lists;
+ * - a heap entry is (count, left, right), ordered by the rule as rule.order orders (-count, key of left,
+ *   key of right, left, right), in a 4-ary heap; its array is laid out differently from heapq's, but
+ *   entries pop in the same order;
+ * - step makes the MergeEvent itself (heap_c.py only hands it on).
  *
  * Counts are 64-bit: the sum of every pair's count never grows (a merge
  * replaces three pairs by two), so checking it once at the start (OverflowError
@@ -96,6 +98,9 @@ typedef struct {
 typedef struct {
     PyObject_HEAD
     int ready; /* __init__ finished */
+    PyObject *vocab;          /* the wrapper's list of every token's bytes, kept in step with toks */
+    PyTypeObject *event_type; /* bpe.events.MergeEvent: step returns one */
+    uint64_t merges;          /* events made: the next one's rank */
     int rule, reuses;
     uint32_t byte_key[256]; /* RULE_IDS: the rule's key of each byte; a merged token's key is its id */
     /* tokens: their bytes, concatenated */
@@ -253,6 +258,12 @@ static int64_t mint(HeapObject *h, uint32_t a, uint32_t b) {
     }
     if (grow32((void **)&h->toks, &h->cap_tokens, (size_t)h->n_tokens + 1, sizeof(Token)) < 0) return -1;
     if (grow_sides(h, (size_t)h->n_tokens + 1) < 0) return -1;
+    PyObject *token = PyBytes_FromStringAndSize((const char *)p, (Py_ssize_t)(la + lb));
+    if (token == NULL || PyList_Append(h->vocab, token) < 0) {
+        Py_XDECREF(token);
+        return -1;
+    }
+    Py_DECREF(token);
     uint32_t id = h->n_tokens++;
     h->toks[id] = (Token){h->n_bytes, prefix_of(p, la + lb), (uint32_t)(la + lb)};
     h->n_bytes += la + lb;
@@ -554,6 +565,8 @@ static int compare_words(const void *x, const void *y) {
 }
 
 static void heap_dealloc(HeapObject *h) {
+    Py_XDECREF(h->vocab);
+    Py_XDECREF(h->event_type);
     for (uint32_t r = 0; r < h->n_recs; r++) free(h->recs[r].listed);
     free(h->recs);
     free(h->slots);
@@ -570,13 +583,21 @@ static void heap_dealloc(HeapObject *h) {
     Py_TYPE(h)->tp_free((PyObject *)h);
 }
 
-/* Heap(words: dict[bytes, int], rule: int, byte_keys: bytes of 256 uint32 keys or b"", reuses: bool) */
+/* Heap(words: dict[bytes, int], rule: int, byte_keys: bytes of 256 uint32 keys or b"", reuses: bool,
+ *      vocab: list of the 256 bytes (the wrapper's; merged tokens are appended), event: MergeEvent) */
 static int heap_init(HeapObject *h, PyObject *args, PyObject *kwds) {
-    static char *names[] = {"words", "rule", "byte_keys", "reuses", NULL};
-    PyObject *words;
+    static char *names[] = {"words", "rule", "byte_keys", "reuses", "vocab", "event", NULL};
+    PyObject *words, *vocab, *event;
     int rule, reuses;
     Py_buffer keys;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O!iy*p", names, &PyDict_Type, &words, &rule, &keys, &reuses)) return -1;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O!iy*pO!O!", names, &PyDict_Type, &words, &rule, &keys, &reuses, &PyList_Type, &vocab,
+                                     &PyType_Type, &event))
+        return -1;
+    if (PyList_GET_SIZE(vocab) != 256) {
+        PyBuffer_Release(&keys);
+        PyErr_SetString(PyExc_ValueError, "vocab must hold the 256 bytes");
+        return -1;
+    }
     int ok = (rule == RULE_BYTES || rule == RULE_IDS) && (size_t)keys.len == (rule == RULE_IDS ? sizeof(h->byte_key) : 0);
     if (ok && rule == RULE_IDS) memcpy(h->byte_key, keys.buf, sizeof(h->byte_key));
     PyBuffer_Release(&keys);
@@ -590,6 +611,8 @@ static int heap_init(HeapObject *h, PyObject *args, PyObject *kwds) {
     }
     h->rule = rule;
     h->reuses = reuses;
+    h->vocab = Py_NewRef(vocab);
+    h->event_type = (PyTypeObject *)Py_NewRef(event);
 
     /* the 256 byte tokens */
     if (grow((void **)&h->bytes, &h->cap_bytes, 256, 1) < 0) return -1;
@@ -709,6 +732,72 @@ nomemory:
     return -1;
 }
 
+/* names interned once: MergeEvent's fields, and the work counters (bpe/events.py's WORK_NAMES) */
+static const char *FIELD_NAMES[] = {"rank", "pair", "left", "right", "new_id", "count", "runner_up", "runner_up_count", "words", "detail", "work"};
+enum { N_FIELDS = sizeof(FIELD_NAMES) / sizeof(FIELD_NAMES[0]) };
+static const char *WORK[] = {"heap_pops", "stale_pops", "heap_pushes", "words_checked", "words_touched", "merges"};
+enum { N_WORK = sizeof(WORK) / sizeof(WORK[0]) };
+static PyObject *fields[N_FIELDS], *work_names[N_WORK];
+
+/* the vocab's bytes of token t (a borrowed reference), or NULL if the wrapper's list is out of step */
+static PyObject *token_bytes(HeapObject *h, uint32_t t) {
+    if (PyList_GET_SIZE(h->vocab) != h->n_tokens) {
+        PyErr_SetString(PyExc_RuntimeError, "the trainer's vocab list was changed from outside");
+        return NULL;
+    }
+    return PyList_GET_ITEM(h->vocab, t);
+}
+
+/* ((name, n), ...) for the counters that moved, then ("merges", 1): what Trainer.merges' `spent` gives */
+static PyObject *work_tuple(const uint64_t *work) {
+    int n = 1;
+    for (int k = 0; k < N_WORK - 1; k++) n += work[k] != 0;
+    PyObject *tuple = PyTuple_New(n);
+    if (tuple == NULL) return NULL;
+    for (int k = 0, i = 0; k < N_WORK; k++) {
+        uint64_t value = k < N_WORK - 1 ? work[k] : 1;
+        if (!value) continue;
+        PyObject *item = Py_BuildValue("(OK)", work_names[k], (unsigned long long)value);
+        if (item == NULL) {
+            Py_DECREF(tuple);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(tuple, i++, item);
+    }
+    return tuple;
+}
+
+/* A MergeEvent, made here rather than through its __init__: a frozen dataclass's __init__ sets each field
+ * through object.__setattr__ in Python, ~2 us an event, as much as a late merge itself. The fields are set
+ * as object.__setattr__ sets them (PyObject_GenericSetAttr), so the object is the same. */
+static PyObject *make_event(HeapObject *h, Entry best, uint32_t x_new, const Entry *runner, uint64_t rewritten, const uint64_t *work) {
+    PyObject *left = token_bytes(h, best.a), *right = token_bytes(h, best.b);
+    if (left == NULL || right == NULL) return NULL;
+    PyObject *values[N_FIELDS] = {
+        PyLong_FromUnsignedLongLong(h->merges),
+        Py_BuildValue("(II)", best.a, best.b),
+        Py_NewRef(left),
+        Py_NewRef(right),
+        PyLong_FromUnsignedLong(x_new),
+        PyLong_FromLongLong(best.count),
+        runner ? Py_BuildValue("(OO)", token_bytes(h, runner->a), token_bytes(h, runner->b)) : Py_NewRef(Py_None),
+        PyLong_FromLongLong(runner ? runner->count : 0),
+        PyLong_FromUnsignedLongLong(rewritten),
+        Py_NewRef(Py_None),
+        work_tuple(work),
+    };
+    PyObject *event = NULL;
+    for (int k = 0; k < N_FIELDS; k++)
+        if (values[k] == NULL) goto done;
+    event = h->event_type->tp_alloc(h->event_type, 0);
+    for (int k = 0; event != NULL && k < N_FIELDS; k++)
+        if (PyObject_GenericSetAttr(event, fields[k], values[k]) < 0) Py_CLEAR(event);
+    if (event != NULL) h->merges++;
+done:
+    for (int k = 0; k < N_FIELDS; k++) Py_XDECREF(values[k]);
+    return event;
+}
+
 /* after an error part way through a merge (out of memory) the structures disagree: no further step */
 static PyObject *broken(HeapObject *h) {
     h->ready = 0;
@@ -780,11 +869,8 @@ static PyObject *heap_step(HeapObject *h, PyObject *arg) {
     h->words_checked += checked;
     h->words_touched += rewritten;
 
-    PyObject *runner_up = has_runner ? Py_BuildValue("(II)", runner.a, runner.b) : Py_NewRef(Py_None);
-    if (runner_up == NULL) return NULL;
-    return Py_BuildValue("(IIILNLKKKK)", best.a, best.b, x_new, (long long)best.count, runner_up,
-                         (long long)(has_runner ? runner.count : 0), (unsigned long long)rewritten, (unsigned long long)checked,
-                         (unsigned long long)(h->stale_pops - stale), (unsigned long long)(h->heap_pushes - pushes));
+    uint64_t work[] = {1, h->stale_pops - stale, h->heap_pushes - pushes, checked, rewritten};
+    return make_event(h, best, x_new, has_runner ? &runner : NULL, rewritten, work);
 }
 
 /* work() -> the work counters' totals so far, in bpe/events.py's names */
@@ -882,6 +968,10 @@ static PyTypeObject HeapType = {
 };
 
 int bpe_heap_init(PyObject *module) {
+    for (int k = 0; k < N_FIELDS; k++)
+        if (fields[k] == NULL && (fields[k] = PyUnicode_InternFromString(FIELD_NAMES[k])) == NULL) return -1;
+    for (int k = 0; k < N_WORK; k++)
+        if (work_names[k] == NULL && (work_names[k] = PyUnicode_InternFromString(WORK[k])) == NULL) return -1;
     if (PyType_Ready(&HeapType) < 0) return -1;
     Py_INCREF(&HeapType);
     if (PyModule_AddObject(module, "Heap", (PyObject *)&HeapType) < 0) {
