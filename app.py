@@ -32,6 +32,9 @@ SECTIONS = {
         st.Page("pages/compare.py", title="Real tokenizers", icon=":material/compare:"),
         st.Page("pages/quirks.py", title="Quirks gallery", icon=":material/lightbulb:"),
     ],
+    "Your own BPE": [
+        st.Page("pages/diff.py", title="Check your merges", icon=":material/difference:"),
+    ],
     "Lessons": [
         st.Page("pages/lesson.py", title="Guided lesson", icon=":material/school:"),
         st.Page("pages/quiz.py", title="Predict the next merge", icon=":material/quiz:"),

@@ -441,6 +441,21 @@ def diagnose(
     return replace(diagnosis, sentence=explain(diagnosis, mistake, at.before), fix=mistake.fix_for(spec))
 
 
+def make_mistake(cause: str, inputs: Paths | bytes, spec: TrainSpec | None = None, num_merges: int = 100) -> list[Merge]:
+    """The merges a trainer with one of MISTAKES makes on inputs under spec: a student's list to try diagnose on.
+
+    make_mistake("tie:smaller", b"low lower widest newest", TrainSpec(pretokenizer="whitespace"), 5)
+    """
+    if cause not in BY_CAUSE:
+        raise ValueError(f"Unknown mistake {cause!r}; choose one of {', '.join(BY_CAUSE)}.")
+    spec = spec or TrainSpec()
+    mistake = BY_CAUSE[cause]
+    their_spec = mistake.spec(spec)
+    trainer = trainer_of(Corpora(inputs).get(their_spec), their_spec, mistake)
+    with paused_gc():
+        return [(e.left, e.right) for e in trainer.merges(num_merges, spec.min_pair_frequency)]
+
+
 def check_theirs(theirs: Sequence[Merge]) -> list[Merge]:
     """Their merges as a list of (bytes, bytes); a ValueError names the first that is not a pair of non-empty bytes."""
     out = []

@@ -26,6 +26,7 @@ from bpe import race as R
 from bpe import references as refs
 from bpe import sweep as sweeps
 from bpe.corpora import END_OF_TEXT
+from bpe.diagnose import Diagnosis
 from bpe.events import MergeEvent, StopReason
 from bpe.spec import DEFAULT, TrainSpec
 from bpe.threshold import Replay, replay, sample_of
@@ -398,3 +399,57 @@ def vocabulary_rows(files: tuple[tuple[str, str], ...], held_out: bytes, *, repo
     tok = Tokenizer.from_loaded(formats.read_uploads({name: Path(path).read_bytes() for name, path in files}))
     words = pretokenize(held_out, pattern=tok.pattern, special_tokens=tok.special_tokens).counts
     return tuple(token_rows(tok, tok.token_counts(words)))
+
+
+# ---------------------------------------------------------------------------
+# the check-your-merges page
+
+EXAMPLE = "tie:smaller"  # the built-in example: a student who wrote min where the rule takes max
+WINDOW = 4  # merges shown on each side of the first difference
+
+
+@dataclass(frozen=True)
+class Checking:
+    """A check's progress: what it is doing, and how far it is (0..1)."""
+
+    doing: str
+    share: float
+
+
+@dataclass(frozen=True)
+class Checked:
+    """A student's merges checked against the reference: the diagnosis, and their merges around the first difference."""
+
+    diagnosis: Diagnosis
+    label: str  # what was checked: the uploaded files' names, or the example
+    start: int  # the index of theirs[0] in their list
+    theirs: tuple[tuple[bytes, bytes], ...]  # their merges from start, up to WINDOW past the first difference
+
+
+def check_merges(
+    files: tuple[tuple[str, bytes], ...], label: str, data: bytes, spec: TrainSpec, num_merges: int, *, report: Report
+) -> Checked:
+    """Read the uploaded merges (or, with no files, make the example's) and diagnose them on data under spec.
+
+    Bad files raise ValueError with one sentence, which the page shows.
+    """
+    from bpe.diagnose import diagnose, make_mistake
+    from bpe.merges_file import parse_uploads
+
+    throttle = Throttle(report)
+    if files:
+        report(Checking("Reading your merges…", 0.0))
+        theirs = parse_uploads(dict(files))
+    else:
+        report(Checking("Making the example's merges: a trainer that breaks ties toward the smaller pair…", 0.0))
+        theirs = make_mistake(EXAMPLE, data, spec, num_merges)
+    found = diagnose(
+        theirs,
+        data,
+        spec,
+        vocab_size=256 + num_merges + len(spec.special_tokens),
+        on_progress=lambda doing, share: throttle(Checking(doing, share)),
+    )
+    at = found.first_difference if found.first_difference is not None else min(found.reproduced_through, len(theirs))
+    start = max(0, at - WINDOW)
+    return Checked(found, label, start, tuple(theirs[start : at + WINDOW + 1]))

@@ -23,7 +23,7 @@ def test_every_page_link_in_the_sidebar_carries_the_run_and_the_page_keeps_it():
     run = {"corpus": "stdlib", "pretokenizer": "cl100k", "rule": "rustbpe"}
     assert dict(at.query_params) == run  # the threshold page's own URL
     links = page_links(at)
-    assert len(links) == 12 and all(params == run for params in links.values())
+    assert len(links) == 13 and all(params == run for params in links.values())  # every page of app.SECTIONS
     at.sidebar.number_input(key="vocab_size").set_value(400).run()
     assert dict(at.query_params) == {**run, "vocab_size": "400"}
     assert all(params == {**run, "vocab_size": "400"} for params in page_links(at).values())

@@ -71,6 +71,8 @@ DEFAULTS: dict[str, object] = {
     "cmp_text": None,  # the compare page's text; None: ui.views.compare.SAMPLE
     "quirk": "strawberry",  # a key of ui.lessons.quirks.BY_KEY
     "tax_language": "Hindi",  # the token tax language whose tokens are drawn
+    "diff_theirs": None,  # the check-your-merges page's list: the uploaded files (ui.views.tokenize.Reference) or "example"
+    "diff_result": None,  # (serve.jobs.RunKey, serve.jobs.Checked) of the last check this session saw
     "settings": None,  # written by the sidebar on every run: ui.sidebar.Settings, or a sentence saying what to fix
     "watching": {},  # purpose ("trace", "race", ...) -> key of the worker-pool job this session waits for: ui.work
     "failed": {},  # purpose -> the sentence saying why its last run failed, shown until the next run

@@ -115,6 +115,30 @@ table.pairs td.pair{font-family:monospace;white-space:pre-wrap;overflow-wrap:any
 table.pairs tr.chosen td{background:#c8f0cf}
 table.pairs tr.tie td{background:#fff1b8}
 table.pairs tr.runner td{background:#e3ecfb}
+table.pairs tr.yours td{background:#ffd0d0;font-weight:600}  /* a student's merge (the check-your-merges page) */
+table.pairs tr.gap td{border-bottom:none;color:#555}
+
+/* ---- the check-your-merges page (ui/views/diff.py) ---- */
+.diff-head{font-size:1.35rem;line-height:1.45;margin:.2rem 0 .6rem 0;padding:.5rem .9rem;border-radius:8px;background:#f6f9fd;border:2px solid #4c78a8;color:#111}
+.diff-head.same{background:#e6f6e9;border-color:#2e8b57}
+.diff-head .why{font-size:1.1rem;margin-top:.3rem}
+.diff-head code{font-size:1rem}
+.diff-cause p{margin:.2rem 0 .6rem 0;line-height:1.5}
+table.lists{border-collapse:collapse;width:100%;font-size:1rem}
+table.lists th{text-align:left;font-weight:600;border-bottom:2px solid #0003;padding:2px 8px}
+table.lists td{padding:1px 8px;border-bottom:1px solid #0001;color:#111;font-family:monospace;white-space:pre-wrap;overflow-wrap:anywhere}
+table.lists td.n, table.lists th.n{text-align:right;font-family:inherit;font-variant-numeric:tabular-nums;color:#444;width:4.5rem}
+table.lists tr.first td{background:#ffd0d0;font-weight:600}
+table.lists tr.first td.ref{background:#c8f0cf}
+table.lists tr.after td{color:#666}
+table.tried{border-collapse:collapse;width:100%;font-size:1rem}
+table.tried th{text-align:left;font-weight:600;border-bottom:2px solid #0003;padding:2px 8px}
+table.tried td{padding:2px 8px;border-bottom:1px solid #0001;color:#111;vertical-align:middle}
+table.tried td.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
+table.tried tr.cause td{background:#e6f6e9;font-weight:600}
+table.tried .bar{height:.9rem;background:#4c78a8;border-radius:3px;min-width:2px}
+table.tried tr.cause .bar{background:#2e8b57}
+table.tried td.id{font-family:monospace;color:#333}
 .heap{display:flex;flex-wrap:wrap;gap:.6rem 1.2rem;align-items:flex-start}
 .heap{display:flex;flex-wrap:wrap;gap:.6rem 1.2rem;align-items:flex-start}
 .htree{display:grid;flex:1 1 330px;min-width:0;max-width:640px}

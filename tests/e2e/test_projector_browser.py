@@ -25,6 +25,7 @@ PAGES = [
     ("quiz", "Predict the next merge"),
     ("encode_lesson", None),
     ("encode_quiz", None),
+    ("diff", "Check your own BPE"),
 ]
 
 # what a page says in sentences that presenter mode must not fold away with the step page's notes

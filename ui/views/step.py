@@ -206,22 +206,36 @@ ROW_CLASS = {"chosen": "chosen", "runner-up (tie)": "tie", "tie": "tie", "runner
 STATUS_WORD = {"chosen": "chosen", "runner-up (tie)": "runner-up", "runner-up": "runner-up"}  # the colour says "tie"
 
 
-def pair_table(event: MergeEvent, k: int) -> str:
-    """The best pairs before the merge, all rows shown (no inner scrolling), counts with separators."""
+def pair_table(event: MergeEvent, k: int, yours: tuple[bytes, bytes] | None = None, yours_count: int | None = None) -> str:
+    """The best pairs before the merge, all rows shown (no inner scrolling), counts with separators.
+
+    With `yours` (the check-your-merges page: a student's merge here, and its count), the chosen pair is marked
+    "reference" and theirs "yours" (red), listed below the rest when it is not among the best.
+    """
     detail = event.detail
     tied = sum(1 for _, _, c in detail.top_pairs if c == event.count)
     rows = detail.top_pairs[: min(max(PAIR_ROWS, tied + 1), PAIR_ROWS_MAX)]
     body = []
     for a, b, c in rows:
         s = status(event, a, b, c)
+        css, word = ROW_CLASS.get(s, ""), STATUS_WORD.get(s, "")
+        if yours is not None:
+            css, word = ("yours", "yours") if (a, b) == yours else (css, "reference" if s == "chosen" else "")
+        body.append(f'<tr class="{css}"><td class="pair">{html.escape(show_pair(a, b))}</td><td class="n">{c:,}</td><td>{word}</td></tr>')
+    if yours is not None and yours not in {(a, b) for a, b, _ in rows}:
+        count = "–" if yours_count is None else f"{yours_count:,}"
         body.append(
-            f'<tr class="{ROW_CLASS.get(s, "")}"><td class="pair">{html.escape(show_pair(a, b))}</td>'
-            f'<td class="n">{c:,}</td><td>{STATUS_WORD.get(s, "")}</td></tr>'
+            f'<tr class="gap"><td>…</td><td></td><td></td></tr><tr class="yours"><td class="pair">{html.escape(show_pair(*yours))}</td><td class="n">{count}</td><td>yours</td></tr>'
         )
+    note = (
+        "Red: your merge; green: the reference's; yellow: the same count as the reference's."
+        if yours is not None
+        else "Green: chosen; yellow: same count as the winner; blue: runner-up."
+    )
     return (
         f"<h3>Pair counts before merge {k:,}</h3>"
         '<table class="pairs"><tr><th>pair</th><th class="n">count</th><th></th></tr>' + "".join(body) + "</table>"
-        f"{caption(f'Top {len(rows)} of {detail.distinct_pairs:,} distinct pairs. Green: chosen; yellow: same count as the winner; blue: runner-up.')}"
+        f"{caption(f'Top {len(rows)} of {detail.distinct_pairs:,} distinct pairs. {note}')}"
     )
 
 

@@ -1,0 +1,102 @@
+"""The check-your-merges page, driven through AppTest: the example, the reference's own list, and bad uploads."""
+
+from __future__ import annotations
+
+import pickle
+import re
+
+from conftest import open_app, rerun_until
+from streamlit.testing.v1 import AppTest
+
+from bpe import TrainSpec, train_bpe_text
+from bpe.corpora import stdlib_prose
+from bpe.gpt2_bytes import to_unicode
+from ui.corpus import SOURCES
+
+PAGE = "pages/diff.py"
+TEXTBOOK = SOURCES["textbook"].text
+
+
+def open_page(**sidebar) -> AppTest:
+    return open_app(PAGE, **sidebar)
+
+
+def checked(at: AppTest) -> AppTest:
+    """Rerun until the check has ended (a worker's, or this thread's) and the page drew it, or said why not."""
+    return rerun_until(at, lambda at: any('class="diff-head' in h.value for h in at.html) or at.error, what="the check")
+
+
+def html_of(at: AppTest) -> str:
+    return "".join(h.value for h in at.html)
+
+
+def upload(at: AppTest, name: str, data: bytes) -> AppTest:
+    at.file_uploader(key="diff_files").set_value((name, data, "text/plain")).run()
+    return checked(at)
+
+
+def merges_txt(merges) -> bytes:
+    return "".join(f"{to_unicode(a)} {to_unicode(b)}\n" for a, b in merges).encode()
+
+
+def test_before_anything_is_uploaded_the_page_says_what_to_do():
+    at = open_page()
+    assert not at.exception
+    assert at.info[0].value.startswith("Upload the merges your trainer made")
+
+
+def test_the_example_is_a_tie_mistake_found_at_merge_1_of_the_textbook_run():
+    at = open_page()
+    at.button[0].click().run()
+    page = html_of(checked(at))
+    assert "at merge 1 of 12: a tie broken another way" in page and "(<code>tie:smaller</code>)" in page
+    assert '<tr class="first"><td class="n">1</td><td>e + s</td><td class="ref">s + t</td></tr>' in page
+    assert '<tr class="yours"><td class="pair">e + s</td><td class="n">9</td><td>yours</td></tr>' in page
+    assert '<tr class="chosen"><td class="pair">s + t</td><td class="n">9</td><td>reference</td></tr>' in page
+    assert at.success[0].value.startswith("Fix\\: Among pairs with the same count take the greater")
+    assert at.markdown[-1].value == "[Open merge 1 on the step page](./?corpus=textbook&merge=1)"
+    # the result stays with the session: another page and back shows it without asking the pool again
+    at.switch_page("pages/step.py").run()
+    at.switch_page(PAGE).run()
+    assert "at merge 1 of 12" in html_of(at)
+
+
+def test_the_reference_itself_is_the_same():
+    _, merges = train_bpe_text(TEXTBOOK, 256 + 12 + 1, ["<|endoftext|>"], pretokenizer="whitespace")
+    at = upload(open_page(), "merges.txt", merges_txt(merges))
+    page = html_of(at)
+    assert "Your 12 merges are the reference&#x27;s, merge for merge." in page and 'class="diff-head same"' in page
+    assert not at.success  # nothing to fix
+
+
+def test_a_pasted_corpus_is_checked_in_a_worker():
+    text = stdlib_prose(20_000)  # past the size a session checks in its own thread
+    at = open_page(source="paste", pattern="gpt2")
+    at.sidebar.text_area(key="pasted").set_value(text).run()
+    at.sidebar.number_input(key="vocab_size").set_value(256 + 60 + 1).run()
+    _, merges = train_bpe_text(text, 256 + 60 + 1, ["<|endoftext|>"])
+    wrong = merges[:20] + [merges[21], merges[20]] + merges[22:]  # two merges swapped: the first is made too early
+    at = upload(at, "pairs.txt", "".join(f"{pair!r}\n" for pair in wrong).encode())
+    page = html_of(at)
+    assert "at merge 21 of 60" in page, page[:400]
+    assert at.session_state["watching"]["check"].spec == TrainSpec(
+        special_tokens=("<|endoftext|>",), pretokenizer="gpt2", algorithm=at.session_state["algorithm"]
+    )
+
+
+def test_bad_uploads_are_one_sentence_and_html_in_a_file_is_text():
+    at = open_page()
+    for name, data, says in [
+        ("merges.pkl", pickle.dumps([(b"a", b"b")]), "looks like a pickle"),
+        ("binary.txt", bytes(range(256)), "not a text file"),
+        ("pairs.txt", b"(b'a', 'b')\n", "is text, not bytes"),
+        ("pairs.txt", b"[(b'a', b'b')", "not closed"),
+    ]:
+        at = upload(at, name, data)
+        assert len(at.error) == 1 and says in at.error[0].value and "\n" not in at.error[0].value, at.error
+        assert not at.exception
+    at = upload(at, "mine.txt", b"(b'<script>alert(1)</script>', b'[x](javascript:alert(1))')\n")
+    page = html_of(at)
+    assert "<script>" not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+    assert "a merge that cannot be made there" in page
+    assert not re.search(r"\]\(javascript", "".join(m.value for m in at.markdown))
