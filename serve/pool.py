@@ -14,6 +14,16 @@ by default one core fewer than the machine has, so the pages keep a core;
 "short" ones (a trace, a training: seconds) get `quick` more, so a student
 opening the step page never queues behind a class's race.
 
+One session cannot take the pool from the others. Each session (the watcher
+that started a job, its owner) has budgets: at most MAX_JOBS of its jobs queued
+or running at once, at most BUDGET_S seconds of workers' time in the last
+WINDOW_S, each job at most JOB_S[lane] seconds, each worker at most
+MEMORY_MB of memory (BPE_WORKER_MEMORY_MB; past it the job fails with a
+sentence). A job past a budget is refused in one sentence that says when to
+try again. And a freed worker takes the queued job whose owner has used the
+least time lately, not the oldest: a session that keeps asking waits behind
+one that asks once.
+
 Why processes and not threads: a trainer is pure Python, so a thread holds the
 interpreter lock the pages need, and its clock would count their work; a
 process has its own interpreter, its own garbage collector to pause, and its
@@ -56,6 +66,11 @@ log = logging.getLogger(__name__)
 
 LANES = ("long", "short")
 ENDED = ("done", "failed", "cancelled")
+MAX_JOBS = 3  # a session's jobs queued or running at once, per lane
+WINDOW_S = 600.0  # the time budget's window
+BUDGET_S = 300.0  # a session's seconds of workers' time within WINDOW_S (a race on the 2 MB preset takes ~30-50 s)
+JOB_S = {"long": 900.0, "short": 120.0}  # a job still running after this long is stopped
+MEMORY_MB = 4096  # a worker's address space (BPE_WORKER_MEMORY_MB)
 ROOT = Path(__file__).resolve().parents[1]  # where `python -m serve.pool` finds the ui and bpe packages
 
 
@@ -87,8 +102,10 @@ class _Job:
     result: Any = None
     error: str = ""
     watchers: dict[str, float] = field(default_factory=dict)  # who -> when first seen gone (0: alive)
+    owner: str = ""  # the session whose submit started it: its budgets count this job
     process: Any = None
     cancelling: bool = False
+    over_time: bool = False  # stopped for running past its lane's JOB_S
     started: float = 0.0
     ended_at: float = 0.0
     used: float = 0.0  # last asked for: finished jobs are evicted least recently used first
@@ -114,6 +131,8 @@ class Pool:
         self.keep, self.alive, self.grace_s, self.check_s = keep, alive, grace_s, check_s
         self.clock = clock  # what the grace period is measured on (tests pass one they move by hand)
         self.checks = 0  # passes of the reaper so far: tests wait for one instead of sleeping
+        self.max_jobs, self.budget_s, self.window_s, self.job_s = MAX_JOBS, BUDGET_S, WINDOW_S, dict(JOB_S)
+        self._used: dict[str, list[tuple[float, float]]] = {}  # owner -> (when a job of theirs ended, its seconds)
         self._jobs: dict[Hashable, _Job] = {}
         self._queue: dict[str, list[_Job]] = {lane: [] for lane in LANES}
         self._lock = threading.Condition()
@@ -136,8 +155,12 @@ class Pool:
                 raise RuntimeError("The worker pool is closed.")
             job = self._jobs.get(key)
             fresh = job is None or job.state in ("failed", "cancelled")
+            if fresh and not inline and (refusal := self._over_budget(who, lane)):
+                job = self._jobs[key] = _Job(key, fn, (), lane, owner=who)
+                self._end(job, "failed", refusal)
+                return self._status(job)
             if fresh:
-                job = self._jobs[key] = _Job(key, fn, args, lane)
+                job = self._jobs[key] = _Job(key, fn, args, lane, owner=who)
                 if inline:
                     job.state, job.started = "running", time.perf_counter()
                 else:
@@ -202,12 +225,36 @@ class Pool:
                 self._cancel(job)
             self._lock.notify_all()
 
+    # -- budgets ----------------------------------------------------------------------
+    def used(self, who: str) -> float:
+        """Seconds of workers' time who's jobs took in the last window_s, the running ones so far included (the lock is held)."""
+        now = time.perf_counter()
+        self._used[who] = [(end, s) for end, s in self._used.get(who, []) if now - end < self.window_s]
+        running = sum(now - j.started for j in self._jobs.values() if j.owner == who and j.state == "running" and j.process is not None)
+        return sum(s for _, s in self._used[who]) + running
+
+    def _over_budget(self, who: str, lane: str) -> str:
+        """Why who may not start another job in lane now, as a sentence; '' when it may (the lock is held)."""
+        mine = sum(1 for j in self._jobs.values() if j.owner == who and j.lane == lane and j.state not in ENDED)
+        if mine >= self.max_jobs:
+            return f"This page already has {mine} runs going in the worker pool: stop one, or wait for one to finish, and try again."
+        used = self.used(who)
+        if used >= self.budget_s:
+            oldest = min((end for end, _ in self._used.get(who, [])), default=time.perf_counter())
+            wait = max(1, round(self.window_s - (time.perf_counter() - oldest)))
+            return (
+                f"This session has used the worker pool for {used:,.0f} s in the last {self.window_s / 60:.0f} minutes, "
+                f"its share on a shared server: try again in {wait:,} s."
+            )
+        return ""
+
     # -- running jobs ---------------------------------------------------------------
     def _start_next(self, lane: str) -> None:
-        """Start queued jobs while the lane has room (the lock is held)."""
+        """Start queued jobs while the lane has room, the job of whoever used least lately first (the lock is held)."""
         queue = self._queue[lane]
         while queue and not self._closed and self._running(lane) < self.capacity[lane]:
-            job = queue.pop(0)
+            job = min(queue, key=lambda j: self.used(j.owner))  # min keeps the first of equals: the oldest
+            queue.remove(job)
             job.process = subprocess.Popen(
                 [sys.executable, "-m", "serve.pool"],
                 stdin=subprocess.PIPE,
@@ -243,6 +290,12 @@ class Pool:
         with self._lock:
             if outcome is not None:
                 self._end(job, *outcome)
+            elif job.over_time:
+                self._end(
+                    job,
+                    "failed",
+                    f"The run took longer than {self.job_s[job.lane]:,.0f} s, the most one run may take here; it was stopped.",
+                )
             elif job.cancelling:
                 self._end(job, "cancelled", None)
             else:
@@ -265,6 +318,8 @@ class Pool:
         """Record how the job ended (the lock is held) and wake anyone waiting."""
         if job.state in ENDED:
             return
+        if job.state == "running" and job.process is not None and job.owner:
+            self._used.setdefault(job.owner, []).append((time.perf_counter(), time.perf_counter() - job.started))
         job.state, job.ended_at, job.used = kind, time.perf_counter(), time.monotonic()
         job.args = ()  # a corpus is megabytes: a finished job keeps only what it found
         if kind == "done":
@@ -316,6 +371,12 @@ class Pool:
             gone = {who for who in {who for _, who in watched} if not self.alive(who)}
             now = self.clock()
             with self._lock:
+                for job in self._jobs.values():  # a run past its lane's time is stopped, watched or not
+                    late = job.state == "running" and job.process is not None and time.perf_counter() - job.started > self.job_s[job.lane]
+                    if late and not job.over_time:
+                        log.warning("%r ran past %.0f s: stopped", job.key, self.job_s[job.lane])
+                        job.over_time = True
+                        kill(job.process)
                 for job, who in watched:
                     if who not in job.watchers:
                         continue
@@ -347,6 +408,15 @@ def default_workers() -> int:
     return max(1, (os.cpu_count() or 1) - 1)
 
 
+def limit_memory() -> None:
+    """In a worker, before it runs its job: its address space at most BPE_WORKER_MEMORY_MB (past it, MemoryError)."""
+    import resource
+
+    mb = int(os.environ.get("BPE_WORKER_MEMORY_MB") or MEMORY_MB)
+    with contextlib.suppress(ValueError, OSError):
+        resource.setrlimit(resource.RLIMIT_AS, (mb << 20, mb << 20))
+
+
 def kill(process: subprocess.Popen) -> None:
     """Kill a worker and any processes it started (it leads a process group of its own)."""
     with contextlib.suppress(ProcessLookupError):  # it has ended already
@@ -366,6 +436,9 @@ def failure_message(error: Exception) -> str:
     """A job's exception as a sentence: ValueErrors already are one (bad input); anything else names its type."""
     if isinstance(error, ValueError):
         return str(error)
+    if isinstance(error, MemoryError):
+        mb = int(os.environ.get("BPE_WORKER_MEMORY_MB") or MEMORY_MB)
+        return f"The run needed more than the {mb:,} MB one worker process may use here; try a smaller corpus or fewer merges."
     return f"The run failed with {type(error).__name__}: {error}. Try again; if it happens again, the server log has the details."
 
 
@@ -405,6 +478,7 @@ def work() -> None:
         Pickler(out, protocol=pickle.HIGHEST_PROTOCOL).dump((kind, value))
         out.flush()  # fails when the server is gone, which ends this process
 
+    limit_memory()
     fn, args = pickle.load(sys.stdin.buffer)  # from the server that started this process
     try:
         result = fn(*args, report=lambda progress: send("progress", progress))

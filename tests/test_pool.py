@@ -68,6 +68,11 @@ def refuse(*, report) -> None:
     raise ValueError("The corpus is empty: paste some text.")
 
 
+def hog(*, report) -> int:
+    """Ask for a gigabyte."""
+    return len(bytearray(1 << 30))
+
+
 def gc_state(*, report) -> bool:
     """Whether the collector is on in the worker while a trainer runs there (it is paused)."""
     from bpe.trainer import paused_gc
@@ -333,3 +338,54 @@ def test_results_cross_the_pipe_unchanged_frozen_dataclasses_included():
     back = pickle.loads(buffer.getvalue())
     assert back == trace
     assert [e.detail for e in back.events] == [e.detail for e in trace.events]  # detail is left out of MergeEvent's ==
+
+
+# -- one session cannot take the pool from the others ----------------------------------------
+
+
+def test_a_session_with_its_limit_of_runs_going_is_refused_another_in_one_sentence(pool):
+    for i in range(pool.max_jobs):
+        assert pool.submit(("a", i), forever, who="a").state in ("running", "queued")
+    refused = pool.submit(("a", "more"), forever, who="a")
+    assert refused.state == "failed" and refused.error.startswith(f"This page already has {pool.max_jobs} runs going")
+    assert pool.submit(("b", 0), forever, who="b").state == "queued"  # another session is not held to a's count
+    pool.stop(("a", 0), who="a")
+    until(lambda: pool.status(("a", 0)).state == "cancelled")
+    assert pool.submit(("a", "more"), forever, who="a").state in ("running", "queued")  # one ended: room again
+
+
+def test_a_session_past_its_time_budget_is_told_when_to_try_again(pool, tmp_path):
+    pool.budget_s, pool.window_s = 0.3, 60.0
+    assert pool.submit("first", counted, str(tmp_path / "runs.txt"), who="a").state in ("running", "queued")
+    until(lambda: pool.status("first").state == "done")
+    refused = pool.submit("second", counted, str(tmp_path / "runs.txt"), who="a")
+    assert refused.state == "failed" and "try again in" in refused.error and "used the worker pool for" in refused.error
+    assert pool.submit("theirs", counted, str(tmp_path / "runs.txt"), who="b").state in ("running", "queued")
+    pool.window_s = 0.01
+    until(lambda: pool.used("a") == 0)  # the window has passed
+    assert pool.submit("second", counted, str(tmp_path / "runs.txt"), who="a").state in ("running", "queued")
+
+
+def test_a_freed_worker_takes_the_job_of_the_session_that_used_least(pool, tmp_path):
+    runs = str(tmp_path / "runs.txt")
+    pool.submit("a1", counted, runs, who="a")
+    until(lambda: pool.status("a1").state == "running")
+    pool.submit("a2", counted, runs, who="a")  # queued first
+    pool.submit("b1", counted, runs, who="b")  # queued second, by a session that has used nothing
+    until(lambda: pool.status("a1").state == "done")
+    until(lambda: "running" in (pool.status("a2").state, pool.status("b1").state))
+    assert pool.status("b1").state == "running" and pool.status("a2").state == "queued"
+
+
+def test_a_run_past_its_lanes_time_is_stopped_with_a_sentence(pool):
+    pool.job_s["long"] = 1.0
+    pool.submit("k", forever, who="a")
+    until(lambda: pool.status("k").ended, timeout=30)
+    assert pool.status("k").state == "failed" and pool.status("k").error.startswith("The run took longer than 1 s")
+
+
+def test_a_run_past_its_memory_is_one_sentence(pool, monkeypatch):
+    monkeypatch.setenv("BPE_WORKER_MEMORY_MB", "400")
+    pool.submit("k", hog, who="a")
+    status = pool.wait("k", 60)
+    assert status.state == "failed" and "more than the 400 MB" in status.error
