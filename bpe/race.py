@@ -67,6 +67,7 @@ class RaceResult:
     work: dict[str, int] = field(default_factory=dict)  # the trainer's counters
     cut_off: bool = False  # stopped by its time budget before the last merge
     stop_reason: str = ""  # a StopReason, or "" while running
+    wall_s: float | None = None  # wall-clock seconds of a reference tool's run (its seconds are processor time, as ours)
 
     @property
     def total(self) -> float:

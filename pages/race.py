@@ -9,6 +9,7 @@ import os
 
 import streamlit as st
 
+from bpe import ALGORITHMS
 from bpe import references as refs
 from ui import corpus as corpora
 from ui import state, work
@@ -16,8 +17,8 @@ from ui.views import race as views
 
 st.title("Algorithm race")
 st.caption(
-    "naive, positions, parent_set and heap train on the same pre-tokenized corpus in a worker process, taking turns, "
-    "each on its own clock with detail off. The numbers come from the same code as `python benchmarks/race.py`."
+    f"{', '.join(list(ALGORITHMS)[:-1])} and {list(ALGORITHMS)[-1]} train on the same pre-tokenized corpus in a worker process, "
+    "taking turns, each on its own clock with detail off. The numbers come from the same code as `python benchmarks/race.py`."
 )
 
 settings = st.session_state["settings"]
@@ -54,6 +55,7 @@ elif record is None:
         f"Press **Start the race** to train every algorithm on the sidebar's corpus. Each may run for {st.session_state['race_budget']:g} s."
     )
 else:
+    views.replay_note(record, st.session_state["race_asked"], settings)
     views.race_chart(record)
     if record.status == "stopped":
         st.warning("This race was stopped; below is what it had done by then.")

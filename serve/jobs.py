@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from time import perf_counter
@@ -79,6 +80,8 @@ class RaceRecord:
     reference_note: str = ""  # why a reference is missing (numbers and fixed names only: shown as markdown)
     doing: str = ""  # what the run is doing now, when that is not racing
     spec: TrainSpec = DEFAULT  # the settings the four trainers raced under
+    started_at: float = 0.0  # when the run started and ended (time.time(), this machine's clock): a page says when a replay ran
+    finished_at: float = 0.0
 
     @property
     def tie_break(self) -> str:
@@ -170,6 +173,7 @@ def race(
         "running",
         doing="Pre-tokenizing once for all four trainers…",
         spec=spec,
+        started_at=time.time(),
     )
     report(record)
     prepared = R.prepare(data, spec)
@@ -180,7 +184,7 @@ def race(
         throttle(record)  # between turns: every trainer's clock is stopped
     if with_references:
         record = references(record, data, prepared, report)
-    return replace(record, status="finished", doing="")
+    return replace(record, status="finished", doing="", finished_at=time.time())
 
 
 REFERENCES = {  # tool -> (is it installed, train it, its name in a sentence)

@@ -15,7 +15,9 @@ import time
 from dataclasses import replace
 
 import pytest
+from apptest import ROOT
 from conftest import finish, open_app
+from streamlit.testing.v1 import AppTest
 
 import ui.work
 from bpe import ALGORITHMS
@@ -108,9 +110,23 @@ def test_the_same_race_asked_again_is_answered_from_the_finished_run(app):
     app.button(key="race_start").click().run()
     finish(app)
     first = app.session_state["race"]
+    assert not [i for i in app.info if "A replay" in i.value]  # this session watched it run
     app.button(key="race_start").click().run()
     assert "race" not in app.session_state["watching"]  # done at once: the result was kept
     assert app.session_state["race"] is first
+    # and the page says so: a replay, when it ran, and a way to run it live (issue 28.1)
+    said = next(i.value for i in app.info if "A replay" in i.value)
+    assert time.strftime("%H:%M:%S", time.localtime(first.started_at)) in said and "before you pressed Start" in said
+    app.button(key="race_live").click().run()
+    assert "race" in app.session_state["watching"]  # a new run, live
+    finish(app)
+    assert app.session_state["race"] is not first and app.session_state["race"].started_at > first.finished_at
+    assert not [i for i in app.info if "A replay" in i.value]
+    student = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120).run()  # the same server: its caches kept
+    student.switch_page("pages/race.py").run()
+    student.button(key="race_start").click().run()  # a session pressing Start now gets the live run
+    finish(student)
+    assert student.session_state["race"].started_at == app.session_state["race"].started_at
 
 
 def test_a_planted_difference_is_shown_with_both_candidates(app):
@@ -264,11 +280,19 @@ def test_hf_and_rustbpe_agree_merge_for_merge_under_their_own_rule_and_the_first
     spec = json.loads(app.get("vega_lite_chart")[0].proto.spec)
     assert "HF tokenizers (Rust" in str(spec) and "rustbpe (Rust" in str(spec)  # a mark each in the race chart
     assert spec["layer"][0]["encoding"]["y"]["scale"]["type"] == "log"  # heap and the Rust tools told apart
-    phases = table_with(app, "all phases")  # their times beside ours in "Where the time goes"
-    totals = dict(zip(phases["algorithm"], phases["all phases"]))
-    assert {"HF tokenizers", "rustbpe", "heap"} <= set(totals)
-    for check in record.references:
-        assert totals[REFERENCE_LINES[check.result.algorithm].split(" (")[0]] == f"{check.result.total:,.3f} s"
+    phases = table_with(app, "all phases").set_index("algorithm")  # their times beside ours in "Where the time goes"
+    assert {"HF tokenizers", "rustbpe", "heap"} <= set(phases.index)
+    for check in record.references:  # like with like (issue 28.6): processor time of the same phases, wall-clock beside it
+        row = phases.loc[REFERENCE_LINES[check.result.algorithm].split(" (")[0]]
+        if check.result.algorithm == refs.FFBPE:  # given our pre-tokens: no 'all phases' to set beside ours
+            assert row["all phases"] == "" and row["merge loop"] == f"{check.result.total:,.3f} s with its count"
+        else:
+            assert row["all phases"] == f"{check.result.total:,.3f} s" and row["status"] == "reference: Rust, all phases"
+        assert row["wall-clock"] == f"{check.result.wall_s:,.3f} s"
+    heap = phases.loc["heap"]
+    prep = record.prep_seconds["pre-tokenize"]
+    assert heap["all phases"] == f"{prep + record.results[3].total:,.3f} s" and heap["pre-tokenize"] == f"{prep:,.3f} s"
+    assert any("Every time here is processor time" in c.value for c in app.caption)
 
 
 def test_the_time_axis_spans_the_fastest_and_the_slowest():

@@ -270,6 +270,8 @@ def test_hf_reference_gives_merges_as_bytes(finished):
     assert len(hf.merges) == 100 and all(isinstance(t, bytes) for m in hf.merges for t in m)
     assert hf.merges[0] == finished["heap"].merges[0]  # the most frequent pair is not a tie here
     assert hf.total > 0 and not hf.cut_off
+    # both clocks: processor time (its threads too), as ours are timed, and wall-clock beside it
+    assert hf.wall_s is not None and hf.wall_s > 0 and set(hf.seconds) == {"train (all phases)"}
 
 
 def test_race_module_imports_no_ui_library():

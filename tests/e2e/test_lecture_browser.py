@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import re
 
-from .conftest import SMALL_TEXT_JS, clipped, open_from_sidebar, settled, shots, wait_idle
+from playwright.sync_api import expect
+
+from .conftest import SMALL_TEXT_JS, clipped, new_context, open_from_sidebar, settled, shots, wait_idle
 
 
 def open_url(page, url: str, ready: str, timeout: int = 180_000) -> None:
@@ -203,3 +205,94 @@ def test_10_on_stdlib_a_typed_t_of_500_answers_at_once(page, app_url):
     settled(page)
     assert clipped(page) == [] and page.evaluate(SMALL_TEXT_JS) == []
     shots(page, "lecture-10-threshold-typed")
+
+
+# ---------------------------------------------------------------------------
+# 1. a rehearsal does not spoil the live race
+
+
+def start_race(page, budget: str) -> None:
+    box = page.get_by_label("Time budget per algorithm (s)")
+    box.fill(budget)
+    box.press("Enter")
+    wait_idle(page)
+    page.get_by_role("button", name="Start the race").click()
+
+
+def test_1_a_race_rehearsed_before_class_says_it_is_a_replay_and_runs_live_again(browser, page, app_url):
+    open_url(page, f"{app_url}/race?corpus=stdlib", '[data-testid="stMain"] h1')
+    page.get_by_test_id("stMain").get_by_text("HuggingFace & rustbpe").click()  # fast: ours only
+    wait_idle(page)
+    start_race(page, "1")  # the rehearsal
+    page.get_by_text("Agreement").first.wait_for(timeout=120_000)
+    wait_idle(page)
+    assert page.get_by_text("A replay").count() == 0  # the teacher watched this one run
+
+    context = new_context(browser, viewport={"width": 1280, "height": 720})  # in class: a fresh browser, the same page
+    live = context.new_page()
+    open_url(live, f"{app_url}/race?corpus=stdlib", '[data-testid="stMain"] h1')
+    live.get_by_test_id("stMain").get_by_text("HuggingFace & rustbpe").click()
+    wait_idle(live)
+    start_race(live, "1")
+    live.get_by_text("A replay").wait_for(timeout=30_000)  # the finished chart at once, and why
+    wait_idle(live)
+    said = text_of(live, '[data-testid="stAlertContentInfo"]')
+    assert re.search(r"this race ran at \d\d:\d\d:\d\d, \d+ seconds? before you pressed Start", said), said
+    assert live.locator('[data-testid="stVegaLiteChart"]').count() == 1
+    settled(live)
+    shots(live, "lecture-1-race-replay")
+    live.get_by_role("button", name="Run it live again").click()
+    expect(live.locator(".st-key-race_stop button").first).to_be_enabled(timeout=60_000)  # running: Stop is live
+    live.get_by_text("Agreement").first.wait_for(timeout=120_000)
+    wait_idle(live)
+    assert live.get_by_text("A replay").count() == 0  # this one ran in front of the class
+    context.close()
+
+
+# ---------------------------------------------------------------------------
+# 6. the race after the references join: a plot that stays tall, and one clock in the phase table
+
+PLOT_JS = """() => {
+  // the race chart's SVG (Vega): its y axis spans the plot's height; its legend's names, one a row, at the plot's right
+  const chart = document.querySelector('[data-testid="stMain"] [data-testid="stVegaLiteChart"]');
+  const box = r => ({top: r.top, bottom: r.bottom, left: r.left, right: r.right, height: r.height});
+  const grid = chart.querySelector('[aria-label^="Y-axis"] .role-axis-grid, .role-axis-grid');
+  const legend = chart.querySelector('[aria-roledescription="legend"]') || chart.querySelector('.role-legend');
+  return {svg: box(chart.querySelector('svg').getBoundingClientRect()), grid: box(grid.getBoundingClientRect()),
+          legend: box(legend.getBoundingClientRect())};
+}"""
+
+
+def phases(page) -> dict[str, dict[str, str]]:
+    """The phase table ('Where the time goes'): algorithm -> column -> cell."""
+    table = page.locator('[data-testid="stTable"]').filter(has_text="wall-clock").first
+    head = [c.strip() for c in table.locator("th").all_inner_texts()]
+    rows = {}
+    for row in table.locator("tbody tr").all():
+        cells = [c.strip() for c in row.locator("td").all_inner_texts()]
+        rows[cells[0]] = dict(zip(head[-len(cells) :], cells))
+    return rows
+
+
+def test_6_the_race_chart_at_1280x720_after_the_references_join_keeps_its_plot_and_one_clock(page, app_url):
+    page.set_viewport_size({"width": 1280, "height": 720})
+    open_url(page, f"{app_url}/race?corpus=stdlib", '[data-testid="stMain"] h1')
+    start_race(page, "2")
+    page.get_by_role("heading", name="The same merges as the production trainers").wait_for(timeout=300_000)
+    wait_idle(page)
+    settled(page)
+    drawn = page.evaluate(PLOT_JS)
+    assert drawn["grid"]["height"] >= 250, drawn  # the plot itself: ~110 px once four rows of legend stood on top of it
+    assert drawn["legend"]["left"] >= drawn["grid"]["right"] and drawn["legend"]["right"] <= drawn["svg"]["right"] + 1, drawn
+    legend = page.locator('[data-testid="stMain"] [data-testid="stVegaLiteChart"]').first.inner_text()
+    shots(page, "lecture-6-race-references")
+    table = phases(page)
+    assert table["HF tokenizers"]["status"] == "reference: Rust, all phases" and table["HF tokenizers"]["wall-clock"].endswith(" s")
+    assert table["heap"]["all phases"].endswith(" s") and table["heap"]["wall-clock"] == ""
+    said = text_of(page, '[data-testid="stMain"]')
+    assert "Every time here is processor time, the clock each trainer is raced on" in said
+    if "heap_c" in table:  # what the compiled core changes, said beside the tables
+        assert "heap_c is heap compiled to C" in said
+    page.get_by_role("heading", name="Where the time goes").first.evaluate("e => e.scrollIntoView({block: 'start'})")
+    shots(page, "lecture-6-race-phases")
+    assert clipped(page) == [] and legend is not None

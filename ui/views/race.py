@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 import os
+import time
 from dataclasses import replace
 
 import altair as alt
@@ -49,11 +50,11 @@ def colour(name: str) -> str:
     return ALGORITHMS[name].colour if name in ALGORITHMS else REFERENCE_COLOURS[name]
 
 
-REFERENCE_LINES = {
-    refs.HF: "HF tokenizers (Rust, all phases, wall-clock)",
-    refs.RUSTBPE: "rustbpe (Rust, all phases, wall-clock)",
-    refs.GIGATOKEN: "gigatoken (Rust, all phases, wall-clock)",
-    refs.FFBPE: "ffbpe (Rust, merges only, wall-clock)",
+REFERENCE_LINES = {  # a Rust reference's name in the legend and the tables, and the phases its one time covers
+    refs.HF: "HF tokenizers (Rust, all phases)",
+    refs.RUSTBPE: "rustbpe (Rust, all phases)",
+    refs.GIGATOKEN: "gigatoken (Rust, all phases)",
+    refs.FFBPE: "ffbpe (Rust, count + merges)",  # given our pre-tokens
 }
 CHART_POINTS = 200  # points per line sent to the browser
 
@@ -72,13 +73,74 @@ def race_key(settings) -> RunKey:
     return RunKey("race", settings.key, settings.spec.but(algorithm=DEFAULT.algorithm), settings.num_merges)
 
 
-def start_race(settings, budget_s: float, with_references: bool) -> None:
-    """Ask the pool for this race; sessions asking for the same corpus, settings and budget share one run."""
+def start_race(settings, budget_s: float, with_references: bool, live: bool = False) -> None:
+    """Ask the pool for this race; sessions asking for the same corpus, settings and budget share one run.
+
+    A finished race is kept and handed to the next session that asks (the page then says it is a replay, and when it
+    ran: `replay_note`). live=True runs it again, as a new run the later askers share: the teacher's rehearsal need not
+    spoil the race in class.
+    """
     race = race_key(settings)
-    key = replace(race, extra=(budget_s, with_references))
+    asked = (budget_s, with_references)
+    if live:
+        live_runs()[(race, asked)] = time.time_ns()
+    generation = newest(race, asked)
+    key = replace(race, extra=(*asked, generation) if generation else asked)
     args = (race, settings.corpus.name, settings.corpus.data, race.spec, settings.num_merges, budget_s, with_references)
+    st.session_state["race_asked"] = time.time()
     work.ask("race", key, jobs.race, *args)
     st.session_state["failed"].pop("race", None)
+
+
+@st.cache_resource(show_spinner=False)
+def live_runs() -> dict[tuple, int]:
+    """(race, (budget, references)) -> the newest run asked for live on this server (time.time_ns(), its key's last part)."""
+    return {}
+
+
+def newest(race: RunKey, asked: tuple) -> int:
+    """The newest live run of this race: asked on this server, or finished on the machine's pool (another replica's)."""
+    found = [
+        key.extra[len(asked)]
+        for key, _ in work.pool().find(lambda k: isinstance(k, RunKey) and k.purpose == "race" and replace(k, extra=()) == race)
+        if key.extra[: len(asked)] == asked and len(key.extra) == len(asked) + 1
+    ]
+    return max([live_runs().get((race, asked), 0), *found])
+
+
+def replay_note(record: RaceRecord, asked: float | None, settings) -> None:
+    """When the race shown had finished before this session pressed Start: say it is a replay, when it ran, and offer a live run."""
+    if not record.finished_at or asked is None or record.finished_at > asked:
+        return
+    started = time.localtime(record.started_at)
+    when = time.strftime("%H:%M:%S" if started[:3] == time.localtime(asked)[:3] else "%Y-%m-%d %H:%M", started)
+    say, press = st.columns([4, 1.3], vertical_alignment="center")
+    say.info(
+        f"**A replay**: this race ran at {when}, {ago(asked - record.finished_at)} before you pressed Start, and the server "
+        "kept it: every session that asks for the same race gets the finished run at once. To watch it happen, run it live."
+    )
+    budget, references = st.session_state["race_budget"], st.session_state["race_hf"]
+    press.button(
+        "Run it live again",
+        key="race_live",
+        icon=":material/replay:",
+        type="primary",
+        on_click=start_race,
+        args=(settings, budget, references, True),
+        disabled=isinstance(settings, str),
+        width="stretch",
+        help="A new run of the same race; sessions that press Start from now on watch this one.",
+    )
+
+
+def ago(seconds: float) -> str:
+    """A span of time as a class says it: 40 -> '40 seconds', 150 -> '2 minutes', 7_300 -> '2 hours'."""
+    for unit, size in (("day", 86_400), ("hour", 3_600), ("minute", 60)):
+        if seconds >= size:
+            n = int(seconds // size)
+            return f"{n} {unit}{'s' if n != 1 else ''}"
+    n = max(int(seconds), 1)
+    return f"{n} second{'s' if n != 1 else ''}"
 
 
 def live_race(status: Status) -> None:
@@ -179,6 +241,8 @@ def race_chart(record: RaceRecord) -> None:
         rows += [("line", name, i + 1, r.times[i]) for i in thin(r.times)]
         if r.cut_off:
             rows.append(("end", name, len(r.merges), r.total))
+        elif r.done and record.references:  # like with like beside the references' all-phases diamonds: ours plus the shared pre-tokenizing
+            rows.append(("all", name, len(r.merges), r.total + record.prep_seconds.get("pre-tokenize", 0.0)))
     rows = [(kind, name, merges, max(seconds, FLOOR_S)) for kind, name, merges, seconds in rows]  # a log axis has no 0
     frame = pd.DataFrame(rows, columns=["kind", "line", "merges", "seconds"])
     low, high = time_domain([seconds for *_, seconds in rows])
@@ -203,7 +267,9 @@ def race_chart(record: RaceRecord) -> None:
             "title": None,
             "sort": names,
             "scale": {"domain": names, "range": [colour(r.algorithm) for r in runs]},
-            "legend": {"orient": "top", "columns": 2},
+            # at the right, one name a row: on top, nine names took four rows out of the chart's height and left the
+            # plot ~110 px tall at 1280x720 once the references joined
+            "legend": {"orient": "right", "labelLimit": 300},
         },
         "tooltip": [{"field": "line", "title": "algorithm"}, {"field": "merges"}, {"field": "seconds", "format": ".3f"}],
     }
@@ -212,16 +278,24 @@ def race_chart(record: RaceRecord) -> None:
         return {"transform": [{"filter": f"datum.kind == '{kind}'"}], "mark": mark, "encoding": encoding}
 
     spec = {
-        "height": 400,
+        "height": 440,  # the whole chart: the plot is what the title and the axis leave (the legend stands at its right)
+        "padding": {"top": 10, "left": 5, "right": 5, "bottom": 5},  # the title's top was cut off
         "title": {"text": f"{record.corpus_label}: time to make {record.num_merges:,} merges"},
         "config": config(),
         "layer": [
             layer("line", {"type": "line", "strokeWidth": 3}),
             layer("end", {"type": "point", "size": 220, "filled": False, "strokeWidth": 3}),
             layer("reference", {"type": "point", "shape": "diamond", "size": 260, "filled": True}),
+            layer("all", {"type": "point", "shape": "triangle-up", "size": 220, "filled": True}),
         ],
     }
     st.vega_lite_chart(frame, spec, width="stretch")
+    if record.references:
+        st.caption(
+            "Lines: each of ours counting and merging, on one core. ▲ the same with the shared pre-tokenizing added: set "
+            "these beside ◆, a Rust tool's whole run from the text (ffbpe's ◆ counts and merges our pre-tokens, as a line "
+            "does). Every time is processor time."
+        )
 
 
 FLOOR_S = 1e-4  # the race chart's lowest time: a log axis cannot show 0 s
@@ -275,9 +349,17 @@ def seconds_text(s: float | None) -> str:
     return "" if s is None else f"{s:,.3f} s"
 
 
+PHASES = ("pre-tokenize", "initial count", "merge loop", "all phases", "wall-clock")
+
+
 def phase_rows(record: RaceRecord) -> list[dict]:
-    """Seconds per phase per trainer, then each Rust reference's one total (its own pre-tokenization included)."""
-    prep = record.prep_seconds["read"] + record.prep_seconds["pre-tokenize"]
+    """Seconds per phase per trainer, then each Rust reference: every time on one clock, the processor's.
+
+    Ours share one pre-tokenization (shared: its time is on every row) and each counts and merges on one core; a
+    reference's one time covers the phases its status names, and it may use several cores (its processor time is then
+    more than its wall-clock time, which is shown beside it). Like with like: "all phases" of ours against theirs.
+    """
+    prep = record.prep_seconds["pre-tokenize"]
     rows = []
     for r in record.results:
         status = {StopReason.TIME_BUDGET: "cut off", StopReason.WALL_BUDGET: "cut off: machine busy"}.get(
@@ -286,33 +368,44 @@ def phase_rows(record: RaceRecord) -> list[dict]:
         rows.append(
             {
                 "algorithm": r.algorithm,
-                "read (shared)": seconds_text(record.prep_seconds["read"]),
-                "pre-tokenize (shared)": seconds_text(record.prep_seconds["pre-tokenize"]),
+                "pre-tokenize": seconds_text(prep),
                 "initial count": seconds_text(r.seconds["initial count"]),
                 "merge loop": seconds_text(r.seconds["merge loop"]),
-                "trainer total": seconds_text(r.total),
                 "all phases": seconds_text(prep + r.total),
+                "wall-clock": "",
                 "merges": f"{len(r.merges):,}",
                 "status": status,
             }
         )
     for check in record.references:
         r = check.result
+        name, covers = REFERENCE_LINES[r.algorithm].split(" (")[0], REFERENCE_LINES[r.algorithm].split(", ")[1].rstrip(")")
+        whole = covers == "all phases"
         rows.append(
             {
-                "algorithm": REFERENCE_LINES[r.algorithm].split(" (")[0],
-                **dict.fromkeys(["read (shared)", "pre-tokenize (shared)", "initial count", "merge loop", "trainer total"], ""),
-                "all phases": seconds_text(r.total),
+                "algorithm": name,
+                **dict.fromkeys(PHASES, ""),
+                "merge loop": "" if whole else f"{seconds_text(r.total)} with its count",
+                "all phases": seconds_text(r.total) if whole else "",
+                "wall-clock": seconds_text(r.wall_s),
                 "merges": f"{len(r.merges):,}",
-                "status": "reference: " + REFERENCE_LINES[r.algorithm].split(" (")[1].rstrip(")"),  # what its one time covers
+                "status": "reference: " + ("Rust, all phases" if whole else "Rust, given our pre-tokens"),
             }
         )
     return rows
 
 
 def phase_table(record: RaceRecord) -> None:
-    """Seconds per phase per trainer (read and pre-tokenize are done once and shared), the Rust references beside them."""
+    """Seconds per phase per trainer (pre-tokenize is done once and shared), the Rust references beside them, one clock."""
     st.table(pd.DataFrame(phase_rows(record)), hide_index=True)
+    if record.references:
+        st.caption(
+            "Every time here is processor time, the clock each trainer is raced on. Ours share one pre-tokenization "
+            "(counted through gigatoken's compiled pre-tokenizer where it gives the same counts, plus the sequence "
+            "positions walks), then each counts and merges on one core. A Rust reference's one time covers its own "
+            "pre-tokenizing too (ffbpe's only counting and merging our pre-tokens), on every core it uses: compare its "
+            "'all phases' with ours. Its wall-clock time is how long it took with those cores."
+        )
     busy = [r.algorithm for r in record.results if r.stop_reason == StopReason.WALL_BUDGET]
     if busy:
         st.caption(
