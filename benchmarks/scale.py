@@ -4,9 +4,14 @@
     python benchmarks/scale.py --mb 2000 --vocab 10000 --tools ours
     python benchmarks/scale.py --corpus FILE --tools ours,ours-python,hf,rustbpe,gigatoken,ffbpe --workers 2
     python benchmarks/scale.py --corpus FILE --pretokenize-only --tools-python /tmp/tools/bin/python
+    python benchmarks/scale.py --corpus benchmarks/data/corpus48.txt --vocab 10000 32000 --no-counts \
+        --tools ours,ours-heap,gigatoken,rustbpe,ffbpe,hf --rounds 3      # alternated, medians at the end
 
-`ours` counts with the compiled pre-tokenizer where it is exact (bpe/compiled.py), `ours-python`
-with the Python path only (`--no-compiled`, the figures before it). gigatoken and ffbpe run in
+`ours` is `bpe train` as it stands (the compiled heap trainer where the core is built: `bpe core`),
+`ours-heap` the same with `--algorithm heap` (the Python heap trainer: the figures before the
+compiled one), `ours-python` with the Python pre-tokenizer only (`--no-compiled`).
+`--rounds N` runs every tool N times, one after the other in turn (A, B, C, A, B, C, ...), so that
+a shared machine's load falls on all of them alike, and prints each one's median at the end. gigatoken and ffbpe run in
 `--tools-python` (default this interpreter): install them there, not as the project's dependencies.
 `--pretokenize-only` times file -> pre-token counts alone, in one process, for ours (both
 paths), gigatoken and ffbpe, each timed inside its process (start-up and imports left out).
@@ -63,14 +68,16 @@ def load() -> str:
     return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
-def ours(corpus: Path, vocab_sizes: list[int], workers: int, from_counts: bool = True, compiled: bool = True) -> None:
+def ours(corpus: Path, vocab_sizes: list[int], workers: int, from_counts: bool = True, compiled: bool = True, algorithm: str = "") -> None:
     bpe = [sys.executable, "-m", "bpe"]
-    path = [] if compiled else ["--no-compiled"]
+    chosen = ["--algorithm", algorithm] if algorithm else []
+    path = ([] if compiled else ["--no-compiled"]) + chosen
+    what = ("" if compiled else ", Python path (--no-compiled)") + (f", --algorithm {algorithm}" if algorithm else "")
     with tempfile.TemporaryDirectory() as tmp:
         for vocab in vocab_sizes:
             *measured, text = run([*bpe, "train", str(corpus), "--vocab-size", str(vocab), "--special-token", SPECIAL,
                                        "--workers", str(workers), "--out", f"{tmp}/e2e{vocab}", *path])  # fmt: skip
-            report(f"ours end to end{'' if compiled else ', Python path (--no-compiled)'}, vocab {vocab:,}", *measured, text)
+            report(f"ours end to end{what}, vocab {vocab:,}", *measured, text)
         if not from_counts:
             return
         counts = f"{tmp}/counts.parquet"
@@ -78,8 +85,10 @@ def ours(corpus: Path, vocab_sizes: list[int], workers: int, from_counts: bool =
         report("ours: bpe count (once)", *measured, text)
         print(f"counts file: {Path(counts).stat().st_size / 1e6:,.1f} MB")
         for vocab in vocab_sizes:
-            *measured, text = run([*bpe, "train", "--from-counts", counts, "--vocab-size", str(vocab), "--out", f"{tmp}/fc{vocab}"])
-            report(f"ours: train --from-counts, vocab {vocab:,}", *measured, text)
+            *measured, text = run(
+                [*bpe, "train", "--from-counts", counts, "--vocab-size", str(vocab), "--out", f"{tmp}/fc{vocab}", *chosen]
+            )
+            report(f"ours: train --from-counts{what}, vocab {vocab:,}", *measured, text)
 
 
 def hf(corpus: Path, vocab_sizes: list[int]) -> None:
@@ -182,12 +191,26 @@ print(f"{{time.perf_counter() - start:.3f}} {{time.process_time() - cpu:.3f}} {{
         sys.stdout.flush()
 
 
+RESULTS: dict[str, list[tuple[float, float, int, float]]] = {}  # label -> (wall, processor, peak, load) of each run
+
+
 def report(label: str, seconds: float, cpu: float, peak: int, text: str) -> None:
-    print(f"\n## {label}: {seconds:,.1f} s wall, {cpu:,.1f} s processor, peak RSS {peak / 1e6:,.0f} MB (largest process); load {load()}")
+    RESULTS.setdefault(label, []).append((seconds, cpu, peak, os.getloadavg()[0]))
+    print(f"\n## {label}: {seconds:,.2f} s wall, {cpu:,.2f} s processor, peak RSS {peak / 1e6:,.0f} MB (largest process); load {load()}")
     for line in text.strip().splitlines():
         if not line.startswith("wrote"):
             print("   " + line)
     sys.stdout.flush()
+
+
+def medians() -> None:
+    """Each label's median wall and processor time over the rounds, with every run's wall time and the loads seen."""
+    print("\n# medians (wall, processor, peak RSS), every run's wall time in brackets, load range")
+    for label, runs in RESULTS.items():
+        walls, cpus = sorted(r[0] for r in runs), sorted(r[1] for r in runs)
+        print(f"{label}: {walls[len(walls) // 2]:,.2f} s wall, {cpus[len(cpus) // 2]:,.2f} s processor, "
+              f"{max(r[2] for r in runs) / 1e6:,.0f} MB [{' / '.join(f'{r[0]:.2f}' for r in runs)}] "
+              f"load {min(r[3] for r in runs):.1f}-{max(r[3] for r in runs):.1f}")  # fmt: skip
 
 
 def ensure_corpus(path: Path, mb: int) -> Path:
@@ -202,7 +225,10 @@ if __name__ == "__main__":
     parser.add_argument("--corpus", type=Path, help="default benchmarks/data/corpus<MB>.txt, built by make_corpus.py")
     parser.add_argument("--vocab", type=int, nargs="+", default=[10_000, 32_000])
     parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--tools", default="ours,hf,rustbpe", help="comma-separated: ours, ours-python, hf, rustbpe, gigatoken, ffbpe")
+    parser.add_argument(
+        "--tools", default="ours,hf,rustbpe", help="comma-separated: ours, ours-heap, ours-python, hf, rustbpe, gigatoken, ffbpe"
+    )
+    parser.add_argument("--rounds", type=int, default=1, help="run every tool this many times, taking turns; medians at the end")
     parser.add_argument("--no-counts", action="store_true", help="ours: end to end only, not bpe count + train --from-counts")
     parser.add_argument("--tools-python", default=sys.executable, help="the interpreter with gigatoken and ffbpe installed")
     parser.add_argument("--pretokenize-only", action="store_true", help="time file -> counts alone, one process each")
@@ -214,16 +240,21 @@ if __name__ == "__main__":
     if args.pretokenize_only:
         pretokenize_only(corpus, args.tools_python)
         tools = []
-    if "ours" in tools:
-        ours(corpus, args.vocab, args.workers, from_counts=not args.no_counts)
-    if "ours-python" in tools:
-        ours(corpus, args.vocab, args.workers, from_counts=not args.no_counts, compiled=False)
-    if "hf" in tools:
-        hf(corpus, args.vocab)
-    if "rustbpe" in tools:
-        rustbpe(corpus, args.vocab)
-    if "gigatoken" in tools:
-        gigatoken(corpus, args.vocab, args.tools_python)
-    if "ffbpe" in tools:
-        ffbpe(corpus, args.vocab, args.tools_python)
+    runs = {
+        "ours": lambda: ours(corpus, args.vocab, args.workers, from_counts=not args.no_counts),
+        "ours-heap": lambda: ours(corpus, args.vocab, args.workers, from_counts=not args.no_counts, algorithm="heap"),
+        "ours-python": lambda: ours(corpus, args.vocab, args.workers, from_counts=not args.no_counts, compiled=False),
+        "hf": lambda: hf(corpus, args.vocab),
+        "rustbpe": lambda: rustbpe(corpus, args.vocab),
+        "gigatoken": lambda: gigatoken(corpus, args.vocab, args.tools_python),
+        "ffbpe": lambda: ffbpe(corpus, args.vocab, args.tools_python),
+    }
+    unknown = [t for t in tools if t not in runs]
+    if unknown:
+        raise SystemExit(f"unknown tool(s) {', '.join(unknown)}; choose from {', '.join(runs)}")
+    for _ in range(args.rounds):
+        for tool in tools:
+            runs[tool]()
+    if args.rounds > 1:
+        medians()
     print(subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip())
