@@ -32,9 +32,10 @@ from pathlib import Path
 
 from . import atomic, formats, merges_file
 from .count import Counted, count_inputs, pretokenize_files
+from .encode_files import SPECIAL_TEXT
 from .events import MergeEvent, stop_sentence
 from .memory import megabytes, peak_rss, reset_peak
-from .patterns import ENCODING, ERRORS, PATTERNS, check_pattern, check_special_tokens
+from .patterns import ENCODING, PATTERNS, check_pattern, check_special_tokens, pattern_name
 from .pretokenize import PreTokens, Progress, not_text
 from .rule import RULES
 from .spec import DEFAULT, TrainSpec
@@ -194,15 +195,53 @@ def parser() -> argparse.ArgumentParser:
     c.add_argument("--merge", action="store_true", help="add up the counts files given as INPUTs (made with the same settings)")
     c.add_argument("--ray", metavar="ADDRESS", help="count on a Ray cluster: 'auto' (the one this machine belongs to) or ADDRESS")
 
-    e = sub.add_parser("encode", help="print the token ids of a text, using a tokenizer saved by train (or another tool's)")
-    e.add_argument("dir", type=Path, metavar="DIR", help=TOKENIZER_HELP)
+    e = sub.add_parser("encode", help="encode datasets into an array of token ids (.npy), or print the ids of a text")
+    e.add_argument("dir", type=Path, metavar="TOKENIZER", help=TOKENIZER_HELP)
+    e.add_argument(
+        "inputs", nargs="*", metavar="INPUT", help="files or globs to encode into --out: text (.gz .bz2 .xz .zst too), .jsonl or .parquet"
+    )
+    e.add_argument(
+        "--out",
+        type=Path,
+        metavar="FILE",
+        help="where the INPUTs' ids go: ids.npy (NumPy: uint16 when every id fits, else uint32; np.load(path, mmap_mode='r')) "
+        "or ids.bin (raw little-endian, its dtype and length in ids.bin.json)",
+    )
     source = e.add_mutually_exclusive_group()
-    source.add_argument("--text", metavar="T", help="the text to encode")
-    source.add_argument("--file", type=Path, metavar="F", help="a file to encode (any bytes); default: standard input")
+    source.add_argument("--text", metavar="T", help="a text whose ids to print")
+    source.add_argument("--file", type=Path, metavar="F", help="a file whose ids to print (any bytes, streamed); default: standard input")
+    e.add_argument("--workers", type=int, default=None, metavar="W", help="processes for INPUTs (default: CPU count; one below 16 MB)")
+    eot = e.add_mutually_exclusive_group()
+    eot.add_argument(
+        "--eot",
+        metavar="TOKEN",
+        default=None,
+        help="the special token after each document (a JSON Lines record, a Parquet row, a text file); "
+        "default <|endoftext|> where the tokenizer has it",
+    )
+    eot.add_argument("--no-eot", action="store_true", help="nothing after each document")
+    e.add_argument(
+        "--special-text",
+        choices=list(SPECIAL_TEXT),
+        default=None,
+        help="what text that spells a special token becomes: "
+        + "; ".join(f"{k}: {v}" for k, v in SPECIAL_TEXT.items())
+        + ". Default: special for your tokenizers (as CS336), refuse for OpenAI's encodings (as tiktoken)",
+    )
     e.add_argument("--k", type=int, default=None, metavar="K", help="use only the first K merges")
-    d = sub.add_parser("decode", help="print the text of token ids, using a tokenizer saved by train (or another tool's)")
-    d.add_argument("dir", type=Path, metavar="DIR", help=TOKENIZER_HELP)
-    d.add_argument("ids", nargs="*", metavar="ID", help="token ids; default: read them from standard input")
+    e.add_argument(
+        "--text-field", default=None, metavar="F", help=f"the field holding the text in JSON Lines (default {DEFAULT.text_field})"
+    )
+    e.add_argument(
+        "--text-column", default=None, metavar="C", help=f"the column holding the text in Parquet (default {DEFAULT.text_column})"
+    )
+    d = sub.add_parser("decode", help="the text of token ids (arguments, standard input or a file of ids, streamed)")
+    d.add_argument("dir", type=Path, metavar="TOKENIZER", help=TOKENIZER_HELP)
+    d.add_argument("ids", nargs="*", metavar="ID", help="token ids; default: --file, or standard input")
+    d.add_argument(
+        "--file", type=Path, metavar="F", help="ids.npy, ids.bin (with its ids.bin.json) or a text file of ids, read as a stream"
+    )
+    d.add_argument("--out", type=Path, metavar="FILE", help="write the text to FILE (whole, or not at all) instead of standard output")
     f = sub.add_parser("diff", help="where and why your merges part from the reference trained on the same text")
     f.add_argument("theirs", type=Path, metavar="THEIRS", help=f"your merges: {merges_file.FORMATS}")
     f.add_argument(
@@ -240,7 +279,21 @@ TOKENIZER_HELP = f"a directory written by train, or another tool's tokenizer: {f
 
 
 def load_tokenizer(args: argparse.Namespace) -> Tokenizer:
-    return Tokenizer.load(args.dir, pattern=args.pretokenizer, special_tokens=args.special_token)
+    """The tokenizer named; --pretokenizer is refused in one sentence where the files record their own."""
+    given = args.pretokenizer
+    if given is not None:
+        check_pattern(given)
+    loaded = formats.read(args.dir)
+    if given is not None:
+        records = formats.FORMATS[loaded.format].records_pattern or loaded.encoding
+        if records and pattern_name(given) != pattern_name(loaded.pattern):
+            shown = loaded.pattern if loaded.pattern in PATTERNS else "a regex of its own"
+            raise ValueError(f"--pretokenizer {given}: {args.dir} records its own pre-tokenizer ({shown}); leave the option out.")
+        loaded = formats.with_pattern(loaded, given, keep_openai=False)
+    try:
+        return Tokenizer.from_loaded(loaded, special_tokens=args.special_token)
+    except ValueError as e:  # what the loader let through and the constructor refused: still name the file
+        raise ValueError(f"{args.dir}: {e}") from None
 
 
 def add_reading_options(p: argparse.ArgumentParser) -> None:
@@ -440,30 +493,158 @@ def count_command(args: argparse.Namespace) -> None:
 
 
 def encode_command(args: argparse.Namespace) -> None:
-    tokenizer = load_tokenizer(args)
-    if args.text is not None:
-        text = args.text
-    elif args.file is not None:
-        text = args.file.read_bytes().decode(ENCODING, ERRORS)
+    dataset_only = {"--workers": args.workers, "--eot": args.eot, "--no-eot": args.no_eot or None}
+    dataset_only |= {"--text-field": args.text_field, "--text-column": args.text_column, "--out": args.out}
+    if args.inputs and (args.text is not None or args.file is not None):
+        raise ValueError("Give INPUT files to encode into --out, or --text/--file to print the ids of one text, not both.")
+    if not args.inputs:
+        given = next((name for name, value in dataset_only.items() if value is not None), None)
+        if given:
+            raise ValueError(f"{given} is for encoding INPUT files into an array: bpe encode TOKENIZER data.jsonl --out ids.npy.")
+    elif args.out is None:
+        raise ValueError("Name where the ids go: --out ids.npy (NumPy) or --out ids.bin (raw).")
     else:
-        text = sys.stdin.buffer.read().decode(ENCODING, ERRORS)
-    ids = tokenizer.encode(text, args.k)
-    print(" ".join(map(str, ids)))
+        from .ids import kind_of
+
+        kind_of(args.out)
+        atomic.check_writable(args.out)  # before the work
+    tokenizer = load_tokenizer(args)
+    if args.inputs:
+        encode_dataset(args, tokenizer)
+    else:
+        print_ids(args, tokenizer)
+
+
+def special_options(args: argparse.Namespace, tok: Tokenizer) -> tuple[str, dict]:
+    """--special-text (or the tokenizer's default) and the encode() keywords that do it."""
+    from .encode_files import default_special
+
+    special = args.special_text or default_special(tok)
+    allowed = "all" if special == "special" else ()
+    return special, {"allowed_special": allowed, "disallowed_special": "all" if special == "refuse" else ()}
+
+
+def print_ids(args: argparse.Namespace, tok: Tokenizer) -> None:
+    """The ids of --text, --file or standard input, printed as they are made (a file of any size, in flat memory)."""
+    special, options = special_options(args, tok)
+    if args.text is not None:
+        pieces = [args.text]
+    else:
+        stream = open(args.file, "rb") if args.file is not None else sys.stdin.buffer  # noqa: SIM115  (closed below)
+        pieces = iter(lambda: stream.read(1 << 20), b"")
+    specials = {tok.ids[t.encode(ENCODING)] for t in tok.special_tokens}
+    seen: set[int] = set()
+    written, block = 0, []
+    try:
+        for i in tok.encode_iterable(pieces, args.k, **options):
+            block.append(i)
+            if len(block) >= 1 << 16:
+                written += _print_block(block, written)
+                seen |= specials.intersection(block)
+                block = []
+    except ValueError as e:
+        raise ValueError(_refusal(str(e), tok)) from None
+    finally:
+        if args.text is None and args.file is not None:
+            stream.close()
+    _print_block(block, written)
+    seen |= specials.intersection(block)
+    print()
+    if seen:  # say what was done with them: tiktoken would have refused them
+        shown = ", ".join(f"{tok.vocab[i].decode(ENCODING, 'replace')} -> {i}" for i in sorted(seen))
+        print(f"note: special-token text in the input was {SPECIAL_TEXT[special]} ({shown}); --special-text chooses.", file=sys.stderr)
+
+
+def _print_block(block: list[int], written: int) -> int:
+    if block:
+        sys.stdout.write((" " if written else "") + " ".join(map(str, block)))
+    return len(block)
+
+
+def _refusal(message: str, tok: Tokenizer) -> str:
+    """tiktoken's several lines about a disallowed special token, as one sentence for the command line."""
+    if not message.startswith("Encountered text corresponding to disallowed special token"):
+        return message
+    token = message.split("token ", 1)[1].split(".\n", 1)[0]
+    return (
+        f"the text spells the special token {token}, which {tok.name or 'this tokenizer'} refuses by default, as tiktoken does; "
+        "--special-text special encodes it as that token, --special-text text as plain text."
+    )
+
+
+def encode_dataset(args: argparse.Namespace, tok: Tokenizer) -> None:
+    from .encode_files import encode_files
+
+    special, _ = special_options(args, tok)
+    if args.no_eot:
+        eot = None
+    elif args.eot is not None:
+        if args.eot not in tok.special_tokens:
+            raise ValueError(
+                f"--eot {args.eot}: not a special token of {args.dir} (its special tokens: {', '.join(tok.special_tokens) or 'none'}); "
+                "--special-token adds one."
+            )
+        eot = tok.ids[args.eot.encode(ENCODING)]
+    else:
+        eot = "default"
+    reset_peak()
+    with bar("encode", 0, "B", scale=True) as progress:
+        done = encode_files(
+            tok,
+            args.inputs,
+            args.out,
+            special=special,
+            eot=eot,
+            workers=args.workers,
+            progress=follow(progress),
+            text_field=args.text_field or DEFAULT.text_field,
+            text_column=args.text_column or DEFAULT.text_column,
+            k=args.k,
+        )
+    seconds = max(done.seconds, 1e-9)
+    per_token = done.text_bytes / done.tokens if done.tokens else 0
+    print(
+        f"encoded {done.documents:,} document{'s' if done.documents != 1 else ''}, {done.text_bytes / 1e6:,.1f} MB of text "
+        f"in {len(done.inputs)} file(s), "
+        f"into {done.tokens:,} tokens ({per_token:.2f} bytes per token) in {done.seconds:.1f}s ({done.disk_bytes / 1e6 / seconds:,.1f} MB/s)"
+    )
+    eot_text = "nothing" if done.eot is None else f"{tok.vocab[done.eot].decode(ENCODING, 'replace')} ({done.eot})"
+    print(f"special-token text: {SPECIAL_TEXT[done.special]}; after each document: {eot_text}")
+    print(f"encoder: {done.encoder}; tokenizer {args.dir}{f' ({tok.name})' if tok.name else ''}, {len(tok.vocab):,} tokens")
+    workers = f", {done.workers} workers each at most {megabytes(done.worker_peak_rss)}" if done.workers > 1 else ""
+    print(f"peak memory (resident): this process {megabytes(peak_rss())}{workers}")
+    size = done.out.stat().st_size
+    how = f'np.load("{done.out}", mmap_mode="r")' if done.out.suffix.lower() == ".npy" else f"dtype and length in {done.out.name}.json"
+    print(f"wrote {done.out} ({size / 1e6:,.1f} MB, {done.dtype}; {how})")
 
 
 def decode_command(args: argparse.Namespace) -> None:
+    from .ids import Decoder, parse_ids, read_ids, text_ids
+
     tokenizer = load_tokenizer(args)
-    words = args.ids if args.ids else sys.stdin.read().split()
-    ids = []
-    for word in words:
-        if not (word.isascii() and word.isdigit()) or len(word) > 10:
-            shown = repr(word) if len(word) <= 20 else f"{word[:20]!r}... ({len(word):,} characters)"
-            raise ValueError(f"{shown} is not a token id; ids are whole numbers below 2**32, such as 256.")
-        ids.append(int(word))
-    data = tokenizer.decode_bytes(ids)  # the exact bytes, invalid UTF-8 included
+    if args.ids and args.file is not None:
+        raise ValueError("Give the ids as arguments or --file, not both.")
+    if args.out is not None:
+        atomic.check_writable(args.out)
+    if args.ids:
+        blocks = [parse_ids(" ".join(args.ids))]
+    elif args.file is not None:
+        blocks = read_ids(args.file)
+    else:
+        blocks = text_ids(sys.stdin.buffer, "standard input")
+    decoder = Decoder(tokenizer.vocab)
+    if args.out is not None:
+        with atomic.output(args.out) as tmp, open(tmp, "wb") as f:
+            for block in blocks:
+                f.write(decoder.decode(block))  # the exact bytes, invalid UTF-8 included
+        return
     sys.stdout.flush()
-    sys.stdout.buffer.write(data)
-    if sys.stdout.isatty() and not data.endswith(b"\n"):
+    last = b""
+    for block in blocks:
+        data = decoder.decode(block)
+        sys.stdout.buffer.write(data)
+        last = data[-1:] or last
+    if sys.stdout.isatty() and last != b"\n":
         sys.stdout.buffer.write(b"\n")
     sys.stdout.buffer.flush()
 

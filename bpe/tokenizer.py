@@ -277,6 +277,13 @@ class Tokenizer:
                 _OPENAI[key] = known
         return known
 
+    def __reduce__(self):
+        """Pickled as what builds it again (vocab, merges, special tokens, settings), never its caches: for worker processes."""
+        first = [t for t in self.special_tokens if self.vocab.get(self.ids[t.encode(ENCODING)]) == t.encode(ENCODING)]
+        aliases = [(t, self.ids[t.encode(ENCODING)]) for t in self.special_tokens if t not in first]
+        settings = (self.pattern, self.counts, sorted(self.allowed_special), self.name)
+        return _rebuild, (self.vocab, self.merges, first, settings, aliases)
+
     def _alias_special(self, token: str, i: int) -> None:
         """Another special token with an existing token's id (encoding gives i; decoding i gives the first name)."""
         check_special_tokens([*self.special_tokens, token])
@@ -872,6 +879,16 @@ class Tokenizer:
     def token_byte_values(self) -> list[bytes]:
         """Every token's bytes but the special tokens', sorted (tiktoken's)."""
         return sorted(t for t in set(self.vocab.values()) if t not in self._special_bytes)
+
+
+def _rebuild(vocab: Vocab, merges: Merges, special_tokens: list[str], settings: tuple, aliases: list[tuple[str, int]]) -> Tokenizer:
+    """A pickled Tokenizer built again (see Tokenizer.__reduce__)."""
+    pattern, counts, allowed, name = settings
+    tok = Tokenizer(vocab, merges, special_tokens, pattern=pattern, counts=counts, name=name)
+    for token, i in aliases:
+        tok._alias_special(token, i)
+    tok.allowed_special = frozenset(allowed)
+    return tok
 
 
 def _checked_vocab(vocab: Mapping[int, bytes]) -> Vocab:

@@ -1,0 +1,381 @@
+"""Encoding datasets into one array of token ids: every input format, in worker processes, in flat memory.
+
+What it does: cut the inputs into shards as counting does (inputs.py: byte ranges of
+text and JSON Lines, Parquet row groups, a compressed file whole), encode each shard
+with a Tokenizer -- in this process, or in worker processes that each write a shard's
+ids to a temporary file beside the output -- and append the shards' ids to the output
+in input order (ids.py). So the array is the same whatever the number of workers,
+and no process holds more than a shard of text and its ids.
+
+A document is a JSON Lines record, a Parquet row, or a whole text file (plain or
+compressed); each is followed by the end-of-text id when there is one (`eot`).
+Special tokens spelled in the text are, as `special` says: encoded as the
+tokenizer's special tokens ("special"), as plain text ("text", tiktoken's
+encode_ordinary), or refused in one sentence ("refuse", tiktoken's default); the
+default is the tokenizer's own (see tokenizer.py). A text file's bytes are encoded
+as Tokenizer.encode encodes them (invalid UTF-8 at its very end as tiktoken's
+_encode_bytes does), so the array equals encode() of each document, plus the eot.
+
+    encoded = encode_files(tok, ["shards/*.jsonl.zst"], "ids.npy", workers=4)
+    encoded.tokens, encoded.documents, encoded.text_bytes
+
+Not here: the file formats of the array (ids.py), encoding itself (tokenizer.py).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import queue
+import signal
+import threading
+import time
+from array import array
+from collections import deque
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import atomic
+from .count import _end_with_parent, check_workers  # the watcher that ends a worker with the main process
+from .ids import DTYPES, IdsWriter, dtype_for
+from .inputs import CHUNK_BYTES, Input, Options, Shard, read_shard, resolve_inputs, shards
+from .memory import peak_rss
+from .patterns import ENCODING, ERRORS, find_specials
+from .tokenizer import END_OF_TEXT, Tokenizer
+
+SPECIAL_TEXT = {
+    "special": "encoded as special tokens",
+    "text": "encoded as plain text (tiktoken's encode_ordinary)",
+    "refuse": "refused (tiktoken's default for OpenAI's encodings)",
+}
+PARALLEL_MIN_BYTES = 16 << 20  # below this, one process: starting workers and building the tokenizer in each costs more
+Progress = Callable[[int, int], None]
+
+
+@dataclass(frozen=True)
+class Settings:
+    """How every shard is encoded (what a worker is given once)."""
+
+    special: str  # a key of SPECIAL_TEXT
+    eot: int | None  # the id after each document; None: nothing
+    k: int | None  # the first k merges only
+    options: Options  # how inputs are read and cut
+    dtype: str  # of the output: uint16 or uint32
+
+
+@dataclass(frozen=True)
+class Job:
+    index: int
+    shard: Shard
+    ends_document: bool  # a text file's last shard: its end is the document's (the eot goes after it)
+
+
+@dataclass(frozen=True)
+class Part:
+    """What encoding one shard gave."""
+
+    index: int
+    tokens: int
+    documents: int
+    text_bytes: int
+    disk_bytes: int
+    path: str | None = None  # a worker's temporary file of the ids (None: written straight to the output)
+    peak_rss: int = 0
+    cpu_seconds: float = 0.0
+
+
+@dataclass(frozen=True)
+class Encoded:
+    """An encoded dataset, and what it took."""
+
+    out: Path
+    dtype: str
+    tokens: int
+    documents: int
+    text_bytes: int
+    inputs: tuple[Input, ...]
+    special: str
+    eot: int | None
+    seconds: float
+    workers: int = 1
+    worker_peak_rss: int = 0  # the largest peak of one worker process (0: no workers)
+    worker_cpu_seconds: float = 0.0
+    encoder: str = ""  # which encoder ran
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def disk_bytes(self) -> int:
+        return sum(source.size for source in self.inputs)
+
+
+def default_special(tok: Tokenizer) -> str:
+    """What a tokenizer does with special-token text when not told: 'special' (CS336) or 'refuse' (tiktoken, OpenAI's)."""
+    if not tok.special_tokens or tok.allowed_special == frozenset(tok.special_tokens):
+        return "special"
+    return "refuse" if not tok.allowed_special else "special"
+
+
+def default_eot(tok: Tokenizer) -> int | None:
+    """The end-of-text id where the tokenizer has <|endoftext|> as a special token, else None."""
+    return tok.ids[END_OF_TEXT.encode(ENCODING)] if END_OF_TEXT in tok.special_tokens else None
+
+
+def encoder_of(tok: Tokenizer) -> str:
+    """Which encoder merges: the compiled core's, or the Python path."""
+    return "compiled (bpe._core)" if getattr(tok, "_compiled", None) is not None else "Python (tokenizer.py)"
+
+
+def encode_files(
+    tok: Tokenizer,
+    paths: str | os.PathLike | Sequence[str | os.PathLike],
+    out: str | os.PathLike,
+    *,
+    special: str | None = None,
+    eot: int | None | str = "default",
+    workers: int | None = None,
+    progress: Progress | None = None,
+    text_field: str = "text",
+    text_column: str = "text",
+    k: int | None = None,
+    chunk_bytes: int = CHUNK_BYTES,
+    parallel_min_bytes: int = PARALLEL_MIN_BYTES,
+) -> Encoded:
+    """Encode every input (paths or globs of any format) into out (.npy or .bin); see the module's docstring.
+
+    eot: "default" (the tokenizer's <|endoftext|>, if it has one), None (nothing), or an id.
+    """
+    start = time.perf_counter()
+    special = special or default_special(tok)
+    if special not in SPECIAL_TEXT:
+        raise ValueError(f"special is one of {', '.join(SPECIAL_TEXT)}, not {special!r}.")
+    eot_id = default_eot(tok) if eot == "default" else eot
+    if eot_id is not None and eot_id not in tok.vocab:
+        raise ValueError(f"The end-of-text id {eot_id} is not in the vocabulary.")
+    workers = check_workers(workers)
+    atomic.check_writable(out)
+    inputs = resolve_inputs(paths)
+    total = sum(source.size for source in inputs)
+    parallel = workers > 1 and total >= parallel_min_bytes
+    if parallel and chunk_bytes == CHUNK_BYTES:
+        chunk_bytes = max(1 << 20, min(chunk_bytes, total // (workers * 4) + 1))  # shards enough to keep every worker busy
+    cut_at = tok.special_tokens if special != "text" else ()  # special-token text encoded as text: never cut before it
+    options = Options(text_field, text_column, tuple(cut_at), tok.pattern, chunk_bytes)
+    settings = Settings(special, eot_id, k, options, dtype_for(tok.max_token_value))
+    jobs = _jobs(inputs, options)
+    report = _reporter(progress, total)
+    meta = {"tokenizer": tok.name, "eot": eot_id, "special": special}
+    used, worker_peak, worker_cpu = 1, 0, 0.0
+    with IdsWriter(out, settings.dtype, meta) as writer:
+        if parallel and len(jobs) > 1:
+            parts, used = _encode_in_pool(tok, jobs, settings, min(workers, len(jobs)), writer, report)
+            worker_peak = max((p.peak_rss for p in parts), default=0) if used > 1 else 0
+            worker_cpu = sum(p.cpu_seconds for p in parts) if used > 1 else 0.0
+        else:
+            parts = [encode_job(tok, job, settings, writer.write, report) for job in jobs]
+    if progress and not jobs:
+        progress(0, 0)
+    return Encoded(
+        Path(out),
+        settings.dtype,
+        sum(p.tokens for p in parts),
+        sum(p.documents for p in parts),
+        sum(p.text_bytes for p in parts),
+        tuple(inputs),
+        special,
+        eot_id,
+        time.perf_counter() - start,
+        used,
+        worker_peak,
+        worker_cpu,
+        encoder_of(tok),
+    )
+
+
+def _jobs(inputs: Iterable[Input], options: Options) -> list[Job]:
+    jobs = []
+    for source in inputs:
+        pieces = shards(source, options)
+        for n, shard in enumerate(pieces):
+            jobs.append(Job(len(jobs), shard, source.format == "text" and n == len(pieces) - 1))
+    return jobs
+
+
+def _reporter(progress: Progress | None, total: int) -> Callable[[int], None] | None:
+    if progress is None:
+        return None
+    done = 0
+
+    def report(disk_bytes: int) -> None:
+        nonlocal done
+        done += disk_bytes
+        progress(done, total)
+
+    return report
+
+
+# ---------------------------------------------------------------------------
+# one shard
+
+
+def encode_job(tok: Tokenizer, job: Job, settings: Settings, emit: Callable, report: Callable[[int], None] | None = None) -> Part:
+    """Encode one shard, handing its ids to emit (a list or array at a time); report(disk bytes) as it reads."""
+    allowed = frozenset(tok.special_tokens) if settings.special == "special" else frozenset()
+    eot = [settings.eot] if settings.eot is not None else []
+    source = job.shard.input
+    tokens = documents = text_bytes = disk_bytes = 0
+
+    def encode(piece: str | bytes) -> list[int]:
+        if settings.special == "refuse":
+            _refuse(tok, piece, source)
+        return tok.encode(piece, settings.k, allowed_special=allowed, disallowed_special=())
+
+    if source.format == "text":
+        pending = None  # the last piece read: held back until the next, since the document's very end is encoded as bytes
+        for batch in read_shard(job.shard, settings.options, undecoded=True):
+            for piece in batch.documents:
+                if pending is not None:
+                    ids = encode(pending.decode(ENCODING, ERRORS))
+                    tokens += len(ids)
+                    emit(ids)
+                pending = piece
+            text_bytes += batch.text_bytes
+            disk_bytes += batch.disk_bytes
+            if report:
+                report(batch.disk_bytes)
+        if pending is not None:
+            ids = encode(pending if job.ends_document else pending.decode(ENCODING, ERRORS))
+            tokens += len(ids)
+            emit(ids)
+        if job.ends_document:
+            documents, tokens = 1, tokens + len(eot)
+            emit(eot)
+    else:
+        for batch in read_shard(job.shard, settings.options):
+            block: list[int] = []
+            for document in batch.documents:
+                block += encode(document)
+                block += eot
+            documents += len(batch.documents)
+            tokens += len(block)
+            emit(block)
+            text_bytes += batch.text_bytes
+            disk_bytes += batch.disk_bytes
+            if report:
+                report(batch.disk_bytes)
+    return Part(job.index, tokens, documents, text_bytes, disk_bytes)
+
+
+def _refuse(tok: Tokenizer, piece: str | bytes, source: Input) -> None:
+    text = piece.decode(ENCODING, ERRORS) if isinstance(piece, bytes) else piece
+    found = next(find_specials(text, tok.special_tokens), None) if tok.special_tokens else None
+    if found is not None:
+        raise ValueError(
+            f"{source.path}: the text spells the special token {found[1]!r}, which {tok.name or 'this tokenizer'} refuses by default, "
+            "as tiktoken does; --special-text special encodes it as that token, --special-text text as plain text."
+        )
+
+
+# ---------------------------------------------------------------------------
+# the pool: each worker encodes the shards it is given into temporary files; the main process
+# appends them to the output in order, holding at most a few shards' ids on disk at a time
+
+_tok: Tokenizer | None = None  # in a worker: the tokenizer, built once
+_settings: Settings | None = None
+_folder = ""  # where the shards' temporary files go (the output's folder)
+_run = ""  # names this run's temporary files, so that the main process can remove them whatever happens
+
+
+def _start(tok: Tokenizer, settings: Settings, folder: str, run: str, alive, pids) -> None:
+    global _tok, _settings, _folder, _run
+    _tok, _settings, _folder, _run = tok, settings, folder, run
+    threading.Thread(target=_end_with_parent, args=(alive,), daemon=True, name="bpe-watch-parent").start()
+    pids.put(os.getpid())
+
+
+def part_path(folder: str, run: str, index: int) -> Path:
+    return Path(folder) / f".{run}.{index}.part{atomic.TMP_SUFFIX}"
+
+
+def _encode_part(job: Job) -> Part:
+    """In a worker: encode one shard into its temporary file; the file is removed again if anything fails."""
+    path = part_path(_folder, _run, job.index)
+    typecode = DTYPES[_settings.dtype][0]
+    try:
+        with open(path, "wb") as f:
+
+            def emit(ids) -> None:
+                f.write(array(typecode, ids).tobytes())
+
+            part = encode_job(_tok, job, _settings, emit)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            path.unlink()
+        raise
+    return Part(part.index, part.tokens, part.documents, part.text_bytes, part.disk_bytes, str(path), peak_rss(), time.process_time())
+
+
+def _encode_in_pool(tok: Tokenizer, jobs: list[Job], settings: Settings, workers: int, writer: IdsWriter, report) -> tuple[list[Part], int]:
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+    from multiprocessing import get_context
+
+    context = get_context("forkserver")  # safe to start from a threaded process such as the Streamlit server
+    alive, keep_alive = context.Pipe(duplex=False)  # the workers watch `alive`; closing keep_alive ends them
+    pids = context.Queue()
+    folder, run = str(writer.path.parent), f"{writer.path.name}.{os.getpid()}.{time.monotonic_ns()}"
+    parts: list[Part] = []
+    try:
+        initargs = (tok, settings, folder, run, alive, pids)
+        with ProcessPoolExecutor(workers, mp_context=context, initializer=_start, initargs=initargs) as pool:
+            try:
+                waiting, ahead = deque(), iter(jobs)
+                for job in ahead:  # a window of shards in flight: their files wait on disk for their turn
+                    waiting.append(pool.submit(_encode_part, job))
+                    if len(waiting) >= 2 * workers:
+                        break
+                while waiting:
+                    part = waiting.popleft().result()
+                    _append(writer, Path(part.path))
+                    parts.append(part)
+                    if report:
+                        report(jobs[part.index].shard.size)
+                    job = next(ahead, None)
+                    if job is not None:
+                        waiting.append(pool.submit(_encode_part, job))
+                return parts, workers
+            except BaseException:  # an error, Ctrl-C, SIGTERM: end the workers now, and leave no temporary file
+                keep_alive.close()
+                for future in waiting:
+                    future.cancel()
+                for pid in _drain(pids):
+                    with contextlib.suppress(ProcessLookupError):
+                        os.kill(pid, signal.SIGKILL)
+                pids.cancel_join_thread()
+                raise
+    except BrokenProcessPool:
+        # subtle: a worker could not start (e.g. __main__ is <stdin>, which forkserver cannot re-import): encode here
+        writer.rewind()
+        return [encode_job(tok, job, settings, writer.write, report) for job in jobs], 1
+    finally:
+        keep_alive.close()
+        alive.close()
+        for job in jobs:
+            with contextlib.suppress(OSError):
+                part_path(folder, run, job.index).unlink()
+
+
+def _append(writer: IdsWriter, path: Path) -> None:
+    with open(path, "rb") as f:
+        while block := f.read(1 << 22):
+            writer.write(block)
+    path.unlink()
+
+
+def _drain(pids) -> list[int]:
+    found = []
+    while True:
+        try:
+            found.append(pids.get_nowait())
+        except (queue.Empty, OSError, ValueError):
+            return found
