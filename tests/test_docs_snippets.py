@@ -109,13 +109,14 @@ for language, code, where in json.load(sys.stdin):
 
 
 @pytest.mark.parametrize("page", PAGES, ids=[str(p.relative_to(ROOT)) for p in PAGES])
-def test_every_snippet_runs_as_written(folder, page):
+def test_every_snippet_runs_as_written(folder, page, tmp_path):
     runnable = [(b.language, b.code, f"{page.relative_to(ROOT)}:{b.line}") for b in blocks(page) if b.not_run is None]
     if not runnable:
         pytest.skip(f"{page.name} has no snippet to run")
-    env = {"PATH": f"{folder / '.bin'}:/usr/bin:/bin", "PYTHONPATH": str(ROOT), "HOME": str(folder), "BPE_WORKERS": "1"}
+    here = shutil.copytree(folder, tmp_path / "reader")  # each page starts from the same files: none relies on another's outputs
+    env = {"PATH": f"{here / '.bin'}:/usr/bin:/bin", "PYTHONPATH": str(ROOT), "HOME": str(here), "BPE_WORKERS": "1"}
     done = subprocess.run(
-        [sys.executable, "-c", DRIVER], input=json.dumps(runnable), capture_output=True, text=True, cwd=folder, env=env, timeout=300
+        [sys.executable, "-c", DRIVER], input=json.dumps(runnable), capture_output=True, text=True, cwd=here, env=env, timeout=300
     )
     assert done.returncode == 0, done.stderr[-4000:]
 
