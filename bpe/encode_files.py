@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import atomic
-from .count import _end_with_parent, check_workers  # the watcher that ends a worker with the main process
+from .count import check_workers
 from .ids import DTYPES, IdsWriter, dtype_for
 from .inputs import CHUNK_BYTES, Input, Options, Shard, read_shard, resolve_inputs, shards
 from .memory import peak_rss
@@ -284,6 +284,7 @@ _tok: Tokenizer | None = None  # in a worker: the tokenizer, built once
 _settings: Settings | None = None
 _folder = ""  # where the shards' temporary files go (the output's folder)
 _run = ""  # names this run's temporary files, so that the main process can remove them whatever happens
+_writing: Path | None = None  # in a worker: the temporary file it is writing now
 
 
 def _start(tok: Tokenizer, settings: Settings, folder: str, run: str, alive, pids) -> None:
@@ -293,13 +294,25 @@ def _start(tok: Tokenizer, settings: Settings, folder: str, run: str, alive, pid
     pids.put(os.getpid())
 
 
+def _end_with_parent(alive) -> None:
+    """In a worker: when the main process closes its end of `alive`, or dies (even by SIGKILL), remove the
+    temporary file being written and end at once (see count.py's watcher for why a worker cannot know otherwise)."""
+    with contextlib.suppress(EOFError, OSError):
+        alive.recv_bytes()  # nothing is ever sent: this returns at end of file
+    if _writing is not None:
+        with contextlib.suppress(OSError):
+            _writing.unlink()
+    os._exit(1)
+
+
 def part_path(folder: str, run: str, index: int) -> Path:
     return Path(folder) / f".{run}.{index}.part{atomic.TMP_SUFFIX}"
 
 
 def _encode_part(job: Job) -> Part:
     """In a worker: encode one shard into its temporary file; the file is removed again if anything fails."""
-    path = part_path(_folder, _run, job.index)
+    global _writing
+    path = _writing = part_path(_folder, _run, job.index)
     typecode = DTYPES[_settings.dtype][0]
     try:
         with open(path, "wb") as f:

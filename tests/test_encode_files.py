@@ -9,7 +9,9 @@ import gzip
 import io
 import json
 import lzma
+import os
 import re
+import signal
 import subprocess
 import sys
 from contextlib import redirect_stderr, redirect_stdout
@@ -307,3 +309,42 @@ print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
         peaks[mb] = peak_of(script) * 1024
         assert (tmp_path / f"back{mb}.txt").read_bytes() == (tmp_path / f"in{mb}.txt").read_bytes()
     assert peaks[12] - peaks[3] < 25 << 20, peaks
+
+
+# ---------------------------------------------------------------------------
+# signals: the old array, no worker left, no temporary file (but the main process's own after SIGKILL)
+
+
+@pytest.mark.parametrize(("sig", "code"), [(signal.SIGTERM, 128 + signal.SIGTERM), (signal.SIGINT, 130), (signal.SIGKILL, -signal.SIGKILL)])
+def test_a_signal_while_workers_encode_ends_every_process_and_keeps_the_old_array(folder, tmp_path, sig, code):
+    from test_faults import PIPE_CLOSES, alive, at_least, descendants, wait_for
+
+    big = tmp_path / "big.txt"
+    big.write_text("the lowest lower newest widest naïve café 日本 hello world 12345\n" * 400_000)  # ~26 MB: seconds of work
+    out = tmp_path / "ids.npy"
+    np.save(out, np.arange(5, dtype=np.uint16))
+    before = out.read_bytes()
+    argv = [sys.executable, "-m", "bpe", "encode", str(folder), str(big), "--out", str(out), "--workers", "2"]
+    proc, tree = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT), {}
+    try:
+        tree = wait_for(lambda: at_least(4, descendants(proc.pid)), 60, "starting two workers")  # + forkserver, resource tracker
+        wait_for(lambda: [p for p in tmp_path.iterdir() if ".part" in p.name], 60, "a worker writing its shard")
+        os.kill(proc.pid, sig)
+        try:
+            _, err = proc.communicate(timeout=PIPE_CLOSES)
+        except subprocess.TimeoutExpired:
+            raise AssertionError(f"the caller's pipe was still open {PIPE_CLOSES} s after {sig.name}: {descendants(proc.pid)}") from None
+        assert proc.returncode == code, err
+        wait_for(lambda: not alive(tree), PIPE_CLOSES, f"the end of {tree}")
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        for pid in alive(tree):
+            os.kill(pid, signal.SIGKILL)
+    assert out.read_bytes() == before
+    left = sorted(p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp"))
+    if sig == signal.SIGKILL:  # the main process's own temporary array cannot be removed by it; the workers' parts are
+        assert all(name.startswith(".ids.npy.") and ".part" not in name for name in left) and len(left) <= 1, left
+    else:
+        assert left == []
