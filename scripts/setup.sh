@@ -34,7 +34,13 @@ if [ ! -f "$core" ] || [ -n "$(find bpe/c setup.py bpe/core.py -newer "$core" 2>
   if BPE_CORE_REQUIRED=1 .venv/bin/python setup.py --quiet build_ext --inplace >"$log" 2>&1 && [ -f "$core" ]; then
     rm -rf build
   else
-    reason=$(grep -m1 -E "error|Error" "$log" || tail -1 "$log")
+    # the compiler's own first error ("fatal error: Python.h: No such file or directory"), else setuptools' last line
+    reason=$(grep -m1 -oE "(fatal )?error: [^[]{1,160}" "$log" || true)
+    if [ -z "$reason" ] || [ "$reason" = "error: Command '" ]; then  # a compiler that failed without a word
+      compiler=$(sed -n "s/.*Command '\['\([^']*\)'.*/\1/p" "$log" | head -1)
+      reason=${compiler:+the compiler $compiler failed}
+      reason=${reason:-$(tail -1 "$log" | cut -c1-160)}
+    fi
     echo "setup.sh: the compiled core was not built (${reason:-see python setup.py build_ext --inplace}), so the trainers run in Python (install gcc and python3-dev to build it)." >&2
     if [ "${BPE_CORE_REQUIRED:-0}" = 1 ]; then cat "$log" >&2; rm -f "$log"; exit 1; fi
   fi
