@@ -28,6 +28,7 @@ Not here: reading a student's file (merges_file.py), drawing the diagnosis
 from __future__ import annotations
 
 import heapq
+import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -314,6 +315,7 @@ class Tried:
 
     cause: str
     reproduced_through: int
+    complete: bool = True  # False: stopped at the time budget while it still agreed (it makes at least that many)
 
 
 @dataclass(frozen=True)
@@ -333,6 +335,7 @@ class Diagnosis:
     reproduced_through: int  # how many of their merges the cause reproduces (for same, shorter, longer: the ones they share)
     sentence: str  # the whole story, for a person: where, both pairs and counts, why, the cause
     fix: str  # what to change, one sentence ("" when nothing differs)
+    complete: bool = True  # False: the cause was still making their merges when its time budget ran out (at least that many)
     tried: tuple[Tried, ...] = ()  # the mistakes tried, in MISTAKES order (counting ones not once a mistake made all of theirs)
     also: tuple[str, ...] = ()  # other mistakes that make as many of theirs as the cause: more merges would tell them apart
     reference_merges: tuple[Merge, ...] = ()  # the reference's merges, up to CONTEXT past the first difference
@@ -352,6 +355,7 @@ class Diagnosis:
             "kind": self.kind,
             "cause": self.cause,
             "reproduced_through": self.reproduced_through,
+            "complete": self.complete,
             "their_merges": self.their_merges,
             "theirs_count": self.theirs_count,
             "reference_count": self.reference_count,
@@ -388,6 +392,7 @@ def diagnose(
     vocab_size: int | None = None,
     workers: int | None = None,
     compiled: bool = True,
+    budget_s: float | None = None,
     on_progress: Progress | None = None,
 ) -> Diagnosis:
     """Where theirs part from the reference trained on inputs under spec, and the likely cause.
@@ -395,6 +400,9 @@ def diagnose(
     inputs: paths and globs as train_bpe takes them, or the text itself as bytes.
     vocab_size: the reference's, as train_bpe counts it (default: as many merges as theirs).
     workers and compiled: how files are read (count.pretokenize_files); on_progress(doing, share) hears what it is doing.
+    budget_s: seconds each mistake may train (None: no limit) once past the first difference; one still agreeing
+    then makes at least that many.
+    Mistakes are trained over their first vocab_size's merges at most (the reference makes no more).
     """
     spec = spec or TrainSpec()
     theirs = check_theirs(theirs)
@@ -413,7 +421,7 @@ def diagnose(
             return agreed(theirs, made, base)
         applies = [m for m in MISTAKES if m.applies(spec)]
         at = replay(corpus, spec, d, theirs[d], [m for m in applies if m.is_tie])
-        tried = tuple(try_mistakes(corpora, spec, theirs, d, at, applies, report))
+        tried = tuple(try_mistakes(corpora, spec, theirs[:num_merges], d, at, applies, report, budget_s))
     found = [t for t in tried if t.reproduced_through > d]
     best = max(found, key=lambda t: t.reproduced_through, default=None)  # max keeps the first of equals: MISTAKES order
     also = tuple(t.cause for t in found if best and t.reproduced_through == best.reproduced_through and t is not best)
@@ -430,6 +438,7 @@ def diagnose(
         kind=at.kind,
         cause=mistake.cause,
         reproduced_through=best.reproduced_through if best else d,
+        complete=best.complete if best else True,
         sentence="",
         fix="",
         tried=tried,
@@ -579,7 +588,14 @@ def ranker(mistake: Mistake, spec: TrainSpec, vocab: Sequence[bytes]) -> Callabl
 
 
 def try_mistakes(
-    corpora: Corpora, spec: TrainSpec, theirs: Sequence[Merge], d: int, at: At, applies: Sequence[Mistake], report: Progress
+    corpora: Corpora,
+    spec: TrainSpec,
+    theirs: Sequence[Merge],
+    d: int,
+    at: At,
+    applies: Sequence[Mistake],
+    report: Progress,
+    budget_s: float | None = None,
 ) -> Iterator[Tried]:
     """How far each mistake that applies makes theirs, in MISTAKES order (the tie mistakes first).
 
@@ -604,8 +620,8 @@ def try_mistakes(
         if mistake.settings and not mistake.is_tie and corpus.counts == reference.counts:
             yield Tried(mistake.cause, d)  # the same pre-tokens: it is the reference, and parts where it does
             continue
-        made = reach(trainer_of(corpus, their_spec, mistake), theirs, spec.min_pair_frequency)
-        yield Tried(mistake.cause, made)
+        made, complete = reach(trainer_of(corpus, their_spec, mistake), theirs, spec.min_pair_frequency, budget_s, past=d)
+        yield Tried(mistake.cause, made, complete)
         everything = everything or made == len(theirs)
 
 
@@ -623,14 +639,19 @@ def trainer_of(corpus: PreTokens, spec: TrainSpec, mistake: Mistake) -> Trainer:
     return Mistaken(corpus.counts, tie_break=spec.tie_break, mistake=mistake)
 
 
-def reach(trainer: Trainer, theirs: Sequence[Merge], min_pair_frequency: int) -> int:
-    """How many of theirs, from the first, the trainer makes in order before it parts from them."""
-    n = 0
+def reach(
+    trainer: Trainer, theirs: Sequence[Merge], min_pair_frequency: int, budget_s: float | None = None, past: int = 0
+) -> tuple[int, bool]:
+    """How many of theirs, from the first, the trainer makes in order before it parts from them; and whether it got to
+    the end of that (False: still agreeing, past `past` merges, when budget_s seconds had passed)."""
+    n, start = 0, time.perf_counter()
     for event in trainer.merges(len(theirs), min_pair_frequency):
         if n >= len(theirs) or (event.left, event.right) != theirs[n]:
             break
         n += 1
-    return n
+        if budget_s is not None and n > past and n < len(theirs) and time.perf_counter() - start > budget_s:
+            return n, False
+    return n, True
 
 
 def first_foreign(theirs: Sequence[Merge], corpora: Corpora, spec: TrainSpec) -> tuple[int, bytes] | None:
@@ -750,6 +771,7 @@ def explain(d: Diagnosis, mistake: Mistake, before: Sequence[Merge]) -> str:
         )
     elif mistake.cause in BY_CAUSE:
         of = "all" if d.reproduced_through == d.their_merges else f"the first {d.reproduced_through:,}"
+        of = of if d.complete else f"at least the first {d.reproduced_through:,} (it was stopped at its time budget)"
         why = f"Likely cause ({mistake.cause}): your trainer {mistake.does}. A trainer with that mistake makes {of} of your {d.their_merges:,} merges."
         if d.also:
             others = ", ".join(f"{LABELS[c]} ({c})" for c in d.also)

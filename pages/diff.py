@@ -67,9 +67,17 @@ else:
 key = RunKey("check", settings.key, settings.spec, settings.num_merges, (digest,))
 
 
+def stop() -> None:
+    """This session's Stop: it no longer waits for the check (which ends unless another session waits for it too)."""
+    work.let_go("check")
+    st.session_state["diff_theirs"] = None
+
+
 def progress(status) -> None:
     report = status.progress or jobs.Checking("Waiting for a worker…", 0.0)
-    st.progress(min(max(report.share, 0.0), 1.0), text=work.waiting(status, "This check") or report.doing)
+    bar, button = st.columns([5, 1], vertical_alignment="bottom")
+    bar.progress(min(max(report.share, 0.0), 1.0), text=work.waiting(status, "This check") or report.doing)
+    button.button("Stop", key="diff_stop", on_click=stop, width="stretch")
 
 
 kept = st.session_state["diff_result"]

@@ -410,6 +410,7 @@ def vocabulary_rows(files: tuple[tuple[str, str], ...], held_out: bytes, *, repo
 
 EXAMPLE = "tie:smaller"  # the built-in example: a student who wrote min where the rule takes max
 WINDOW = 4  # merges shown on each side of the first difference
+CHECK_BUDGET_S = 30.0  # each known mistake trains at most this long (a long list on a big corpus): then "at least" that many
 
 
 @dataclass(frozen=True)
@@ -452,6 +453,7 @@ def check_merges(
         data,
         spec,
         vocab_size=256 + num_merges + len(spec.special_tokens),
+        budget_s=CHECK_BUDGET_S,
         on_progress=lambda doing, share: throttle(Checking(doing, share)),
     )
     at = found.first_difference if found.first_difference is not None else min(found.reproduced_through, len(theirs))

@@ -131,6 +131,13 @@ def test_a_prefix_is_shorter_and_a_longer_list_is_longer(reference_en, corpus_en
     assert (longer.kind, longer.reproduced_through) == ("longer", 43) and longer.theirs == reference_en[43]
 
 
+def test_a_mistake_still_agreeing_at_its_time_budget_makes_at_least_that_many(corpus_en):
+    theirs = student.train(corpus_en, 15, (SPECIAL,), "stale_counts")
+    found = diagnose(theirs, corpus_en.encode(), SPEC, budget_s=0)
+    assert (found.cause, found.first_difference, found.reproduced_through, found.complete) == ("stale_counts", 1, 2, False)
+    assert "at least the first 2 (it was stopped at its time budget)" in found.sentence
+
+
 def test_merges_of_other_text_are_different_input(corpus_en):
     theirs = student.train(stdlib_prose(60_000), 100, (SPECIAL,))
     found = diagnose(theirs, corpus_en.encode(), SPEC)
