@@ -21,12 +21,14 @@ from ui.views.tokenize import uploaded
 
 EXAMPLE_LABEL = "the example: a student's trainer that breaks ties toward the smaller pair (min where the rule takes max)"
 
-st.title("Check your own BPE")
-st.caption(
-    "Your trainer's merges against the reference trained on the same corpus with the same settings: the first merge "
-    "where they part, both pairs with their counts there, and the mistake that makes your list."
-)
 settings = sidebar.current()
+presenter = st.session_state["presenter"]  # a projector's first screen is for the verdict and the two lists
+st.title("Check your own BPE")
+if not presenter:
+    st.caption(
+        "Your trainer's merges against the reference trained on the same corpus with the same settings: the first merge "
+        "where they part, both pairs with their counts there, and the mistake that makes your list."
+    )
 
 
 def take_upload() -> None:

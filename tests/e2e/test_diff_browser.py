@@ -58,6 +58,10 @@ def test_the_example_on_the_textbook_run(page):
     assert look(page, "diff-textbook") == []
     assert look(page, "diff-textbook-tried", "Each known mistake, trained until it parts from your list") == []
     assert small_text(page) == [] and low_contrast(page) == []
+    page.locator('[data-testid="stSidebar"]').get_by_text("Presenter mode").click()  # the teacher puts it on the projector
+    settled(page)
+    assert look(page, "diff-textbook-presenter") == [] and small_text(page) == []
+    assert page.locator("table.lists tr.first").first.bounding_box()["y"] < 720  # the first difference on the first screen
 
 
 def test_the_example_on_the_stdlib_prose_runs_in_a_worker(page):
