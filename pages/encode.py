@@ -39,7 +39,7 @@ def restart() -> None:
 if link.follow_encode(CHOICES, MAX_CHARS):  # ?text=…&tokenizer=…, before the widgets draw
     restart()
 c1, c2, c3 = st.columns([5, 4, 3], vertical_alignment="bottom")
-text = state.widget(c1.text_input, "A word or a sentence", key="enc_text", on_change=restart)
+text = state.widget(c1.text_input, "A word or a sentence", key="enc_text", on_change=restart, live="500ms")  # follows the typing
 which = state.widget(c2.selectbox, "Tokenizer", list(CHOICES), format_func=CHOICES.get, key="enc_tokenizer", on_change=restart)
 
 if which == "run":
@@ -128,7 +128,17 @@ def token_pills(where: str) -> None:
     chosen = st.session_state["enc_token"]
     st.session_state["enc_pick"] = chosen if chosen in options and st.session_state["enc_view"] == "ancestry" else None
     # not state.widget: written on every run (so every run sends it), and None (no token chosen) is a value here
-    st.pills(where, options, default=st.session_state["enc_pick"], format_func=lambda t: plain(show(t)), key="enc_pick", on_change=picked)
+    label = f"The {len(tokens):,} token{'s' if len(tokens) != 1 else ''}" + (
+        f" ({len(options):,} different)" if len(options) < len(tokens) else ""
+    )
+    st.pills(
+        f"{label}, each with its id: {where}",
+        options,
+        default=st.session_state["enc_pick"],
+        format_func=lambda t: f"{plain(show(t))} · {tok.ids.get(t, '?')}",  # the id on the projector, not on hover
+        key="enc_pick",
+        on_change=picked,
+    )
 
 
 view = state.widget(
@@ -216,7 +226,7 @@ def ancestry() -> None:
         token = max(tokens, key=len)
     left, right = st.columns([3, 2], vertical_alignment="top")
     with left:
-        token_pills("The text's tokens: click one")
+        token_pills("click one")
     state.widget(right.text_input, "Or type a token (␣ is a space)", key="enc_typed", on_change=typed, placeholder="e.g. ␣the")
     node = encoding.ancestry(tok, token, k)
     if node is None:
@@ -241,4 +251,4 @@ if view == "ancestry":
     ancestry()
 else:
     walker()
-    token_pills("The tokens: click one to see how it was built")
+    token_pills("click one to see how it was built")

@@ -12,7 +12,7 @@ import streamlit as st
 from bpe import PATTERNS, formats
 from serve import jobs
 from serve.jobs import RunKey
-from ui import corpus, runs, sidebar, state, work
+from ui import corpus, runs, sidebar, state, typing, work
 from ui.render import BYTES_MEANING, split_note, token_spans
 from ui.views import tokenize as real
 
@@ -20,7 +20,10 @@ SHOWN = 3000  # tokens drawn; a longer text is still counted and checked in full
 INLINE_CHARS = 5_000  # a page of text: tokenized in the page's run (a few ms); a longer one in a worker process
 
 st.title("Tokenize & export")
-st.caption("Any text, split by the tokenizer trained in the sidebar and by a real one, side by side. Hover a token to see its id.")
+st.caption(
+    "Any text, split by the tokenizer trained in the sidebar and by a real one, side by side, each token's id under it. "
+    "The counts follow as you type."
+)
 
 settings = sidebar.current()
 
@@ -50,7 +53,10 @@ def use_sample() -> None:
 if st.session_state["tok_text"] is None:
     use_sample()
 text = state.widget(st.text_area, "Text to tokenize", key="tok_text", height=130)
-st.button("Use a sample of the corpus", on_click=use_sample)
+typing.live("tok_text")  # the count and the tokens follow a pause in the typing (half a second), as tiktokenizer's do
+sample_at, ids_at = st.columns([1, 2], vertical_alignment="center")
+sample_at.button("Use a sample of the corpus", on_click=use_sample)
+show_ids = state.widget(ids_at.toggle, "Token ids under the tokens", key="tok_ids")
 if sample_text(settings.corpus.data) == (text, True):
     st.info(
         "This corpus has bytes that are not UTF-8 (Latin-1, perhaps): a text box can only hold text, so each shows here as "
@@ -143,7 +149,7 @@ c2.metric("Bytes", f"{n_bytes:,}", help=f"Bytes: {BYTES_MEANING}.")
 c3.metric("Bytes per token", f"{n_bytes / ours.count:.2f}" if ours.count else "–", help=f"Bytes: {BYTES_MEANING}.")
 c4.metric("Merges used", f"{k:,} of {n:,}")
 
-st.html(token_spans(pieces, ids))
+st.html(token_spans(pieces, ids, show_ids=show_ids))
 if ours.count > SHOWN:
     st.caption(f"Showing the first {SHOWN:,} of {ours.count:,} tokens.")
 elif split_note(pieces):
@@ -221,7 +227,7 @@ def next_to_real() -> None:
     with left:
         st.markdown(f"**Trained here** · {k:,} merges")
         st.metric("Tokens (trained here)", f"{ours.count:,}")
-        st.html(token_spans(pieces, ids))
+        st.html(token_spans(pieces, ids, show_ids=show_ids))
         if ours.count <= SHOWN and split_note(pieces):
             st.caption(split_note(pieces))
     with right:
@@ -229,7 +235,7 @@ def next_to_real() -> None:
         if not isinstance(split, str):
             fewer = ours.count - split.count
             st.metric(f"Tokens ({reference.label})", f"{split.count:,}", delta=f"{-fewer:+,} vs trained here", delta_color="inverse")
-            st.html(token_spans(split.pieces, split.ids))
+            st.html(token_spans(split.pieces, split.ids, show_ids=show_ids))
             if split.count <= SHOWN and split_note(split.pieces):
                 st.caption(split_note(split.pieces))
 

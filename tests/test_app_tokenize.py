@@ -32,6 +32,11 @@ def test_the_page_tokenizes_a_sample_of_the_corpus():
     assert metric(at, "Merges used") == "12 of 12"
     assert int(metric(at, "Tokens")) < int(metric(at, "Bytes"))
     assert 'title="id ' in at.html[0].value  # ids on hover
+    # and under each token, on a projector (issue 28.12): every id of the text, in order
+    ids = [int(i) for i in re.findall(r'<span class="tid">(\d+)</span>', at.html[0].value)]
+    assert ids and len(ids) == int(metric(at, "Tokens"))
+    at.toggle(key="w_tok_ids").set_value(False).run()
+    assert 'class="tid"' not in at.html[0].value
 
 
 def test_hostile_text_is_shown_escaped():
@@ -39,7 +44,7 @@ def test_hostile_text_is_shown_escaped():
     at.text_area(key="w_tok_text").set_value(HOSTILE).run()
     shown = at.html[0].value
     assert "<script>" not in shown and "<img" not in shown
-    tokens = re.findall(r'<span class="tok"[^>]*>([^<]*)</span>', shown)
+    tokens = re.findall(r'<span class="ttext">([^<]*)</span>', shown)  # each chip's text, over its id
     assert html.unescape("".join(tokens)).replace("␣", " ") == HOSTILE  # every character shown, as text
 
 

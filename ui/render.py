@@ -68,8 +68,16 @@ def character_runs(tokens: list[bytes]) -> list[tuple[int, int]]:
     return runs
 
 
-def chips(tokens: list[bytes], ids: list[int] | None = None, mark: bytes | None = None, first_colour: int = 0, split: bool = False) -> str:
-    """Tokens as coloured, escaped <span class="tok"> chips; ids (if given) show on hover.
+def chips(
+    tokens: list[bytes],
+    ids: list[int] | None = None,
+    mark: bytes | None = None,
+    first_colour: int = 0,
+    split: bool = False,
+    show_ids: bool = False,
+) -> str:
+    """Tokens as coloured, escaped <span class="tok"> chips; ids (if given) show on hover, and under each chip with show_ids
+    (a projector has no hover: tiktokenizer's Text / Token IDs, both at once).
 
     A character split over several tokens is one dashed chip that says, inside
     it, how many tokens it is (×4): a projector has no hover. With split=True
@@ -83,7 +91,7 @@ def chips(tokens: list[bytes], ids: list[int] | None = None, mark: bytes | None 
     for n, (start, end) in enumerate(character_runs(tokens)):
         colour = PALETTE[(first_colour + n) % len(PALETTE)]
         if end - start == 1:
-            parts.append(_chip(tokens[start], ids[start] if ids else None, mark, colour))
+            parts.append(_chip(tokens[start], ids[start] if ids else None, mark, colour, show_id=show_ids))
             continue
         joined = b"".join(tokens[start:end])
         pieces = " · ".join(show(t) for t in tokens[start:end])
@@ -95,22 +103,28 @@ def chips(tokens: list[bytes], ids: list[int] | None = None, mark: bytes | None 
                 f'<span class="char" data-tokens="{end - start}" title="{title}">{inner}<span class="of">={html.escape(show(joined))}</span></span>'
             )
             continue
-        parts.append(
-            f'<span class="tok joined" data-tokens="{end - start}" title="{title}" style="background:{colour}">{html.escape(show(joined))}'
-            f'<span class="ntok">×{end - start}</span></span>'
-        )
+        text = f'{html.escape(show(joined))}<span class="ntok">×{end - start}</span>'
+        if show_ids and ids:
+            text = f'<span class="ttext">{text}</span><span class="tid">{" ".join(str(i) for i in ids[start:end])}</span>'
+        parts.append(f'<span class="tok joined" data-tokens="{end - start}" title="{title}" style="background:{colour}">{text}</span>')
     return "".join(parts)
 
 
-def _chip(token: bytes, id_: int | None, mark: bytes | None, colour: str, part: bool = False) -> str:
+def _chip(token: bytes, id_: int | None, mark: bytes | None, colour: str, part: bool = False, show_id: bool = False) -> str:
     css = "tok" + (" new" if token == mark else "") + (" part" if part else "")
     title = f' title="id {id_}"' if id_ is not None else ""
-    return f'<span class="{css}"{title} style="background:{colour}">{html.escape(show(token))}</span>'
+    text = html.escape(show(token))
+    if show_id and id_ is not None:
+        text = f'<span class="ttext">{text}</span><span class="tid">{id_}</span>'
+    return f'<span class="{css}"{title} style="background:{colour}">{text}</span>'
 
 
-def token_spans(tokens: list[bytes], ids: list[int] | None = None, wrap: bool = True, mark: bytes | None = None) -> str:
-    """Tokens as a row of chips (see chips), wrapping onto more lines unless wrap=False."""
-    return f'<div class="toks{"" if wrap else " nowrap"}">{chips(tokens, ids, mark)}</div>'
+def token_spans(
+    tokens: list[bytes], ids: list[int] | None = None, wrap: bool = True, mark: bytes | None = None, show_ids: bool = False
+) -> str:
+    """Tokens as a row of chips (see chips), wrapping onto more lines unless wrap=False; each chip's id under it with show_ids."""
+    css = "toks" + ("" if wrap else " nowrap") + (" ids" if show_ids and ids else "")
+    return f'<div class="{css}">{chips(tokens, ids, mark, show_ids=show_ids)}</div>'
 
 
 def split_note(tokens: list[bytes]) -> str | None:

@@ -39,6 +39,7 @@ DEFAULTS: dict[str, object] = {
     "threshold_typed": 1,  # the number box beside the threshold slider: ui.views.threshold.slider
     "threshold_options": (),  # what the threshold slider's options were when drawn: ui.views.threshold.restore_slider
     "tok_text": None,  # the tokenize page's text; None: a sample of the corpus
+    "tok_ids": True,  # the tokenize page shows each token's id under it (a projector has no hover)
     "tok_k": None,  # merges the tokenize page uses; None: all of them
     "tok_stopped": None,  # the key of the long text's tokenizing this session stopped (the page then shows its first page)
     "quiz_mode": "easier",  # "easier": the words with their counts are shown; "hard": only the pairs

@@ -75,6 +75,10 @@ h3{font-size:1.35rem !important;padding:.2rem 0 .3rem 0 !important}
 .toks.nowrap{flex-wrap:nowrap}
 .tok{white-space:pre-wrap;overflow-wrap:anywhere;padding:2px 3px;margin:0 1px;border-radius:4px;border:1px solid #0002;color:#111}
 .tok.joined{border:2px dashed #555}
+/* ids under the tokens (render.chips show_ids): each chip its text over its id, on a projector without hover */
+.toks.ids{row-gap:8px}
+.toks.ids .tok{display:inline-flex;flex-direction:column;align-items:center;line-height:1.25}
+.toks.ids .tid{font-family:sans-serif;font-size:1rem;color:#222;border-top:1px solid #0003;padding:0 2px;font-variant-numeric:tabular-nums}
 .tok .ntok{font-size:.9em;font-weight:700;color:#333;margin-left:3px;padding:0 2px;border-left:1px solid #0003}  /* how many tokens a dashed chip is */
 .char{display:inline-flex;align-items:center;white-space:nowrap}  /* a character's parts, each token its own chip */
 .tok.part{border:2px dashed #555}

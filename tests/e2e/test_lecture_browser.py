@@ -296,3 +296,47 @@ def test_6_the_race_chart_at_1280x720_after_the_references_join_keeps_its_plot_a
     page.get_by_role("heading", name="Where the time goes").first.evaluate("e => e.scrollIntoView({block: 'start'})")
     shots(page, "lecture-6-race-phases")
     assert clipped(page) == [] and legend is not None
+
+
+# ---------------------------------------------------------------------------
+# 12. token ids on the projector, and a count that follows the typing
+
+
+def test_12_the_tokenize_page_shows_ids_under_the_tokens_and_counts_while_typing(page, app_url):
+    page.set_viewport_size({"width": 1280, "height": 720})
+    open_url(page, f"{app_url}/tokenize?corpus=textbook&pretokenizer=gpt2", '[data-testid="stMetric"]')
+    box = page.get_by_label("Text to tokenize")
+    box.click()
+    box.press("Control+a")
+    box.press_sequentially("lowest newest widest", delay=30)  # typed, never sent with Ctrl+Enter or by leaving the box
+    expect(page.locator('[data-testid="stMetric"]').filter(has_text="Bytes").first).to_contain_text("20", timeout=30_000)
+    wait_idle(page)
+    assert box.evaluate("e => e === document.activeElement")  # the student is still in the box
+    chips = page.locator('[data-testid="stMain"] .toks.ids').first
+    ids = [int(i) for i in chips.locator(".tid").all_inner_texts()]
+    assert len(ids) == int(metric(page, "Tokens")) and all(i >= 0 for i in ids)
+    texts = "".join(chips.locator(".ttext").all_inner_texts()).replace("␣", " ")
+    assert texts == "lowest newest widest"
+    tid = chips.locator(".tid").first.evaluate("e => parseFloat(getComputedStyle(e).fontSize)")
+    assert tid >= 18
+    settled(page)
+    assert clipped(page) == []
+    chips.evaluate("e => e.scrollIntoView({block: 'center'})")
+    shots(page, "lecture-12-tokenize-ids")
+
+
+def test_12_the_encode_page_names_each_tokens_id_and_follows_the_typing(page, app_url):
+    page.set_viewport_size({"width": 1280, "height": 720})
+    open_url(page, f"{app_url}/encode?text=lowest&tokenizer=run&corpus=textbook", ".enc-rows")
+    box = page.get_by_label("A word or a sentence")
+    box.click()
+    box.press("Control+a")
+    box.press_sequentially("newest widest", delay=30)
+    pills = page.get_by_test_id("stMain").locator('[data-testid="stButtonGroup"] button')
+    expect(pills.filter(has_text="newest ·")).to_have_count(1, timeout=30_000)  # no Enter pressed: live after a pause
+    wait_idle(page)
+    assert page.get_by_text("The 2 tokens, each with its id").count() == 1
+    said = [p.strip() for p in pills.all_inner_texts()]
+    assert any(re.fullmatch(r"newest · \d+", p) for p in said) and any(re.fullmatch(r"widest · \d+", p) for p in said), said
+    settled(page)
+    shots(page, "lecture-12-encode-ids")
