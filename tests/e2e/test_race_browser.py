@@ -1,4 +1,4 @@
-"""A student races the four trainers on the stdlib prose and watches the chart grow, stops a race, sweeps, times workers.
+"""A student races the trainers (the compiled heap too) on the stdlib prose and watches the chart grow, stops a race, sweeps, times workers.
 
 Every run happens in the server's worker pool; the page polls it, so the
 browser's script state is mostly "not running" while a race goes on.
@@ -6,7 +6,9 @@ browser's script state is mostly "not running" while a race goes on.
 
 from playwright.sync_api import expect
 
-from .conftest import enter, open_from_sidebar, pick, wait_idle
+from bpe.core import core
+
+from .conftest import enter, open_from_sidebar, pick, settled, shot, wait_idle
 from .screens import look
 
 STDLIB = "Python's own docs (stdlib docstrings, 2 MB)"
@@ -21,7 +23,7 @@ def merges_done(page) -> int:
 MERGES_DONE_JS = """() => {
   const text = [...document.querySelectorAll('[data-testid="stProgress"]')].map(e => e.innerText).find(t => t.includes('Merges done'));
   if (!text) return -1;
-  return [...text.matchAll(/(?:naive|positions|parent_set|heap) ([\\d,]+)/g)].reduce((sum, m) => sum + +m[1].replaceAll(',', ''), 0);
+  return [...text.matchAll(/(?:naive|positions|parent_set|heap|heap_c) ([\\d,]+)/g)].reduce((sum, m) => sum + +m[1].replaceAll(',', ''), 0);
 }"""
 VERDICT = '[data-testid="stAlertContentSuccess"], [data-testid="stAlertContentError"]'
 
@@ -68,6 +70,14 @@ def test_race_chart_gains_points_while_it_runs(page):
     assert look(page, "race") == []
     assert look(page, "race-tables", "Where the time goes") == []
     assert look(page, "race-costs", "What a merge costs") == []
+    if core is not None:  # heap_c raced beside heap: the page says what the interpreter costs
+        note = page.get_by_text("heap_c is heap compiled to C: the same merges and the same work")
+        expect(note).to_be_visible()
+        page.set_viewport_size({"width": 1280, "height": 720})
+        settled(page)
+        note.evaluate("e => e.scrollIntoView({block: 'center'})")
+        settled(page)
+        shot(page, "race-interpreter-1280x720")
 
 
 def test_stop_keeps_what_the_race_had_done(page):
