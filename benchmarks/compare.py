@@ -4,7 +4,7 @@
     .venv/bin/python benchmarks/compare.py --chars 2000 --repeats 20
 
 What one comparison costs the server when nobody has asked for this text before
-(ui/compare_views.comparison: encode with GPT-2, GPT-4, GPT-4o and a run of this
+(ui/views/compare.py comparison: encode with GPT-2, GPT-4, GPT-4o and a run of this
 tool, the span diff, the HTML), on windows of real text that do not repeat, so no
 tokenizer's word cache has seen them: each window is new English prose, code, and
 other languages. Also each tokenizer's load (once per server), the encoder's steps
@@ -32,7 +32,7 @@ from bpe import Tokenizer, pretokenize, train  # noqa: E402
 from bpe.corpora import stdlib_prose  # noqa: E402
 from ui import encoding, real  # noqa: E402
 from ui.lessons import quirks  # noqa: E402
-from ui.views import compare as cv  # noqa: E402
+from ui.views import compare as compare_views  # noqa: E402
 
 
 def cpu(fn) -> tuple[float, object]:
@@ -77,14 +77,14 @@ def main() -> None:
     texts = windows(args.repeats, args.chars)
     encode_times, whole_times = [], []
     for text in texts:
-        t_encode, rows = cpu(lambda text=text: [cv.row(e.label, e.tokenizer, text, e.k, e.detail) for e in entries])
-        t_html, _ = cpu(lambda text=text, rows=rows: cv.comparison(text, rows))
+        t_encode, rows = cpu(lambda text=text: [compare_views.row(e.label, e.tokenizer, text, e.k, e.detail) for e in entries])
+        t_html, _ = cpu(lambda text=text, rows=rows: compare_views.comparison(text, rows))
         encode_times.append(t_encode)
         whole_times.append(t_encode + t_html)
     print(f"compare 4 tokenizers on {args.chars:,} new characters, {args.repeats} texts:")
     print(f"  encoding only: {ms(encode_times)}")
     print(f"  whole comparison (encode + span diff + HTML): {ms(whole_times)}   target <= 300 ms")
-    again, _ = cpu(lambda: [cv.row(e.label, e.tokenizer, texts[0], e.k, e.detail) for e in entries])
+    again, _ = cpu(lambda: [compare_views.row(e.label, e.tokenizer, texts[0], e.k, e.detail) for e in entries])
     print(f"  the same text again (word caches warm): {again * 1e3:.1f} ms of encoding")
 
     o200k = loaded["o200k"].tokenizer

@@ -116,7 +116,7 @@ def spec_of(args: argparse.Namespace, **settings) -> TrainSpec:
     """The TrainSpec a command line asks for (settings given here override the arguments)."""
     given = {
         "special_tokens": args.special_token or (),
-        "pretokenizer": args.pretokenizer or DEFAULT.pretokenizer,
+        "pattern": args.pattern or DEFAULT.pattern,
         "text_field": args.text_field,
         "text_column": args.text_column,
     }
@@ -132,7 +132,7 @@ def counting(args: argparse.Namespace, phases: Phases, spec: TrainSpec) -> Count
     with phases.phase("pre-tokenize"), bar("pre-tokenize", 0, "B", scale=True) as progress:
         counted = count_inputs(
             args.inputs,
-            pattern=spec.pretokenizer,
+            pattern=spec.pattern,
             special_tokens=spec.special_tokens,
             workers=args.workers,
             progress=follow(progress),
@@ -171,7 +171,7 @@ def parser() -> argparse.ArgumentParser:
         metavar="K",
         help="stop when the best pair occurs fewer than K times",
     )
-    t.add_argument("--pretokenizer", default=None, help=f"{PATTERN_CHOICES} (default {DEFAULT.pretokenizer}, or the counts file's)")
+    t.add_argument("--pattern", "--pretokenizer", default=None, help=f"{PATTERN_CHOICES} (default {DEFAULT.pattern}, or the counts file's)")
     t.add_argument(
         "--tie-break",
         default=DEFAULT.tie_break,
@@ -189,7 +189,7 @@ def parser() -> argparse.ArgumentParser:
     c.add_argument("inputs", nargs="*", metavar="INPUT", help="as for train; with --merge, counts files to add up")
     c.add_argument("--out", type=Path, required=True, metavar="FILE", help="the counts file to write (.parquet)")
     c.add_argument("--special-token", action="append", default=[], metavar="T", help="repeat for several, e.g. '<|endoftext|>'")
-    c.add_argument("--pretokenizer", default=DEFAULT.pretokenizer, help=f"{PATTERN_CHOICES} (default {DEFAULT.pretokenizer})")
+    c.add_argument("--pattern", "--pretokenizer", default=DEFAULT.pattern, help=f"{PATTERN_CHOICES} (default {DEFAULT.pattern})")
     c.add_argument("--workers", type=int, default=None, metavar="W", help="processes (default: CPU count)")
     add_reading_options(c)
     c.add_argument("--merge", action="store_true", help="add up the counts files given as INPUTs (made with the same settings)")
@@ -251,7 +251,7 @@ def parser() -> argparse.ArgumentParser:
         "--vocab-size", type=int, default=None, help="the reference's (default: 256 + as many merges as THEIRS + special tokens)"
     )
     f.add_argument("--special-token", action="append", default=[], metavar="T", help="repeat for several, e.g. '<|endoftext|>'")
-    f.add_argument("--pretokenizer", default=DEFAULT.pretokenizer, help=f"{PATTERN_CHOICES} (default {DEFAULT.pretokenizer})")
+    f.add_argument("--pattern", "--pretokenizer", default=DEFAULT.pattern, help=f"{PATTERN_CHOICES} (default {DEFAULT.pattern})")
     f.add_argument(
         "--tie-break",
         default=DEFAULT.tie_break,
@@ -265,22 +265,25 @@ def parser() -> argparse.ArgumentParser:
     for command in (e, d):  # what GPT-2 and tiktoken files do not record
         command.add_argument("--special-token", action="append", default=[], metavar="T", help="a special token the files do not list")
         command.add_argument(
+            "--pattern",
             "--pretokenizer",
             default=None,
-            help=f"for GPT-2 and .tiktoken files: {PATTERN_CHOICES} (default {DEFAULT.pretokenizer}; OpenAI's own .tiktoken files know theirs)",
+            help=f"for GPT-2 and .tiktoken files: {PATTERN_CHOICES} (default {DEFAULT.pattern}; OpenAI's own .tiktoken files know theirs)",
         )
     sub.add_parser("core", help="say whether the compiled core (C) is built here, and if not why; and which trainer trains by default")
     return p
 
 
-PATTERN_CHOICES = f"one of {', '.join(PATTERNS)} (gpt4 = cl100k), or a regex such as tiktoken's pat_str"
+PATTERN_CHOICES = (
+    f"the pre-tokenizer: one of {', '.join(PATTERNS)} (gpt4 = cl100k), or a regex such as tiktoken's pat_str (--pretokenizer: its old name)"
+)
 
 TOKENIZER_HELP = f"a directory written by train, or another tool's tokenizer: {formats.upload_hint()}"
 
 
 def load_tokenizer(args: argparse.Namespace) -> Tokenizer:
-    """The tokenizer named; --pretokenizer is refused in one sentence where the files record their own."""
-    given = args.pretokenizer
+    """The tokenizer named; --pattern is refused in one sentence where the files record their own."""
+    given = args.pattern
     if given is not None:
         check_pattern(given)
     loaded = formats.read(args.dir)
@@ -288,7 +291,7 @@ def load_tokenizer(args: argparse.Namespace) -> Tokenizer:
         records = formats.FORMATS[loaded.format].records_pattern or loaded.encoding
         if records and pattern_name(given) != pattern_name(loaded.pattern):
             shown = loaded.pattern if loaded.pattern in PATTERNS else "a regex of its own"
-            raise ValueError(f"--pretokenizer {given}: {args.dir} records its own pre-tokenizer ({shown}); leave the option out.")
+            raise ValueError(f"--pattern {given}: {args.dir} records its own pre-tokenizer ({shown}); leave the option out.")
         loaded = formats.with_pattern(loaded, given, keep_openai=False)
     try:
         return Tokenizer.from_loaded(loaded, special_tokens=args.special_token)
@@ -336,12 +339,12 @@ def train_command(args: argparse.Namespace) -> None:
             raise ValueError("Name the text to train on (files or globs), or a counts file with --from-counts.")
         spec = spec_of(args)
         check_spec(spec, args.vocab_size)
-        check_pattern(spec.pretokenizer)
+        check_pattern(spec.pattern)
         if keeps_sequence(spec):  # it walks the occurrences in text order, read in this process
             with phases.phase("pre-tokenize"), bar("pre-tokenize", 0, "B", scale=True) as progress:
                 corpus = pretokenize_files(
                     args.inputs,
-                    pattern=spec.pretokenizer,
+                    pattern=spec.pattern,
                     special_tokens=spec.special_tokens,
                     keep_sequence=True,
                     progress=follow(progress),
@@ -355,7 +358,7 @@ def train_command(args: argparse.Namespace) -> None:
             counted = counting(args, phases, spec)
             corpus, how = PreTokens(counted.counts, None, counted.text_bytes), counted.counted_by()
             del counted
-    special_tokens, pattern = list(spec.special_tokens), spec.pretokenizer
+    special_tokens, pattern = list(spec.special_tokens), spec.pattern
     num_merges = check_spec(spec, args.vocab_size)
     unique, n_bytes = len(corpus.counts), corpus.n_bytes
     warning = check_text(args, corpus, spec)
@@ -389,7 +392,7 @@ def train_command(args: argparse.Namespace) -> None:
         stop_reason,
         len(merges),
         vocab_size=args.vocab_size,
-        specials=len(special_tokens),
+        n_special=len(special_tokens),
         min_pair_frequency=args.min_pair_frequency,
     )
     longest = max((a + b for a, b in merges), key=len, default=b"")
@@ -414,7 +417,7 @@ def check_text(args: argparse.Namespace, corpus: PreTokens, spec: TrainSpec, doi
     if not corpus.counts:
         if not corpus.n_bytes:
             raise ValueError(f"Nothing to {doing}: {what} holds no text.")
-        dropped = " and whitespace (which the whitespace pre-tokenizer drops)" if spec.pretokenizer == "whitespace" else ""
+        dropped = " and whitespace (which the whitespace pre-tokenizer drops)" if spec.pattern == "whitespace" else ""
         raise ValueError(f"Nothing to {doing}: {what} holds only special tokens{dropped}.")
     return not_text(corpus.counts)
 
@@ -431,12 +434,12 @@ def load_counted(args: argparse.Namespace, phases: Phases) -> tuple[PreTokens, T
     """A counts file's pre-tokens, checked against the request (settings not given are taken from the file)."""
     from .counts_file import check_request, load_counts
 
-    special_tokens = check_request(args.from_counts, args.pretokenizer, args.special_token, args.split_lines)
+    special_tokens = check_request(args.from_counts, args.pattern, args.special_token, args.split_lines)
     check_spec(spec_of(args, special_tokens=special_tokens), args.vocab_size)
     with phases.phase("load counts"):
         counts, info = load_counts(args.from_counts)
     say(f"load counts: {len(counts):,} unique pre-tokens from {args.from_counts} in {phases.seconds['load counts']:.1f}s")
-    spec = spec_of(args, special_tokens=special_tokens, pretokenizer=info.pretokenizer, split_lines=info.split_lines)
+    spec = spec_of(args, special_tokens=special_tokens, pattern=info.pattern, split_lines=info.split_lines)
     return PreTokens(counts, None, info.text_bytes), spec
 
 
@@ -453,7 +456,7 @@ def count_command(args: argparse.Namespace) -> None:
             info = merge_counts_files(args.inputs, args.out)
     else:
         spec = spec_of(args)
-        check_pattern(spec.pretokenizer)
+        check_pattern(spec.pattern)
         check_special_tokens(spec.special_tokens)
         if args.ray:
             from .ray_count import count_on_ray
@@ -462,7 +465,7 @@ def count_command(args: argparse.Namespace) -> None:
                 counted = count_on_ray(
                     args.inputs,
                     args.ray,
-                    pattern=spec.pretokenizer,
+                    pattern=spec.pattern,
                     special_tokens=spec.special_tokens,
                     text_field=spec.text_field,
                     text_column=spec.text_column,
@@ -477,11 +480,11 @@ def count_command(args: argparse.Namespace) -> None:
         warning = check_text(args, PreTokens(counted.counts, None, counted.text_bytes), spec, "count")
         with phases.phase("write"):
             described = describe_inputs(counted.inputs, spec.text_field, spec.text_column)
-            info = CountsInfo(spec.pretokenizer, spec.special_tokens, described, counted.text_bytes, split_lines=spec.split_lines)
+            info = CountsInfo(spec.pattern, spec.special_tokens, described, counted.text_bytes, split_lines=spec.split_lines)
             info = save_counts(args.out, counted.counts, info)
     print(
         f"{info.unique:,} unique pre-tokens, {info.pre_tokens:,} in all, from {len(info.inputs)} input(s) "
-        f"({info.text_bytes / 1e6:,.1f} MB of text); pre-tokenizer {info.pretokenizer}, special tokens {list(info.special_tokens)}"
+        f"({info.text_bytes / 1e6:,.1f} MB of text); pre-tokenizer {info.pattern}, special tokens {list(info.special_tokens)}"
         + (", each line a document" if info.split_lines else "")
     )
     if warning:
@@ -532,7 +535,7 @@ def print_ids(args: argparse.Namespace, tok: Tokenizer) -> None:
     else:
         stream = open(args.file, "rb") if args.file is not None else sys.stdin.buffer  # noqa: SIM115  (closed below)
         pieces = iter(lambda: stream.read(1 << 20), b"")
-    specials = {tok.ids[t.encode(ENCODING)] for t in tok.special_tokens}
+    special_ids = {tok.ids[t.encode(ENCODING)] for t in tok.special_tokens}
     seen: set[int] = set()
     written, block = 0, []
     try:
@@ -540,7 +543,7 @@ def print_ids(args: argparse.Namespace, tok: Tokenizer) -> None:
             block.append(i)
             if len(block) >= 1 << 16:
                 written += _print_block(block, written)
-                seen |= specials.intersection(block)
+                seen |= special_ids.intersection(block)
                 block = []
     except ValueError as e:
         raise ValueError(_refusal(str(e), tok)) from None
@@ -548,7 +551,7 @@ def print_ids(args: argparse.Namespace, tok: Tokenizer) -> None:
         if args.text is None and args.file is not None:
             stream.close()
     _print_block(block, written)
-    seen |= specials.intersection(block)
+    seen |= special_ids.intersection(block)
     print()
     if seen:  # say what was done with them: tiktoken would have refused them
         shown = ", ".join(f"{tok.vocab[i].decode(ENCODING, 'replace')} -> {i}" for i in sorted(seen))

@@ -26,6 +26,7 @@ from pathlib import Path
 from . import atomic
 from .inputs import Input
 from .patterns import check_pattern, check_special_tokens, regex_of
+from .renamed import renamed
 
 KEY = b"bpe.counts"
 FORMAT = 1
@@ -33,23 +34,34 @@ ROW_GROUP = 1 << 20
 BATCH_ROWS = 1 << 16  # rows read (and checked) at a time
 
 
+@renamed(pretokenizer="pattern")
 @dataclass(frozen=True)
 class CountsInfo:
-    """The settings that made a counts file, and its totals."""
+    """The settings that made a counts file, and its totals (pretokenizer= is the old name of pattern=)."""
 
-    pretokenizer: str
+    pattern: str  # the pre-tokenizer: a name in patterns.PATTERNS or a regex
     special_tokens: tuple[str, ...]
     inputs: tuple[dict, ...] = ()  # {"path", "format", "compression", "bytes"} (+ "text_field" / "text_column")
     text_bytes: int = 0  # bytes of text counted
     pre_tokens: int = 0  # occurrences: the sum of the counts
     unique: int = 0  # rows
-    pattern: str | None = field(default=None)  # the regex itself, so a renamed or changed pattern is noticed
+    regex: str | None = field(default=None)  # the pattern's regex itself, so a renamed or changed regex is noticed
     split_lines: bool = False  # each line was a document of its own (count_inputs(split_lines=True))
 
     def __post_init__(self) -> None:
-        if self.pattern is None:
+        if self.regex is None:
             with contextlib.suppress(ValueError):  # a name this version does not know: check_matches says so
-                object.__setattr__(self, "pattern", regex_of(self.pretokenizer))
+                object.__setattr__(self, "regex", regex_of(self.pattern))
+
+
+# subtle: the file's metadata keeps the names of its first format: "pretokenizer" is the pattern's name (or regex)
+# and "pattern" its regex, so that files written before and after the rename read the same
+_FILE_KEYS = {"pattern": "pretokenizer", "regex": "pattern"}
+
+
+def metadata_of(info: CountsInfo) -> dict:
+    """The JSON object a counts file holds for info (under KEY): {"pretokenizer": "gpt2", "pattern": regex, ...}."""
+    return {_FILE_KEYS.get(name, name): value for name, value in asdict(info).items()}
 
 
 def describe_inputs(inputs: Sequence[Input], text_field: str, text_column: str) -> tuple[dict, ...]:
@@ -85,7 +97,7 @@ def save_counts(path: str | os.PathLike, counts: dict[bytes, int], info: CountsI
     table = pa.table({"token": pa.array(list(counts), pa.binary()), "count": pa.array(list(counts.values()), pa.int64())})
     table = table.take(pc.sort_indices(table, sort_keys=[("count", "descending"), ("token", "ascending")]))
     info = replace(info, pre_tokens=sum(counts.values()), unique=len(counts))
-    table = table.replace_schema_metadata({KEY: json.dumps(asdict(info)).encode()})
+    table = table.replace_schema_metadata({KEY: json.dumps(metadata_of(info)).encode()})
     out = Path(path)
     out.parent.mkdir(parents=True, exist_ok=True)
     with atomic.output(out) as tmp:
@@ -188,13 +200,13 @@ def _info_of(path: Path, schema) -> CountsInfo:
         if not isinstance(data, dict):
             raise ValueError(f"it is JSON but not an object ({type(data).__name__})")
         info = CountsInfo(
-            pretokenizer=_typed(data, "pretokenizer", str),
+            pattern=_typed(data, "pretokenizer", str),
             special_tokens=tuple(_typed(data, "special_tokens", list)),
             inputs=tuple(_typed(data, "inputs", list)),
             text_bytes=_typed(data, "text_bytes", int),
             pre_tokens=_typed(data, "pre_tokens", int),
             unique=_typed(data, "unique", int),
-            pattern=data.get("pattern"),
+            regex=data.get("pattern"),
             split_lines=_typed(data, "split_lines", bool) if "split_lines" in data else False,
         )
     except RecursionError:
@@ -223,21 +235,19 @@ def _typed(data: dict, key: str, kind: type):
 def check_matches(
     info: CountsInfo,
     path: str | os.PathLike,
-    pretokenizer: str | None,
+    pattern: str | None,
     special_tokens: Sequence[str] | None,
     split_lines: bool | None = None,
 ) -> None:
     """Refuse, in one sentence, settings that contradict the ones the counts were made with (None: take the file's)."""
     try:
-        known = regex_of(info.pretokenizer)
+        known = regex_of(info.pattern)
     except ValueError:
-        raise ValueError(f"{path} was counted with the pre-tokenizer {info.pretokenizer!r}, which this version does not know.") from None
-    if info.pattern != known:
-        raise ValueError(f"{path} was counted with a different {info.pretokenizer!r} regex than this version uses; count again.")
-    if pretokenizer is not None and regex_of(pretokenizer) != known:  # by regex: 'gpt4' and 'cl100k' are one pre-tokenizer
-        raise ValueError(
-            f"{path} was counted with the {info.pretokenizer!r} pre-tokenizer, not {pretokenizer!r}; count again or drop the setting."
-        )
+        raise ValueError(f"{path} was counted with the pre-tokenizer {info.pattern!r}, which this version does not know.") from None
+    if info.regex != known:
+        raise ValueError(f"{path} was counted with a different {info.pattern!r} regex than this version uses; count again.")
+    if pattern is not None and regex_of(pattern) != known:  # by regex: 'gpt4' and 'cl100k' are one pre-tokenizer
+        raise ValueError(f"{path} was counted with the {info.pattern!r} pre-tokenizer, not {pattern!r}; count again or drop the setting.")
     if special_tokens is not None and sorted(special_tokens) != sorted(info.special_tokens):
         raise ValueError(
             f"{path} was counted with special tokens {list(info.special_tokens)}, not {list(special_tokens)}; "
@@ -249,15 +259,15 @@ def check_matches(
 
 
 def check_request(
-    path: str | os.PathLike, pretokenizer: str | None, special_tokens: Sequence[str] | None, split_lines: bool | None = None
+    path: str | os.PathLike, pattern: str | None, special_tokens: Sequence[str] | None, split_lines: bool | None = None
 ) -> tuple[str, ...]:
     """Check a training request against a counts file (reading its metadata only); return the special tokens to use."""
     if special_tokens is not None:
         check_special_tokens(special_tokens)
-    if pretokenizer is not None:
-        check_pattern(pretokenizer)
+    if pattern is not None:
+        check_pattern(pattern)
     info = read_info(path)
-    check_matches(info, path, pretokenizer, special_tokens, split_lines)
+    check_matches(info, path, pattern, special_tokens, split_lines)
     return tuple(info.special_tokens if special_tokens is None else special_tokens)
 
 
@@ -273,7 +283,7 @@ def merge_counts_files(paths: Sequence[str | os.PathLike], out: str | os.PathLik
         raise ValueError("Give the counts files to merge.")
     first = read_info(paths[0])
     for path in paths[1:]:
-        check_matches(read_info(path), path, first.pretokenizer, first.special_tokens, first.split_lines)
+        check_matches(read_info(path), path, first.pattern, first.special_tokens, first.split_lines)
     counts: dict[bytes, int] = {}
     inputs: list[dict] = []
     text_bytes = 0

@@ -13,6 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from .renamed import renamed
+
 DETAIL_CAP = 40
 
 Tokens = tuple[bytes, ...]
@@ -132,25 +134,27 @@ class MergeEvent:
         return dict(self.work).get(counter, 0)
 
 
-def stop_sentence(reason: str, merges: int, *, vocab_size: int | None = None, specials: int = 0, min_pair_frequency: int = 1) -> str:
+@renamed(specials="n_special")
+def stop_sentence(reason: str, merges: int, *, vocab_size: int | None = None, n_special: int = 0, min_pair_frequency: int = 1) -> str:
     """Why a run stopped, as a sentence a person can act on.
 
-    ("vocab_size", 0, vocab_size=257, specials=1) -> 'No merges: a vocab size of 257 is filled by
+    ("vocab_size", 0, vocab_size=257, n_special=1) -> 'No merges: a vocab size of 257 is filled by
     the 256 bytes and 1 special token alone, leaving no room for a merge. Raise the vocab size.'
     ("no pairs left", 5) -> 'Stopped after 5 merges: no pair of adjacent tokens was left to merge
     (every pre-token is a single token now).'
+    n_special is how many special tokens the vocabulary holds (specials=, its old name, is still accepted).
     """
     made = f"Stopped after {merges:,} merge{'s' if merges != 1 else ''}"
     if reason == VOCAB_SIZE:
         if vocab_size is None:
             return f"Made {merges:,} merges: the vocabulary reached its size."
-        s = "" if specials == 1 else "s"
+        s = "" if n_special == 1 else "s"
         if merges == 0:
-            fill = f"the 256 bytes and {specials} special token{s}" if specials else "the 256 bytes"
+            fill = f"the 256 bytes and {n_special} special token{s}" if n_special else "the 256 bytes"
             return (
                 f"No merges: a vocab size of {vocab_size:,} is filled by {fill} alone, leaving no room for a merge. Raise the vocab size."
             )
-        return f"Made {merges:,} merges: the vocabulary reached its size, {vocab_size:,} = 256 bytes + {merges:,} merges + {specials} special token{s}."
+        return f"Made {merges:,} merges: the vocabulary reached its size, {vocab_size:,} = 256 bytes + {merges:,} merges + {n_special} special token{s}."
     if reason == NO_PAIRS:
         if merges == 0:
             return "No merges: the corpus has no pair of adjacent tokens to merge (every pre-token is a single byte)."

@@ -42,11 +42,11 @@ Merges = list[tuple[bytes, bytes]]
 
 def gpt2_vocab(vocab: Vocab, special_tokens: Sequence[str] = ()) -> dict[str, int]:
     """Token as GPT-2 writes it -> id: {0: b'!', 256: b' t'} -> {'!': 0, 'Ġt': 256}; special tokens as their own text."""
-    specials = {t.encode("utf-8") for t in special_tokens}
+    special_bytes = {t.encode("utf-8") for t in special_tokens}
     table = {}
     for i, token in sorted(vocab.items()):
         # subtle: two merges can make the same bytes; JSON keeps the first id
-        key = token.decode("utf-8") if token in specials else to_unicode(token)
+        key = token.decode("utf-8") if token in special_bytes else to_unicode(token)
         table.setdefault(key, i)
     return table
 
@@ -67,7 +67,7 @@ def gpt2_merges_txt(merges: Merges) -> str:
 def hf_tokenizer_json(
     merges: Merges, special_tokens: Sequence[str] = (), pattern: str = DEFAULT_PATTERN, vocab: Vocab | None = None
 ) -> str:
-    """A tokenizer.json for `tokenizers.Tokenizer.from_file`: byte-level BPE, specials as added tokens."""
+    """A tokenizer.json for `tokenizers.Tokenizer.from_file`: byte-level BPE, special_bytes as added tokens."""
     vocab = vocab if vocab is not None else build_vocab(merges, special_tokens)
     table = gpt2_vocab(vocab, special_tokens)
     added = [

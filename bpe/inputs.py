@@ -171,7 +171,7 @@ _SAFE_NEWLINE = re.compile(rb"(?<=[!-~])\n(?=[!-~])")
 _WINDOW = 1 << 16
 
 
-def _find_boundary(f, start: int, stop: int, specials: list[bytes], pattern: str) -> int | None:
+def _find_boundary(f, start: int, stop: int, special_bytes: list[bytes], pattern: str) -> int | None:
     """First safe cut at or after `start` and before `stop`, or None.
 
     A cut goes just before a special token, or else just after a safe newline.
@@ -180,8 +180,8 @@ def _find_boundary(f, start: int, stop: int, specials: list[bytes], pattern: str
     overlap themselves, like 'aa' in 'aaa', or contain one another). A cut that
     no occurrence straddles is safe: the left-to-right split cannot jump over it.
     """
-    longest = max((len(s) for s in specials), default=1)
-    starts = re.compile(b"(?=" + b"|".join(re.escape(s) for s in specials) + b")") if specials else None
+    longest = max((len(s) for s in special_bytes), default=1)
+    starts = re.compile(b"(?=" + b"|".join(re.escape(s) for s in special_bytes) + b")") if special_bytes else None
     pos = start
     while pos < stop:
         base = max(0, pos - longest)
@@ -193,15 +193,15 @@ def _find_boundary(f, start: int, stop: int, specials: list[bytes], pattern: str
         if pattern != "none":  # for 'none' only special tokens end a document
             cuts += [m.end() for m in _SAFE_NEWLINE.finditer(window, pos - base)]
         for cut in sorted(cuts):
-            if not _straddled(window, cut, specials):
+            if not _straddled(window, cut, special_bytes):
                 return base + cut
         pos += _WINDOW
     return None
 
 
-def _straddled(window: bytes, cut: int, specials: list[bytes]) -> bool:
+def _straddled(window: bytes, cut: int, special_bytes: list[bytes]) -> bool:
     """Does an occurrence of a special token start before `cut` and end after it?"""
-    for s in specials:
+    for s in special_bytes:
         i = window.find(s, max(0, cut - len(s) + 1))
         if 0 <= i < cut:
             return True
@@ -211,12 +211,12 @@ def _straddled(window: bytes, cut: int, specials: list[bytes]) -> bool:
 def chunk_boundaries(path: Path, special_tokens: Sequence[str], pattern: str, chunk_bytes: int) -> list[int]:
     """Byte offsets [0, ..., size] cutting the file into ~chunk_bytes pieces at safe places."""
     size = path.stat().st_size
-    specials = [t.encode(ENCODING) for t in special_tokens]
+    special_bytes = [t.encode(ENCODING) for t in special_tokens]
     bounds = [0]
     with open(path, "rb") as f:
         guess = chunk_bytes
         while guess < size:
-            cut = _find_boundary(f, guess, min(guess + chunk_bytes, size), specials, pattern)
+            cut = _find_boundary(f, guess, min(guess + chunk_bytes, size), special_bytes, pattern)
             if cut is not None and cut > bounds[-1]:
                 bounds.append(cut)
                 guess = cut + chunk_bytes
@@ -226,15 +226,15 @@ def chunk_boundaries(path: Path, special_tokens: Sequence[str], pattern: str, ch
     return bounds
 
 
-def _last_safe_cut(block: bytes, specials: list[bytes], pattern: str) -> int | None:
+def _last_safe_cut(block: bytes, special_bytes: list[bytes], pattern: str) -> int | None:
     """A safe cut in the second half of a block read from a stream, or None.
 
     subtle: what follows the block is unknown, so a cut must leave room for the
     longest special token after it: only then is an occurrence that starts
     before the cut seen whole.
     """
-    longest = max((len(s) for s in specials), default=1)
-    cut = _find_boundary(io.BytesIO(block), len(block) // 2, len(block), specials, pattern)
+    longest = max((len(s) for s in special_bytes), default=1)
+    cut = _find_boundary(io.BytesIO(block), len(block) // 2, len(block), special_bytes, pattern)
     return cut if cut is not None and 0 < cut < len(block) - longest else None
 
 
@@ -382,7 +382,7 @@ def _stream_text(source: Input, raw, stream, options: Options) -> Iterator[Batch
 
 def _stream_bytes(source: Input, raw, stream, options: Options) -> Iterator[Batch]:
     """A compressed text file in blocks, each cut at a safe place (the rest carried into the next)."""
-    specials = [t.encode(ENCODING) for t in options.special_tokens]
+    special_bytes = [t.encode(ENCODING) for t in options.special_tokens]
     carry, done = b"", 0
     while True:
         block = stream.read(options.chunk_bytes)
@@ -390,7 +390,7 @@ def _stream_bytes(source: Input, raw, stream, options: Options) -> Iterator[Batc
         if not block:  # the end: the rest of the text, and the rest of the file's bytes
             yield Batch([data] if data else [], len(data), source.size - done)
             return
-        cut = _last_safe_cut(data, specials, options.pattern)
+        cut = _last_safe_cut(data, special_bytes, options.pattern)
         if cut is None:  # no safe place yet: read on (a file without one is read whole)
             carry = data
             continue

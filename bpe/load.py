@@ -90,9 +90,9 @@ def parse_gpt2(vocab_text: str, merges_text: str, vocab_name: str = VOCAB, merge
     table = parse_json(vocab_text, vocab_name)
     if not isinstance(table, dict):
         raise ValueError(f"{vocab_name}: expected a JSON object mapping tokens to ids, got {_kind(table)}.")
-    vocab, specials = _vocab_and_specials(table, merges, vocab_name)
+    vocab, special_tokens = _vocab_and_special_tokens(table, merges, vocab_name)
     _check_merges_in_vocab(vocab, merges, vocab_name, merges_name)
-    return Loaded(merges, specials, "gpt2", None, vocab, "gpt2")
+    return Loaded(merges, special_tokens, "gpt2", None, vocab, "gpt2")
 
 
 def parse_merges_txt(text: str, name: str = MERGES) -> Merges:
@@ -112,11 +112,11 @@ def parse_merges_txt(text: str, name: str = MERGES) -> Merges:
     return merges
 
 
-def _vocab_and_specials(table: dict, merges: Merges, name: str) -> tuple[Vocab, tuple[str, ...]]:
+def _vocab_and_special_tokens(table: dict, merges: Merges, name: str) -> tuple[Vocab, tuple[str, ...]]:
     """A token -> id table as id -> bytes; entries that are neither a byte nor a merge's token are special tokens."""
     made = {bytes([i]) for i in range(256)} | {a + b for a, b in merges}
     vocab: Vocab = {}
-    specials: list[tuple[int, str]] = []
+    found: list[tuple[int, str]] = []  # (id, special token)
     for key, i in table.items():
         if not _is_int(i) or not 0 <= i < MAX_ID:
             raise ValueError(f"{name}: the id of {_shown(key)} must be a whole number from 0 to 2**32 - 1, not {_shown(i)}.")
@@ -129,10 +129,10 @@ def _vocab_and_specials(table: dict, merges: Merges, name: str) -> tuple[Vocab, 
         except ValueError:
             token = None
         if token is None or token not in made:
-            specials.append((i, key))
+            found.append((i, key))
             token = key.encode("utf-8")
         vocab[i] = token
-    ordered = tuple(key for _, key in sorted(specials))
+    ordered = tuple(key for _, key in sorted(found))
     _wrap(name, check_special_tokens, ordered)
     return vocab, ordered
 
@@ -195,9 +195,9 @@ def parse_hf(text: str, name: str = HF) -> Loaded:
                 f"{name}: added token {_shown(token['content'])} has id {_shown(token['id'])}, but the vocab gives it {_shown(table[token['content']])}."
             )
         table[token["content"]] = token["id"]
-    vocab, specials = _vocab_and_specials(table, merges, name)
+    vocab, special_tokens = _vocab_and_special_tokens(table, merges, name)
     declared = {t["content"] for t in added}
-    extra = [s for s in specials if s not in declared]
+    extra = [s for s in special_tokens if s not in declared]
     if extra:
         raise ValueError(f"{name}: vocab entry {extra[0]!r} is neither a byte, nor made by a merge, nor an added token.")
     _check_merges_in_vocab(vocab, merges, name, name)
@@ -298,9 +298,9 @@ def parse_tiktoken(text: str, name: str = "tokenizer.tiktoken") -> Loaded:
     known = OPENAI_ENCODINGS.get(hashlib.sha256(text.encode("utf-8")).hexdigest())
     if known is None:
         return Loaded(merges, (), "gpt2", None, dict(taken), "tiktoken")
-    encoding, pattern, specials = known
-    vocab = dict(taken) | {i: token.encode("utf-8") for token, i in specials.items()}
-    return Loaded(merges, tuple(specials), pattern, None, vocab, "tiktoken", encoding)
+    encoding, pattern, special_ids = known
+    vocab = dict(taken) | {i: token.encode("utf-8") for token, i in special_ids.items()}
+    return Loaded(merges, tuple(special_ids), pattern, None, vocab, "tiktoken", encoding)
 
 
 def merges_from_ranks(ranks: Mapping[bytes, int]) -> Merges:
@@ -373,8 +373,8 @@ def parse_plain(text: str, name: str = PLAIN) -> Loaded:
         raise ValueError(f"{name}: version {document.get('version')!r} is not supported (this tool reads version {VERSION}).")
     pattern = _field(name, document, "pattern", str)
     _wrap(name, check_pattern, pattern)
-    specials = _field(name, document, "special_tokens", list)
-    _wrap(name, check_special_tokens, specials)
+    special_tokens = _field(name, document, "special_tokens", list)
+    _wrap(name, check_special_tokens, special_tokens)
     merges, counts = [], []
     for n, row in enumerate(_field(name, document, "merges", list), start=1):
         if not isinstance(row, dict):
@@ -386,7 +386,7 @@ def parse_plain(text: str, name: str = PLAIN) -> Loaded:
         merges.append((left, right))
         counts.append(count)
     _wrap(name, check_merges, merges)
-    return Loaded(merges, tuple(specials), pattern, tuple(counts))
+    return Loaded(merges, tuple(special_tokens), pattern, tuple(counts))
 
 
 def _token_bytes(name: str, n: int, row: dict, side: str) -> bytes:

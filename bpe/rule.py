@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from functools import cache
 
 from .gpt2_bytes import byte_to_char
+from .renamed import renamed
 
 Pair = tuple[int, int]
 
@@ -210,14 +211,16 @@ class TieChoice:
     reason: str  # one sentence
 
 
+@renamed(special_tokens="n_special")
 def explain_tie(
-    pairs: Sequence[tuple[bytes, bytes]], merges: Sequence[tuple[bytes, bytes]] = (), special_tokens: int = 0
+    pairs: Sequence[tuple[bytes, bytes]], merges: Sequence[tuple[bytes, bytes]] = (), n_special: int = 0
 ) -> tuple[TieChoice, ...]:
     """Which of several pairs with the same count each rule merges, and why.
 
     pairs: the tied pairs, as bytes; merges: the merges made before this one
-    (they give the merged tokens their ids); special_tokens: how many there are
-    (HuggingFace numbers them first, which shifts the ids it shows, not the order).
+    (they give the merged tokens their ids); n_special: how many special tokens there are
+    (HuggingFace numbers them first, which shifts the ids it shows, not the order;
+    special_tokens=, its old name, is still accepted).
 
     [(b'e', b's'), (b's', b't')] -> cs336 takes s+t (b's' > b'e'); huggingface
     takes e+s (ids (68, 82) < (82, 83)); rustbpe takes e+s ((101, 115) < (115, 116)).
@@ -238,11 +241,11 @@ def explain_tie(
         ranked = sorted(as_ids, key=lambda p: order(p, 0, keys))
         win, runner = ranked[0], ranked[1]
         shown = [(vocab[win[0]], vocab[win[1]]), (vocab[runner[0]], vocab[runner[1]])]
-        choices.append(TieChoice(rule.name, shown[0], _reason(rule, win, runner, shown, len(pairs), special_tokens)))
+        choices.append(TieChoice(rule.name, shown[0], _reason(rule, win, runner, shown, len(pairs), n_special)))
     return tuple(choices)
 
 
-def _reason(rule: Rule, win: Pair, runner: Pair, shown: list[tuple[bytes, bytes]], n: int, special_tokens: int) -> str:
+def _reason(rule: Rule, win: Pair, runner: Pair, shown: list[tuple[bytes, bytes]], n: int, n_special: int) -> str:
     others = "the other pair" if n == 2 else f"the next best of the {n} tied pairs"
     if rule.name == "cs336":
         left_decides = shown[0][0] != shown[1][0]
@@ -250,7 +253,7 @@ def _reason(rule: Rule, win: Pair, runner: Pair, shown: list[tuple[bytes, bytes]
         a, b = (shown[0][0], shown[1][0]) if left_decides else (shown[0][1], shown[1][1])
         return f"{rule.tool} takes the greater bytes: comparing the {side}, {_show(a)} > {_show(b)} ({others} is {_show_pair(shown[1])})."
     if rule.name == "huggingface":
-        hf = [tuple(_hf_id(i, special_tokens) for i in p) for p in (win, runner)]
+        hf = [tuple(_hf_id(i, n_special) for i in p) for p in (win, runner)]
         return (
             f"{rule.tool} takes the smaller pair of its ids: {hf[0]} < {hf[1]} for {_show_pair(shown[1])}; "
             "it numbers the bytes by their GPT-2 character, so its byte ids are not the byte values."

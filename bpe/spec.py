@@ -23,17 +23,22 @@ from typing import Any
 from .heap_c import HeapC
 from .inputs import Options
 from .patterns import DEFAULT_PATTERN
+from .renamed import renamed
 from .rule import DEFAULT_RULE
 
 # the default trainer: the heap compiled where the core is built (bpe core), else the heap in Python
 DEFAULT_ALGORITHM = HeapC.reference.name if HeapC.missing else HeapC.name
 
 
+@renamed(pretokenizer="pattern")
 @dataclass(frozen=True)
 class TrainSpec:
-    """How to train: every setting but the size. Frozen and hashable, so it is also the cache key."""
+    """How to train: every setting but the size. Frozen and hashable, so it is also the cache key.
 
-    pretokenizer: str = DEFAULT_PATTERN  # a name in patterns.PATTERNS (or, where allowed, a regex string)
+    TrainSpec(pretokenizer=...), the old name of pattern=, is still accepted.
+    """
+
+    pattern: str = DEFAULT_PATTERN  # the pre-tokenizer: a name in patterns.PATTERNS (or, where allowed, a regex string)
     special_tokens: tuple[str, ...] = ()  # never merged; the text is cut at them
     tie_break: str = DEFAULT_RULE  # a name in rule.RULES: whose merges to reproduce when counts tie
     algorithm: str = DEFAULT_ALGORITHM  # a name in train.ALGORITHMS: all make the same merges, at different costs
@@ -48,6 +53,7 @@ class TrainSpec:
             object.__setattr__(self, "special_tokens", tuple(self.special_tokens))
 
     @classmethod
+    @renamed(pretokenizer="pattern")
     def of(cls, spec: TrainSpec | None = None, **settings: Any) -> TrainSpec:
         """spec (or the defaults) with settings changed: TrainSpec.of(tie_break="rustbpe"); an unknown name is a TypeError."""
         unknown = set(settings) - {f.name for f in fields(cls)}
@@ -66,7 +72,7 @@ class TrainSpec:
 
         With split_lines each line (newline kept) is read as a document of its own.
         """
-        return Options(self.text_field, self.text_column, self.special_tokens, self.pretokenizer, split_lines=self.split_lines)
+        return Options(self.text_field, self.text_column, self.special_tokens, self.pattern, split_lines=self.split_lines)
 
 
 DEFAULT = TrainSpec()

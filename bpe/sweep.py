@@ -117,7 +117,7 @@ def pretokenize_speedup(
         start = perf_counter()
         # subtle: the Python path, whose work processes share; the compiled one counts this file in one
         # process in a fraction of a second, where starting workers costs more than it saves
-        corpus = pretokenize_file(path, pattern=spec.pretokenizer, special_tokens=spec.special_tokens, workers=workers, compiled=False)
+        corpus = pretokenize_file(path, pattern=spec.pattern, special_tokens=spec.special_tokens, workers=workers, compiled=False)
         yield SpeedupPoint(workers, perf_counter() - start, len(corpus.counts))
 
 

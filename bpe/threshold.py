@@ -65,7 +65,7 @@ class Sample:
     """Text to measure, pre-tokenized once."""
 
     words: dict[bytes, int]  # pre-token counts, special tokens cut out
-    specials: int  # special tokens in the text: one token each
+    n_special: int  # special tokens in the text: one token each
     n_bytes: int
     n_words: int  # whitespace-separated words, for tokens per word
 
@@ -140,6 +140,6 @@ def replay(tokenizer: Tokenizer, sample: Sample) -> Replay:
             joins[high][pair] = joins[high].get(pair, 0) + joined
             saved[high] += joined
             size = len(parts)
-    first = sum(start.values()) + sample.specials
+    first = sum(start.values()) + sample.n_special
     tokens = tuple(first - s for s in accumulate(saved, initial=0))
     return Replay(sample.n_bytes, sample.n_words, tokens, dict(start), tuple(joins))

@@ -146,9 +146,9 @@ class Tokenizer:
         tiktoken's Encoding.name does ('cl100k_base'; '' for a tokenizer of yours).
         """
         check_pattern(pattern)
-        specials = [] if special_tokens is None else special_tokens
-        check_special_tokens(specials)
-        specials = list(specials)
+        special_tokens = [] if special_tokens is None else special_tokens
+        check_special_tokens(special_tokens)
+        special_tokens = list(special_tokens)
         self.vocab: Vocab = _checked_vocab(vocab)
         self.merges: Merges = _checked_merges(merges)
         self.pattern = pattern
@@ -156,14 +156,14 @@ class Tokenizer:
         self.ids: dict[bytes, int] = {}
         for i, token in sorted(self.vocab.items()):
             self.ids.setdefault(token, i)  # subtle: equal bytes under two ids share the first
-        for token in specials:
+        for token in special_tokens:
             data = token.encode(ENCODING)
             if data not in self.ids:
                 new_id = max(self.vocab, default=-1) + 1
                 if new_id >= MAX_ID:
                     raise ValueError(f"No id is left for special token {token!r}: ids must stay below 2**32.")
                 self.vocab[new_id], self.ids[data] = data, new_id
-        self.special_tokens = tuple(specials)
+        self.special_tokens = tuple(special_tokens)
         self.name = name
         self.allowed_special: frozenset[str] = frozenset()
         self.allowed_special = self._allowed(allowed_special)
@@ -187,7 +187,7 @@ class Tokenizer:
         *,
         counts: Sequence[int | None] | None = None,
     ) -> Tokenizer:
-        """A tokenizer in this tool's id layout (bytes 0-255, merges in order, then specials) from its merges."""
+        """A tokenizer in this tool's id layout (bytes 0-255, merges in order, then the special tokens) from its merges."""
         load.check_merges(merges)
         merges = [(bytes(a), bytes(b)) for a, b in merges]
         return cls(build_vocab(merges, special_tokens), merges, special_tokens, pattern=pattern, counts=counts)
@@ -234,14 +234,15 @@ class Tokenizer:
     @classmethod
     def from_loaded(cls, loaded: load.Loaded, *, special_tokens: Sequence[str] | None = None) -> Tokenizer:
         """The tokenizer a file held (formats.read, formats.read_uploads), with extra special tokens if given."""
-        specials = list(loaded.special_tokens) + [t for t in special_tokens or () if t not in loaded.special_tokens]
+        extra = special_tokens or ()
+        special_tokens = list(loaded.special_tokens) + [t for t in extra if t not in loaded.special_tokens]
         if loaded.vocab is None:
-            return cls.from_merges(loaded.merges, specials, loaded.pattern, counts=loaded.counts)
-        allowed = frozenset(special_tokens or ()) if loaded.encoding else "all"  # OpenAI's: tiktoken's default, but those asked for
+            return cls.from_merges(loaded.merges, special_tokens, loaded.pattern, counts=loaded.counts)
+        allowed = frozenset(extra) if loaded.encoding else "all"  # OpenAI's: tiktoken's default, but those asked for
         return cls(
             loaded.vocab,
             loaded.merges,
-            specials,
+            special_tokens,
             pattern=loaded.pattern,
             counts=loaded.counts,
             allowed_special=allowed,
@@ -478,10 +479,10 @@ class Tokenizer:
         for last in sequence_of_text(segment, self.pattern):  # noqa: B007  (the last pre-token is wanted)
             pass
         n = len(self._word_ids(_to_bytes(last), limit)) if last is not None else 0
-        specials = {self.ids[t.encode(ENCODING)] for t in self.special_tokens}
+        special_ids = {self.ids[t.encode(ENCODING)] for t in self.special_tokens}
 
         def all_space(i: int) -> bool:
-            return i not in specials and all(b in b" \n\t" for b in self.vocab[i])
+            return i not in special_ids and all(b in b" \n\t" for b in self.vocab[i])
 
         if n and all_space(ids[len(ids) - n]):
             while n < len(ids) and all_space(ids[len(ids) - n - 1]):

@@ -26,6 +26,7 @@ from .parent_set import ParentSet
 from .patterns import check_pattern, check_special_tokens
 from .positions import Positions
 from .pretokenize import PreTokens, Progress, pretokenize
+from .renamed import renamed
 from .rule import rule_for
 from .spec import DEFAULT, TrainSpec
 from .trainer import Trainer, paused_gc
@@ -133,7 +134,7 @@ def pretokenize_for(text: str | bytes, spec: TrainSpec) -> PreTokens:
     """pretokenize(text) as spec says: its pattern, special tokens and split_lines, and the sequence if its trainer needs it."""
     return pretokenize(
         text,
-        pattern=spec.pretokenizer,
+        pattern=spec.pattern,
         special_tokens=spec.special_tokens,
         keep_sequence=keeps_sequence(spec),
         split_lines=spec.split_lines,
@@ -281,6 +282,7 @@ def steps(
     return going.trainer, going._events
 
 
+@renamed(pretokenizer="pattern")
 def train_bpe(
     input_path: Paths,
     vocab_size: int,
@@ -288,7 +290,7 @@ def train_bpe(
     *,
     algorithm: str = DEFAULT.algorithm,
     min_pair_frequency: int = DEFAULT.min_pair_frequency,
-    pretokenizer: str = DEFAULT.pretokenizer,
+    pattern: str = DEFAULT.pattern,
     workers: int | None = None,
     progress: Progress | None = None,
     text_field: str = DEFAULT.text_field,
@@ -303,10 +305,11 @@ def train_bpe(
     tie_break picks whose merges to reproduce: "cs336" (default), "huggingface" or "rustbpe".
     split_lines: each line (newline kept) is a document, as HuggingFace's `Tokenizer.train(files)`
     reads files; with tie_break="huggingface" it reproduces that.
-    The keyword arguments build a TrainSpec; train_spec takes one.
+    The keyword arguments build a TrainSpec; train_spec takes one. pattern= is the pre-tokenizer
+    (a name in PATTERNS or a regex); pretokenizer=, its old name, is still accepted.
     """
     spec = TrainSpec.of(
-        pretokenizer=pretokenizer,
+        pattern=pattern,
         special_tokens=special_tokens,
         tie_break=tie_break,
         algorithm=algorithm,
@@ -323,10 +326,10 @@ def train_spec(
 ) -> tuple[Vocab, Merges]:
     """train_bpe under a TrainSpec."""
     num_merges = check_spec(spec, vocab_size)
-    check_pattern(spec.pretokenizer)
+    check_pattern(spec.pattern)
     corpus = pretokenize_files(
         input_path,
-        pattern=spec.pretokenizer,
+        pattern=spec.pattern,
         special_tokens=spec.special_tokens,
         workers=workers,
         keep_sequence=keeps_sequence(spec),
@@ -339,6 +342,7 @@ def train_spec(
     return finished(result, vocab_size)
 
 
+@renamed(pretokenizer="pattern")
 def train_bpe_text(
     text: str | bytes,
     vocab_size: int,
@@ -346,13 +350,13 @@ def train_bpe_text(
     *,
     algorithm: str = DEFAULT.algorithm,
     min_pair_frequency: int = DEFAULT.min_pair_frequency,
-    pretokenizer: str = DEFAULT.pretokenizer,
+    pattern: str = DEFAULT.pattern,
     tie_break: str = DEFAULT.tie_break,
     split_lines: bool = DEFAULT.split_lines,
 ) -> tuple[Vocab, Merges]:
-    """train_bpe for text held in memory (split_lines: each line is a document, see train_bpe)."""
+    """train_bpe for text held in memory (split_lines: each line is a document, see train_bpe; pretokenizer= is pattern=)."""
     spec = TrainSpec.of(
-        pretokenizer=pretokenizer,
+        pattern=pattern,
         special_tokens=special_tokens,
         tie_break=tie_break,
         algorithm=algorithm,
@@ -360,11 +364,12 @@ def train_bpe_text(
         split_lines=split_lines,
     )
     num_merges = check_spec(spec, vocab_size)
-    check_pattern(spec.pretokenizer)
+    check_pattern(spec.pattern)
     result = train(pretokenize_for(text, spec), num_merges, spec)
     return finished(result, vocab_size)
 
 
+@renamed(pretokenizer="pattern")
 def train_from_counts(
     counts_path: str | os.PathLike,
     vocab_size: int,
@@ -372,22 +377,22 @@ def train_from_counts(
     *,
     algorithm: str = DEFAULT.algorithm,
     min_pair_frequency: int = DEFAULT.min_pair_frequency,
-    pretokenizer: str | None = None,
+    pattern: str | None = None,
     tie_break: str = DEFAULT.tie_break,
 ) -> tuple[Vocab, Merges]:
     """train_bpe from a counts file written by `bpe count` (or save_counts): no text is read.
 
-    special_tokens and pretokenizer default to the file's; given, they must be
-    the ones the counts were made with, or a ValueError says which differs.
+    special_tokens and pattern default to the file's; given, they must be
+    the ones the counts were made with, or a ValueError says which differs (pretokenizer= is pattern=).
     Training from the counts of a text gives the merges of training on the text.
     """
     from .counts_file import check_request, load_counts
 
-    specials = check_request(counts_path, pretokenizer, special_tokens)
-    spec = TrainSpec.of(special_tokens=specials, tie_break=tie_break, algorithm=algorithm, min_pair_frequency=min_pair_frequency)
+    special_tokens = check_request(counts_path, pattern, special_tokens)
+    spec = TrainSpec.of(special_tokens=special_tokens, tie_break=tie_break, algorithm=algorithm, min_pair_frequency=min_pair_frequency)
     num_merges = check_spec(spec, vocab_size)
     counts, info = load_counts(counts_path)
-    spec = spec.but(pretokenizer=info.pretokenizer)
+    spec = spec.but(pattern=info.pattern)
     corpus = PreTokens(counts, None, info.text_bytes)
     try:
         result = train(corpus, num_merges, spec)
@@ -408,7 +413,7 @@ def finished(result: Training, vocab_size: int) -> tuple[Vocab, Merges]:
     vocab = result.vocab
     if result.stop_reason not in (VOCAB_SIZE, MIN_FREQUENCY):
         spec = result.spec
-        why = stop_sentence(result.stop_reason, len(result.events), vocab_size=vocab_size, specials=len(spec.special_tokens))
+        why = stop_sentence(result.stop_reason, len(result.events), vocab_size=vocab_size, n_special=len(spec.special_tokens))
         warnings.warn(
             f"{why} The vocabulary has {len(vocab):,} tokens, not the {vocab_size:,} asked for.", StoppedEarly, stacklevel=_caller()
         )

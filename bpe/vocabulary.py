@@ -16,6 +16,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from .renamed import renamed
 from .threshold import Replay
 from .tokenizer import BYTES, Tokenizer
 
@@ -45,11 +46,11 @@ def token_rows(tokenizer: Tokenizer, uses: Mapping[bytes, int], k: int | None = 
     """
     limit = len(tokenizer.merges) if k is None else min(k, len(tokenizer.merges))
     made_by, counts, ids = tokenizer.made_by, tokenizer.counts, tokenizer.ids
-    specials = {t.encode("utf-8") for t in tokenizer.special_tokens}
+    special_bytes = {t.encode("utf-8") for t in tokenizer.special_tokens}
     rows = []
     for token, i in ids.items():
         rank = made_by.get(token)
-        if token in specials:
+        if token in special_bytes:
             kind, rank = SPECIAL, None
         elif rank is not None:
             if rank >= limit:
@@ -101,15 +102,17 @@ class CompressionPoint:
     bytes_per_token: float
 
 
-def compression_curve(replay: Replay, specials: int = 0, points: int = 60) -> list[CompressionPoint]:
+@renamed(specials="n_special")
+def compression_curve(replay: Replay, n_special: int = 0, points: int = 60) -> list[CompressionPoint]:
     """Bytes per token of one text against vocabulary size, for about `points` prefixes of the merges.
 
     One replay answers every k (threshold.replay): no retraining. The prefixes are spaced
     evenly on a log scale of k, so the early merges, which change most, get most points.
+    n_special special tokens count in the vocabulary size (specials=, its old name, is still accepted).
     """
     n = len(replay.tokens) - 1
     ks = sorted({0, n} | {round(math.expm1(math.log1p(n) * i / max(points - 1, 1))) for i in range(points)})
-    return [CompressionPoint(k, len(BYTES) + k + specials, replay.compression(k).bytes_per_token) for k in ks]
+    return [CompressionPoint(k, len(BYTES) + k + n_special, replay.compression(k).bytes_per_token) for k in ks]
 
 
 def rarely_used(rows: Sequence[TokenRow], at_most: int = 0) -> list[TokenRow]:

@@ -9,7 +9,7 @@ import streamlit as st
 
 from ui import real, sidebar, state
 from ui.render import plain
-from ui.views import compare as cv
+from ui.views import compare as compare_views
 
 st.title("Real tokenizers side by side")
 st.caption(
@@ -19,7 +19,7 @@ st.caption(
 
 settings = sidebar.current()
 if st.session_state["cmp_text"] is None:
-    st.session_state["cmp_text"] = cv.SAMPLE
+    st.session_state["cmp_text"] = compare_views.SAMPLE
 text = state.widget(st.text_area, "Text to compare", key="cmp_text", height=125)  # its limit: ui.state.LIMITS
 with st.expander("The run trained here: how many of its merges"):
     run, k = real.run_and_k(settings)
@@ -27,7 +27,7 @@ entries = real.lineup(run, k)
 missing = [e for e in entries if e.tokenizer is None]
 shown = [e for e in entries if e.tokenizer is not None]
 
-run_key = (settings.key, settings.pattern, settings.specials, settings.num_merges, settings.tie_break, k)
+run_key = (settings.key, settings.pattern, settings.special_tokens, settings.num_merges, settings.tie_break, k)
 
 
 @st.cache_resource(max_entries=64, show_spinner=False)
@@ -36,10 +36,10 @@ def compared(text: str, keys: tuple, run_key: tuple, _entries: tuple) -> tuple[s
     rows = []
     for e in _entries:
         try:
-            rows.append(cv.row(e.label, e.tokenizer, text, e.k, e.detail))
+            rows.append(compare_views.row(e.label, e.tokenizer, text, e.k, e.detail))
         except ValueError as err:  # a lone surrogate: no tokenizer can encode it
             return "", "", "", str(err)
-    return (*cv.comparison(text, rows), None)
+    return (*compare_views.comparison(text, rows), None)
 
 
 table, diff, chips, error = compared(text, tuple(e.key for e in shown), run_key, tuple(shown))

@@ -44,9 +44,9 @@ def take_example() -> None:
 c1, c2 = st.columns([3, 1.4], vertical_alignment="bottom")
 c1.file_uploader("Your merges: merges.txt, Python pairs, or a tokenizer file", key="diff_files", on_change=take_upload, help=FORMATS)
 c2.button("Try a student's list with a tie mistake", on_click=take_example, width="stretch")
-specials = ", ".join(settings.specials) or "none"
+listed = ", ".join(settings.special_tokens) or "none"
 st.caption(
-    f"The reference is the sidebar's run: {settings.corpus.name}, pre-tokenizer {settings.pattern}, special tokens {specials}, "
+    f"The reference is the sidebar's run: {settings.corpus.name}, pre-tokenizer {settings.pattern}, special tokens {listed}, "
     f"tie-break rule {settings.tie_break}, {settings.num_merges:,} merges. Set them to the ones you trained with."
 )
 

@@ -16,7 +16,7 @@ from bpe import Tokenizer
 from ui import encoding, link, real, sidebar, state
 from ui.play import Player, controls
 from ui.render import plain, show
-from ui.views import encode as ev
+from ui.views import encode as encode_views
 
 MAX_CHARS = state.LIMITS["enc_text"].chars  # a word or a sentence: the walk shows every step of every pre-token
 CHOICES = {"run": "Trained here", "gpt2": "GPT-2", "cl100k": "GPT-4 (cl100k)", "o200k": "GPT-4o (o200k)"}
@@ -46,7 +46,7 @@ if which == "run":
     with c3:
         tok, k = real.run_and_k(settings)
     counts, n_merges = tok.counts, len(tok.merges)
-    run_key = (settings.key, settings.pattern, settings.specials, settings.num_merges, settings.tie_break, k)
+    run_key = (settings.key, settings.pattern, settings.special_tokens, settings.num_merges, settings.tie_break, k)
 
     def link_of(rank: int) -> str | None:
         return link.href(rank + 1, settings) if rank < k else None
@@ -164,7 +164,7 @@ def step_text(i: int, done: int) -> str:
     if piece.special:
         return f"{show(piece.data)} is a special token: it is cut out before pre-tokenizing and kept whole, never merged."
     if done < len(steps):
-        return ev.explain(steps[done], counts, label)
+        return encode_views.explain(steps[done], counts, label)
     if not steps:
         return "No pair of these bytes is a merge" + (f" among the first {k:,}" if which == "run" else "") + ": its bytes are its tokens."
     return (
@@ -190,16 +190,18 @@ def walker() -> None:
 
     if len(w.pieces) > 1:  # the whole text: where this pre-token is, and what the others became
         current = [w.parts(j, len(w.steps[j]) if j < i else (done if j == i else 0)) for j in range(len(w.pieces))]
-        st.html(ev.overview(w.pieces, current, i))
+        st.html(encode_views.overview(w.pieces, current, i))
     piece = w.pieces[i]
     if len(w.pieces) > 1:  # one pre-token is the text itself, already in the box above
-        st.html(f"<h3>Pre-token {i + 1} of {len(w.pieces)}: <span class='pill'>{ev.escape(show(piece.data))}</span></h3>")
+        st.html(f"<h3>Pre-token {i + 1} of {len(w.pieces)}: <span class='pill'>{encode_views.escape(show(piece.data))}</span></h3>")
     if not piece.special:
-        st.html(ev.step_rows(piece.data, steps, done, link_of, counts))
+        st.html(encode_views.step_rows(piece.data, steps, done, link_of, counts))
     legend = "#N between two tokens: their merge number (1 = learned first), ·: not a merge" + (
         "; ×N: how often the pair occurred when training merged it" if which == "run" else ""
     )
-    st.html(f"<p class='caption' style='color:#111'>{ev.escape(step_text(i, done))}</p><p class='caption'>{ev.escape(legend)}.</p>")
+    st.html(
+        f"<p class='caption' style='color:#111'>{encode_views.escape(step_text(i, done))}</p><p class='caption'>{encode_views.escape(legend)}.</p>"
+    )
     if which == "run" and done < len(steps) and steps[done].rank < settings.num_merges:
         merge = steps[done].rank + 1
         if st.button(f"See merge {merge:,} on the step page", key="enc_to_step", icon=":material/footprint:"):
@@ -238,12 +240,12 @@ def ancestry() -> None:
         pieces = "  ·  ".join(show(p) for p in parts)
         st.warning(plain(f"{show(token)} is not one token of {label}: it encodes as {len(parts)} tokens, {pieces}. Pick one of those."))
         return
-    st.html(ev.tree(node, link_of))
+    st.html(encode_views.tree(node, link_of))
     legend = "#N: the merge that made the token (1 = learned first); dashed: a byte"
     if which == "run":
         legend += "; ×N: how often its pair occurred when it was merged. Click a number to open that merge on the step page"
     st.html(
-        f"<p class='caption' style='color:#111'>{ev.escape(ev.tree_sentence(node, label))}</p><p class='caption'>{ev.escape(legend)}.</p>"
+        f"<p class='caption' style='color:#111'>{encode_views.escape(encode_views.tree_sentence(node, label))}</p><p class='caption'>{encode_views.escape(legend)}.</p>"
     )
 
 

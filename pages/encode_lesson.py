@@ -9,7 +9,7 @@ import streamlit as st
 from ui import runs, sidebar
 from ui.lessons import encode_lesson as lesson
 from ui.lessons import lesson as first_lesson
-from ui.lessons import views
+from ui.lessons import views as lesson_views
 from ui.views import encode as encode_views
 from ui.views import vocabulary as vocabulary_views
 
@@ -41,7 +41,7 @@ def bytes_row(parts: tuple[bytes, ...]) -> None:
     st.html(encode_views.pairs_row(parts, [None] * (len(parts) - 1), None, lambda rank: None))
 
 
-st.html(views.PAGE_CSS)
+st.html(lesson_views.PAGE_CSS)
 where, back, forward = st.columns([6, 1, 1], vertical_alignment="center")
 where.caption(f"How a tokenizer encodes · the word “{lesson.WORD}” · step {i} of {n}")
 back.button("◀ Back", on_click=go, args=(i - 1,), disabled=i <= 1, width="stretch", key="enc_lesson_back")

@@ -5,7 +5,7 @@ import streamlit as st
 from ui import runs, sidebar
 from ui.lessons import buttons as quiz_buttons
 from ui.lessons import encode_quiz as quiz
-from ui.lessons import views
+from ui.lessons import views as lesson_views
 from ui.lessons.quiz import Answer, score
 from ui.render import escape, show
 from ui.views import encode as encode_views
@@ -22,12 +22,12 @@ def words_of(run: str, _tok, _counts) -> tuple[bytes, ...]:
 
 
 words = words_of(run, tok, runs.pretokenized_for(settings).counts)
-st.html(views.PAGE_CSS)
+st.html(lesson_views.PAGE_CSS)
 top, score_box = st.columns([3, 1], vertical_alignment="bottom")
 top.title("Which merge applies first?")
 answers: dict = st.session_state["enc_quiz_answers"] or {}
 right, wrong = score(answers)
-score_box.html(views.box(f'<div class="verdict" style="text-align:right">Score: {right} ✔ &nbsp; {wrong} ✘</div>'))
+score_box.html(lesson_views.box(f'<div class="verdict" style="text-align:right">Score: {right} ✔ &nbsp; {wrong} ✘</div>'))
 if not words:
     st.info("No word of this corpus holds two different merges yet: pick more merges or a longer corpus in the sidebar.")
     st.stop()
@@ -65,7 +65,7 @@ with reply:
     else:
         lines = quiz.explain(q, answer.pick)
         verdict = "Right!" if answer.right else "Not this one."
-        st.html(views.box(f'<div class="verdict">{verdict}</div>' + "".join(f"<p>{escape(line)}</p>" for line in lines)))
+        st.html(lesson_views.box(f'<div class="verdict">{verdict}</div>' + "".join(f"<p>{escape(line)}</p>" for line in lines)))
         steps = tok.encode_steps(q.word)
         st.caption("Every step of the encoder on this word: each pair's merge number, the one applied in green")
         for before, step in zip(steps, steps[1:]):

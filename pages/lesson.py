@@ -8,7 +8,8 @@ import streamlit as st
 
 from ui import corpus as corpora
 from ui import runs
-from ui.lessons import lesson, views
+from ui.lessons import lesson
+from ui.lessons import views as lesson_views
 from ui.views import step as step_views
 
 WIDE = {"history"}  # views too wide to sit beside the narration: they go below it
@@ -28,7 +29,7 @@ def go(to: int) -> None:
     st.session_state["lesson_step"] = to
 
 
-st.html(views.PAGE_CSS)
+st.html(lesson_views.PAGE_CSS)
 where, back, forward = st.columns([6, 1, 1], vertical_alignment="center")
 where.caption(f"Guided lesson · {corpora.SOURCES[lesson.PRESET].label} · step {i} of {n}")
 back.button("◀ Back", on_click=go, args=(i - 1,), disabled=i <= 1, width="stretch", key="lesson_back")
@@ -66,12 +67,12 @@ def draw() -> None:
         st.html(step_views.heap_panel(event))
         return
     html = {
-        "words": lambda: views.corpus_and_words(text, counts),
-        "pairs": lambda: views.pairs(counts, events[0]),
-        "tie": lambda: views.duel(event),
-        "history": lambda: views.history(counts, events, step.merge),
-        "changes": lambda: views.changes(event),
-        "run": lambda: views.run(events),
+        "words": lambda: lesson_views.corpus_and_words(text, counts),
+        "pairs": lambda: lesson_views.pairs(counts, events[0]),
+        "tie": lambda: lesson_views.duel(event),
+        "history": lambda: lesson_views.history(counts, events, step.merge),
+        "changes": lambda: lesson_views.changes(event),
+        "run": lambda: lesson_views.run(events),
     }[step.view]()
     st.html(html)
 

@@ -6,7 +6,8 @@ from bpe.rule import RULES
 from ui import corpus as corpora
 from ui import link, runs, sidebar, state
 from ui.lessons import buttons as quiz_buttons
-from ui.lessons import quiz, views
+from ui.lessons import quiz
+from ui.lessons import views as lesson_views
 from ui.lessons.lesson import split_words
 from ui.render import show_pair
 
@@ -17,15 +18,15 @@ settings = sidebar.current()
 trace = runs.trace_for(settings)
 events = trace.events
 # the merges depend on these, not on the vocab size
-run = f"{settings.key}|{settings.pattern}|{','.join(settings.specials)}|{settings.tie_break}"
+run = f"{settings.key}|{settings.pattern}|{','.join(settings.special_tokens)}|{settings.tie_break}"
 asked = quiz.askable(events)
 
-st.html(views.PAGE_CSS)
+st.html(lesson_views.PAGE_CSS)
 top, score_box = st.columns([3, 1], vertical_alignment="bottom")
 top.title("Predict the next merge")
 answers: dict = st.session_state["quiz_answers"] or {}
 right, wrong = quiz.score(answers)
-score_box.html(views.box(f'<div class="verdict" style="text-align:right">Score: {right} ✔ &nbsp; {wrong} ✘</div>'))
+score_box.html(lesson_views.box(f'<div class="verdict" style="text-align:right">Score: {right} ✔ &nbsp; {wrong} ✘</div>'))
 
 if not asked:
     st.info(
@@ -62,7 +63,7 @@ with ask:
     st.subheader(f"Which pair is merge {k}?")
     made = [(e.left, e.right) for e in events[: k - 1]]
     recent = ", ".join(show_pair(a, b) for a, b in made[-5:])
-    so_far = (f"{'…, ' if len(made) > 5 else ''}{views.plain(recent)}") if made else "none"
+    so_far = (f"{'…, ' if len(made) > 5 else ''}{lesson_views.plain(recent)}") if made else "none"
     rule = RULES[settings.tie_break]  # named in the question: a tie is decided by it, so a class must know it before picking
     prefers = rule.prefers.split(" (")[0]
     st.caption(f"Question {number:,} of {len(asked):,} · a tie goes to {prefers}: the {rule.name} rule · merges so far: {so_far}")
@@ -70,7 +71,7 @@ with ask:
         common, different = runs.most_frequent_for(settings, WORDS_SHOWN)
         rows = split_words(common, made)
         note = "" if different <= WORDS_SHOWN else f"The {WORDS_SHOWN} most frequent of {different:,} different words."
-        st.html(views.words(rows, note))
+        st.html(lesson_views.words(rows, note))
     else:
         st.caption("Counts hidden: which of these pairs occurs most often in the corpus, split as the merges so far have split it?")
     later = [m for m in asked if m > k]
@@ -89,9 +90,9 @@ with reply:
     if answer is None:
         st.caption("Pick a pair: the answer and the reason appear here.")
     else:
-        why = quiz.explain(q, answer.pick, settings.tie_break, made, len(settings.specials))
-        st.html(views.verdict(q, answer.pick, why, settings.tie_break))
-        st.html(views.reveal(q, answer.pick))
+        why = quiz.explain(q, answer.pick, settings.tie_break, made, len(settings.special_tokens))
+        st.html(lesson_views.verdict(q, answer.pick, why, settings.tie_break))
+        st.html(lesson_views.reveal(q, answer.pick))
         source = st.session_state["source"]
         if corpora.SOURCES[source].text or source == "stdlib":
             st.page_link("pages/step.py", label=f"See merge {k} on the step page", query_params={**link.run_params(), "merge": str(k)})

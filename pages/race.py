@@ -13,7 +13,7 @@ from bpe import ALGORITHMS
 from bpe import references as refs
 from ui import corpus as corpora
 from ui import state, work
-from ui.views import race as views
+from ui.views import race as race_views
 
 st.title("Algorithm race")
 st.caption(
@@ -42,41 +42,41 @@ running["race"], record = work.section(
     c3,
     c4,
     "Start the race",
-    lambda: views.start_race(settings, st.session_state["race_budget"], st.session_state["race_hf"]),
+    lambda: race_views.start_race(settings, st.session_state["race_budget"], st.session_state["race_hf"]),
     disabled=isinstance(settings, str),
     stop_help="Stops the run; what it has done so far is kept.",
 )
 if isinstance(settings, str):
     st.error(settings)
 if running["race"]:
-    work.follow(work.watched("race"), views.live_race)
+    work.follow(work.watched("race"), race_views.live_race)
 elif record is None:
     st.info(
         f"Press **Start the race** to train every algorithm on the sidebar's corpus. Each may run for {st.session_state['race_budget']:g} s."
     )
 else:
-    views.replay_note(record, st.session_state["race_asked"], settings)
-    views.race_chart(record)
+    race_views.replay_note(record, st.session_state["race_asked"], settings)
+    race_views.race_chart(record)
     if record.status == "stopped":
         st.warning("This race was stopped; below is what it had done by then.")
-    if not isinstance(settings, str) and record.key != views.race_key(settings):
+    if not isinstance(settings, str) and record.key != race_views.race_key(settings):
         st.caption("These results are from earlier settings: press Start the race to race on the sidebar's current ones.")
-    views.verdict(record)
-    views.references(record)
+    race_views.verdict(record)
+    race_views.references(record)
 
     st.subheader("Where the time goes")
-    views.phase_table(record)
+    race_views.phase_table(record)
     st.caption(
         f"{record.n_bytes:,} bytes, pre-tokenized once for everyone (keeping the sequence positions walks). "
         f"Time budget {record.budget_s:g} s each, initial count included. Measuring costs "
         f"{record.clock_overhead_s * 1e6:.2f} µs per merge (one clock reading); reports to this page happen with every clock stopped."
     )
-    for note in views.interpreter_notes(record):
+    for note in race_views.interpreter_notes(record):
         st.info(note)
-    views.work_table(record)
+    race_views.work_table(record)
 
 st.subheader("What a merge costs")
-views.complexity_table(record if not running["race"] else None)
+race_views.complexity_table(record if not running["race"] else None)
 st.caption(
     "naive recounts every pair of every word before each merge; positions and parent_set scan every distinct pair to find "
     "the best, but rewrite only where the pair occurs; heap rewrites only the words its index lists and finds the best by "
@@ -97,20 +97,20 @@ running["sweep"], sweep = work.section(
     s4,
     s5,
     "Run the sweep",
-    lambda: views.start_sweep(
+    lambda: race_views.start_sweep(
         st.session_state["sweep_source"], settings, st.session_state["sweep_merges"], st.session_state["sweep_budget"]
     ),
 )
 if running["sweep"]:
-    work.follow(work.watched("sweep"), views.live_sweep)
+    work.follow(work.watched("sweep"), race_views.live_sweep)
 elif sweep is None or not sweep.points:
     st.info("Run the sweep to time every trainer on six sizes of a corpus, from 50 KB up, on log-log axes.")
 else:
-    st.altair_chart(views.size_chart(sweep), width="stretch")
+    st.altair_chart(race_views.size_chart(sweep), width="stretch")
     if sweep.status == "stopped":
         st.warning("This sweep was stopped; below is what it had done by then.")
-    st.altair_chart(views.merges_chart(sweep), width="stretch")
-    views.sweep_table(sweep)
+    st.altair_chart(race_views.merges_chart(sweep), width="stretch")
+    race_views.sweep_table(sweep)
     st.caption(
         f"{sweep.source_label}, {sweep.num_merges:,} merges, budget {sweep.budget_s:g} s per trainer and size. "
         "On log-log axes a slope of 1 means time grows in proportion to the corpus; the legend gives each trainer's fitted "
@@ -120,17 +120,17 @@ else:
 # ---- parallel pre-tokenization ------------------------------------------------
 st.header("Parallel pre-tokenization")
 p1, p2, _ = st.columns([1.6, 1, 4], vertical_alignment="bottom")
-running["speedup"], speedup = work.section("speedup", running["speedup"], p1, p2, "Time 1…N workers", views.start_speedup)
+running["speedup"], speedup = work.section("speedup", running["speedup"], p1, p2, "Time 1…N workers", race_views.start_speedup)
 if running["speedup"]:
-    work.follow(work.watched("speedup"), views.live_speedup)
+    work.follow(work.watched("speedup"), race_views.live_speedup)
 elif speedup is None or not speedup.points:
-    size = views.megabytes(views.speedup_bytes(corpora.stdlib_bytes()))
+    size = race_views.megabytes(race_views.speedup_bytes(corpora.stdlib_bytes()))
     st.info(f"Pre-tokenizes {size} (the stdlib prose, repeated) with 1 to {os.cpu_count()} worker processes.")
 else:
-    st.altair_chart(views.speedup_chart(speedup), width="stretch")
+    st.altair_chart(race_views.speedup_chart(speedup), width="stretch")
     if speedup.status == "stopped":
         st.warning("This timing was stopped; below are the worker counts it had finished.")
-    note = views.speedup_note(speedup, os.cpu_count() or 1)
+    note = race_views.speedup_note(speedup, os.cpu_count() or 1)
     if note:
         st.info(note)
     st.caption(

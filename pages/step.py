@@ -14,7 +14,7 @@ from bpe.events import StopReason, stop_sentence
 from serve.jobs import RunKey
 from ui import link, runs, sidebar, state, step_data
 from ui.play import Player, controls
-from ui.views import step as views
+from ui.views import step as step_views
 
 settings = sidebar.current()
 presenter = st.session_state["presenter"]
@@ -49,7 +49,7 @@ trace_id = step_data.trace_id(trace_key, n)  # what a click's one cache lookup h
 if not presenter:  # a projector's first screen is for the merge
     st.title("Step through BPE training")
 stopped = stop_sentence(
-    trace.stop_reason, n, vocab_size=256 + settings.num_merges + len(settings.specials), specials=len(settings.specials)
+    trace.stop_reason, n, vocab_size=256 + settings.num_merges + len(settings.special_tokens), n_special=len(settings.special_tokens)
 )
 if n == 0:
     st.info(stopped)
@@ -129,7 +129,7 @@ def stepper() -> None:
         c5.html(view.changes)
         with c6:
             st.html(f"<h3>{whole.counts_heading}</h3>")
-            views.counts_chart(whole.spec, whole.counts, view.now)
+            step_views.counts_chart(whole.spec, whole.counts, view.now)
 
     link.show(k)
     if player.timer != timer:  # Play or Pause, a new speed, or the clock stopped at the last merge

@@ -10,7 +10,7 @@ import streamlit as st
 from bpe.events import StopReason
 from bpe.threshold import kept, thresholds
 from ui import runs, sidebar
-from ui.views import threshold as views
+from ui.views import threshold as threshold_views
 
 st.title("Threshold explorer")
 settings = sidebar.current()
@@ -26,29 +26,29 @@ if n == 0:
     st.info("No merges to explore: the corpus has no pair of adjacent tokens to merge.")
     st.stop()
 counts = [e.count for e in events]
-which, label, test_data = views.held_out(st.session_state["source"], settings.corpus.data)
+which, label, test_data = threshold_views.held_out(st.session_state["source"], settings.corpus.data)
 test, train_text = runs.replays_for(settings, which, test_data)  # each text encoded once, with every merge
-options = thresholds(counts, views.PRESET_VALUES)
-views.restore_slider(options)
+options = thresholds(counts, threshold_views.PRESET_VALUES)
+threshold_views.restore_slider(options)
 
 
 @st.fragment
 def explore() -> None:
-    t = views.slider(options)
+    t = threshold_views.slider(options)
     k = kept(counts, t)  # a binary search over the counts, which never increase
-    views.metrics(t, k, n, 256 + k + len(settings.specials), test.compression(k), test.compression(n))
-    views.presets(t, options, counts)  # under the numbers they change: slider and numbers on a projector's first screen
+    threshold_views.metrics(t, k, n, 256 + k + len(settings.special_tokens), test.compression(k), test.compression(n))
+    threshold_views.presets(t, options, counts)  # under the numbers they change: slider and numbers on a projector's first screen
     c1, c2 = st.columns(2)
     with c1:
         st.subheader("Winning count at each merge")
-        views.counts_chart(events, t, k)
+        threshold_views.counts_chart(events, t, k)
     with c2:
         st.subheader("Compression after each merge")
-        views.compression_chart(test, k, label)
+        threshold_views.compression_chart(test, k, label)
     st.subheader(f"Where t = {t:,} cuts")
-    views.cut_table(events, k)
+    threshold_views.cut_table(events, k)
     st.subheader(f"What a token threshold of {max(t, 1):,} would drop instead")
-    views.rare_tokens(events, t, k, train_text.usage(k))
+    threshold_views.rare_tokens(events, t, k, train_text.usage(k))
 
 
 explore()
@@ -57,7 +57,7 @@ if training.stop_reason != StopReason.VOCAB_SIZE:
 else:
     st.caption(f"With no threshold, training stopped at the vocab size ({n:,} merges); a threshold can only stop it earlier.")
 st.subheader("Pair threshold or token threshold?")
-st.markdown(views.EXPLAIN)
+st.markdown(threshold_views.EXPLAIN)
 st.caption(
     f"Trained once in {sum(training.seconds.values()):.2f} s ({training.algorithm} trainer; all give the same merges) and shared by "
     "everyone. A move of the slider reruns only the part of the page above: a binary search for k and sums over the "

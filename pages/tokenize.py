@@ -14,7 +14,7 @@ from serve import jobs
 from serve.jobs import RunKey
 from ui import corpus, runs, sidebar, state, typing, work
 from ui.render import BYTES_MEANING, split_note, token_spans
-from ui.views import tokenize as real
+from ui.views import tokenize as tokenize_views
 
 SHOWN = 3000  # tokens drawn; a longer text is still counted and checked in full
 INLINE_CHARS = 5_000  # a page of text: tokenized in the page's run (a few ms); a longer one in a worker process
@@ -79,12 +79,12 @@ k = (
 )
 
 
-def reference_chosen() -> tuple[real.Reference, str] | None:
+def reference_chosen() -> tuple[tokenize_views.Reference, str] | None:
     """The real tokenizer's files and pre-tokenizer, as the section below has them chosen (None: none uploaded yet)."""
-    if st.session_state["tok_ref_source"] == "upload" or not real.shared_gpt2_available():
+    if st.session_state["tok_ref_source"] == "upload" or not tokenize_views.shared_gpt2_available():
         found = st.session_state["tok_upload_ref"]
         return None if found is None else (found, st.session_state["tok_ref_pattern"])
-    return real.shared_gpt2(), "gpt2"
+    return tokenize_views.shared_gpt2(), "gpt2"
 
 
 def stop_long() -> None:
@@ -105,7 +105,9 @@ def tokenized_long() -> tuple[jobs.Tokenized, jobs.Tokenized | str | None] | Non
     if st.session_state["tok_stopped"] == key:
         return None
     reference = None if chosen is None else (chosen[0].files, chosen[1])
-    status = work.ask("tokenize", key, jobs.tokenize, text, tuple(tok.merges), settings.specials, settings.pattern, k, reference, SHOWN)
+    status = work.ask(
+        "tokenize", key, jobs.tokenize, text, tuple(tok.merges), settings.special_tokens, settings.pattern, k, reference, SHOWN
+    )
     if not status.ended:
         status = work.pool().wait(key, runs.WAIT_S)
     if status.state == "done":
@@ -170,7 +172,7 @@ with st.expander("Token ids and the decoded text"):
 st.subheader("Next to a real tokenizer")
 
 SOURCES = {"gpt2": "GPT-2 (its own files)", "upload": "Upload files"}
-if not real.shared_gpt2_available():
+if not tokenize_views.shared_gpt2_available():
     SOURCES.pop("gpt2")
     st.session_state["tok_ref_source"] = "upload"
 source = state.widget(
@@ -179,7 +181,7 @@ source = state.widget(
 
 
 def take_upload() -> None:
-    st.session_state["tok_upload_ref"] = real.uploaded(st.session_state["tok_upload"])
+    st.session_state["tok_upload_ref"] = tokenize_views.uploaded(st.session_state["tok_upload"])
 
 
 def next_to_real() -> None:
@@ -206,14 +208,14 @@ def next_to_real() -> None:
             st.info("Upload a tokenizer to see how it splits the same text (up to 5 MB).")
             return
     else:
-        reference = real.shared_gpt2()
+        reference = tokenize_views.shared_gpt2()
 
-    result = real.load_reference(reference, pattern)
+    result = tokenize_views.load_reference(reference, pattern)
     if result.error:
         st.error(result.error)
         return
     other = result.tokenizer
-    st.caption(f"{real.describe(result)}.")
+    st.caption(f"{tokenize_views.describe(result)}.")
     split = theirs
     if split is None:  # a page of text (or, while a long one is tokenized, its first page): here
         try:
@@ -241,7 +243,7 @@ def next_to_real() -> None:
 
     with st.expander(f"Browse the merges of {reference.label}"):
         query = state.widget(st.text_input, "Merges whose new token contains", key="tok_merge_query", placeholder="e.g.  the")
-        frame, found = real.merges_frame(other, query)
+        frame, found = tokenize_views.merges_frame(other, query)
         # a table whose type the app sizes (a dataframe is a canvas at 15.75 px), numbers with separators
         shown = frame.assign(**{c: frame[c].map("{:,}".format) for c in ("rank", "id", "count") if c in frame.columns})
         st.table(shown, hide_index=True, height=min(420, 45 + 38 * len(shown)))

@@ -9,8 +9,8 @@ import streamlit as st
 
 from ui import corpus as corpora
 from ui import real, runs, sidebar, state
-from ui.views import threshold as held
-from ui.views import vocabulary as views
+from ui.views import threshold as threshold_views
+from ui.views import vocabulary as vocabulary_views
 
 CHOICES = {"run": "the sidebar's run", **{key: f"{e.label} ({e.name})" for key, e in real.ENCODINGS.items()}}
 
@@ -20,11 +20,11 @@ of = state.widget(st.radio, "Vocabulary of", list(CHOICES), format_func=CHOICES.
 curve = None
 if of == "run":
     tok = runs.tokenizer_for(settings)
-    which, label, test_data = held.held_out(st.session_state["source"], settings.corpus.data)
+    which, label, test_data = threshold_views.held_out(st.session_state["source"], settings.corpus.data)
     test, _ = runs.replays_for(settings, which, test_data)  # encoded once with every merge, in the worker pool
     run_key = (settings.key, runs.training_spec(settings.spec), settings.num_merges, which)  # the run and the text its uses are counted on
-    rows = views.rows_for(run_key, len(tok.merges), tok, test)
-    curve = views.curve_for(run_key, len(settings.specials), test)
+    rows = vocabulary_views.rows_for(run_key, len(tok.merges), tok, test)
+    curve = vocabulary_views.curve_for(run_key, len(settings.special_tokens), test)
     used_on = "the held-out text" if which == "held-out" else "the training text"
     about = f"the sidebar's run ({len(tok.merges):,} merges, ties by the {settings.tie_break} rule)"
     links = settings
@@ -40,41 +40,55 @@ else:
         st.info(f"{found.label}'s files are not on this machine's disk, so their vocabulary cannot be counted here.")
         st.stop()
     files = tuple((f.name, str(path)) for f, path in zip(found.encoding.files, where[0]))
-    rows = views.real_rows(of, files, data)
+    rows = vocabulary_views.real_rows(of, files, data)
     label = f"{len(data) / 1e3:,.0f} KB of the standard library's docstrings"
     used_on = "held-out Python docstrings"
     about = (
         f"{found.label}'s tokenizer ({found.encoding.name}, {len(tok.merges):,} merges; the counts it was trained with are not published)"
     )
     links = None
-frequencies, slope = views.zipf_of(run_key, rows)
+frequencies, slope = vocabulary_views.zipf_of(run_key, rows)
 st.caption(f"The {len(rows):,} tokens of {about}. Uses are counted on {label}.")
-views.metrics(run_key, rows, slope, used_on)
+vocabulary_views.metrics(run_key, rows, slope, used_on)
 
 st.subheader("Every token")
 c1, c2 = st.columns([2, 3])
 query = state.widget(c1.text_input, "Find tokens containing", key="vocab_query")
-sort = state.widget(c2.radio, "Sort by", list(views.SORTS), format_func=lambda key: views.SORTS[key][0], horizontal=True, key="vocab_sort")
-views.token_table(views.matching(run_key, rows, query, sort), len(rows), query, links, used_on, views.made_and_unused(run_key, rows)[1])
+sort = state.widget(
+    c2.radio,
+    "Sort by",
+    list(vocabulary_views.SORTS),
+    format_func=lambda key: vocabulary_views.SORTS[key][0],
+    horizontal=True,
+    key="vocab_sort",
+)
+vocabulary_views.token_table(
+    vocabulary_views.matching(run_key, rows, query, sort),
+    len(rows),
+    query,
+    links,
+    used_on,
+    vocabulary_views.made_and_unused(run_key, rows)[1],
+)
 
 c1, c2 = st.columns(2)
 with c1:
     st.subheader("Zipf: a few tokens do most of the work")
-    views.zipf_chart(frequencies, slope, used_on)
+    vocabulary_views.zipf_chart(frequencies, slope, used_on)
 with c2:
     st.subheader("How long the merged tokens are")
-    views.length_chart(rows)
+    vocabulary_views.length_chart(rows)
 if curve is not None:
     st.subheader("Compression against vocabulary size")
-    views.compression_chart(curve, label)
+    vocabulary_views.compression_chart(curve, label)
 
 st.subheader("Made, but never used")
 at_most = state.widget(
     st.columns([1, 2])[0].select_slider,
     "Used at most (times)",
-    views.RARELY,
+    vocabulary_views.RARELY,
     key="vocab_at_most",
     help="0: the tokens never used; more: the ones almost never used too.",
 )
-views.unused_table(run_key, rows, used_on, at_most)
-st.markdown(views.GLITCH)
+vocabulary_views.unused_table(run_key, rows, used_on, at_most)
+st.markdown(vocabulary_views.GLITCH)

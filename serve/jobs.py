@@ -201,7 +201,7 @@ def references(record: RaceRecord, data: bytes, prepared: R.Prepared, report: Re
     Ours is the heap trainer (the race shows the four agree), run once per rule
     needed; the race's own heap run serves for its rule when it was not cut off.
     """
-    if record.spec.pretokenizer != "gpt2":
+    if record.spec.pattern != "gpt2":
         return replace(record, reference_note="The Rust references use GPT-2's pre-tokenizer; choose the gpt2 pre-tokenizer to add them.")
     installed = [tool for tool, (available, _, _) in REFERENCES.items() if available()]
     missing = [REFERENCES[tool][2] for tool in REFERENCES if tool not in installed]
@@ -344,8 +344,8 @@ def training(data: bytes, spec: TrainSpec, num_merges: int, *, report: Report) -
 
 def replays(merges: tuple, spec: TrainSpec, texts: tuple[bytes, ...], *, report: Report) -> tuple[Replay, ...]:
     """Each text encoded once with every merge, as bpe.threshold.replay keeps it."""
-    tokenizer = Tokenizer.from_merges(list(merges), spec.special_tokens, spec.pretokenizer)
-    return tuple(replay(tokenizer, sample_of(data, spec.pretokenizer, spec.special_tokens)) for data in texts)
+    tokenizer = Tokenizer.from_merges(list(merges), spec.special_tokens, spec.pattern)
+    return tuple(replay(tokenizer, sample_of(data, spec.pattern, spec.special_tokens)) for data in texts)
 
 
 @dataclass(frozen=True)
@@ -365,7 +365,7 @@ def tokenized(tok: Tokenizer, text: str, k: int | None, shown: int) -> Tokenized
 
 
 def tokenize(
-    text: str, merges: tuple, specials: tuple[str, ...], pattern: str, k: int, reference, shown: int, *, report: Report
+    text: str, merges: tuple, special_tokens: tuple[str, ...], pattern: str, k: int, reference, shown: int, *, report: Report
 ) -> tuple[Tokenized, Tokenized | str | None]:
     """A long text through the sidebar's run at merge k and through a real tokenizer, for the Tokenize page.
 
@@ -376,7 +376,7 @@ def tokenize(
     from bpe import formats
 
     report("the run trained here")
-    ours = tokenized(Tokenizer.from_merges(list(merges), specials, pattern), text, k, shown)
+    ours = tokenized(Tokenizer.from_merges(list(merges), special_tokens, pattern), text, k, shown)
     if reference is None:
         return ours, None
     report("the real tokenizer")

@@ -35,14 +35,14 @@ def test_a_link_to_any_page_brings_its_run_and_a_student_who_changed_the_setting
     student.query_params.update(corpus="textbook", pretokenizer="gpt2", vocab_size="300", rule="huggingface")
     student.run()
     assert not student.exception and not student.warning
-    said = {key: student.session_state[key] for key in ("source", "pattern", "vocab_size", "tie_break", "algorithm", "specials")}
+    said = {key: student.session_state[key] for key in ("source", "pattern", "vocab_size", "tie_break", "algorithm", "special_tokens_text")}
     assert said == {
         "source": "textbook",
         "pattern": "gpt2",
         "vocab_size": 300,
         "tie_break": "huggingface",
         "algorithm": "heap",  # the link names no algorithm: the default's
-        "specials": "<|endoftext|>",  # nor special tokens: the preset's
+        "special_tokens_text": "<|endoftext|>",  # nor special tokens: the preset's
     }
 
 

@@ -37,8 +37,8 @@ def options(at: AppTest) -> list[int]:
 def retrained(source: str, t: int) -> int:
     """Merges a real run with min_pair_frequency=t makes, on the preset's own settings."""
     s = SOURCES[source]
-    corpus = pretokenize(s.text, pattern=s.pattern, special_tokens=[s.specials])
-    return len(train(corpus, s.merges, special_tokens=[s.specials], min_pair_frequency=t).events)
+    corpus = pretokenize(s.text, pattern=s.pattern, special_tokens=s.special_tokens)
+    return len(train(corpus, s.merges, special_tokens=s.special_tokens, min_pair_frequency=t).events)
 
 
 def test_the_page_opens_with_every_merge_kept():

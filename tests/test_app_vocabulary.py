@@ -25,8 +25,8 @@ def table_tokens(at) -> list[str]:
 
 def textbook() -> Tokenizer:
     s = SOURCES["textbook"]
-    corpus = pretokenize(s.text, pattern=s.pattern, special_tokens=[s.specials])
-    return Tokenizer.from_training(train(corpus, s.merges, special_tokens=[s.specials]), s.pattern)
+    corpus = pretokenize(s.text, pattern=s.pattern, special_tokens=s.special_tokens)
+    return Tokenizer.from_training(train(corpus, s.merges, special_tokens=s.special_tokens), s.pattern)
 
 
 def test_the_page_counts_every_token_and_the_ones_never_used():

@@ -33,7 +33,7 @@ from streamlit.testing.v1.element_tree import (
 
 from ui.views.vocabulary import RARELY, SORTS
 
-SIDEBAR = ["presenter", "source", "pattern", "specials", "vocab_size", "algorithm", "tie_break"]
+SIDEBAR = ["presenter", "source", "pattern", "special_tokens_text", "vocab_size", "algorithm", "tie_break"]
 HAS_GPT2 = (GPT2 / "encoder.json").is_file()
 
 # (page, session values set before opening it, the keys of the page's widgets that must be drawn)

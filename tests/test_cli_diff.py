@@ -161,7 +161,7 @@ def test_the_reference_merges_are_the_same(files, capsys):
         (["THEIRS", "--corpus", "/no/such/corpus.txt"], "corpus.txt"),
         (["THEIRS", "--corpus", "CORPUS", "--tie-break", "largest"], "tie-break rule"),
         (["THEIRS", "--corpus", "CORPUS", "--vocab-size", "100"], "vocab_size 100 is too small"),
-        (["THEIRS", "--corpus", "CORPUS", "--pretokenizer", "("], "regex"),
+        (["THEIRS", "--corpus", "CORPUS", "--pattern", "("], "regex"),
     ],
 )
 def test_bad_input_is_one_sentence_and_exit_2(files, args, says, capsys):

@@ -87,15 +87,15 @@ def test_counts_equal_the_python_path_on_text_over_all_of_unicode(text):
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     parts=st.lists(unicode_text(), min_size=1, max_size=5),
-    specials=st.lists(st.sampled_from([EOT, "<|s|>", "<|", "|>", "ab", "aa", "a", " ", "\n", "é"]), max_size=3, unique=True),
+    special_tokens=st.lists(st.sampled_from([EOT, "<|s|>", "<|", "|>", "ab", "aa", "a", " ", "\n", "é"]), max_size=3, unique=True),
     split_lines=st.booleans(),
 )
-def test_special_tokens_and_lines_cut_the_same_places(parts, specials, split_lines):
-    # specials at the edges, doubled, overlapping one another ('<|' in '<|s|>'), overlapping themselves ('aa')
-    joiners = specials or [""]
+def test_special_tokens_and_lines_cut_the_same_places(parts, special_tokens, split_lines):
+    # special_tokens at the edges, doubled, overlapping one another ('<|' in '<|s|>'), overlapping themselves ('aa')
+    joiners = special_tokens or [""]
     text = joiners[0] + "".join(without_disagreements(p) + joiners[i % len(joiners)] for i, p in enumerate(parts)) + joiners[-1]
     data = text.encode()
-    assert compiled_counts(data, specials, split_lines) == python_counts(data, specials, split_lines)
+    assert compiled_counts(data, special_tokens, split_lines) == python_counts(data, special_tokens, split_lines)
 
 
 @needs_gigatoken
@@ -261,7 +261,7 @@ def test_bpe_count_says_which_path_counted(corpus, tmp_path, capsys):
     path = str(corpus / "corpus.txt")
     assert main(["count", path, "--out", str(tmp_path / "a.parquet"), "--special-token", EOT, "--workers", "1"]) == 0
     assert "pre-tokens counted by gigatoken 0.10.0 (compiled)" in capsys.readouterr().out
-    args = ["count", path, "--out", str(tmp_path / "b.parquet"), "--special-token", EOT, "--workers", "1", "--pretokenizer", "gpt4"]
+    args = ["count", path, "--out", str(tmp_path / "b.parquet"), "--special-token", EOT, "--workers", "1", "--pattern", "gpt4"]
     assert main(args) == 0
     assert "pre-tokens counted in Python (gigatoken 0.10.0 counts only the gpt2 pre-tokenizer's pre-tokens)" in capsys.readouterr().out
     assert main(["count", path, "--out", str(tmp_path / "c.parquet"), "--special-token", EOT, "--workers", "1", "--no-compiled"]) == 0

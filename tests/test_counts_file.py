@@ -58,7 +58,7 @@ def test_training_from_counts_equals_training_on_the_text(corpus, tmp_path, algo
     count_to_file(corpus, tmp_path / "c.parquet")
     expected = train_bpe(corpus, 320, [SPECIAL], algorithm=algorithm)
     assert train_from_counts(tmp_path / "c.parquet", 320, algorithm=algorithm) == expected
-    assert train_from_counts(tmp_path / "c.parquet", 320, [SPECIAL], pretokenizer="gpt2", algorithm=algorithm) == expected
+    assert train_from_counts(tmp_path / "c.parquet", 320, [SPECIAL], pattern="gpt2", algorithm=algorithm) == expected
 
 
 def test_cli_count_then_train_from_counts_writes_the_same_tokenizer(corpus, tmp_path):
@@ -77,7 +77,7 @@ def test_cli_count_then_train_from_counts_writes_the_same_tokenizer(corpus, tmp_
 @pytest.mark.parametrize(
     "options, phrase",
     [
-        ({"pretokenizer": "gpt4"}, "counted with the 'gpt2' pre-tokenizer, not 'gpt4'"),
+        ({"pattern": "gpt4"}, "counted with the 'gpt2' pre-tokenizer, not 'gpt4'"),
         ({"special_tokens": []}, r"counted with special tokens \['<\|endoftext\|>'\], not \[\]"),
         ({"special_tokens": ["<|other|>"]}, "counted with special tokens"),
     ],
@@ -91,13 +91,13 @@ def test_settings_that_contradict_the_file_are_refused(corpus, tmp_path, options
 
 def test_a_pre_tokenizers_other_name_is_the_same_setting(corpus, tmp_path):
     count_to_file(corpus, tmp_path / "c.parquet", pattern="gpt4")  # counted under the old name
-    assert train_from_counts(tmp_path / "c.parquet", 300, pretokenizer="cl100k") == train_from_counts(tmp_path / "c.parquet", 300)
+    assert train_from_counts(tmp_path / "c.parquet", 300, pattern="cl100k") == train_from_counts(tmp_path / "c.parquet", 300)
 
 
 def test_cli_refuses_contradicting_settings_and_inputs_with_from_counts(corpus, tmp_path, capsys):
     count_to_file(corpus, tmp_path / "c.parquet")
     out = str(tmp_path / "out")
-    assert main(["train", "--from-counts", str(tmp_path / "c.parquet"), "--vocab-size", "300", "--pretokenizer", "gpt4", "--out", out]) == 2
+    assert main(["train", "--from-counts", str(tmp_path / "c.parquet"), "--vocab-size", "300", "--pattern", "gpt4", "--out", out]) == 2
     assert "'gpt2' pre-tokenizer, not 'gpt4'" in capsys.readouterr().err
     assert main(["train", str(corpus), "--from-counts", str(tmp_path / "c.parquet"), "--vocab-size", "300", "--out", out]) == 2
     assert "not both" in capsys.readouterr().err

@@ -39,9 +39,9 @@ def first_difference(a, b) -> int | None:
     return next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), None)
 
 
-def counts_at(text: str, reference, theirs, d: int, specials=(SPECIAL,)) -> tuple[int, int]:
+def counts_at(text: str, reference, theirs, d: int, special_tokens=(SPECIAL,)) -> tuple[int, int]:
     """Their pair's and the reference's pair's counts after the shared merges, recounted by the student's own code."""
-    counts = student.counts_after(text, specials, tuple(reference[:d]))
+    counts = student.counts_after(text, special_tokens, tuple(reference[:d]))
     return counts.get(theirs[d], 0), counts.get(reference[d], 0)
 
 
@@ -216,6 +216,6 @@ def test_first_difference_pairs_and_kind_on_any_text(words, mistake):
         assert found.kind == ("shorter" if len(theirs) < len(reference) else "longer")
         return
     assert (found.first_difference, found.theirs, found.reference) == (d, theirs[d], reference[d])
-    counts = counts_at(text, reference, theirs, d, specials=())
+    counts = counts_at(text, reference, theirs, d, special_tokens=())
     assert found.kind == kind_of(counts) and found.reference_count == counts[1]
     assert found.cause in CAUSES and found.reproduced_through >= d

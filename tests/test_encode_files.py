@@ -234,10 +234,10 @@ def test_bpe_decode_streams_an_array_or_a_text_of_ids_back_to_the_bytes(folder, 
     "argv, message",
     [
         (
-            ["--pretokenizer", "cl100k", "--text", "hi"],
-            "--pretokenizer cl100k: .* records its own pre-tokenizer \\(gpt2\\); leave the option out",
+            ["--pattern", "cl100k", "--text", "hi"],
+            "--pattern cl100k: .* records its own pre-tokenizer \\(gpt2\\); leave the option out",
         ),
-        (["--pretokenizer", "([", "--text", "hi"], "The pre-tokenizer regex '\\(\\[' does not compile"),
+        (["--pattern", "([", "--text", "hi"], "The pre-tokenizer regex '\\(\\[' does not compile"),
         (["--text", "hi", "--workers", "2"], "--workers is for encoding INPUT files into an array"),
         (["--text", "hi", "--out", "{TMP}/x.npy"], "--out is for encoding INPUT files into an array"),
         (["{IN}"], "Name where the ids go: --out ids.npy"),

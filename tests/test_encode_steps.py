@@ -230,7 +230,7 @@ def test_zipf_is_the_uses_most_first_and_its_slope_is_fitted():
 
 def test_compression_curve_matches_encoding_with_each_prefix():
     tok = OURS["gpt2"]
-    curve = compression_curve(replay(tok, sample_of(HELD_OUT)), specials=1, points=12)
+    curve = compression_curve(replay(tok, sample_of(HELD_OUT)), n_special=1, points=12)
     assert curve[0].k == 0 and curve[-1].k == len(tok.merges)
     for point in curve:
         assert point.vocab_size == 256 + point.k + 1

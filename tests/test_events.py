@@ -71,7 +71,7 @@ def test_a_vocab_filled_by_bytes_and_special_tokens_says_there_is_no_room():
     assert check_settings(257, ["<|endoftext|>"], "heap", 1) == 0
     corpus = pretokenize(TEXTBOOK, special_tokens=["<|endoftext|>"])
     result = train(corpus, 0, special_tokens=["<|endoftext|>"])
-    sentence = stop_sentence(result.stop_reason, len(result.events), vocab_size=257, specials=1)
+    sentence = stop_sentence(result.stop_reason, len(result.events), vocab_size=257, n_special=1)
     assert sentence == (
         "No merges: a vocab size of 257 is filled by the 256 bytes and 1 special token alone, "
         "leaving no room for a merge. Raise the vocab size."
@@ -91,7 +91,7 @@ def test_a_corpus_of_single_bytes_says_there_is_no_pair():
         (
             VOCAB_SIZE,
             12,
-            {"vocab_size": 269, "specials": 1},
+            {"vocab_size": 269, "n_special": 1},
             "Made 12 merges: the vocabulary reached its size, 269 = 256 bytes + 12 merges + 1 special token.",
         ),
         (NO_PAIRS, 1, {}, "Stopped after 1 merge: no pair of adjacent tokens was left to merge (every pre-token is a single token now)."),
@@ -122,7 +122,7 @@ def test_the_cli_summary_says_why_training_stopped(tmp_path, capsys):
 
     corpus = tmp_path / "corpus.txt"
     corpus.write_text(TEXTBOOK, encoding="utf-8")
-    args = ["train", str(corpus), "--special-token", "<|endoftext|>", "--workers", "1", "--pretokenizer", "whitespace"]
+    args = ["train", str(corpus), "--special-token", "<|endoftext|>", "--workers", "1", "--pattern", "whitespace"]
     assert main([*args, "--vocab-size", "257", "--out", str(tmp_path / "none")]) == 0
     assert "No merges: a vocab size of 257 is filled by the 256 bytes and 1 special token alone" in capsys.readouterr().out
     assert main([*args, "--vocab-size", "269", "--out", str(tmp_path / "twelve")]) == 0

@@ -29,7 +29,7 @@ DOCUMENTS = {
     "long word": "x" * 5000 + " " + "ab" * 3000 + " " + "🙂" * 500,
     "numbers": "1234567890 3.14159 -42 1,000,000 ٣٤٥ ⅷ",
     "accents": "naïve café — ünïcödé façade Ελληνικά кириллица",
-    "specials": f"before{EOT}after {EOT} {EOT}{EOT}x",
+    "special tokens": f"before{EOT}after {EOT} {EOT}{EOT}x",
     "empty": "",
 }
 
@@ -111,17 +111,17 @@ def cs336_harness_tokenizer(vocab_path, merges_path, special_tokens=None) -> Tok
     return Tokenizer(vocab, merges, special_tokens)
 
 
-@pytest.mark.parametrize("specials", [None, [EOT], [EOT, EOT + EOT]], ids=["none", "eot", "overlapping"])
-def test_the_cs336_harness_tokenizer_encodes_like_tiktoken(gpt2, tiktoken_gpt2, specials):
-    tok = cs336_harness_tokenizer(gpt2 / "encoder.json", gpt2 / "vocab.bpe", specials)
+@pytest.mark.parametrize("special_tokens", [None, [EOT], [EOT, EOT + EOT]], ids=["none", "eot", "overlapping"])
+def test_the_cs336_harness_tokenizer_encodes_like_tiktoken(gpt2, tiktoken_gpt2, special_tokens):
+    tok = cs336_harness_tokenizer(gpt2 / "encoder.json", gpt2 / "vocab.bpe", special_tokens)
     assert tok.merges[0] == (b"#version:", b"0.2") and tok.inert == {0}  # the header: kept at its rank, never applied
     for text in [*DOCUMENTS.values(), f"a{EOT}{EOT}b{EOT}"]:
         ids = tok.encode(text)
-        if specials == [EOT, EOT + EOT]:  # tiktoken has no doubled token: the same text, encoded around it, with its id between
+        if special_tokens == [EOT, EOT + EOT]:  # tiktoken has no doubled token: the same text, encoded around it, with its id between
             parts = [tiktoken_gpt2.encode(part, allowed_special={EOT}) for part in text.split(EOT + EOT)]
             assert ids == [i for n, part in enumerate(parts) for i in ([50257] if n else []) + part]
         else:
-            assert ids == tiktoken_gpt2.encode(text, allowed_special=set(specials or ()), disallowed_special=())
+            assert ids == tiktoken_gpt2.encode(text, allowed_special=set(special_tokens or ()), disallowed_special=())
         assert tok.decode(ids) == text
 
 

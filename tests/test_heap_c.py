@@ -101,7 +101,7 @@ text_pieces = st.sampled_from(["low", "lower", " newest", "aaaa", "ab", " ", "\n
 def test_training_on_text_gives_the_same_training(pieces, invalid, rule, pattern, vocab_past_pairs, min_pair_frequency):
     data = "".join(pieces).encode("utf-8", "surrogatepass") + invalid  # invalid UTF-8 too: kept as bytes
     corpus = pretokenize(data, pattern=pattern, special_tokens=["<|endoftext|>"])
-    spec = TrainSpec(pretokenizer=pattern, special_tokens=("<|endoftext|>",), tie_break=rule, min_pair_frequency=min_pair_frequency)
+    spec = TrainSpec(pattern=pattern, special_tokens=("<|endoftext|>",), tie_break=rule, min_pair_frequency=min_pair_frequency)
     python, compiled = (
         train(corpus, vocab_past_pairs, spec.but(algorithm="heap")),
         train(corpus, vocab_past_pairs, spec.but(algorithm="heap_c")),

@@ -30,7 +30,7 @@ from hypothesis import strategies as st
 
 from bpe import Tokenizer, count_inputs, formats, load, pretokenize, train, train_from_counts
 from bpe.cli import main
-from bpe.counts_file import CountsInfo, load_counts, save_counts
+from bpe.counts_file import CountsInfo, load_counts, metadata_of, save_counts
 from bpe.patterns import find_specials, split_on_special
 
 SPECIAL = "<|endoftext|>"
@@ -152,7 +152,7 @@ def counts_file(path: Path, meta: bytes | None = None, tokens=(b"a", b"b"), coun
     table = pa.table({"token": pa.array(list(tokens), pa.binary()), "count": pa.array(list(counts), pa.int64())})
     if meta is None:
         info = CountsInfo("gpt2", (), (), 0, sum(counts), len(tokens))
-        meta = json.dumps(info.__dict__).encode()
+        meta = json.dumps(metadata_of(info)).encode()
     pq.write_table(table.replace_schema_metadata({b"bpe.counts": meta}), path)
     return path
 
@@ -249,7 +249,7 @@ def test_a_fifo_or_a_device_in_a_directory_is_not_read(tmp_path, name):
 
 def test_a_counts_file_of_millions_of_one_token_is_refused_at_its_first_batch(tmp_path):
     rows = 2_000_000  # dictionary + run-length encoded: a few KB on disk
-    meta = json.dumps(CountsInfo("gpt2", (), (), 0, rows, rows).__dict__).encode()
+    meta = json.dumps(metadata_of(CountsInfo("gpt2", (), (), 0, rows, rows))).encode()
     table = pa.table({"token": pa.array([b"a"] * rows, pa.binary()), "count": pa.array([1] * rows, pa.int64())})
     path = tmp_path / "rle.parquet"
     pq.write_table(table.replace_schema_metadata({b"bpe.counts": meta}), path, use_dictionary=True)
@@ -306,7 +306,7 @@ def test_lone_surrogates_and_duplicate_added_tokens_name_the_file(tmp_path):
     vocab_path.write_text(vocab_path.read_text()[:-1] + ', "\\ud800": 99999}')
     with pytest.raises(ValueError, match="vocab.json: token '\\\\ud800' holds a lone surrogate"):
         Tokenizer.load(vocab_path)
-    meta = json.dumps(CountsInfo("gpt2", ("\ud800",), (), 0, 5, 2).__dict__).encode()
+    meta = json.dumps(metadata_of(CountsInfo("gpt2", ("\ud800",), (), 0, 5, 2))).encode()
     path = counts_file(tmp_path / "s.parquet", meta)
     with pytest.raises(ValueError, match="s.parquet has unreadable bpe.counts metadata .*lone surrogate"):
         load_counts(path)
@@ -420,7 +420,7 @@ def test_fuzz_counts_files(tmp_path_factory, ops, metadata):
     path = tmp_path_factory.mktemp("counts") / "c.parquet"
     counts = {b"the": 9, b" low": 4, b"est": 2}
     if metadata:  # the JSON settings mutated, the Parquet intact
-        meta = json.dumps(CountsInfo("gpt2", (SPECIAL,), (), 10, 15, 3).__dict__).encode()
+        meta = json.dumps(metadata_of(CountsInfo("gpt2", (SPECIAL,), (), 10, 15, 3))).encode()
         counts_file(path, mutate(meta, ops), tuple(counts), tuple(counts.values()))
     else:
         save_counts(path, counts, CountsInfo("gpt2", (SPECIAL,)))
@@ -569,7 +569,7 @@ def test_fuzz_json_tokenizer_files_node_by_node(saved, tmp_path_factory, name, p
 @given(path=st.lists(st.integers(0, 10_000), min_size=1, max_size=3), value=JSON_VALUES)
 def test_fuzz_counts_metadata_node_by_node(tmp_path_factory, path, value):
     meta = replace_node(
-        json.loads(json.dumps(CountsInfo("gpt2", (SPECIAL,), ({"path": "a.txt", "format": "text"},), 10, 15, 3).__dict__)), path, value
+        json.loads(json.dumps(metadata_of(CountsInfo("gpt2", (SPECIAL,), ({"path": "a.txt", "format": "text"},), 10, 15, 3)))), path, value
     )
     file = counts_file(
         tmp_path_factory.mktemp("meta") / "m.parquet", json.dumps(meta).encode("utf-8", "surrogatepass"), (b"a", b"b", b"c"), (9, 4, 2)

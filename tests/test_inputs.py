@@ -152,14 +152,14 @@ FRAGMENTS = [b"a", b"b c", b"don't", b" ", b"  ", b"\n", b"\r\n", b"\t", b"42", 
 @given(
     data=st.lists(st.sampled_from(FRAGMENTS), max_size=60).map(b"".join),
     pattern=st.sampled_from(["gpt2", "whitespace", "none"]),
-    specials=st.sampled_from([[], [SPECIAL]]),
+    special_tokens=st.sampled_from([[], [SPECIAL]]),
     block=st.integers(1, 40),
 )
-def test_a_stream_read_in_any_block_size_counts_like_the_whole_text(tmp_path, data, pattern, specials, block):
+def test_a_stream_read_in_any_block_size_counts_like_the_whole_text(tmp_path, data, pattern, special_tokens, block):
     path = tmp_path / "stream.txt.gz"
     path.write_bytes(gzip.compress(data))
-    counted = count_inputs(path, pattern=pattern, special_tokens=specials, workers=1, chunk_bytes=block)
-    assert counted.counts == pretokenize(data, pattern=pattern, special_tokens=specials).counts
+    counted = count_inputs(path, pattern=pattern, special_tokens=special_tokens, workers=1, chunk_bytes=block)
+    assert counted.counts == pretokenize(data, pattern=pattern, special_tokens=special_tokens).counts
 
 
 def test_progress_reaches_the_size_on_disk_for_every_format(tmp_path):

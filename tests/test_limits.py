@@ -26,7 +26,7 @@ BOXES = [
     ("pages/encode.py", "textbook", "enc_text", False),
     ("pages/vocabulary.py", "textbook", "vocab_query", False),
     ("pages/step.py", "paste", "pasted", True),
-    ("pages/step.py", "textbook", "specials", True),
+    ("pages/step.py", "textbook", "special_tokens_text", True),
 ]
 
 
@@ -113,7 +113,7 @@ def test_a_long_text_is_counted_whole_in_a_worker():
     assert not at.exception, at.exception
     rerun_until(at, lambda at: "tokenize" not in at.session_state["watching"], what="the worker's tokenizing")
     [(key, _)] = ui.work.pool().find(lambda key: isinstance(key, RunKey) and key.purpose == "tokenize")  # in a worker process
-    spec = TrainSpec(pretokenizer="whitespace", special_tokens=("<|endoftext|>",))
+    spec = TrainSpec(pattern="whitespace", special_tokens=("<|endoftext|>",))
     merges = train(
         pretokenize(b"aaaa aaa aa abab abab baba baba ab ba a b", pattern="whitespace", special_tokens=spec.special_tokens), 8, spec
     ).merges

@@ -43,7 +43,7 @@ def test_training_counts_every_byte_the_regex_leaves():
 
 
 def test_training_learns_merges_of_the_text_between_matches():
-    _, merges = train_bpe_text("a!!b!!c!!d!!", 257, [], pretokenizer=r"[a-z]")
+    _, merges = train_bpe_text("a!!b!!c!!d!!", 257, [], pattern=r"[a-z]")
     assert merges == [(b"!", b"!")]
 
 
@@ -60,7 +60,7 @@ def test_the_whitespace_pre_tokenizer_still_drops_whitespace_by_name():
 def test_huggingface_encodes_a_saved_custom_regex_tokenizer_with_the_same_ids(tmp_path):
     hf = pytest.importorskip("tokenizers")
     text = "the cat sat on the mat, the cat's hat!!  \n  naïve 日本 " * 10
-    vocab, merges = train_bpe_text(text, 300, [], pretokenizer=r"\w+")
+    vocab, merges = train_bpe_text(text, 300, [], pattern=r"\w+")
     ours = Tokenizer(vocab, merges, pattern=r"\w+")
     ours.save(tmp_path)
     theirs = hf.Tokenizer.from_file(str(tmp_path / "tokenizer.json"))

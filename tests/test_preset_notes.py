@@ -26,8 +26,8 @@ MERGE = re.compile(r"([^\s,]+) \+ ([^\s,]+) → ([^\s,]+)")
 
 def run(key: str, rule: str) -> list[tuple[bytes, bytes]]:
     source = SOURCES[key]
-    specials = [source.specials] if source.specials else []
-    return train_bpe_text(source.text, 256 + source.merges + len(specials), specials, pretokenizer=source.pattern, tie_break=rule)[1]
+    special_tokens = list(source.special_tokens)
+    return train_bpe_text(source.text, 256 + source.merges + len(special_tokens), special_tokens, pattern=source.pattern, tie_break=rule)[1]
 
 
 def first_tied(key: str) -> set[str]:

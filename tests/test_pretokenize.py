@@ -64,9 +64,9 @@ def test_gpt2_fast_path_equals_plain_regex(text):
 
 @pytest.mark.parametrize("pattern", list(PATTERNS))
 @settings(max_examples=60, deadline=None)
-@given(text=valid_text, specials=st.sampled_from([[], [SPECIAL]]))
-def test_counts_agree_with_the_kept_sequence(pattern, text, specials):
-    corpus = pretokenize(text, pattern=pattern, special_tokens=specials, keep_sequence=True)
+@given(text=valid_text, special_tokens=st.sampled_from([[], [SPECIAL]]))
+def test_counts_agree_with_the_kept_sequence(pattern, text, special_tokens):
+    corpus = pretokenize(text, pattern=pattern, special_tokens=special_tokens, keep_sequence=True)
     assert Counter(corpus.sequence) == corpus.counts
 
 
@@ -84,15 +84,15 @@ def test_none_pattern_keeps_each_document_whole():
 
 
 def test_special_tokens_split_longest_first():
-    specials = ["<|a|>", "<|a|><|a|>"]
+    special_tokens = ["<|a|>", "<|a|><|a|>"]
     # shortest first would leave an empty piece between the two halves
-    assert split_on_special("x<|a|><|a|>y<|a|>z", specials) == ["x", "y", "z"]
-    assert split_on_special("x<|a|><|a|>y<|a|>z", specials[::-1]) == ["x", "y", "z"]
+    assert split_on_special("x<|a|><|a|>y<|a|>z", special_tokens) == ["x", "y", "z"]
+    assert split_on_special("x<|a|><|a|>y<|a|>z", special_tokens[::-1]) == ["x", "y", "z"]
 
 
-@pytest.mark.parametrize("specials", [["<|a|>", "<|a|>!"], ["<|a|>!", "<|a|>"]])
-def test_longer_special_token_wins_whatever_the_listed_order(specials):
-    corpus = pretokenize("<|a|>!x<|a|>y", pattern="none", special_tokens=specials)
+@pytest.mark.parametrize("special_tokens", [["<|a|>", "<|a|>!"], ["<|a|>!", "<|a|>"]])
+def test_longer_special_token_wins_whatever_the_listed_order(special_tokens):
+    corpus = pretokenize("<|a|>!x<|a|>y", pattern="none", special_tokens=special_tokens)
     assert corpus.counts == {b"x": 1, b"y": 1}
 
 
@@ -123,13 +123,13 @@ def test_special_token_with_metacharacters_stays_out_of_merges(algorithm):
 WORDS = ["the", "cat", "é", "naïve", "日本語", "don't", "it's", "42", "1999", "!!", "...", "  ", "\t", "x\xa0y", "\u2028"]
 
 
-def sample_file_bytes(size: int, specials: bool) -> bytes:
+def sample_file_bytes(size: int, with_special_tokens: bool) -> bytes:
     """Lines of words, multi-byte characters and a few invalid bytes, about `size` bytes long."""
     rng = random.Random(size)
     lines, total = [], 0
     while total < size:
         line = " ".join(rng.choice(WORDS) for _ in range(rng.randint(1, 12))).encode()
-        if specials and rng.random() < 0.1:
+        if with_special_tokens and rng.random() < 0.1:
             line += SPECIAL.encode()
         if rng.random() < 0.05:
             line += bytes([rng.randint(0x80, 0xFF)])  # invalid UTF-8 on its own
@@ -147,11 +147,11 @@ FILE_CASES = [(p, s) for p in ("gpt2", "gpt4", "whitespace") for s in ([SPECIAL]
 FILE_IDS = [f"{p}-{'special' if s else 'newlines'}" for p, s in FILE_CASES]
 
 
-@pytest.mark.parametrize("pattern, specials", FILE_CASES, ids=FILE_IDS)
-def test_parallel_counting_equals_counting_in_memory(pattern, specials, scratch, monkeypatch):
+@pytest.mark.parametrize("pattern, special_tokens", FILE_CASES, ids=FILE_IDS)
+def test_parallel_counting_equals_counting_in_memory(pattern, special_tokens, scratch, monkeypatch):
     # subtle: with more than one worker a chunk is at least 1 MiB, so the file must be bigger than that
-    data = sample_file_bytes((1 << 20) + 50_000, specials=bool(specials))
-    path = scratch / f"big-{pattern}-{len(specials)}.txt"
+    data = sample_file_bytes((1 << 20) + 50_000, with_special_tokens=bool(special_tokens))
+    path = scratch / f"big-{pattern}-{len(special_tokens)}.txt"
     path.write_bytes(data)
     monkeypatch.setattr(count_module, "PARALLEL_MIN_BYTES", 0)
     calls = []
@@ -163,22 +163,22 @@ def test_parallel_counting_equals_counting_in_memory(pattern, specials, scratch,
         return tallies, used
 
     monkeypatch.setattr(count_module, "_count_in_pool", spy)
-    parallel = pretokenize_file(path, pattern=pattern, special_tokens=specials, workers=2, chunk_bytes=4096)
+    parallel = pretokenize_file(path, pattern=pattern, special_tokens=special_tokens, workers=2, chunk_bytes=4096)
     assert calls and calls[0][0] >= 2 and calls[0][1] == 2  # the pool really ran, with two workers
-    assert parallel.counts == pretokenize(data, pattern=pattern, special_tokens=specials).counts
+    assert parallel.counts == pretokenize(data, pattern=pattern, special_tokens=special_tokens).counts
     assert parallel.n_bytes == len(data)
 
 
-@pytest.mark.parametrize("pattern, specials", FILE_CASES, ids=FILE_IDS)
-def test_small_chunks_count_like_one_process(pattern, specials, scratch, monkeypatch):
-    data = sample_file_bytes(60_000, specials=bool(specials))
-    path = scratch / f"small-{pattern}-{len(specials)}.txt"
+@pytest.mark.parametrize("pattern, special_tokens", FILE_CASES, ids=FILE_IDS)
+def test_small_chunks_count_like_one_process(pattern, special_tokens, scratch, monkeypatch):
+    data = sample_file_bytes(60_000, with_special_tokens=bool(special_tokens))
+    path = scratch / f"small-{pattern}-{len(special_tokens)}.txt"
     path.write_bytes(data)
     monkeypatch.setattr(count_module, "PARALLEL_MIN_BYTES", 0)
-    assert len(chunk_boundaries(path, specials, pattern, 4096)) > 10
-    chunked = pretokenize_file(path, pattern=pattern, special_tokens=specials, workers=1, chunk_bytes=4096)
-    whole = pretokenize_file(path, pattern=pattern, special_tokens=specials, workers=1)
-    assert chunked.counts == whole.counts == pretokenize(data, pattern=pattern, special_tokens=specials).counts
+    assert len(chunk_boundaries(path, special_tokens, pattern, 4096)) > 10
+    chunked = pretokenize_file(path, pattern=pattern, special_tokens=special_tokens, workers=1, chunk_bytes=4096)
+    whole = pretokenize_file(path, pattern=pattern, special_tokens=special_tokens, workers=1)
+    assert chunked.counts == whole.counts == pretokenize(data, pattern=pattern, special_tokens=special_tokens).counts
 
 
 FRAGMENTS = [b"a", b"b c", b"don't", b" ", b"  ", b"\n", b"\r\n", b"\t", b"42", b"!", "é".encode(), "日".encode(),
@@ -202,47 +202,47 @@ def temp_file(folder: Path, data: bytes):
 @given(
     data=file_bytes,
     pattern=st.sampled_from(list(PATTERNS)),
-    specials=st.sampled_from(SPECIAL_CHOICES),
+    special_tokens=st.sampled_from(SPECIAL_CHOICES),
     chunk_bytes=st.integers(1, 32),
 )
-def test_any_chunk_size_counts_like_the_whole_text(scratch, data, pattern, specials, chunk_bytes):
+def test_any_chunk_size_counts_like_the_whole_text(scratch, data, pattern, special_tokens, chunk_bytes):
     with temp_file(scratch, data) as path:
-        chunked = pretokenize_file(path, pattern=pattern, special_tokens=specials, workers=1, chunk_bytes=chunk_bytes)
-    assert chunked.counts == pretokenize(data, pattern=pattern, special_tokens=specials).counts
+        chunked = pretokenize_file(path, pattern=pattern, special_tokens=special_tokens, workers=1, chunk_bytes=chunk_bytes)
+    assert chunked.counts == pretokenize(data, pattern=pattern, special_tokens=special_tokens).counts
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     data=file_bytes,
     pattern=st.sampled_from(list(PATTERNS)),
-    specials=st.sampled_from(SPECIAL_CHOICES),
+    special_tokens=st.sampled_from(SPECIAL_CHOICES),
     chunk_bytes=st.integers(1, 32),
 )
-def test_chunk_boundaries_are_at_special_tokens_or_after_newlines(scratch, data, pattern, specials, chunk_bytes):
+def test_chunk_boundaries_are_at_special_tokens_or_after_newlines(scratch, data, pattern, special_tokens, chunk_bytes):
     with temp_file(scratch, data) as path:
-        bounds = chunk_boundaries(path, specials, pattern, chunk_bytes)
+        bounds = chunk_boundaries(path, special_tokens, pattern, chunk_bytes)
     assert bounds[0] == 0 and bounds[-1] == len(data)
     inner = bounds[1:-1]
     assert all(a < b for a, b in zip(bounds[:-1], inner + [len(data) + 1]))
     for cut in inner:
-        at_special = any(data.startswith(s.encode(), cut) for s in specials)
+        at_special = any(data.startswith(s.encode(), cut) for s in special_tokens)
         after_newline = data[cut - 1 : cut] == b"\n"
         assert at_special or after_newline, (cut, data)
 
 
 @pytest.mark.parametrize(
-    "data, specials, pattern, chunk_bytes",
+    "data, special_tokens, pattern, chunk_bytes",
     [
         (b"xaaay", ["aa"], "none", 2),  # a special token that overlaps itself
         (b"x<|ab|>y", ["b|>", "<|ab|>"], "none", 3),  # a special token inside another one
         (b"x<|a\nb|>y", ["<|a\nb|>"], "whitespace", 2),  # a newline inside a special token
     ],
 )
-def test_chunk_size_never_changes_counts_of_overlapping_special_tokens(scratch, data, specials, pattern, chunk_bytes):
+def test_chunk_size_never_changes_counts_of_overlapping_special_tokens(scratch, data, special_tokens, pattern, chunk_bytes):
     path = scratch / "overlap.txt"
     path.write_bytes(data)
-    chunked = pretokenize_file(path, pattern=pattern, special_tokens=specials, workers=1, chunk_bytes=chunk_bytes)
-    assert chunked.counts == pretokenize(data, pattern=pattern, special_tokens=specials).counts
+    chunked = pretokenize_file(path, pattern=pattern, special_tokens=special_tokens, workers=1, chunk_bytes=chunk_bytes)
+    assert chunked.counts == pretokenize(data, pattern=pattern, special_tokens=special_tokens).counts
 
 
 def test_keep_sequence_reads_the_file_in_text_order(scratch):
@@ -258,7 +258,7 @@ def test_keep_sequence_reads_the_file_in_text_order(scratch):
 
 @pytest.mark.parametrize("keep_sequence", [False, True])
 def test_progress_reaches_size_of_size(scratch, monkeypatch, keep_sequence):
-    data = sample_file_bytes(20_000, specials=True)
+    data = sample_file_bytes(20_000, with_special_tokens=True)
     path = scratch / "progress.txt"
     path.write_bytes(data)
     monkeypatch.setattr(count_module, "PARALLEL_MIN_BYTES", 0)
@@ -292,7 +292,7 @@ def test_train_bpe_passes_progress_through(scratch):
 
 @EVERY_ALGORITHM
 @pytest.mark.parametrize(
-    "vocab_size, specials, options, phrase",
+    "vocab_size, special_tokens, options, phrase",
     [
         (255, [], {}, "too small"),
         (256, ["<|e|>"], {}, "too small"),
@@ -302,12 +302,12 @@ def test_train_bpe_passes_progress_through(scratch):
         (300, "<|e|>", {}, "list of strings"),
         (300.0, [], {}, "whole number"),
         (300, [], {"min_pair_frequency": -1}, "at least 0"),
-        (300, [], {"pretokenizer": "gpt5"}, "Unknown pre-tokenizer"),
+        (300, [], {"pattern": "gpt5"}, "Unknown pre-tokenizer"),
     ],
 )
-def test_bad_settings_raise_value_error(algorithm, vocab_size, specials, options, phrase):
+def test_bad_settings_raise_value_error(algorithm, vocab_size, special_tokens, options, phrase):
     with pytest.raises(ValueError, match=phrase):
-        train_bpe_text("low lower", vocab_size, specials, algorithm=algorithm, **options)
+        train_bpe_text("low lower", vocab_size, special_tokens, algorithm=algorithm, **options)
 
 
 def test_unknown_algorithm_is_refused_everywhere():
@@ -368,7 +368,7 @@ def test_empty_or_duplicate_special_token_is_refused_by_pretokenizers(tmp_path):
     ids=["empty", "empty-none", "one-byte", "only-special-tokens", "whitespace-only", "one-space"],
 )
 def test_corpus_with_nothing_to_merge_gives_zero_merges(algorithm, text, pretokenizer):
-    vocab, merges = train_bpe_text(text, 300, ["<|e|>"], algorithm=algorithm, pretokenizer=pretokenizer)
+    vocab, merges = train_bpe_text(text, 300, ["<|e|>"], algorithm=algorithm, pattern=pretokenizer)
     assert merges == []
     assert vocab == {**{i: bytes([i]) for i in range(256)}, 256: b"<|e|>"}
 

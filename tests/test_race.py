@@ -31,13 +31,13 @@ def random_words(n_words: int, seed: int = 0) -> str:
 @pytest.fixture(scope="module")
 def prose():
     """About 12 KB of words: every trainer makes 100 merges in about a second or less."""
-    return R.prepare(random_words(1500).encode(), pretokenizer="gpt2").corpus
+    return R.prepare(random_words(1500).encode(), pattern="gpt2").corpus
 
 
 @pytest.fixture(scope="module")
 def slow():
     """About 70 KB of mostly unique words: one naive merge takes tens of milliseconds."""
-    return R.prepare(random_words(8000, seed=1).encode(), pretokenizer="gpt2").corpus
+    return R.prepare(random_words(8000, seed=1).encode(), pattern="gpt2").corpus
 
 
 @pytest.fixture(scope="module")

@@ -30,7 +30,7 @@ SPECIAL = "<|endoftext|>"
 REFERENCES = {"huggingface": (refs.hf_available, refs.hf_reference), "rustbpe": (refs.rustbpe_available, refs.rustbpe_reference)}
 EVERY_REFERENCE = pytest.mark.parametrize("rule", list(REFERENCES))
 EVERY_ALGORITHM = pytest.mark.parametrize("algorithm", list(ALGORITHMS))
-WITH_AND_WITHOUT_SPECIALS = pytest.mark.parametrize("specials", [(), (SPECIAL,)], ids=["no-specials", "endoftext"])
+WITH_AND_WITHOUT_SPECIALS = pytest.mark.parametrize("special_tokens", [(), (SPECIAL,)], ids=["no-special_tokens", "endoftext"])
 
 # merges compared per algorithm: the slow teaching trainers make fewer (and naive and positions
 # take the first 500 KB of the prose); every count is past the first tie the rules break differently
@@ -52,17 +52,17 @@ def prose(n_bytes: int) -> str:
 
 
 @cache
-def pretokenized(text: str, specials: tuple[str, ...]):
-    return pretokenize(text, special_tokens=specials, keep_sequence=True)
+def pretokenized(text: str, special_tokens: tuple[str, ...]):
+    return pretokenize(text, special_tokens=special_tokens, keep_sequence=True)
 
 
 @cache
-def reference_merges(rule: str, text: str, num_merges: int, specials: tuple[str, ...]) -> list:
-    return list(reference_trainer(rule)(text, num_merges, specials).merges)
+def reference_merges(rule: str, text: str, num_merges: int, special_tokens: tuple[str, ...]) -> list:
+    return list(reference_trainer(rule)(text, num_merges, special_tokens).merges)
 
 
-def ours(text: str, num_merges: int, specials: tuple[str, ...], algorithm: str, rule: str) -> list:
-    return train(pretokenized(text, specials), num_merges, algorithm=algorithm, special_tokens=specials, tie_break=rule).merges
+def ours(text: str, num_merges: int, special_tokens: tuple[str, ...], algorithm: str, rule: str) -> list:
+    return train(pretokenized(text, special_tokens), num_merges, algorithm=algorithm, special_tokens=special_tokens, tie_break=rule).merges
 
 
 def first_difference(a: list, b: list) -> int | None:
@@ -81,28 +81,28 @@ def corpus_en(cs336) -> str:
 @EVERY_REFERENCE
 @EVERY_ALGORITHM
 @WITH_AND_WITHOUT_SPECIALS
-def test_same_merges_as_the_real_trainer_on_corpus_en(rule, algorithm, specials, corpus_en):
+def test_same_merges_as_the_real_trainer_on_corpus_en(rule, algorithm, special_tokens, corpus_en):
     n = CORPUS_EN_MERGES[algorithm]
-    expected = reference_merges(rule, corpus_en, 244, specials)[:n]
-    assert first_difference(ours(corpus_en, n, specials, algorithm, rule), expected) is None
+    expected = reference_merges(rule, corpus_en, 244, special_tokens)[:n]
+    assert first_difference(ours(corpus_en, n, special_tokens, algorithm, rule), expected) is None
 
 
 @EVERY_REFERENCE
 @EVERY_ALGORITHM
 @WITH_AND_WITHOUT_SPECIALS
-def test_same_merges_as_the_real_trainer_on_stdlib_prose(rule, algorithm, specials):
+def test_same_merges_as_the_real_trainer_on_stdlib_prose(rule, algorithm, special_tokens):
     text, n = prose(STDLIB_BYTES[algorithm]), STDLIB_MERGES[algorithm]
-    expected = reference_merges(rule, text, 1000, specials)[:n]
-    assert first_difference(ours(text, n, specials, algorithm, rule), expected) is None
+    expected = reference_merges(rule, text, 1000, special_tokens)[:n]
+    assert first_difference(ours(text, n, special_tokens, algorithm, rule), expected) is None
 
 
 @EVERY_REFERENCE
 @WITH_AND_WITHOUT_SPECIALS
-def test_cs336_differs_from_the_real_trainer_within_the_merges_compared(rule, specials, corpus_en):
+def test_cs336_differs_from_the_real_trainer_within_the_merges_compared(rule, special_tokens, corpus_en):
     # the comparisons above are not vacuous: a tie that the rules break differently comes early in both texts
     for text in (corpus_en, prose(500_000)):
-        expected = reference_merges(rule, text, 1000 if len(text) > 200_000 else 244, specials)
-        assert first_difference(ours(text, 244, specials, "heap", "cs336"), expected) < 60
+        expected = reference_merges(rule, text, 1000 if len(text) > 200_000 else 244, special_tokens)
+        assert first_difference(ours(text, 244, special_tokens, "heap", "cs336"), expected) < 60
 
 
 def test_the_three_rules_make_three_different_merge_lists(corpus_en):
@@ -117,22 +117,22 @@ small_texts = st.lists(st.text(alphabet="ab \nаé!", max_size=30), min_size=1, 
 @settings(max_examples=60, deadline=None)
 @given(pieces=small_texts, num_merges=st.integers(1, 30), with_special=st.booleans())
 def test_same_merges_as_the_real_trainer_on_small_tie_heavy_texts(rule, pieces, num_merges, with_special):
-    specials = (SPECIAL,) if with_special else ()
+    special_tokens = (SPECIAL,) if with_special else ()
     text = (SPECIAL if with_special else "").join(pieces)
-    expected = list(reference_trainer(rule)(text, num_merges, specials).merges)
-    corpus = pretokenize(text, special_tokens=specials, keep_sequence=True)
+    expected = list(reference_trainer(rule)(text, num_merges, special_tokens).merges)
+    corpus = pretokenize(text, special_tokens=special_tokens, keep_sequence=True)
     for algorithm in ALGORITHMS:
-        got = train(corpus, num_merges, algorithm=algorithm, special_tokens=specials, tie_break=rule).merges
+        got = train(corpus, num_merges, algorithm=algorithm, special_tokens=special_tokens, tie_break=rule).merges
         assert got == expected, algorithm
 
 
 @WITH_AND_WITHOUT_SPECIALS
-def test_huggingface_pre_tokenizes_as_we_do(specials, corpus_en):
+def test_huggingface_pre_tokenizes_as_we_do(special_tokens, corpus_en):
     tokenizers = pytest.importorskip("tokenizers")
     byte_level = tokenizers.pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
     for text in (corpus_en, prose(500_000)):
-        theirs = Counter(t for piece in split_on_special(text, specials) for t, _ in byte_level.pre_tokenize_str(piece))
-        mine = Counter({to_unicode(token): n for token, n in pretokenize(text, special_tokens=specials).counts.items()})
+        theirs = Counter(t for piece in split_on_special(text, special_tokens) for t, _ in byte_level.pre_tokenize_str(piece))
+        mine = Counter({to_unicode(token): n for token, n in pretokenize(text, special_tokens=special_tokens).counts.items()})
         assert theirs == mine
 
 
@@ -148,7 +148,7 @@ def test_huggingface_pre_tokenizes_as_we_do(specials, corpus_en):
 def test_the_textbook_tie_goes_to_each_rules_pair(rule, first, algorithm):
     # 'es' and 'st' both occur 9 times: cs336 wants greater bytes, the others smaller ids
     text = "low low low low low lower lower widest widest widest newest newest newest newest newest newest"
-    _, merges = train_bpe_text(text, 257, [], algorithm=algorithm, pretokenizer="whitespace", tie_break=rule)
+    _, merges = train_bpe_text(text, 257, [], algorithm=algorithm, pattern="whitespace", tie_break=rule)
     assert merges[0] == first
 
 
@@ -156,7 +156,7 @@ def test_the_textbook_tie_goes_to_each_rules_pair(rule, first, algorithm):
 def test_huggingface_orders_bytes_by_their_gpt2_character(algorithm):
     # ' a', 'aa' and 'a!' occur once each. rustbpe takes ' a' (32 < 97); HuggingFace numbers ' ' (as 'Ġ')
     # 220, 'a' 64 and '!' 0, so it takes 'a!'; cs336 takes the greatest bytes, 'aa'
-    first = {rule: train_bpe_text(" aa!", 257, [], algorithm=algorithm, pretokenizer="none", tie_break=rule)[1][0] for rule in TIE_BREAKS}
+    first = {rule: train_bpe_text(" aa!", 257, [], algorithm=algorithm, pattern="none", tie_break=rule)[1][0] for rule in TIE_BREAKS}
     assert first == {"cs336": (b"a", b"a"), "huggingface": (b"a", b"!"), "rustbpe": (b" ", b"a")}
 
 

@@ -35,19 +35,18 @@ ALPHABETS = ["ab ", "abc\n ", "aé1 \n", "ab1é'\n ", "<|s>a "]
 
 
 @st.composite
-def corpora(draw, specials: bool | None = None) -> tuple[str, list[str]]:
+def corpora(draw, with_special_tokens: bool | None = None) -> tuple[str, list[str]]:
     """(text, special tokens): pieces over one alphabet, joined by a special token or not."""
     alphabet = draw(st.sampled_from(ALPHABETS))
     pieces = draw(st.lists(st.text(alphabet=alphabet, max_size=60), min_size=1, max_size=4))
-    with_specials = draw(st.booleans()) if specials is None else specials
-    if not with_specials:
+    if not (draw(st.booleans()) if with_special_tokens is None else with_special_tokens):
         return "".join(pieces), []
     return SPECIAL.join(pieces), [SPECIAL]
 
 
-def run(text: str, specials: list[str], pattern: str, algorithm: str, num_merges: int, **options):
-    corpus = pretokenize(text, pattern=pattern, special_tokens=specials, keep_sequence=True)
-    return train(corpus, num_merges, algorithm=algorithm, special_tokens=specials, **options)
+def run(text: str, special_tokens: list[str], pattern: str, algorithm: str, num_merges: int, **options):
+    corpus = pretokenize(text, pattern=pattern, special_tokens=special_tokens, keep_sequence=True)
+    return train(corpus, num_merges, algorithm=algorithm, special_tokens=special_tokens, **options)
 
 
 def summary(events) -> list[tuple]:
@@ -60,13 +59,13 @@ def summary(events) -> list[tuple]:
 
 @EVERY_ALGORITHM
 def test_textbook_corpus_gives_the_textbook_merges(algorithm):
-    _, merges = train_bpe_text(TEXTBOOK, 256 + 12, [], algorithm=algorithm, pretokenizer="whitespace")
+    _, merges = train_bpe_text(TEXTBOOK, 256 + 12, [], algorithm=algorithm, pattern="whitespace")
     assert [f"{a.decode()} {b.decode()}" for a, b in merges] == TEXTBOOK_MERGES.split(", ")
 
 
 @EVERY_ALGORITHM
 def test_textbook_vocab_is_bytes_then_merges_in_order(algorithm):
-    vocab, merges = train_bpe_text(TEXTBOOK, 256 + 12 + 1, ["<|endoftext|>"], algorithm=algorithm, pretokenizer="whitespace")
+    vocab, merges = train_bpe_text(TEXTBOOK, 256 + 12 + 1, ["<|endoftext|>"], algorithm=algorithm, pattern="whitespace")
     assert [vocab[i] for i in range(256)] == [bytes([i]) for i in range(256)]
     assert [vocab[256 + k] for k in range(12)] == [a + b for a, b in merges]
     assert vocab[268] == b"<|endoftext|>"
@@ -136,8 +135,8 @@ def test_event_without_tie_shows_lower_runner_up(algorithm):
 @settings(max_examples=150, deadline=None)
 @given(corpus=corpora(), num_merges=st.integers(0, 40))
 def test_all_algorithms_agree_on_merges_counts_and_runners_up(pattern, corpus, num_merges):
-    text, specials = corpus
-    results = {a: summary(run(text, specials, pattern, a, num_merges).events) for a in ALGORITHMS}
+    text, special_tokens = corpus
+    results = {a: summary(run(text, special_tokens, pattern, a, num_merges).events) for a in ALGORITHMS}
     expected = results["naive"]
     for algorithm, got in results.items():
         assert got == expected, algorithm
@@ -147,9 +146,9 @@ def test_all_algorithms_agree_on_merges_counts_and_runners_up(pattern, corpus, n
 @settings(max_examples=40, deadline=None)
 @given(corpus=corpora(), threshold=st.integers(2, 5), pattern=st.sampled_from(list(PATTERNS)))
 def test_min_pair_frequency_keeps_a_prefix_of_the_merges(algorithm, corpus, threshold, pattern):
-    text, specials = corpus
-    every = run(text, specials, pattern, algorithm, 60).events
-    kept = run(text, specials, pattern, algorithm, 60, min_pair_frequency=threshold)
+    text, special_tokens = corpus
+    every = run(text, special_tokens, pattern, algorithm, 60).events
+    kept = run(text, special_tokens, pattern, algorithm, 60, min_pair_frequency=threshold)
     assert summary(kept.events) == summary(every[: len(kept.events)])
     assert all(e.count >= threshold for e in kept.events)
     if len(kept.events) < len(every):
@@ -161,36 +160,36 @@ def test_min_pair_frequency_keeps_a_prefix_of_the_merges(algorithm, corpus, thre
 @settings(max_examples=40, deadline=None)
 @given(corpus=corpora(), pattern=st.sampled_from(list(PATTERNS)))
 def test_best_count_never_increases_from_one_merge_to_the_next(algorithm, corpus, pattern):
-    text, specials = corpus
-    counts = [e.count for e in run(text, specials, pattern, algorithm, 60).events]
+    text, special_tokens = corpus
+    counts = [e.count for e in run(text, special_tokens, pattern, algorithm, 60).events]
     assert counts == sorted(counts, reverse=True)
 
 
 @EVERY_ALGORITHM
 @settings(max_examples=40, deadline=None)
 @given(
-    corpus=corpora(specials=True),
-    specials=st.sampled_from([[SPECIAL], [SPECIAL, "<|t|>"], [SPECIAL, SPECIAL + SPECIAL]]),
+    corpus=corpora(with_special_tokens=True),
+    special_tokens=st.sampled_from([[SPECIAL], [SPECIAL, "<|t|>"], [SPECIAL, SPECIAL + SPECIAL]]),
     pattern=st.sampled_from(list(PATTERNS)),
 )
-def test_no_token_contains_a_special_token(algorithm, corpus, specials, pattern):
+def test_no_token_contains_a_special_token(algorithm, corpus, special_tokens, pattern):
     text, _ = corpus
-    vocab, _ = train_bpe_text(text, 256 + len(specials) + 40, specials, algorithm=algorithm, pretokenizer=pattern)
-    special_bytes = [s.encode() for s in specials]
+    vocab, _ = train_bpe_text(text, 256 + len(special_tokens) + 40, special_tokens, algorithm=algorithm, pattern=pattern)
+    special_bytes = [s.encode() for s in special_tokens]
     learned = [t for t in vocab.values() if t not in special_bytes]
     assert not [t for t in learned if any(s in t for s in special_bytes)]
-    assert [vocab[len(vocab) - len(specials) + k] for k in range(len(specials))] == special_bytes
+    assert [vocab[len(vocab) - len(special_tokens) + k] for k in range(len(special_tokens))] == special_bytes
 
 
 # ---------------------------------------------------------------------------
 # invalid UTF-8 is kept, byte for byte
 
-binary_with_specials = st.lists(st.binary(max_size=40), min_size=1, max_size=4).map(SPECIAL.encode().join)
+binary_with_special_tokens = st.lists(st.binary(max_size=40), min_size=1, max_size=4).map(SPECIAL.encode().join)
 
 
 @EVERY_ALGORITHM
 @settings(max_examples=30, deadline=None)
-@given(data=binary_with_specials)
+@given(data=binary_with_special_tokens)
 def test_invalid_utf8_trains_and_every_token_is_a_piece_of_the_input(algorithm, data):
     vocab, merges = train_bpe_text(data, 256 + 1 + 30, [SPECIAL], algorithm=algorithm)
     for left, right in merges:
@@ -199,7 +198,7 @@ def test_invalid_utf8_trains_and_every_token_is_a_piece_of_the_input(algorithm, 
 
 
 @settings(max_examples=100, deadline=None)
-@given(data=binary_with_specials)
+@given(data=binary_with_special_tokens)
 def test_pretokenize_bytes_keeps_every_byte_but_the_special_tokens(data):
     corpus = pretokenize(data, special_tokens=[SPECIAL])
     removed = data.count(SPECIAL.encode()) * len(SPECIAL)
@@ -351,8 +350,8 @@ def test_hf_numbers_the_bytes_by_their_gpt2_character():
 @settings(max_examples=40, deadline=None)
 @given(corpus=corpora(), pattern=st.sampled_from(list(PATTERNS)))
 def test_tie_is_true_exactly_when_runner_up_count_equals_count(algorithm, corpus, pattern):
-    text, specials = corpus
-    for e in run(text, specials, pattern, algorithm, 40).events:
+    text, special_tokens = corpus
+    for e in run(text, special_tokens, pattern, algorithm, 40).events:
         assert e.tie == (e.runner_up is not None and e.runner_up_count == e.count)
         assert (e.runner_up is None) == (e.runner_up_count == 0)
         assert e.runner_up_count <= e.count
@@ -363,9 +362,9 @@ def test_tie_is_true_exactly_when_runner_up_count_equals_count(algorithm, corpus
 @settings(max_examples=40, deadline=None)
 @given(corpus=corpora(), pattern=st.sampled_from(list(PATTERNS)))
 def test_detail_mode_yields_the_same_merges(algorithm, corpus, pattern):
-    text, specials = corpus
-    plain = run(text, specials, pattern, algorithm, 40)
-    detailed = run(text, specials, pattern, algorithm, 40, detail=True)
+    text, special_tokens = corpus
+    plain = run(text, special_tokens, pattern, algorithm, 40)
+    detailed = run(text, special_tokens, pattern, algorithm, 40, detail=True)
     assert detailed.events == plain.events  # detail itself is left out of the comparison
     assert summary(detailed.events) == summary(plain.events)
     assert all(e.detail is None for e in plain.events)
@@ -444,8 +443,8 @@ TOUCHED = {
 @settings(max_examples=40, deadline=None)
 @given(corpus=corpora(), pattern=st.sampled_from(list(PATTERNS)))
 def test_work_counts_one_merge_per_event(algorithm, corpus, pattern):
-    text, specials = corpus
-    result = run(text, specials, pattern, algorithm, 40)
+    text, special_tokens = corpus
+    result = run(text, special_tokens, pattern, algorithm, 40)
     assert result.work.get("merges", 0) == len(result.events)
     assert result.work.get(TOUCHED[algorithm], 0) == sum(e.words for e in result.events)
     if algorithm in ("heap", "heap_c", "naive"):

@@ -13,6 +13,7 @@ import streamlit as st
 
 from bpe.corpora import SEPARATOR, stdlib_prose
 from bpe.patterns import DEFAULT_PATTERN
+from bpe.spec import TrainSpec
 
 MAX_UPLOAD_BYTES = 5_000_000
 STDLIB_BYTES = 2_000_000
@@ -25,7 +26,7 @@ class Source:
     text: str = ""
     pattern: str = DEFAULT_PATTERN
     merges: int = 20
-    specials: str = "<|endoftext|>"
+    special_tokens: tuple[str, ...] = ("<|endoftext|>",)
     note: str = ""  # a template filled in from the preset's run under the sidebar's rule: ui/preset_notes.py
 
 
@@ -67,6 +68,35 @@ class Corpus:
     name: str
     data: bytes
     digest: str
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What the sidebar set up: the corpus, how to train on it (a bpe TrainSpec), and how many merges."""
+
+    corpus: Corpus
+    spec: TrainSpec
+    num_merges: int
+
+    @property
+    def key(self) -> str:
+        return self.corpus.digest
+
+    @property
+    def pattern(self) -> str:
+        return self.spec.pattern
+
+    @property
+    def special_tokens(self) -> tuple[str, ...]:
+        return self.spec.special_tokens
+
+    @property
+    def algorithm(self) -> str:
+        return self.spec.algorithm
+
+    @property
+    def tie_break(self) -> str:
+        return self.spec.tie_break  # a key of bpe.rule.RULES; the guided lesson keeps the default
 
 
 def digest(data: bytes) -> str:

@@ -48,8 +48,8 @@ class Piece:
 
 def pieces(tok: Tokenizer, text: str) -> list[Piece]:
     """The text cut as the tokenizer's encode cuts it (Tokenizer.pre_tokens): special tokens whole, the rest pre-tokenized, in order."""
-    specials = {t.encode(ENCODING) for t in tok.special_tokens}
-    return [Piece(p, p in specials) for p in tok.pre_tokens(text)]
+    special_bytes = {t.encode(ENCODING) for t in tok.special_tokens}
+    return [Piece(p, p in special_bytes) for p in tok.pre_tokens(text)]
 
 
 def limit(tok: Tokenizer, k: int | None) -> int:

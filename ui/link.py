@@ -102,7 +102,7 @@ def run_of(link: dict[str, str | None]) -> dict[str, object] | None:
         "source": corpus,
         "pattern": preset.pattern,
         "vocab_size": sidebar.preset_vocab_size(corpus),
-        "specials": preset.specials,
+        "special_tokens_text": ", ".join(preset.special_tokens),
         "algorithm": state.DEFAULTS["algorithm"],
         "tie_break": rule,
     }
@@ -116,12 +116,14 @@ def run_of(link: dict[str, str | None]) -> dict[str, object] | None:
             wanted["vocab_size"] = number(size)
         else:
             st.warning(f"The link's vocab size '{said(size)}' is not a number up to {MAX_VOCAB:,}; using the preset's.")
-    specials = link["special_tokens"]
-    if specials is not None:
-        if len(specials) <= MAX_SPECIALS:
-            wanted["specials"] = specials
+    special_tokens = link["special_tokens"]  # as the sidebar's box holds them: comma-separated
+    if special_tokens is not None:
+        if len(special_tokens) <= MAX_SPECIALS:
+            wanted["special_tokens_text"] = special_tokens
         else:
-            st.warning(f"The link's special tokens are {len(specials):,} characters long (at most {MAX_SPECIALS}); using the preset's.")
+            st.warning(
+                f"The link's special tokens are {len(special_tokens):,} characters long (at most {MAX_SPECIALS}); using the preset's."
+            )
     return wanted
 
 
@@ -170,8 +172,8 @@ def run_params() -> dict[str, str]:
         params["pretokenizer"] = session["pattern"]
     if session["vocab_size"] != sidebar.preset_vocab_size(source):
         params["vocab_size"] = str(int(session["vocab_size"]))
-    if sidebar.parse_specials(session["specials"]) != sidebar.parse_specials(preset.specials):
-        params["special_tokens"] = session["specials"]
+    if sidebar.parse_special_tokens(session["special_tokens_text"]) != preset.special_tokens:
+        params["special_tokens"] = session["special_tokens_text"]
     if session["algorithm"] != state.DEFAULTS["algorithm"]:
         params["algorithm"] = session["algorithm"]
     if session["tie_break"] != DEFAULT_RULE:

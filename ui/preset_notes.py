@@ -30,9 +30,8 @@ MERGES_NAMED = 3
 def preset_run(key: str, tie_break: str) -> tuple[MergeEvent, ...]:
     """The merges of a preset's text under tie_break, with the pairs each chose among (detail on)."""
     source = SOURCES[key]
-    specials = tuple(t for t in source.specials.split(",") if t.strip())
-    corpus = pretokenize(source.text.encode("utf-8"), pattern=source.pattern, special_tokens=specials)
-    return train(corpus, source.merges, special_tokens=specials, detail=True, tie_break=tie_break).events
+    corpus = pretokenize(source.text.encode("utf-8"), pattern=source.pattern, special_tokens=source.special_tokens)
+    return train(corpus, source.merges, special_tokens=source.special_tokens, detail=True, tie_break=tie_break).events
 
 
 def merge_text(event: MergeEvent) -> str:

@@ -54,7 +54,7 @@ class Encoding:
     name: str  # tiktoken's name: "cl100k_base"
     patterns: tuple[str, ...]  # the library's pre-tokenizer names for it, preferred first (the first in bpe.PATTERNS is used)
     files: tuple[File, ...]
-    specials: tuple[tuple[str, int], ...]  # its special tokens and their ids (a rank file does not record them)
+    special_ids: tuple[tuple[str, int], ...]  # its special tokens and their ids (a rank file does not record them)
 
 
 def _tiktoken_file(name: str, sha256: str) -> File:
@@ -300,23 +300,23 @@ def _load(key: str, pattern: str, stamp: tuple, where: str) -> Real:
                 raise ValueError(f"{path}: not OpenAI's {file.name} (its sha256 differs).")
             files[file.name] = data
         found = formats.read_uploads(files, pattern=pattern)
-        return Real(encoding, with_specials(found, encoding), None, where)
+        return Real(encoding, with_special_tokens(found, encoding), None, where)
     except (OSError, ValueError) as e:
         return Real(encoding, None, str(e))
 
 
-def with_specials(found: load.Loaded, encoding: Encoding) -> Tokenizer:
+def with_special_tokens(found: load.Loaded, encoding: Encoding) -> Tokenizer:
     """The Tokenizer of loaded files with the encoding's special tokens at their real ids (a rank file does not record them)."""
     vocab = dict(found.vocab) if found.vocab is not None else None
-    specials = list(found.special_tokens)
+    special_tokens = list(found.special_tokens)
     if vocab is not None:
-        for text, i in encoding.specials:
-            if text not in specials:
-                specials.append(text)
+        for text, i in encoding.special_ids:
+            if text not in special_tokens:
+                special_tokens.append(text)
                 vocab.setdefault(i, text.encode())
     if vocab is None:
-        return Tokenizer.from_merges(found.merges, specials, found.pattern)
-    return Tokenizer(vocab, found.merges, specials, pattern=found.pattern)
+        return Tokenizer.from_merges(found.merges, special_tokens, found.pattern)
+    return Tokenizer(vocab, found.merges, special_tokens, pattern=found.pattern)
 
 
 def all_real() -> list[Real]:

@@ -36,22 +36,24 @@ TRACE_MERGES = 5_000  # and here: each merge keeps ~10 KB of detail, and a class
 
 
 @st.cache_resource(max_entries=16, show_spinner="Pre-tokenizing…")
-def pretokenized(key: str, pattern: str, specials: tuple[str, ...], keep_sequence: bool, _data: bytes) -> PreTokens:
-    return pretokenize(_data, pattern=pattern, special_tokens=specials, keep_sequence=keep_sequence)
+def pretokenized(key: str, pattern: str, special_tokens: tuple[str, ...], keep_sequence: bool, _data: bytes) -> PreTokens:
+    return pretokenize(_data, pattern=pattern, special_tokens=special_tokens, keep_sequence=keep_sequence)
 
 
 def pretokenized_for(settings) -> PreTokens:
-    """The counts of the sidebar's corpus (a ui.sidebar.Settings), for pages that read words, not traces: no sequence kept."""
-    return pretokenized(settings.key, settings.pattern, settings.specials, False, settings.corpus.data)
+    """The counts of the sidebar's corpus (a ui.corpus.Settings), for pages that read words, not traces: no sequence kept."""
+    return pretokenized(settings.key, settings.pattern, settings.special_tokens, False, settings.corpus.data)
 
 
 def most_frequent_for(settings, n: int) -> tuple[dict[bytes, int], int]:
     """The n most frequent pre-tokens of the sidebar's corpus and how many different ones there are (the quiz's words)."""
-    return most_frequent(settings.key, settings.pattern, settings.specials, n, pretokenized_for(settings).counts)
+    return most_frequent(settings.key, settings.pattern, settings.special_tokens, n, pretokenized_for(settings).counts)
 
 
 @st.cache_resource(max_entries=8)
-def most_frequent(key: str, pattern: str, specials: tuple[str, ...], n: int, _counts: dict[bytes, int]) -> tuple[dict[bytes, int], int]:
+def most_frequent(
+    key: str, pattern: str, special_tokens: tuple[str, ...], n: int, _counts: dict[bytes, int]
+) -> tuple[dict[bytes, int], int]:
     """Found once per corpus and pre-tokenizer, not per click."""
     return dict(heapq.nlargest(n, _counts.items(), key=lambda wc: wc[1])), len(_counts)
 
@@ -66,7 +68,7 @@ POLL_S = 1.0  # how often a page waiting for its run looks again: a class waitin
 
 
 def trace_for(settings) -> Trace:
-    """The step-through trace (every merge with detail) for a ui.sidebar.Settings, built once and shared.
+    """The step-through trace (every merge with detail) for a ui.corpus.Settings, built once and shared.
 
     A trace of more merges serves fewer: the first k merges and their detail do
     not depend on the merges after them, so a smaller vocab size is a prefix of a
@@ -102,7 +104,7 @@ def prefix(family: RunKey, wanted: int, reason: str, built: int, _run):
 
 
 def trained_for(settings) -> Training:
-    """The run with no threshold and no detail for a ui.sidebar.Settings, built once and shared (a longer one's prefix serves)."""
+    """The run with no threshold and no detail for a ui.corpus.Settings, built once and shared (a longer one's prefix serves)."""
     wanted = settings.num_merges
     family = RunKey("train", settings.key, training_spec(settings.spec))
     ready = _covering(family, wanted)
@@ -142,7 +144,7 @@ def training_spec(spec: TrainSpec) -> TrainSpec:
 @st.cache_resource(max_entries=8)
 def tokenizer(run: RunKey, _training: Training) -> Tokenizer:
     """The tokenizer of the training run `run` names."""
-    return Tokenizer.from_training(_training, run.spec.pretokenizer)
+    return Tokenizer.from_training(_training, run.spec.pattern)
 
 
 def _small(settings) -> bool:
@@ -215,7 +217,7 @@ def _tracing(settings, status: Status, family: RunKey, build: int) -> None:
         st.progress(min(share, 1.0), text=text)
     shorter = _longest(family)
     if shorter:
-        vocab = 256 + shorter + len(settings.specials)
+        vocab = 256 + shorter + len(settings.special_tokens)
         st.info(f"The first {shorter:,} merges are ready: a vocab size of {vocab:,} shows them at once.")
     slow = ALGORITHMS[algorithm].slow
     if slow:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import html
-from dataclasses import dataclass
 
 import streamlit as st
 
@@ -14,6 +13,7 @@ from bpe.spec import TrainSpec
 from bpe.train import check_spec
 from ui import corpus as corpora
 from ui import state
+from ui.corpus import Settings
 from ui.preset_notes import preset_note
 
 TIE_HELP = (
@@ -22,42 +22,13 @@ TIE_HELP = (
 )
 
 
-@dataclass(frozen=True)
-class Settings:
-    """What the sidebar set up: the corpus, how to train on it (a bpe TrainSpec), and how many merges."""
-
-    corpus: corpora.Corpus
-    spec: TrainSpec
-    num_merges: int
-
-    @property
-    def key(self) -> str:
-        return self.corpus.digest
-
-    @property
-    def pattern(self) -> str:
-        return self.spec.pretokenizer
-
-    @property
-    def specials(self) -> tuple[str, ...]:
-        return self.spec.special_tokens
-
-    @property
-    def algorithm(self) -> str:
-        return self.spec.algorithm
-
-    @property
-    def tie_break(self) -> str:
-        return self.spec.tie_break  # a key of bpe.rule.RULES; the guided lesson keeps the default
-
-
 MAX_VOCAB = 1_000_000  # the vocab size box's largest value (a link's too)
 
 
 def preset_vocab_size(key: str) -> int:
-    """The vocab size a preset was made for: 256 bytes + its merges + its special token."""
+    """The vocab size a preset was made for: 256 bytes + its merges + its special tokens."""
     source = corpora.SOURCES[key]
-    return 256 + source.merges + (1 if source.specials else 0)
+    return 256 + source.merges + len(source.special_tokens)
 
 
 def apply_preset(key: str) -> None:
@@ -66,7 +37,7 @@ def apply_preset(key: str) -> None:
     st.session_state["source"] = key
     st.session_state["pattern"] = source.pattern
     st.session_state["vocab_size"] = preset_vocab_size(key)
-    st.session_state["specials"] = source.specials
+    st.session_state["special_tokens_text"] = ", ".join(source.special_tokens)
     st.session_state["step"] = 1
 
 
@@ -109,7 +80,7 @@ def short_label(label: str) -> str:
     return label.split(" (")[0]
 
 
-def parse_specials(text: str) -> tuple[str, ...]:
+def parse_special_tokens(text: str) -> tuple[str, ...]:
     """'<|endoftext|>, <pad>' -> ('<|endoftext|>', '<pad>')."""
     return tuple(t.strip() for t in text.split(",") if t.strip())
 
@@ -205,14 +176,18 @@ def _training_run() -> Settings | str:
     rule = RULES[state.widget(st.selectbox, "Tie-break rule", list(RULES), key="tie_break", kept=True, help=TIE_HELP)]
     st.caption(f"Ties go to {rule.prefers}, as {rule.tool} does.")
     state.widget(
-        st.text_input, "Special tokens (comma-separated)", key="specials", kept=True, help="Never merged; the corpus is cut at them."
+        st.text_input,
+        "Special tokens (comma-separated)",
+        key="special_tokens_text",
+        kept=True,
+        help="Never merged; the corpus is cut at them.",
     )
     state.widget(st.selectbox, "Algorithm", list(ALGORITHMS), key="algorithm", kept=True)
     st.caption(ALGORITHMS[st.session_state["algorithm"]].summary.capitalize() + ".")
 
     spec = TrainSpec(
-        pretokenizer=st.session_state["pattern"],
-        special_tokens=parse_specials(st.session_state["specials"]),
+        pattern=st.session_state["pattern"],
+        special_tokens=parse_special_tokens(st.session_state["special_tokens_text"]),
         tie_break=st.session_state["tie_break"],
         algorithm=st.session_state["algorithm"],
     )

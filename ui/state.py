@@ -13,7 +13,7 @@ DEFAULTS: dict[str, object] = {
     "pasted": "",
     "pasted_data": None,  # (the pasted text, its bytes): encoded once per text, not on every run (ui.sidebar.pasted_bytes)
     "pattern": "whitespace",
-    "specials": "<|endoftext|>",
+    "special_tokens_text": "<|endoftext|>",  # the sidebar's box: special tokens, comma-separated
     "vocab_size": 256 + 12 + 1,
     "algorithm": "heap",
     "tie_break": "cs336",  # a key of bpe.rule.RULES: whose rule breaks ties between pairs with the same count
@@ -75,7 +75,7 @@ DEFAULTS: dict[str, object] = {
     "tax_language": "Hindi",  # the token tax language whose tokens are drawn
     "diff_theirs": None,  # the check-your-merges page's list: the uploaded files (ui.views.tokenize.Reference) or "example"
     "diff_result": None,  # (serve.jobs.RunKey, serve.jobs.Checked) of the last check this session saw
-    "settings": None,  # written by the sidebar on every run: ui.sidebar.Settings, or a sentence saying what to fix
+    "settings": None,  # written by the sidebar on every run: ui.corpus.Settings, or a sentence saying what to fix
     "watching": {},  # purpose ("trace", "race", ...) -> key of the worker-pool job this session waits for: ui.work
     "failed": {},  # purpose -> the sentence saying why its last run failed, shown until the next run
     "limited": {},  # key of a text box with a limit -> (the text it last took, the sentence refusing a longer one or ""): widget
@@ -203,7 +203,7 @@ LIMITS.update(
         "sample": Limit(300, "a sentence or two"),  # the step page's own sentence, at merge k
         "enc_text": Limit(200, "a word or a sentence"),  # the Encode page walks every step of every pre-token
         "enc_typed": Limit(60, "one token"),
-        "specials": Limit(1_000, "a few special tokens"),
+        "special_tokens_text": Limit(1_000, "a few special tokens"),
         "vocab_query": Limit(100, "a search"),
         "tok_merge_query": Limit(100, "a search"),
     }

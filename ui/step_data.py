@@ -87,10 +87,12 @@ class TraceViews:
 
     def _merge(self, k: int) -> views.MergeView:
         spec, n = self.key.spec, len(self.events)
-        specials = len(spec.special_tokens)
+        n_special = len(spec.special_tokens)
         event = self.events[k - 1]
         before = [(e.left, e.right) for e in self.events[: k - 1]] if event.tie else ()
-        return views.merge_view(event, k, n, 256 + k + specials, spec.algorithm, tie_break=spec.tie_break, before=before, specials=specials)
+        return views.merge_view(
+            event, k, n, 256 + k + n_special, spec.algorithm, tie_break=spec.tie_break, before=before, n_special=n_special
+        )
 
     def sentence(self, k: int, data: bytes) -> str:
         """data tokenized with the first k merges, as HTML with its heading and caption."""
@@ -110,7 +112,7 @@ def trace_id(key: RunKey, n: int) -> str:
 @st.cache_resource(max_entries=8, show_spinner=False)
 def trace_views(trace_id: str, _key: RunKey, _events: tuple[MergeEvent, ...]) -> TraceViews:
     """Built once per trace (trace_id names _key and len(_events))."""
-    pattern, specials = _key.spec.pretokenizer, _key.spec.special_tokens
+    pattern, special_tokens = _key.spec.pattern, _key.spec.special_tokens
     counts = [e.count for e in _events]
     # subtle: a trace is a quarter of a million objects that live as long as the class steps through it, and
     # each of Python's full collections walked them all (up to 85 ms, in the middle of a click). gc.freeze moves
@@ -120,7 +122,7 @@ def trace_views(trace_id: str, _key: RunKey, _events: tuple[MergeEvent, ...]) ->
     return TraceViews(
         key=_key,
         events=_events,
-        tokenizer=Tokenizer.from_merges([(e.left, e.right) for e in _events], specials, pattern),
+        tokenizer=Tokenizer.from_merges([(e.left, e.right) for e in _events], special_tokens, pattern),
         spec=views.counts_spec(counts),
         counts_heading=views.counts_heading(counts),
         counts=views.arrow({"merge": list(range(1, len(_events) + 1)), "count": counts}),

@@ -18,9 +18,9 @@ from bpe.events import MergeEvent
 from bpe.rule import merge_word
 from bpe.spec import TrainSpec
 from ui import corpus as corpora
+from ui.corpus import Settings
 from ui.lessons.quiz import greater_because
 from ui.render import show, show_pair
-from ui.sidebar import Settings, parse_specials
 
 PRESET = "textbook"  # a key of ui.corpus.SOURCES: the corpus the lesson walks through
 ALGORITHM = "heap"  # the lesson shows the heap, so it trains with the heap trainer
@@ -42,7 +42,7 @@ def settings() -> Settings:
     """The sidebar-independent settings of the lesson's run: the textbook preset as the preset defines it."""
     source = corpora.SOURCES[PRESET]
     data = source.text.encode("utf-8")
-    spec = TrainSpec(pretokenizer=source.pattern, special_tokens=parse_specials(source.specials), algorithm=ALGORITHM)
+    spec = TrainSpec(pattern=source.pattern, special_tokens=source.special_tokens, algorithm=ALGORITHM)
     return Settings(corpora.Corpus(source.label, data, corpora.digest(data)), spec, source.merges)
 
 

@@ -107,7 +107,7 @@ def shuffle(items: list, seed: str) -> None:
 
 
 def explain(
-    q: Question, pick: Pair | None = None, tie_break: str = DEFAULT_RULE, before: Sequence[Pair] = (), specials: int = 0
+    q: Question, pick: Pair | None = None, tie_break: str = DEFAULT_RULE, before: Sequence[Pair] = (), n_special: int = 0
 ) -> list[str]:
     """Why the winner won, and (when pick is another pair) why pick did not; one sentence each.
 
@@ -123,7 +123,7 @@ def explain(
         names = [winner.label] + [show_pair(*p) for p in tied[:3]] + ([f"{len(tied) - 3} more"] if len(tied) > 3 else [])
         lines = [
             f"A tie: {', '.join(names[:-1])} and {names[-1]} {'both' if len(names) == 2 else 'all'} occur {times(event.count)}.",
-            tie_reason(winner.pair, tied[0], tie_break, before, specials),
+            tie_reason(winner.pair, tied[0], tie_break, before, n_special),
         ]
     picked = q.option(pick) if pick is not None else None
     if picked is not None and picked.pair != winner.pair:
@@ -136,23 +136,23 @@ def explain(
             lines.append(f"Your pick, {picked.label}, has the same count and {lost}.")
         elif tie_break != "cs336":
             lines.append(
-                f"Your pick, {picked.label}, has the same count, but {lost_tie(winner.pair, picked.pair, tie_break, before, specials)}"
+                f"Your pick, {picked.label}, has the same count, but {lost_tie(winner.pair, picked.pair, tie_break, before, n_special)}"
             )
         else:
             lines.append(f"Your pick, {picked.label}, has the same count, but {greater_because(winner.pair, picked.pair)}.")
     return lines
 
 
-def tie_reason(winner: Pair, other: Pair, tie_break: str, before: Sequence[Pair], specials: int) -> str:
+def tie_reason(winner: Pair, other: Pair, tie_break: str, before: Sequence[Pair], n_special: int) -> str:
     """Why winner beat other on a tie, under tie_break, as sentences."""
     if tie_break == "cs336":
         return f"Ties go to the pair whose bytes are greater, left token first, then right. {capital(greater_because(winner, other))}."
-    return f"Ties go to {RULES[tie_break].prefers}: {lost_tie(winner, other, tie_break, before, specials)}"
+    return f"Ties go to {RULES[tie_break].prefers}: {lost_tie(winner, other, tie_break, before, n_special)}"
 
 
-def lost_tie(winner: Pair, other: Pair, tie_break: str, before: Sequence[Pair], specials: int) -> str:
+def lost_tie(winner: Pair, other: Pair, tie_break: str, before: Sequence[Pair], n_special: int) -> str:
     """bpe.explain_tie's sentence for the rule tie_break over the two pairs: "karpathy's rustbpe ... takes ... (101, 115) < ..."."""
-    return next(c.reason for c in explain_tie([winner, other], before, specials) if c.rule == tie_break)
+    return next(c.reason for c in explain_tie([winner, other], before, n_special) if c.rule == tie_break)
 
 
 def greater_because(a: Pair, b: Pair) -> str:

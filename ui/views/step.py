@@ -59,13 +59,13 @@ def merge_view(
     *,
     tie_break: str = DEFAULT_RULE,
     before: Sequence[tuple[bytes, bytes]] = (),
-    specials: int = 0,
+    n_special: int = 0,
 ) -> MergeView:
     """The HTML of every panel for merge k (1-based) of n, trained under tie_break after the merges `before`."""
     right = heap_panel(event) if event.detail.heap is not None else work_panel(event, algorithm)
     return MergeView(
         # one element, laid out by CSS: the two panels side by side, one above the other on a narrow screen
-        top=f'{merge_card(event, k, n, vocab_size, tie_break, before, specials)}<div class="step-row"><div class="left">{pair_table(event, k)}</div>'
+        top=f'{merge_card(event, k, n, vocab_size, tie_break, before, n_special)}<div class="step-row"><div class="left">{pair_table(event, k)}</div>'
         f'<div class="right">{right}</div></div>',
         words=affected_words(event),
         changes=pair_changes(event),
@@ -108,13 +108,13 @@ def merge_card(
     vocab_size: int,
     tie_break: str = DEFAULT_RULE,
     before: Sequence[tuple[bytes, bytes]] = (),
-    specials: int = 0,
+    n_special: int = 0,
 ) -> str:
     """The headline: which pair won, and why (on a tie, what every rule would take)."""
     if event.runner_up is None:
         why = "It was the only pair left."
     elif event.tie:
-        why = f"Tied at {event.count:,} with {tied_with(event)}. " + tie_rules(event, before, specials, tie_break)
+        why = f"Tied at {event.count:,} with {tied_with(event)}. " + tie_rules(event, before, n_special, tie_break)
     else:
         why = (
             f"Highest count: {event.count:,}, ahead of {pill(event.runner_up[0])}+{pill(event.runner_up[1])} at {event.runner_up_count:,}."
@@ -151,7 +151,7 @@ def tied_pairs(event: MergeEvent) -> list[tuple[bytes, bytes]]:
     return [(a, b) for a, b, c in event.detail.top_pairs if c == event.count]
 
 
-def tie_rules(event: MergeEvent, before: Sequence[tuple[bytes, bytes]], specials: int, tie_break: str) -> str:
+def tie_rules(event: MergeEvent, before: Sequence[tuple[bytes, bytes]], n_special: int, tie_break: str) -> str:
     """Which of the tied pairs each rule merges, on one line, the trace's own rule highlighted; a click opens why.
 
     Every rule is asked about the same pairs after the same merges (`before`):
@@ -165,7 +165,7 @@ def tie_rules(event: MergeEvent, before: Sequence[tuple[bytes, bytes]], specials
     if len(tied) < 2:
         return ""
     picks, rows = [], []
-    choices = explain_tie(tied, before, specials)
+    choices = explain_tie(tied, before, n_special)
     for choice in choices:
         rule = RULES[choice.rule]
         mine = ' class="mine"' if choice.rule == tie_break else ""
@@ -560,8 +560,8 @@ def segments(tok: Tokenizer, data: bytes, k: int) -> list[Segment]:
     [pretoken (b'low',), dropped (b'  ',), pretoken (b'low', b'e', b'r')]
     """
     text = data.decode(ENCODING, ERRORS)  # subtle: surrogateescape keeps invalid bytes as they are
-    specials = sorted(tok.special_tokens, key=len, reverse=True)
-    parts = regex.split("(" + "|".join(regex.escape(t) for t in specials) + ")", text) if specials else [text]
+    special_tokens = sorted(tok.special_tokens, key=len, reverse=True)
+    parts = regex.split("(" + "|".join(regex.escape(t) for t in special_tokens) + ")", text) if special_tokens else [text]
     out: list[Segment] = []
     for n, part in enumerate(parts):
         if n % 2 == 1:

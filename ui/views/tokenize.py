@@ -86,10 +86,10 @@ def load_reference(reference: Reference, pattern: str) -> Loaded:
 def describe(result: Loaded) -> str:
     """'GPT-2 files: 50,257 tokens, 50,000 merges, special tokens <|endoftext|>; pre-tokenizer gpt2'."""
     tok = result.tokenizer
-    specials = ", ".join(tok.special_tokens) or "none"
+    listed = ", ".join(tok.special_tokens) or "none"
     return (
         f"{formats.label(result.format)}: {len(tok.vocab):,} tokens, {len(tok.merges):,} merges, "
-        f"special tokens {specials}; pre-tokenizer {tok.pattern}"
+        f"special tokens {listed}; pre-tokenizer {tok.pattern}"
     )
 
 

@@ -76,8 +76,8 @@ def rows_for(run_key: tuple, n: int, _tok: Tokenizer, _test: Replay) -> tuple[To
 
 
 @st.cache_resource(max_entries=16, show_spinner=False)
-def curve_for(run_key: tuple, specials: int, _test: Replay) -> tuple[CompressionPoint, ...]:
-    return tuple(compression_curve(_test, specials))
+def curve_for(run_key: tuple, n_special: int, _test: Replay) -> tuple[CompressionPoint, ...]:
+    return tuple(compression_curve(_test, n_special))
 
 
 def show(token: bytes) -> str:

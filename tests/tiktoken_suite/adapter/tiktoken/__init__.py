@@ -64,9 +64,9 @@ def get_encoding(name: str) -> Encoding:
                 pytest.skip(f"not applicable offline: {e}")
             raise
         ranks = {token: i for i, token in tok.vocab.items() if token not in tok._special_bytes}
-        specials = {t: tok.ids[t.encode()] for t in tok.special_tokens}
+        special_ids = {t: tok.ids[t.encode()] for t in tok.special_tokens}
         pattern = openai.ENCODINGS[name].pattern
-        _REGISTRY[name] = Encoding(name, pat_str=pattern, mergeable_ranks=ranks, special_tokens=specials, _tokenizer=tok)
+        _REGISTRY[name] = Encoding(name, pat_str=pattern, mergeable_ranks=ranks, special_tokens=special_ids, _tokenizer=tok)
     return _REGISTRY[name]
 
 

@@ -1,0 +1,61 @@
+"""Renamed keyword arguments keep working under their old names (bpe/renamed.py), and files keep their keys.
+
+One word per idea: `pattern` is the pre-tokenizer (once also `pretokenizer`), `n_special` a number of
+special tokens (once `specials` or `special_tokens`); code and files written before the rename still work.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pyarrow.parquet as pq
+import pytest
+
+from bpe import TrainSpec, explain_tie, train_bpe_text, train_from_counts
+from bpe.cli import parser
+from bpe.counts_file import KEY, CountsInfo, read_info, save_counts
+from bpe.events import stop_sentence
+from bpe.threshold import replay, sample_of
+from bpe.tokenizer import Tokenizer
+from bpe.vocabulary import compression_curve
+
+TEXT = "low lower widest newest " * 3
+
+
+def test_pretokenizer_is_the_old_name_of_pattern():
+    assert train_bpe_text(TEXT, 262, [], pretokenizer="whitespace") == train_bpe_text(TEXT, 262, [], pattern="whitespace")
+    assert TrainSpec(pretokenizer="o200k") == TrainSpec(pattern="o200k") == TrainSpec.of(pretokenizer="o200k")
+    assert CountsInfo(pretokenizer="cl100k", special_tokens=()) == CountsInfo("cl100k", ())
+
+
+def test_the_old_and_the_new_name_together_are_refused():
+    with pytest.raises(TypeError, match="got both pattern= and its old name pretokenizer="):
+        TrainSpec(pattern="gpt2", pretokenizer="gpt2")
+    with pytest.raises(TypeError, match="both pattern="):
+        train_bpe_text(TEXT, 262, [], pattern="gpt2", pretokenizer="none")
+
+
+@pytest.mark.parametrize("command", [["train", "x.txt", "--vocab-size", "300", "--out", "o"], ["count", "x.txt", "--out", "c.parquet"]])
+def test_the_command_line_takes_pretokenizer_for_pattern(command):
+    assert parser().parse_args([*command, "--pretokenizer", "o200k"]).pattern == "o200k"
+    assert parser().parse_args([*command, "--pattern", "o200k"]).pattern == "o200k"
+
+
+def test_specials_is_the_old_name_of_n_special():
+    assert stop_sentence("vocab_size", 0, vocab_size=257, specials=1) == stop_sentence("vocab_size", 0, vocab_size=257, n_special=1)
+    pairs = [(b"e", b"s"), (b"s", b"t")]
+    assert explain_tie(pairs, special_tokens=1) == explain_tie(pairs, n_special=1) != explain_tie(pairs)
+    tok = Tokenizer.from_merges([(b"l", b"o"), (b"lo", b"w")])
+    seen = replay(tok, sample_of(TEXT))
+    assert compression_curve(seen, specials=2, points=3) == compression_curve(seen, n_special=2, points=3)
+
+
+def test_a_counts_file_keeps_the_keys_of_its_first_format(tmp_path):
+    # "pretokenizer" is the pattern's name, "pattern" its regex: files written before and after the rename read alike
+    path = tmp_path / "c.parquet"
+    save_counts(path, {b"low": 2, b" low": 1}, CountsInfo("whitespace", ()))
+    written = json.loads(pq.read_schema(path).metadata[KEY])
+    assert written["pretokenizer"] == "whitespace" and written["pattern"] == r"""\S+""" and "regex" not in written
+    info = read_info(path)
+    assert (info.pattern, info.regex) == ("whitespace", r"""\S+""")
+    assert train_from_counts(path, 258, pretokenizer="whitespace") == train_from_counts(path, 258, pattern="whitespace")
