@@ -1,4 +1,4 @@
-"""Several machines, as the README deploys them, each with its own network address: Linux network namespaces.
+"""Several machines, as docs/serving.md deploys them, each with its own network address: Linux network namespaces.
 
 Three "hosts" on one bridge, as on a school's network: two machines, each running
 `scripts/app.sh --replicas 2 --server.address 0.0.0.0` (port 8501) in its own
@@ -100,12 +100,12 @@ class Deployment:
 
     def __init__(self, tmp: Path) -> None:
         self.network, self.machines, self.proxy, self.tmp = Network(3), [], None, tmp
-        self.env = {"STREAMLIT_SERVER_COOKIE_SECRET": secrets.token_hex(32)}  # as the README says: one secret on every machine
+        self.env = {"STREAMLIT_SERVER_COOKIE_SECRET": secrets.token_hex(32)}  # as docs/serving.md says: one secret on every machine
         try:
             self.machines = [self.start(i) for i in (1, 2)]
             for machine in self.machines:
                 machine.ready()
-            # the proxy's configuration exactly as the README says to make it
+            # the proxy's configuration exactly as docs/serving.md says to make it
             hosts = [f"{self.network.address(i)}:8501" for i in (1, 2)]
             rendered = subprocess.run(
                 [sys.executable, "-m", "serve.replicas", "--front-config", *hosts], cwd=ROOT, capture_output=True, text=True, check=True
