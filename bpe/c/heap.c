@@ -29,8 +29,8 @@
  * replaces three pairs by two), so checking it once at the start (OverflowError
  * beyond 2^63) rules out overflow for good; bpe.train falls back to Python then.
  *
- * Not here: the tie-break rules themselves (rule.py gives each byte's key), the
- * events the trainer hands out (heap_c.py builds them), detail (Python only). */
+ * Not here: the tie-break rules themselves (rule.py gives each byte's key),
+ * stopping at a vocab size (heap_c.py's loop), detail (the Python heap's). */
 #include "core.h"
 
 #include <stdint.h>
@@ -83,7 +83,7 @@ typedef struct {
     uint32_t stamp;     /* the merge it was gathered in */
 } Side;
 
-/* a word to list under a pair born in this merge, named by its neighbour until the pair's record is known */
+/* a word (its offset) to list under a pair born in this merge, named by its neighbour until the pair's record is known */
 typedef struct {
     uint32_t word, token, side; /* side: LIST_BEFORE (x, new), LIST_AFTER (new, y), LIST_TWINS (new, new) */
 } Listing;
@@ -110,8 +110,7 @@ typedef struct {
     uint32_t n_tokens, cap_tokens;
     uint32_t *tok_slots; /* reuses: bytes -> id + 1, open addressing, at most half full */
     uint32_t tok_mask;
-    /* words: token ids, each word in place at its start; numbered in byte order */
-    uint32_t *tokens;
+    /* words, laid out in byte order */
     uint32_t *arena;   /* every word: its head, then its tokens */
     uint32_t *offsets; /* where each word starts, in byte order of the words: for words() */
     uint32_t n_words;
