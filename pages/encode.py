@@ -16,6 +16,7 @@ from bpe import Tokenizer
 from ui import encoding, link, real, sidebar, state
 from ui.play import Player, controls
 from ui.render import plain, show
+from ui.views import code
 from ui.views import encode as encode_views
 
 MAX_CHARS = state.LIMITS["enc_text"].chars  # a word or a sentence: the walk shows every step of every pre-token
@@ -173,6 +174,17 @@ def step_text(i: int, done: int) -> str:
     )
 
 
+def step_code(steps, done: int) -> str:
+    """Tokenizer.encode_steps with the lines of step `done` lit: the lowest merge number found, and what merging it made."""
+    if done >= len(steps):
+        return code.encode_code(None, None)
+    step = steps[done]
+    a, b = step.pair
+    places = sum(1 for r in step.ranks if r == step.rank)
+    made = f"{show(a + b)}, in {places} place{'s' if places != 1 else ''}"
+    return code.encode_code(f"{encode_views.number(step.rank)}, {show(a)} + {show(b)}", made)
+
+
 timer = player.timer  # what the fragment's timer is set up for
 if timer[0]:
     player.restart()
@@ -202,6 +214,9 @@ def walker() -> None:
     st.html(
         f"<p class='caption' style='color:#111'>{encode_views.escape(step_text(i, done))}</p><p class='caption'>{encode_views.escape(legend)}.</p>"
     )
+    if not piece.special:
+        with st.expander("The code of this step, from the library's own source"):  # the line that chose it, lit
+            st.html(step_code(steps, done))
     if which == "run" and done < len(steps) and steps[done].rank < settings.num_merges:
         merge = steps[done].rank + 1
         if st.button(f"See merge {merge:,} on the step page", key="enc_to_step", icon=":material/footprint:"):

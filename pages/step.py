@@ -111,6 +111,8 @@ def stepper() -> None:
     whole = step_data.trace_views(trace_id, trace_key, events)
     view = whole.merge(k)
     st.html(view.top)
+    with st.expander(f"The code that made merge {k:,}, from the library's own source"):  # its lines lit for this merge
+        st.html(view.code)
 
     c3, c4 = st.columns([3, 2], gap="medium")
     with c3:

@@ -88,6 +88,15 @@ h3{font-size:1.35rem !important;padding:.2rem 0 .3rem 0 !important}
 .dropped{color:#707070;margin-right:10px}
 .special{display:inline-flex;margin-right:10px}
 
+/* ---- the code beside the step (ui/views/code.py) ---- */
+.code-excerpt{font-family:monospace;font-size:1rem;line-height:1.45;color:#111;margin:.2rem 0 .6rem}
+.code-excerpt .where{font-family:sans-serif;font-weight:600;margin-bottom:.2rem}
+.code-excerpt > div:not(.where){display:flex;gap:.8rem;align-items:baseline}
+.code-excerpt .ln{color:#555;min-width:2.6em;text-align:right;flex:none;font-variant-numeric:tabular-nums}
+.code-excerpt code{white-space:pre-wrap;overflow-wrap:anywhere;background:none;color:#111;font-size:1rem;padding:0}
+.code-excerpt .lit{background:#fff1b8;border-left:5px solid #b8860b}
+.code-excerpt .what{font-family:sans-serif;font-weight:700;color:#173f7a;flex:0 1 40%}
+
 /* ---- the step page's views (ui/views/step.py) ---- */
 .step-row{display:flex;flex-wrap:wrap;gap:.8rem 2rem;margin-top:1rem}
 .step-row > .left{flex:2 1 300px;min-width:0}

@@ -340,3 +340,34 @@ def test_12_the_encode_page_names_each_tokens_id_and_follows_the_typing(page, ap
     assert any(re.fullmatch(r"newest · \d+", p) for p in said) and any(re.fullmatch(r"widest · \d+", p) for p in said), said
     settled(page)
     shots(page, "lecture-12-encode-ids")
+
+
+# ---------------------------------------------------------------------------
+# 13. the code beside the step
+
+
+def test_13_the_step_and_encode_pages_show_the_lines_that_just_ran(page, app_url):
+    page.set_viewport_size({"width": 1280, "height": 720})
+    open_url(page, f"{app_url}/?corpus=stdlib&merge=37", ".merge-card")
+    page.get_by_text("The code that made merge 37").click()
+    lit = page.locator(".code-excerpt .lit")
+    lit.first.wait_for()
+    said = [re.sub(r"\s+", " ", t) for t in lit.all_inner_texts()]
+    assert any("heappop(self.heap)" in t and "popped the winner: ␣ + is, 7,155" in t for t in said), said
+    assert any("_clean_top" in t and "popped 10 stale entries above the runner-up" in t for t in said), said  # as the heap's caption
+    assert "bpe/heap.py · Heap.choose" in text_of(page, ".code-excerpt .where")
+    page.get_by_text("The code that made merge 37").evaluate("e => e.scrollIntoView({block: 'start'})")
+    settled(page)
+    assert clipped(page) == [] and page.evaluate(SMALL_TEXT_JS) == []
+    shots(page, "lecture-13-step-code")
+
+    open_url(page, f"{app_url}/encode?text=lowest&tokenizer=run&corpus=textbook", ".enc-rows")
+    page.get_by_text("The code of this step").click()
+    lit.first.wait_for()
+    said = [re.sub(r"\s+", " ", t) for t in lit.all_inner_texts()]
+    assert any("rank = min(" in t and "the lowest merge number: #1, s + t" in t for t in said), said
+    assert any("merged.append(parts[i] + parts[i + 1])" in t and "st, in 1 place" in t for t in said), said
+    page.get_by_text("The code of this step").evaluate("e => e.scrollIntoView({block: 'start'})")
+    settled(page)
+    assert clipped(page) == [] and page.evaluate(SMALL_TEXT_JS) == []
+    shots(page, "lecture-13-encode-code")

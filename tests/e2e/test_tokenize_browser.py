@@ -49,7 +49,7 @@ def main_clipped(page) -> list[str]:
 
 def tokens_in(page, n: int) -> int:
     """How many tokens the n-th token display shows (0: the trained one at the top)."""
-    return page.locator('[data-testid="stHtml"]').nth(n).locator(".tok").count()
+    return page.locator('[data-testid="stMain"] .toks').nth(n).locator(".tok").count()
 
 
 @pytest.mark.skipif(not (GPT2 / "encoder.json").is_file(), reason="../shared/gpt2 not present")

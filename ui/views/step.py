@@ -32,6 +32,7 @@ from bpe.train import work_names
 from ui import compat
 from ui.chart_style import AXIS, MARK_TEXT
 from ui.render import character_runs, chips, show, show_pair
+from ui.views.code import step_code
 
 PAIR_ROWS = 10  # rows of the pair table; more when more pairs tie with the winner
 PAIR_ROWS_MAX = 15
@@ -48,6 +49,7 @@ class MergeView:
     words: str
     changes: str
     now: bytes  # the counts chart's "you are here" row, as Arrow (see arrow)
+    code: str = ""  # the trainer's own lines that made this merge, lit (ui.views.code)
 
 
 def merge_view(
@@ -70,6 +72,7 @@ def merge_view(
         words=affected_words(event),
         changes=pair_changes(event),
         now=arrow({"merge": [k], "count": [event.count], "label": [f"merge {k:,}: {event.count:,}"]}),
+        code=step_code(event, algorithm),
     )
 
 

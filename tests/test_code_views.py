@@ -1,0 +1,105 @@
+"""The code beside the step (issue 28.13): each marked line is the line that does what the page says it did.
+
+A real merge (and a real encoding) runs under a profiler that notes, for every call, the function and line it was
+made from; each mark of ui.views.code must be the line the call is made from, as often as the page says: if a
+refactor moves the pop, the recount or the lowest-rank choice to another line (or function), a test here fails.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections import Counter
+from contextlib import contextmanager
+
+import pytest
+
+from bpe import pretokenize, train
+from bpe.heap import Heap
+from bpe.naive import Naive
+from bpe.tokenizer import Tokenizer
+from ui.views import code
+
+TEXT = "low low low low low lower lower widest widest widest newest newest newest newest newest newest " * 3
+
+
+@contextmanager
+def calls_from(function):
+    """Counter of (called name, line it was called from) for the calls made inside `function` while the block runs."""
+    made: Counter = Counter()
+    target = function.__code__
+
+    def profile(frame, event, arg):
+        if event == "call" and frame.f_back is not None and frame.f_back.f_code is target:
+            made[(frame.f_code.co_name, frame.f_back.f_lineno)] += 1
+        elif event == "c_call" and frame.f_code is target:
+            made[(getattr(arg, "__name__", ""), frame.f_lineno)] += 1
+
+    sys.setprofile(profile)
+    try:
+        yield made
+    finally:
+        sys.setprofile(None)
+
+
+def merges_of(trainer_class, n: int):
+    trainer = trainer_class(pretokenize(TEXT, pattern="whitespace").counts)
+    return trainer, trainer.merges(n, detail=True)
+
+
+def test_the_heap_pops_the_winner_on_the_marked_line_and_the_stale_entries_from_the_others():
+    part = code.excerpt(Heap.choose, code.HEAP_CHOOSE)
+    trainer, merges = merges_of(Heap, 6)
+    with calls_from(Heap.choose) as made:
+        events = list(merges)
+    assert made[("heappop", part.marks["pop"])] == len(events)  # one pop per merge: the winner
+    assert made[("_clean_top", part.marks["stale"])] == made[("_clean_top", part.marks["runner"])] == len(events)
+    assert part.marks["stale"] < part.marks["pop"] < part.marks["runner"]  # before the winner, then after it
+    assert sum(e.detail.heap.stale_popped_total for e in events) > 0  # and the stale pops the marks name happened
+
+
+def test_the_heap_pushes_an_entry_per_pair_that_went_up_on_the_marked_line():
+    part = code.excerpt(Heap.apply, code.HEAP_APPLY)
+    trainer, merges = merges_of(Heap, 6)
+    with calls_from(Heap.apply) as made:
+        events = list(merges)
+    went_up = sum(1 for e in events for _, _, d in e.detail.changes if d > 0)
+    assert all(e.detail.changes_total == len(e.detail.changes) for e in events)  # none left out of the count
+    assert made[("heappush", part.marks["push"])] == went_up > 0
+
+
+def test_naive_recounts_on_the_marked_line_and_checks_every_word_on_the_other():
+    choose, merge = code.excerpt(Naive.choose, code.NAIVE_CHOOSE), code.excerpt(Naive.merge, code.NAIVE_MERGE)
+    trainer, merges = merges_of(Naive, 4)
+    with calls_from(Naive.choose) as chose:  # one profiler at a time: each function on its own run
+        events = list(merges)
+    assert chose[("count_pairs", choose.marks["recount"])] == len(events)
+    assert chose[("choose", choose.marks["scan"])] == len(events)
+    trainer, merges = merges_of(Naive, 4)
+    with calls_from(Naive.merge) as merged:
+        events = list(merges)
+    assert merged[("merge_word", merge.marks["rewrite"])] == sum(dict(e.work)["words_checked"] for e in events)
+
+
+def test_the_encoder_takes_the_lowest_merge_number_and_merges_on_the_marked_lines():
+    run = train(pretokenize(TEXT, pattern="whitespace"), 12)
+    tok = Tokenizer.from_training(run, "whitespace")
+    part = code.encode_excerpt()
+    with calls_from(Tokenizer.encode_steps) as made:
+        steps = tok.encode_steps(b"lowest")
+    merges = [s for s in steps if s.rank is not None]
+    assert made[("min", part.marks["lowest"])] == len(merges) + 1  # once per step, and once more to find none is left
+    assert made[("append", part.marks["merge"])] == sum(len(s.at) for s in merges) > 0  # each merged place
+
+
+@pytest.mark.parametrize("algorithm", ["naive", "positions", "parent_set", "heap", "heap_c"])
+def test_the_step_page_shows_the_code_of_each_trainer_with_this_merges_lines_lit(algorithm):
+    events = train(pretokenize(TEXT, pattern="whitespace"), 3, algorithm=algorithm, detail=True).events
+    shown = code.step_code(events[1], algorithm)
+    assert shown.count('class="lit"') >= 1 and "<script" not in shown
+    if algorithm in ("heap", "heap_c"):
+        assert "popped the winner: e + st" in shown and "heappop(self.heap)" in shown
+
+
+def test_a_mark_whose_call_is_gone_says_so():
+    with pytest.raises(LookupError, match="no longer calls heappush"):
+        code.excerpt(Heap.choose, (code.Mark("push", "heappush"),))
