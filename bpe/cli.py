@@ -288,7 +288,7 @@ def load_tokenizer(args: argparse.Namespace) -> Tokenizer:
         check_pattern(given)
     loaded = formats.read(args.dir)
     if given is not None:
-        records = formats.FORMATS[loaded.format].records_pattern or loaded.encoding
+        records = formats.records_pattern(loaded) or loaded.encoding
         if records and pattern_name(given) != pattern_name(loaded.pattern):
             shown = loaded.pattern if loaded.pattern in PATTERNS else "a regex of its own"
             raise ValueError(f"--pattern {given}: {args.dir} records its own pre-tokenizer ({shown}); leave the option out.")

@@ -23,13 +23,15 @@ reading files (load.py); encoding (tokenizer.py).
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
 from collections.abc import Sequence
 from json.encoder import encode_basestring
 
 from .gpt2_bytes import to_unicode
-from .load import FORMAT, VERSION, hf_pre_tokenizer
-from .patterns import DEFAULT_PATTERN
+from .load import FORMAT, TIKTOKEN_SPEC, VERSION, hf_pre_tokenizer
+from .patterns import DEFAULT_PATTERN, PATTERNS, regex_of
 from .train import build_vocab
 
 Vocab = dict[int, bytes]
@@ -112,6 +114,107 @@ def hf_tokenizer_json(
 
 
 _VOCAB, _MERGES = "\x00vocab\x00", "\x00merges\x00"  # stand-ins for model.vocab and model.merges
+
+
+END_OF_TEXT = "<|endoftext|>"
+
+
+def hf_config_files(vocab: Vocab, special_tokens: Sequence[str] = ()) -> dict[str, str]:
+    """tokenizer_config.json and special_tokens_map.json, so that transformers.AutoTokenizer knows its special tokens.
+
+    The end of text (<|endoftext|>, else the first special token) is the eos, bos, unk and pad
+    token, as GPT-2's own files make it (pad too, so that batches can be padded); no token is
+    added to what encode gives, and decoding does not touch the spaces around punctuation.
+    """
+    ids = {token: i for i, token in sorted(vocab.items(), reverse=True)}
+    eot = END_OF_TEXT if END_OF_TEXT in special_tokens else (special_tokens[0] if special_tokens else None)
+    roles = {role: eot for role in ("bos_token", "eos_token", "unk_token", "pad_token")} if eot is not None else {}
+    added = {
+        str(ids[t.encode("utf-8")]): {
+            "content": t,
+            "lstrip": False,
+            "normalized": False,
+            "rstrip": False,
+            "single_word": False,
+            "special": True,
+        }
+        for t in special_tokens
+    }
+    config = {
+        "tokenizer_class": "PreTrainedTokenizerFast",
+        **roles,
+        "add_bos_token": False,
+        "add_eos_token": False,
+        "clean_up_tokenization_spaces": False,
+        "added_tokens_decoder": added,
+    }
+    return {
+        "tokenizer_config.json": json.dumps(config, ensure_ascii=False, indent=2) + "\n",
+        "special_tokens_map.json": json.dumps(roles, ensure_ascii=False, indent=2) + "\n",
+    }
+
+
+# ---------------------------------------------------------------------------
+# tiktoken: a rank file, and the rest of tiktoken.Encoding's arguments
+
+
+TIKTOKEN_RANKS, TIKTOKEN_JSON = "tokenizer.tiktoken", "tokenizer.tiktoken.json"
+TIKTOKEN_PYTHON = (
+    "import json, tiktoken, tiktoken.load\n"
+    f'spec = json.load(open("{TIKTOKEN_JSON}"))\n'
+    f'enc = tiktoken.Encoding(**spec["encoding"], mergeable_ranks=tiktoken.load.load_tiktoken_bpe("{TIKTOKEN_RANKS}", spec["sha256"]))\n'
+)
+
+
+def tiktoken_pattern(pattern: str) -> str:
+    """tiktoken's pat_str for a pre-tokenizer: the text between its matches is a piece of its own, as in ours.
+
+    tiktoken drops the text its regex does not match; a regex of the user's R becomes
+    'R, or else a stretch of text where R does not start' (HuggingFace's isolated split).
+    'none' is the whole text between special tokens.
+    """
+    if pattern == "none":
+        return r"(?s:.+)"
+    regex = regex_of(pattern)
+    if pattern in PATTERNS or pattern == "gpt4":
+        return regex
+    return f"(?:{regex})|(?s:(?:(?!(?:{regex})).)+)"
+
+
+def tiktoken_files(
+    merges: Merges, special_tokens: Sequence[str] = (), pattern: str = DEFAULT_PATTERN, vocab: Vocab | None = None, name: str = ""
+) -> dict[str, str]:
+    """tokenizer.tiktoken (each token's bytes in base64 and its rank, which is its id) and tokenizer.tiktoken.json; {} when the ids cannot be ranks.
+
+    tiktoken merges the pair whose token has the lowest rank, so a token's id must be
+    its rank: the ids of the merges' tokens must grow with the merges, and no two merges
+    may make the same bytes. This tool's own layout always can; another tool's ids
+    usually can (GPT-2's, HuggingFace's). TIKTOKEN_PYTHON builds the tiktoken.Encoding.
+    """
+    vocab = vocab if vocab is not None else build_vocab(merges, special_tokens)
+    ids = {token: i for i, token in sorted(vocab.items(), reverse=True)}
+    specials = {t.encode("utf-8") for t in special_tokens}
+    made = [a + b for a, b in merges]
+    made_ids = [ids.get(t) for t in made]
+    if len(set(made)) != len(made) or None in made_ids or any(b <= a for a, b in zip(made_ids, made_ids[1:])):
+        return {}
+    ranks = {bytes([b]): ids.get(bytes([b])) for b in range(256)} | dict(zip(made, made_ids))
+    if None in ranks.values() or any(t not in ranks and t not in specials for t in ids) or specials & set(ranks):
+        return {}
+    text = "".join(f"{base64.b64encode(t).decode()} {r}\n" for t, r in sorted(ranks.items(), key=lambda item: item[1]))
+    encoding = {
+        "name": name or "bpe-workbench",
+        "pat_str": tiktoken_pattern(pattern),
+        "special_tokens": {t: ids[t.encode("utf-8")] for t in special_tokens},
+    }
+    spec = {
+        "format": TIKTOKEN_SPEC,
+        "version": 1,
+        "sha256": hashlib.sha256(text.encode()).hexdigest(),
+        "pattern": pattern,
+        "encoding": encoding,
+    }
+    return {TIKTOKEN_RANKS: text, TIKTOKEN_JSON: json.dumps(spec, ensure_ascii=False, indent=1) + "\n"}
 
 
 # ---------------------------------------------------------------------------

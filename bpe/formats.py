@@ -141,9 +141,16 @@ register(
         load.HF,
         find=_named(load.HF, load.HF),
         read=_one(load.parse_hf),
-        write=lambda t: {load.HF: export.hf_tokenizer_json(t.merges, t.special_tokens, t.pattern, t.vocab)},
+        write=lambda t: (
+            {load.HF: export.hf_tokenizer_json(t.merges, t.special_tokens, t.pattern, t.vocab)}
+            | export.hf_config_files(_vocab(t), t.special_tokens)
+        ),
         sniff=lambda probe: isinstance(probe.document, dict) and "model" in probe.document,
-        help={load.HF: "HuggingFace tokenizers: Tokenizer.from_file"},
+        help={
+            load.HF: "HuggingFace tokenizers: Tokenizer.from_file",
+            "tokenizer_config.json": "with tokenizer.json: transformers' AutoTokenizer, its eos and pad tokens set",
+            "special_tokens_map.json": "with tokenizer.json: which special token is the eos, bos, unk and pad token",
+        },
     )
 )
 
@@ -175,16 +182,33 @@ register(
     )
 )
 
+
+def _find_tiktoken(names: Sequence[str], chosen: bool) -> list[tuple[str, ...]]:
+    """Each .tiktoken file, with the .tiktoken.json this tool writes beside it where there is one."""
+    return [(n, n + ".json") if n + ".json" in names else (n,) for n in names if n.endswith(load.TIKTOKEN)]
+
+
+def _read_tiktoken(texts: Texts) -> Loaded:
+    (ranks_name, ranks_text), *spec = texts.items()
+    loaded = load.parse_tiktoken(ranks_text, ranks_name)
+    return load.parse_tiktoken_spec(loaded, spec[0][1], spec[0][0], ranks_text) if spec else loaded
+
+
 register(
     Format(
         "tiktoken",
         "tiktoken ranks",
         "a tiktoken rank file",
-        f"one {load.TIKTOKEN} file",
-        find=lambda names, chosen: [(n,) for n in names if n.endswith(load.TIKTOKEN)],
-        read=_one(load.parse_tiktoken),
+        f"one {load.TIKTOKEN} file (with its .tiktoken.json)",
+        find=_find_tiktoken,
+        read=_read_tiktoken,
+        write=lambda t: export.tiktoken_files(t.merges, t.special_tokens, t.pattern, t.vocab),
         sniff=lambda probe: probe.document is None,  # any other text: its lines say whether it is ranks
-        records_pattern=False,
+        records_pattern=False,  # a rank file alone does not; the .tiktoken.json beside it does
+        help={
+            export.TIKTOKEN_RANKS: "tiktoken's rank file: tiktoken.Encoding(..., mergeable_ranks=load_tiktoken_bpe(it))",
+            export.TIKTOKEN_JSON: "with tokenizer.tiktoken: the pattern and special tokens tiktoken.Encoding takes",
+        },
     )
 )
 
@@ -349,13 +373,14 @@ def read_uploads(files: Mapping[str, bytes], *, pattern: str | None = None) -> L
     if not texts:
         raise ValueError(f"No file given: upload {upload_hint()}.")
     names = list(texts)
-    for fmt in FORMATS.values():
-        for group in fmt.find(names, True):
-            missing = [n for n in group if n not in texts]
-            if missing and len(group) > 1 and set(group) - set(missing) == set(names):
-                raise ValueError(f"{', '.join(names)}: {fmt.noun} needs {' and '.join(missing)} too; upload the files together.")
-            if set(group) == set(names):
-                return with_pattern(_read(fmt, {n: texts[n] for n in group}), pattern, keep_openai=False)
+    for chosen in (False, True):  # each format's own names first; then the looser names a user may have given
+        for fmt in FORMATS.values():
+            for group in fmt.find(names, chosen):
+                missing = [n for n in group if n not in texts]
+                if missing and len(group) > 1 and set(group) - set(missing) == set(names):
+                    raise ValueError(f"{', '.join(names)}: {fmt.noun} needs {' and '.join(missing)} too; upload the files together.")
+                if set(group) == set(names):
+                    return with_pattern(_read(fmt, {n: texts[n] for n in group}), pattern, keep_openai=False)
     if len(texts) == 1:
         ((name, text),) = texts.items()
         return with_pattern(read_one(name, text), pattern, keep_openai=False)
@@ -368,14 +393,19 @@ def upload_hint() -> str:
     return ", ".join(kinds[:-1]) + f", or {kinds[-1]}" if len(kinds) > 1 else kinds[0]
 
 
+def records_pattern(loaded: Loaded) -> bool:
+    """Did the files say which pre-tokenizer they use (this tool's and HuggingFace's do; a .tiktoken does with its .json)?"""
+    fmt = FORMATS.get(loaded.format)
+    return loaded.recorded if loaded.recorded is not None else fmt is None or fmt.records_pattern
+
+
 def with_pattern(loaded: Loaded, pattern: str | None, *, keep_openai: bool = True) -> Loaded:
     """loaded with the pre-tokenizer asked for, where its format does not record one.
 
     keep_openai: one of OpenAI's own rank files (recognised by its sha256) keeps the
     pre-tokenizer it is known to have, whatever is asked.
     """
-    fmt = FORMATS.get(loaded.format)
-    if pattern is None or fmt is None or fmt.records_pattern or (keep_openai and loaded.encoding):
+    if pattern is None or records_pattern(loaded) or (keep_openai and loaded.encoding):
         return loaded
     check_pattern(pattern)
     return replace(loaded, pattern=pattern)

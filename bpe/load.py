@@ -58,6 +58,7 @@ class Loaded:
     vocab: Vocab | None = None  # id -> bytes, special tokens included; None: this tool's layout, derived from the merges
     format: str = "workbench"  # a key of formats.FORMATS
     encoding: str = ""  # the OpenAI encoding a .tiktoken file is, recognised by its sha256 ("o200k_base"); "" otherwise
+    recorded: bool | None = None  # whether the files record the pre-tokenizer; None: as its format does (formats.Format)
 
 
 def check_merges(merges: Merges) -> None:
@@ -301,6 +302,36 @@ def parse_tiktoken(text: str, name: str = "tokenizer.tiktoken") -> Loaded:
     encoding, pattern, special_ids = known
     vocab = dict(taken) | {i: token.encode("utf-8") for token, i in special_ids.items()}
     return Loaded(merges, tuple(special_ids), pattern, None, vocab, "tiktoken", encoding)
+
+
+TIKTOKEN_SPEC = "bpe-workbench-tiktoken"  # the format of the .tiktoken.json this tool writes beside its rank file (export.py)
+
+
+def parse_tiktoken_spec(loaded: Loaded, text: str, name: str, ranks_text: str) -> Loaded:
+    """A rank file's tokenizer with what its .tiktoken.json (export.tiktoken_files) adds: the pre-tokenizer and the special tokens.
+
+    The .json names the sha256 of the rank file it belongs to; another rank file is refused.
+    """
+    document = parse_json(text, name)
+    encoding = document.get("encoding") if isinstance(document, dict) and document.get("format") == TIKTOKEN_SPEC else None
+    if not isinstance(encoding, dict) or document.get("version") != 1:
+        raise ValueError(f"{name}: not the .tiktoken.json this tool writes (format {TIKTOKEN_SPEC!r}, version 1).")
+    if document.get("sha256") != hashlib.sha256(ranks_text.encode("utf-8")).hexdigest():
+        raise ValueError(f"{name}: it describes another rank file (its sha256 differs); the two files do not belong together.")
+    pattern = document.get("pattern")
+    if not isinstance(pattern, str):
+        raise ValueError(f"{name}: 'pattern' should be a pre-tokenizer's name or a regex.")
+    _wrap(name, check_pattern, pattern)
+    specials = encoding.get("special_tokens")
+    if not isinstance(specials, dict) or not all(isinstance(t, str) and _is_int(i) and 0 <= i < MAX_ID for t, i in specials.items()):
+        raise ValueError(f"{name}: 'special_tokens' should map each special token to a whole-number id.")
+    _wrap(name, check_special_tokens, list(specials))
+    vocab = dict(loaded.vocab or {})
+    for token, i in specials.items():
+        if i in vocab:
+            raise ValueError(f"{name}: special token {token!r} has id {i}, which the rank file gives {show(vocab[i])}.")
+        vocab[i] = token.encode("utf-8")
+    return Loaded(loaded.merges, tuple(specials), pattern, None, vocab, loaded.format, loaded.encoding, recorded=True)
 
 
 def merges_from_ranks(ranks: Mapping[bytes, int]) -> Merges:

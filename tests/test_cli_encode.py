@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from bpe import train_bpe
+from bpe import formats, train_bpe
 from bpe.cli import main
 from bpe.tokenizer import Tokenizer
 
@@ -42,13 +42,7 @@ def ids_of(text: str) -> list[int]:
 
 
 def test_train_writes_all_four_formats(saved):
-    assert sorted(p.name for p in saved.iterdir()) == [
-        "merges.txt",
-        "tokenizer.bpe.json",
-        "tokenizer.json",
-        "tokenizer.manifest.json",
-        "vocab.json",
-    ]
+    assert sorted(p.name for p in saved.iterdir()) == sorted([*formats.file_names(), formats.MANIFEST])
     assert all(c is not None for c in Tokenizer.load(saved).counts)
 
 

@@ -57,13 +57,8 @@ def saved(tmp_path_factory) -> tuple[Tokenizer, Path]:
 
 def test_train_writes_every_format(saved):
     _, directory = saved
-    assert sorted(p.name for p in directory.iterdir()) == [
-        "merges.txt",
-        "tokenizer.bpe.json",
-        "tokenizer.json",
-        "tokenizer.manifest.json",
-        "vocab.json",
-    ]
+    assert sorted(p.name for p in directory.iterdir()) == sorted([*formats.file_names(), formats.MANIFEST])
+    assert {"merges.txt", "tokenizer.bpe.json", "tokenizer.json", "vocab.json", "tokenizer.tiktoken"} <= set(formats.file_names())
 
 
 @pytest.mark.parametrize("name", ["tokenizer.bpe.json", "tokenizer.json", "merges.txt", "vocab.json", "."])
