@@ -162,8 +162,8 @@ def test_transformers_autotokenizer_has_eos_and_pad_and_gives_our_ids(tmp_path, 
     assert batch[0][-1] == eot and len(batch[0]) == len(batch[1])
 
 
-def test_the_readme_gives_the_three_lines_the_export_gives():
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+def test_the_docs_give_the_three_lines_the_export_gives():
+    readme = (Path(__file__).resolve().parents[1] / "docs" / "library.md").read_text()
     lines = [line for line in export.TIKTOKEN_PYTHON.splitlines() if line]
     block = readme[readme.index(lines[0]) :].split("```")[0]
     assert [line for line in block.splitlines() if line] == lines
