@@ -6,7 +6,7 @@ pages/-folder mode) and the shared sidebar where a training run is set up. Pages
 
 import streamlit as st
 
-from ui import link, real, sidebar, state, style, work
+from ui import link, real, sidebar, state, style, warm, work
 
 state.init()
 presenter = link.presenter()  # ?present=1, before the sidebar draws its toggle
@@ -17,7 +17,6 @@ st.set_page_config(
 )
 style.apply(presenter)
 link.follow()  # ?corpus=…&merge=…, before the sidebar draws
-real.warm()  # GPT-2, GPT-4 and GPT-4o load in the background, once per server
 
 SECTIONS = {
     "": [  # no header: the explorer's pages come first
@@ -47,7 +46,11 @@ pages = st.navigation(SECTIONS, position="hidden")
 st.session_state["settings"] = sidebar.render(SECTIONS, link.page_params)
 link.show_run(pages.url_path)  # every page's URL names the run
 link.sync_presenter()
+warm.notice()  # the sidebar says what is still warming up, while anything is
 try:
     pages.run()
 except work.Unavailable as e:  # a stalled worker pool (replicas): one sentence, and the page tries again by itself
     work.unavailable(e)
+finally:  # after the server's first page, not beside it (a page that stops early ends here too):
+    real.warm()  # GPT-2, GPT-4 and GPT-4o load in the background, once per server
+    warm.start()  # and what a lecture opens first is built (or read from the disk), once per server

@@ -58,6 +58,7 @@ import math
 import os
 import random
 import re
+import signal
 import socket
 import statistics
 import subprocess
@@ -155,12 +156,34 @@ class Student:
 
     async def choose(self, label: str, option: str, timeout: float = 600) -> float:
         """Pick the option starting with option in the selectbox labelled label; seconds until that run has finished."""
-        widget = self.find(label, "selectbox")
+        widget = next((w for name, w in self.widgets.items() if w.kind in ("selectbox", "radio") and name.startswith(label)), None)
+        if widget is None:
+            raise LookupError(f"{self.name}: no selectbox or radio labelled {label!r} on the page (have {sorted(self.widgets)})")
         shown = next((o for o in widget.proto.options if o.startswith(option)), None)
         if shown is None:
             raise LookupError(f"{self.name}: {label!r} has no option starting with {option!r} (has {list(widget.proto.options)})")
         self.values[widget.id] = WidgetState(id=widget.id, string_value=shown)
         return await self._timed(self._rerun(fragment=widget.fragment), timeout)
+
+    async def type(self, label: str, text: str, timeout: float = 600) -> float:
+        """Put text into the text box (or area) labelled label (or 'label (…)', where a box says its limit), and send it;
+        seconds until that run has finished."""
+        widget = next(
+            (
+                w
+                for name, w in self.widgets.items()
+                if w.kind in ("text_input", "text_area") and (name == label or name.startswith(label + " (")) and name in self.drawn
+            ),
+            None,
+        )
+        if widget is None:
+            raise LookupError(f"{self.name}: no text box labelled {label!r} on the page (have {sorted(self.widgets)})")
+        self.values[widget.id] = WidgetState(id=widget.id, string_value=text)
+        return await self._timed(self._rerun(fragment=widget.fragment), timeout)
+
+    async def rerun(self, timeout: float = 600) -> float:
+        """Run the whole page again, as a browser does when a widget outside any fragment changes; seconds until it has finished."""
+        return await self._timed(self._rerun(), timeout)
 
     async def go(self, page: str, timeout: float = 600) -> float:
         """Open another page from the sidebar; seconds until it is shown."""
@@ -425,7 +448,7 @@ class Server:
     """`streamlit run web.py` (APP behind serve/assets.py; APP itself where there is no web.py beside it) on a free port, from
     APP's folder (or, with replicas, `python -m serve.replicas --replicas N`); stopped with stop()."""
 
-    def __init__(self, app: Path, replicas: int = 0) -> None:
+    def __init__(self, app: Path, replicas: int = 0, env: dict[str, str] | None = None) -> None:
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             self.port = s.getsockname()[1]
@@ -438,7 +461,7 @@ class Server:
             served = app.parent / "web.py" if (app.parent / "web.py").is_file() else app  # what scripts/app.sh runs, where there is one
             command = [sys.executable, "-m", "streamlit", "run", str(served), "--server.headless", "true", *where]
             command += ["--browser.gatherUsageStats", "false"]
-        env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}  # read-only on another checkout
+        env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1", **(env or {})}  # read-only on another checkout
         self.process = subprocess.Popen(command, cwd=app.parent, stdout=handle, stderr=subprocess.STDOUT, env=env)
         os.close(handle)
         self.url = f"ws://127.0.0.1:{self.port}/_stcore/stream"
@@ -960,7 +983,167 @@ async def open_storm(app: Path, args: argparse.Namespace, rng: random.Random) ->
         await asyncio.gather(*(s.close() for s in students))
 
 
-SCENARIOS = {"cold": cold, "stepping": stepping, "racing": racing, "compare": compare, "open-storm": open_storm}
+# where a hostile student pastes: (page, its text box's label, the corpus to pick first, or None)
+BOXES = (
+    ("Tokenize & export", "Text to tokenize", None),
+    ("Step through", "Your own sentence", None),
+    ("Real tokenizers", "Text to compare", None),
+    ("Encode, step by step", "A word or a sentence", None),
+    ("Step through", "Text", "Paste your own text"),  # the sidebar's paste box
+)
+
+
+async def honest_reruns(student: Student, stop: asyncio.Event, every: float = 0.5) -> list[float]:
+    """The honest student reruns the default page every `every` s until stop is set: each run's seconds."""
+    seconds = []
+    while not stop.is_set():
+        seconds.append(await student.rerun(timeout=120))
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stop.wait(), every)
+    return seconds
+
+
+async def paste_everywhere(student: Student, size: int) -> list[tuple[str, float, str]]:
+    """One hostile student pastes `size` characters into each text box in turn: (box, seconds until that run ended,
+    what became of it: "refused", "taken", or "connection closed" when the server hung up, after which the student
+    opens a new session)."""
+    junk = ("lorem ipsum dolor sit amet " * (size // 27 + 1))[:size]
+    done = []
+    for page, label, corpus in BOXES:
+        await student.go(page, timeout=120)
+        if corpus is not None:
+            await student.choose("Corpus", corpus, timeout=120)
+        start = time.perf_counter()
+        try:
+            await student.type(label, junk, timeout=900)
+            what = "refused" if student.shows("so it was not taken") else "taken"
+        except ConnectionError:
+            what = "connection closed"
+            with contextlib.suppress(Exception):
+                await student.close()
+            student.values.clear()
+            await student.open(timeout=900)
+        done.append((f"{page}: {label}", time.perf_counter() - start, what))
+        if corpus is not None and what != "connection closed":
+            await student.choose("Corpus", "low / lower", timeout=120)
+    return done
+
+
+async def hostile(app: Path, args: argparse.Namespace, rng: random.Random) -> None:
+    """One student reruns the default page while another pastes 15 MB into every text box; then four paste at once.
+
+    Targets (issue 27): the honest student's slowest run <= 1.0 s, the server's growth <= 300 MB, each paste refused
+    (or done) within 30 s; with four hostile students at once, the honest student's slowest run <= 2 s.
+    """
+    size = int(args.paste_mb * 1_000_000)
+    print(f"\n## hostile: one student reruns the default page while others paste {args.paste_mb:g} MB into every text box ({load()})")
+    async with serving(app, args.replicas) as server:
+        [honest], _ = await open_all(server, 1)
+        alone = [await honest.rerun() for _ in range(10)]
+        print(f"the honest student alone, rerunning the default page: {summary(alone, 'runs')}")
+        for n in (1, 4):
+            hostiles, _ = await open_all(server, n)
+            before = server.memory.mark(f"{n} hostile student{'s' * (n > 1)} start pasting")
+            began = time.perf_counter() - server.memory.start
+            stop = asyncio.Event()
+            honest_task = asyncio.create_task(honest_reruns(honest, stop))
+            pasted = await asyncio.gather(*(paste_everywhere(h, size) for h in hostiles))
+            stop.set()
+            runs = await honest_task
+            apps = [g for g in server.memory.groups if g == "server" or g.startswith("r")]
+            peak = max((sum(g.get(a, (0, 0))[0] for a in apps) for t, g in server.memory.samples if t >= began), default=0.0)
+            after = server.memory.mark(f"{n} hostile done")
+            print(f"{n} hostile: the honest student's reruns meanwhile: {summary(runs, 'runs')}; {load()}")
+            for box, took, what in pasted[0]:
+                print(f"  {box}: {took:.2f} s until that run ended: {what}")
+            slowest = max(took for p in pasted for _, took, _ in p)
+            print(f"  slowest paste of the {n}: {slowest:.2f} s; server RSS {before:.0f} MB before, peak {peak:.0f}, {after:.0f} after")
+            await asyncio.gather(*(h.close() for h in hostiles))
+        await honest.close()
+
+
+def pool_server(server: Server) -> int:
+    """The pid of the replicas' pool server (python -m serve.shared_pool), as now running."""
+    for pid in descendants(server.process.pid):
+        with contextlib.suppress(OSError):
+            if b"serve.shared_pool" in Path(f"/proc/{pid}/cmdline").read_bytes():
+                return pid
+    raise LookupError("no pool server: the stall scenario needs --replicas")
+
+
+async def stall(app: Path, args: argparse.Namespace, rng: random.Random) -> None:
+    """kill -STOP of the replicas' pool server while N students pick a corpus (a run the pool must find or build).
+
+    Targets (issue 27): every page says the pool is not answering within 10 s, and shows its run from a new pool within 30 s.
+    """
+    replicas = args.replicas or 2
+    n = min(args.sessions, 30)
+    print(f"\n## stall: kill -STOP of the pool server under --replicas {replicas}, {n} students pick a corpus ({load()})")
+    async with serving(app, replicas) as server:
+        students, _ = await open_all(server, n)
+        stopped = pool_server(server)
+        os.kill(stopped, signal.SIGSTOP)
+        start = time.perf_counter()
+        try:
+
+            async def one(s: Student) -> tuple[float, float]:
+                await s.choose("Corpus", "aaaa abab", timeout=120)
+                said = time.perf_counter() - start if s.shows("not answering") else float("nan")
+                await s.until(lambda: "Merge <b>1</b> of 8" in " ".join(s.seen[0]), timeout=120)
+                return said, time.perf_counter() - start
+
+            times = await asyncio.gather(*(one(s) for s in students))
+        finally:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(stopped, signal.SIGKILL)
+        said = [t for t, _ in times if t == t]
+        print(f"the page says the pool is not answering: {summary(said, 'students')} after the stop ({n - len(said)} never said it)")
+        print(f"the page shows its run from a new pool: {summary([t for _, t in times], 'students')} after the stop; {load()}")
+        log = Path(server.log).read_text(errors="replace")
+        print("supervisor: " + "; ".join(line for line in log.splitlines() if "pool server" in line or line.startswith("pool: pid")))
+        await asyncio.gather(*(s.close() for s in students))
+
+
+async def first_visits(app: Path, args: argparse.Namespace, rng: random.Random) -> None:
+    """What the first visitors of a fresh server wait for: the first page, the first /?corpus=stdlib&merge=37, the first
+    GPT-4o vocabulary; on a first start (an empty disk cache, BPE_CACHE) and on a restart (the cache kept)."""
+    print(f"\n## first visits: a fresh server's first page, first stdlib merge 37, first GPT-4o vocabulary ({load()})")
+    with tempfile.TemporaryDirectory(prefix="bpe-cache-") as cache:
+        os.chmod(cache, 0o700)
+        for start in ("first start (empty disk cache)", "restart (disk cache kept)"):
+            server = Server(app, args.replicas, env={"BPE_CACHE": cache})
+            try:
+                first = server.student("first")
+                page = await first.open()
+                second = server.student("second")
+                second.query = "corpus=stdlib&merge=37"
+                began = time.perf_counter()
+                await second.open()
+                await second.until(lambda s=second: s.merge_shown() == 37, timeout=600)
+                merge = time.perf_counter() - began
+                began = time.perf_counter()
+                await second.go("Vocabulary")
+                await second.choose("Vocabulary of", "GPT-4o")
+                await second.until(lambda s=second: s.shows("tokens of GPT-4o's tokenizer"), timeout=600)
+                vocabulary = time.perf_counter() - began
+                print(
+                    f"{start}: first page {page:.1f} s, first stdlib merge 37 {merge:.1f} s, first GPT-4o vocabulary {vocabulary:.1f} s; {load()}"
+                )
+                await asyncio.gather(first.close(), second.close())
+            finally:
+                server.stop()
+
+
+SCENARIOS = {
+    "cold": cold,
+    "stepping": stepping,
+    "racing": racing,
+    "compare": compare,
+    "open-storm": open_storm,
+    "hostile": hostile,
+    "stall": stall,
+    "first-visits": first_visits,
+}
 
 
 # ---------------------------------------------------------------------------
@@ -980,6 +1163,7 @@ def main() -> None:
         action="store_true",
         help="open-storm: students open only the websocket (by default each first fetches the files Chromium fetched opening the page)",
     )
+    parser.add_argument("--paste-mb", type=float, default=15.0, help="hostile: how much each hostile student pastes (default 15 MB)")
     parser.add_argument("--fresh", action="store_true", help="open-storm: the link is opened first by the storm, not by a visit before it")
     parser.add_argument(
         "--link", default="corpus=stdlib&merge=37", help="open-storm: the query string every student opens (default corpus=stdlib&merge=37)"

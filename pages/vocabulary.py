@@ -35,11 +35,10 @@ else:
         st.stop()
     tok, data = found.tokenizer, corpora.stdlib_held_out()
     run_key = (of, len(tok.vocab), "stdlib-held-out")
-    where = real.locate(found.encoding)
-    if where is None:
+    files = vocabulary_views.real_files(found)
+    if files is None:
         st.info(f"{found.label}'s files are not on this machine's disk, so their vocabulary cannot be counted here.")
         st.stop()
-    files = tuple((f.name, str(path)) for f, path in zip(found.encoding.files, where[0]))
     rows = vocabulary_views.real_rows(of, files, data)
     label = f"{len(data) / 1e3:,.0f} KB of the standard library's docstrings"
     used_on = "held-out Python docstrings"

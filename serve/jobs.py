@@ -14,6 +14,7 @@ and fast), draw, or keep anything between jobs.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import tempfile
 import time
@@ -34,6 +35,7 @@ from bpe.threshold import Replay, replay, sample_of
 from bpe.tokenizer import Tokenizer
 from bpe.train import pretokenize_for
 from bpe.train import run as train_run
+from serve import disk
 
 REPORT_S = 0.25  # a job reports at most this often
 Report = Callable[[Any], None]
@@ -305,11 +307,36 @@ def speedup(data: bytes, size: int, *, report: Report) -> SpeedupRecord:
 # the step-through, threshold and tokenize pages
 
 
+def digest(data: bytes) -> str:
+    """A corpus's content digest, as ui.corpus names corpora."""
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+def known(value: Any, *, report: Report) -> Any:
+    """A job whose result is already at hand (read from the disk): the pool keeps it for every session like any other."""
+    return value
+
+
+def trace_kept(corpus_digest: str, spec: TrainSpec, num_merges: int, budget_s: float) -> tuple:
+    """What a trace is kept on disk under (serve/disk.py): the corpus, the settings, the size and time asked for."""
+    return (corpus_digest, spec, num_merges, budget_s)
+
+
 def trace(data: bytes, spec: TrainSpec, num_merges: int, budget_s: float, *, report: Report) -> Trace:
-    """Every merge with detail under spec, up to num_merges or budget_s seconds; reports Built as it goes."""
-    start = perf_counter()
-    corpus = pretokenize_for(data, spec)
-    return trace_of(corpus, num_merges, spec, budget_s, report, start)
+    """Every merge with detail under spec, up to num_merges or budget_s seconds; reports Built as it goes.
+
+    Kept on disk for the next start, unless the time budget cut it (how far it got depends on the machine's load).
+    """
+
+    def make() -> Trace:
+        start = perf_counter()
+        corpus = pretokenize_for(data, spec)
+        return trace_of(corpus, num_merges, spec, budget_s, report, start)
+
+    def finished(made: Trace) -> bool:
+        return not made.stop_reason.startswith(StopReason.TIME_BUDGET)
+
+    return disk.kept("trace", trace_kept(digest(data), spec, num_merges, budget_s), make, keep=finished)
 
 
 def trace_of(corpus: PreTokens, num_merges: int, spec: TrainSpec, budget_s: float, report: Report, start: float) -> Trace:
@@ -330,16 +357,24 @@ def trace_of(corpus: PreTokens, num_merges: int, spec: TrainSpec, budget_s: floa
     return Trace(run.events, run.stop_reason, perf_counter() - start, len(corpus.counts))
 
 
+def training_kept(corpus_digest: str, spec: TrainSpec, num_merges: int) -> tuple:
+    return (corpus_digest, spec, num_merges)
+
+
 def training(data: bytes, spec: TrainSpec, num_merges: int, *, report: Report) -> Training:
-    """Every merge up to num_merges under spec with no detail (its trainer: all four give the same merges)."""
-    start = perf_counter()
-    corpus = pretokenize_for(data, spec)
-    throttle = Throttle(report)
+    """Every merge up to num_merges under spec with no detail (its trainer: all four give the same merges); kept on disk."""
 
-    def made(event: MergeEvent) -> None:
-        throttle(Built(event.rank + 1, perf_counter() - start))
+    def make() -> Training:
+        start = perf_counter()
+        corpus = pretokenize_for(data, spec)
+        throttle = Throttle(report)
 
-    return train(corpus, num_merges, spec, on_merge=made)
+        def made(event: MergeEvent) -> None:
+            throttle(Built(event.rank + 1, perf_counter() - start))
+
+        return train(corpus, num_merges, spec, on_merge=made)
+
+    return disk.kept("training", training_kept(digest(data), spec, num_merges), make)
 
 
 def replays(merges: tuple, spec: TrainSpec, texts: tuple[bytes, ...], *, report: Report) -> tuple[Replay, ...]:
@@ -400,9 +435,19 @@ def vocabulary_rows(files: tuple[tuple[str, str], ...], held_out: bytes, *, repo
     from bpe import formats
     from bpe.vocabulary import token_rows
 
-    tok = Tokenizer.from_loaded(formats.read_uploads({name: Path(path).read_bytes() for name, path in files}))
-    words = pretokenize(held_out, pattern=tok.pattern, special_tokens=tok.special_tokens).counts
-    return tuple(token_rows(tok, tok.token_counts(words)))
+    def make() -> tuple:
+        tok = Tokenizer.from_loaded(formats.read_uploads({name: Path(path).read_bytes() for name, path in files}))
+        words = pretokenize(held_out, pattern=tok.pattern, special_tokens=tok.special_tokens).counts
+        return tuple(token_rows(tok, tok.token_counts(words)))
+
+    return disk.kept("vocabulary", vocabulary_kept(files, held_out), make)
+
+
+def vocabulary_kept(files: tuple[tuple[str, str], ...], held_out: bytes) -> tuple:
+    """What a real tokenizer's vocabulary is kept on disk under: its files' names and contents, and the held-out text."""
+    from pathlib import Path
+
+    return (tuple((name, digest(Path(path).read_bytes())) for name, path in files), digest(held_out))
 
 
 # ---------------------------------------------------------------------------

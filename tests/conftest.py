@@ -14,6 +14,8 @@ import pytest
 # subtle: the served app shows no tracebacks (.streamlit/config.toml); a test that fails on an exception element should
 # show it, and an environment variable beats the config file. Set before Streamlit reads its config.
 os.environ.setdefault("STREAMLIT_CLIENT_SHOW_ERROR_DETAILS", "full")
+# and builds what it uses, never reading what another run kept on disk (serve/disk.py; tests/test_disk.py turns it on)
+os.environ["BPE_CACHE"] = "off"
 
 from apptest import finish, open_app, rerun_until  # noqa: F401  (the page AppTests import it from here)
 

@@ -31,6 +31,7 @@ from pathlib import Path
 import streamlit as st
 
 from bpe import PATTERNS, Tokenizer, formats, load
+from serve import disk
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 GPT2_URL = "https://openaipublic.blob.core.windows.net/gpt-2/encodings/main/"
@@ -275,10 +276,25 @@ def warm() -> None:
     if os.environ.get("BPE_PRELOAD", "1") == "0":  # a server that will not show them: ~190 MB and ~5 s of processor saved
         return
     _warming = True
-    threading.Thread(target=lambda: [get(key, spinner=False) for key in ENCODINGS], name="warm-real-tokenizers", daemon=True).start()
+    _left.extend(ENCODINGS)
+
+    def load_each() -> None:
+        for key in ENCODINGS:
+            try:
+                get(key, spinner=False)
+            finally:
+                _left.remove(key)
+
+    threading.Thread(target=load_each, name="warm-real-tokenizers", daemon=True).start()
+
+
+def loading() -> list[str]:
+    """What warm() has still to load, as a class calls it: ['GPT-4', 'GPT-4o'] ([] once it is done, or never started)."""
+    return [ENCODINGS[key].label for key in list(_left)]
 
 
 _warming = False
+_left: list[str] = []  # the encodings warm() has not loaded yet
 
 
 def unavailable(encoding: Encoding, why: str) -> str:
@@ -299,8 +315,14 @@ def _load(key: str, pattern: str, stamp: tuple, where: str) -> Real:
             if hashlib.sha256(data).hexdigest() != file.sha256:
                 raise ValueError(f"{path}: not OpenAI's {file.name} (its sha256 differs).")
             files[file.name] = data
-        found = formats.read_uploads(files, pattern=pattern)
-        return Real(encoding, with_special_tokens(found, encoding), None, where)
+
+        def make() -> Tokenizer:
+            return with_special_tokens(formats.read_uploads(files, pattern=pattern), encoding)
+
+        # recovering o200k_base's merges from its ranks takes seconds of the server's processor at every start:
+        # the Tokenizer is kept on disk, under OpenAI's sha256 of the very files just checked (serve/disk.py)
+        kept_as = (key, pattern, tuple(f.sha256 for f in encoding.files), tuple(encoding.special_ids))
+        return Real(encoding, disk.kept("tokenizer", kept_as, make), None, where)
     except (OSError, ValueError) as e:
         return Real(encoding, None, str(e))
 

@@ -22,7 +22,7 @@ from bpe.events import StopReason
 from bpe.spec import DEFAULT, TrainSpec
 from bpe.threshold import Replay
 from bpe.tokenizer import Tokenizer
-from serve import jobs
+from serve import disk, jobs
 from serve.jobs import RunKey, Trace
 from serve.pool import Status
 from ui import work
@@ -81,11 +81,8 @@ def trace_for(settings) -> Trace:
     ready = _covering(family, wanted)
     if ready is None:
         small = _small(settings)
-        build = wanted if small else _rounded(wanted, TRACE_MERGES)
-        args = (settings.corpus.data, settings.spec, build, TRACE_SECONDS)
-        ready = _result(
-            "trace", replace(family, merges=build), jobs.trace, *args, small=small, draw=lambda s: _tracing(settings, s, family, build)
-        )
+        key, args, kept = trace_job(settings.key, settings.corpus.data, settings.spec, wanted, small)
+        ready = _result("trace", key, jobs.trace, *args, small=small, draw=lambda s: _tracing(settings, s, family, key.merges), kept=kept)
     if len(ready.events) < wanted:
         reason = ready.stop_reason  # it stopped early: no pairs left, or the time budget
     elif wanted < settings.num_merges:
@@ -95,6 +92,23 @@ def trace_for(settings) -> Trace:
     if len(ready.events) <= wanted and reason == ready.stop_reason:
         return ready
     return prefix(family, wanted, reason, len(ready.events), ready)
+
+
+def trace_job(digest: str, data: bytes, spec: TrainSpec, wanted: int, small: bool = False) -> tuple[RunKey, tuple, tuple]:
+    """The pool key, arguments and disk key of the trace a page showing `wanted` merges asks for (ui/warm.py asks too)."""
+    build = wanted if small else _rounded(wanted, TRACE_MERGES)
+    return (
+        RunKey("trace", digest, spec, build),
+        (data, spec, build, TRACE_SECONDS),
+        ("trace", jobs.trace_kept(digest, spec, build, TRACE_SECONDS)),
+    )
+
+
+def training_job(digest: str, data: bytes, spec: TrainSpec, wanted: int, small: bool = False) -> tuple[RunKey, tuple, tuple]:
+    """The same for the plain training run (trained_for)."""
+    build = wanted if small else _rounded(wanted)
+    spec = training_spec(spec)
+    return RunKey("train", digest, spec, build), (data, spec, build), ("training", jobs.training_kept(digest, spec, build))
 
 
 @st.cache_resource(max_entries=32)
@@ -110,11 +124,8 @@ def trained_for(settings) -> Training:
     ready = _covering(family, wanted)
     if ready is None:
         small = _small(settings)
-        build = wanted if small else _rounded(wanted)
-        args = (settings.corpus.data, family.spec, build)
-        ready = _result(
-            "train", replace(family, merges=build), jobs.training, *args, small=small, draw=lambda s: _training(settings, s, build)
-        )
+        key, args, kept = training_job(settings.key, settings.corpus.data, settings.spec, wanted, small)
+        ready = _result("train", key, jobs.training, *args, small=small, draw=lambda s: _training(settings, s, key.merges), kept=kept)
     if len(ready.events) > wanted:
         return prefix(family, wanted, StopReason.VOCAB_SIZE, len(ready.events), ready)
     return ready
@@ -168,13 +179,18 @@ def _covering(family: RunKey, wanted: int):
     return min(covering, key=lambda run: len(run.events), default=None)
 
 
-def _result(purpose: str, key: RunKey, fn, *args, small: bool, draw):
-    """fn's result for key: computed in this thread when small, else in a worker.
+def _result(purpose: str, key: RunKey, fn, *args, small: bool, draw, kept: tuple | None = None):
+    """fn's result for key: computed in this thread when small, else in a worker -- or, when an earlier start of the
+    server kept it on disk under kept (serve/disk.py), read from there, without a worker, once for every session.
 
     Waits WAIT_S for a new run; after that, draws its progress with draw(status)
     in a polling fragment and stops the page, which reruns when the run has ended.
     """
-    status = work.ask(purpose, key, fn, *args, lane="short", inline=small)
+    found = None if small or kept is None or work.pool().status(key) is not None else disk.load(*kept)
+    if found is not None:
+        status = work.ask(purpose, key, jobs.known, found, lane="short", inline=True)
+    else:
+        status = work.ask(purpose, key, fn, *args, lane="short", inline=small)
     if not status.ended:
         status = work.pool().wait(key, WAIT_S)
     if status.state == "done":

@@ -32,6 +32,7 @@ from ui import compat
 
 POLL_S = 0.5  # how often a page looks at a running job it draws live (a race's chart)
 RETRY_S = 2.0  # how often a page whose pool did not answer tries again
+WARM_UP = "warm-up"  # the watcher of the jobs the server starts for itself (ui/warm.py)
 NOT_ANSWERING = "The worker pool is not answering; retrying every 2 seconds… (the server starts a new one by itself)"
 log = logging.getLogger(__name__)
 
@@ -56,8 +57,9 @@ def session_id() -> str:
 
 
 def session_alive(who: str) -> bool:
-    """Whether a browser still holds the session open (always, outside a real server: AppTest)."""
-    return compat.session_alive(who)
+    """Whether a browser still holds the session open (always, outside a real server: AppTest); the server's own
+    warm-up (ui/warm.py) always is."""
+    return who == WARM_UP or compat.session_alive(who)
 
 
 def ask(purpose: str, key: Hashable, fn: Callable[..., Any], *args: Any, lane: str = "long", inline: bool = False) -> Status:

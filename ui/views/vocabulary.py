@@ -33,7 +33,7 @@ from bpe.vocabulary import (
     zipf,
     zipf_slope,
 )
-from serve import jobs
+from serve import disk, jobs
 from ui import link, work
 from ui.chart_style import AXIS, MARK_TEXT
 from ui.render import plain
@@ -88,17 +88,34 @@ def show(token: bytes) -> str:
 _REAL_ROWS: dict[tuple, tuple[TokenRow, ...]] = {}  # (encoding, its files' paths and sizes) -> rows: made once per server
 
 
+def real_job(key: str, files: tuple[tuple[str, str], ...]) -> tuple:
+    """The pool key of a real tokenizer's rows (ui/warm.py asks for it too)."""
+    return ("vocabulary", key, tuple((name, path, Path(path).stat().st_size) for name, path in files))
+
+
+def real_files(found) -> tuple[tuple[str, str], ...] | None:
+    """(name, path) of a real tokenizer's files on this machine (a ui.real.Real), or None when they are not on its disk."""
+    from ui import real
+
+    where = real.locate(found.encoding)
+    return None if where is None else tuple((f.name, str(path)) for f, path in zip(found.encoding.files, where[0]))
+
+
 def real_rows(key: str, files: tuple[tuple[str, str], ...], held_out: bytes) -> tuple[TokenRow, ...]:
     """Every token of a real tokenizer with its uses on the held-out text, made once per server in a worker process.
 
     The worker loads the files itself and counts (seconds for o200k_base): the server only receives the rows.
     While it works the page shows so, polls, and reruns when the rows are ready.
     """
-    job = ("vocabulary", key, tuple((name, path, Path(path).stat().st_size) for name, path in files))
+    job = real_job(key, files)
     rows = _REAL_ROWS.get(job)
     if rows is not None:
         return rows
-    status = work.ask("vocabulary", job, jobs.vocabulary_rows, files, held_out, lane="short")
+    known = work.pool().status(job)  # built already (ui/warm.py), or being built
+    if known is None and (kept := disk.load("vocabulary", jobs.vocabulary_kept(files, held_out))) is not None:  # an earlier start's
+        status = work.ask("vocabulary", job, jobs.known, kept, lane="short", inline=True)
+    else:
+        status = work.ask("vocabulary", job, jobs.vocabulary_rows, files, held_out, lane="short")
     if not status.ended:
         status = work.pool().wait(job, 0.5)
     if status.state == "done":
