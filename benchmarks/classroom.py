@@ -1087,9 +1087,13 @@ async def stall(app: Path, args: argparse.Namespace, rng: random.Random) -> None
         try:
 
             async def one(s: Student) -> tuple[float, float]:
-                await s.choose("Corpus", "aaaa abab", timeout=120)
-                said = time.perf_counter() - start if s.shows("not answering") else float("nan")
-                await s.until(lambda: "Merge <b>1</b> of 8" in " ".join(s.seen[0]), timeout=120)
+                """(seconds until the page said the pool is not answering, until it showed its run); nan: not within args.wait."""
+                try:
+                    await s.choose("Corpus", "aaaa abab", timeout=args.wait)
+                    said = time.perf_counter() - start if s.shows("not answering") else float("nan")
+                    await s.until(lambda: "Merge <b>1</b> of 8" in " ".join(s.seen[0]), timeout=args.wait)
+                except TimeoutError:
+                    return float("nan"), float("nan")
                 return said, time.perf_counter() - start
 
             times = await asyncio.gather(*(one(s) for s in students))
@@ -1098,7 +1102,8 @@ async def stall(app: Path, args: argparse.Namespace, rng: random.Random) -> None
                 os.kill(stopped, signal.SIGKILL)
         said = [t for t, _ in times if t == t]
         print(f"the page says the pool is not answering: {summary(said, 'students')} after the stop ({n - len(said)} never said it)")
-        print(f"the page shows its run from a new pool: {summary([t for _, t in times], 'students')} after the stop; {load()}")
+        served = [t for _, t in times if t == t]
+        print(f"the page shows its run from a new pool: {summary(served, 'students')} after the stop ({n - len(served)} not within {args.wait:.0f} s); {load()}")
         log = Path(server.log).read_text(errors="replace")
         print("supervisor: " + "; ".join(line for line in log.splitlines() if "pool server" in line or line.startswith("pool: pid")))
         await asyncio.gather(*(s.close() for s in students))
@@ -1163,6 +1168,7 @@ def main() -> None:
         action="store_true",
         help="open-storm: students open only the websocket (by default each first fetches the files Chromium fetched opening the page)",
     )
+    parser.add_argument("--wait", type=float, default=120.0, help="stall: how long a student waits for its page (default 120 s)")
     parser.add_argument("--paste-mb", type=float, default=15.0, help="hostile: how much each hostile student pastes (default 15 MB)")
     parser.add_argument("--fresh", action="store_true", help="open-storm: the link is opened first by the storm, not by a visit before it")
     parser.add_argument(
