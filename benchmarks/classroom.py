@@ -1103,7 +1103,9 @@ async def stall(app: Path, args: argparse.Namespace, rng: random.Random) -> None
         said = [t for t, _ in times if t == t]
         print(f"the page says the pool is not answering: {summary(said, 'students')} after the stop ({n - len(said)} never said it)")
         served = [t for _, t in times if t == t]
-        print(f"the page shows its run from a new pool: {summary(served, 'students')} after the stop ({n - len(served)} not within {args.wait:.0f} s); {load()}")
+        print(
+            f"the page shows its run from a new pool: {summary(served, 'students')} after the stop ({n - len(served)} not within {args.wait:.0f} s); {load()}"
+        )
         log = Path(server.log).read_text(errors="replace")
         print("supervisor: " + "; ".join(line for line in log.splitlines() if "pool server" in line or line.startswith("pool: pid")))
         await asyncio.gather(*(s.close() for s in students))

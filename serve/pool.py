@@ -69,7 +69,7 @@ ENDED = ("done", "failed", "cancelled")
 MAX_JOBS = 3  # a session's jobs queued or running at once, per lane
 WINDOW_S = 600.0  # the time budget's window
 BUDGET_S = 300.0  # a session's seconds of workers' time within WINDOW_S (a race on the 2 MB preset takes ~30-50 s)
-JOB_S = {"long": 900.0, "short": 120.0}  # a job still running after this long is stopped
+JOB_S = {"long": 900.0, "short": 300.0}  # a job still running after this long is stopped
 MEMORY_MB = 4096  # a worker's address space (BPE_WORKER_MEMORY_MB)
 ROOT = Path(__file__).resolve().parents[1]  # where `python -m serve.pool` finds the ui and bpe packages
 

@@ -119,3 +119,11 @@ def test_a_long_text_is_counted_whole_in_a_worker():
     ).merges
     expected = Tokenizer.from_merges(list(merges), spec.special_tokens, "whitespace").pieces(text)
     assert metric(at, "Tokens") == f"{len(expected):,}"  # the whole text, not its first page
+
+
+def test_the_serving_page_lists_every_limit():
+    from pathlib import Path
+
+    page = (Path(__file__).resolve().parents[1] / "docs" / "serving.md").read_text()
+    for key, limit in state.LIMITS.items():
+        assert f"| {limit.chars:,} characters |" in page, f"docs/serving.md does not list {key}'s limit, {limit.chars:,} characters"
