@@ -841,11 +841,7 @@ class Tokenizer:
         when the tokens do not decode to valid UTF-8.
         """
         token_bytes = self.decode_tokens_bytes(tokens)
-        text_len, offsets = 0, []
-        for token in token_bytes:
-            offsets.append(max(0, text_len - (0x80 <= token[0] < 0xC0)))
-            text_len += sum(1 for c in token if not 0x80 <= c < 0xC0)
-        return b"".join(token_bytes).decode(ENCODING, "strict"), offsets
+        return b"".join(token_bytes).decode(ENCODING, "strict"), token_offsets(token_bytes)
 
     def decode_batch(self, batch: Sequence[Sequence[int]], *, errors: str = "replace", num_threads: int = 8) -> list[str]:
         return self._batch(lambda ids: self.decode(ids, errors), batch, num_threads)
@@ -880,6 +876,19 @@ class Tokenizer:
     def token_byte_values(self) -> list[bytes]:
         """Every token's bytes but the special tokens', sorted (tiktoken's)."""
         return sorted(t for t in set(self.vocab.values()) if t not in self._special_bytes)
+
+
+def token_offsets(token_bytes: Iterable[bytes]) -> list[int]:
+    """Where each token starts in the text the tokens decode to, in characters (tiktoken's decode_with_offsets).
+
+    A token whose first byte continues a character starts at that character:
+    [b'a', b'\xf0\x9f', b'\x99\x82'] ('a🙂', the emoji in two tokens) -> [0, 1, 1].
+    """
+    text_len, offsets = 0, []
+    for token in token_bytes:
+        offsets.append(max(0, text_len - (0x80 <= token[0] < 0xC0)))
+        text_len += sum(1 for c in token if not 0x80 <= c < 0xC0)
+    return offsets
 
 
 def _rebuild(vocab: Vocab, merges: Merges, special_tokens: list[str], settings: tuple, aliases: list[tuple[str, int]]) -> Tokenizer:

@@ -13,7 +13,7 @@ from bpe import PATTERNS, formats
 from serve import jobs
 from serve.jobs import RunKey
 from ui import corpus, runs, sidebar, state, typing, work
-from ui.render import BYTES_MEANING, split_note, token_spans
+from ui.render import BYTES_MEANING, offset_note, text_spans
 from ui.views import tokenize as tokenize_views
 
 SHOWN = 3000  # tokens drawn; a longer text is still counted and checked in full
@@ -151,11 +151,14 @@ c2.metric("Bytes", f"{n_bytes:,}", help=f"Bytes: {BYTES_MEANING}.")
 c3.metric("Bytes per token", f"{n_bytes / ours.count:.2f}" if ours.count else "–", help=f"Bytes: {BYTES_MEANING}.")
 c4.metric("Merges used", f"{k:,} of {n:,}")
 
-st.html(token_spans(pieces, ids, show_ids=show_ids))
+st.html(text_spans(pieces, ids, show_ids=show_ids))
 if ours.count > SHOWN:
     st.caption(f"Showing the first {SHOWN:,} of {ours.count:,} tokens.")
-elif split_note(pieces):
-    st.caption(split_note(pieces))
+elif offset_note(pieces):
+    st.caption(offset_note(pieces))
+spelled = [t for t in tok.special_tokens if t in measured]
+if spelled:  # say what is done with them: CS336 encodes them as special, tiktoken refuses them
+    st.caption(tokenize_views.special_note(tok, spelled))
 
 if ours.round_trip:
     st.success("✓ identical: decoding the ids gives back the text, byte for byte.")
@@ -229,17 +232,17 @@ def next_to_real() -> None:
     with left:
         st.markdown(f"**Trained here** · {k:,} merges")
         st.metric("Tokens (trained here)", f"{ours.count:,}")
-        st.html(token_spans(pieces, ids, show_ids=show_ids))
-        if ours.count <= SHOWN and split_note(pieces):
-            st.caption(split_note(pieces))
+        st.html(text_spans(pieces, ids, show_ids=show_ids))
+        if ours.count <= SHOWN and offset_note(pieces):
+            st.caption(offset_note(pieces))
     with right:
         st.markdown(f"**{reference.label}** · {len(other.merges):,} merges")
         if not isinstance(split, str):
             fewer = ours.count - split.count
             st.metric(f"Tokens ({reference.label})", f"{split.count:,}", delta=f"{-fewer:+,} vs trained here", delta_color="inverse")
-            st.html(token_spans(split.pieces, split.ids, show_ids=show_ids))
-            if split.count <= SHOWN and split_note(split.pieces):
-                st.caption(split_note(split.pieces))
+            st.html(text_spans(split.pieces, split.ids, show_ids=show_ids))
+            if split.count <= SHOWN and offset_note(split.pieces):
+                st.caption(offset_note(split.pieces))
 
     with st.expander(f"Browse the merges of {reference.label}"):
         query = state.widget(st.text_input, "Merges whose new token contains", key="tok_merge_query", placeholder="e.g.  the")
@@ -260,16 +263,24 @@ next_to_real()
 
 # ---------------------------------------------------------------------------
 st.subheader(f"Download the tokenizer trained here ({k:,} merges)")
-WHAT = formats.file_help()
-texts = tok.files(k)
-for column, (name, data) in zip(st.columns(len(texts)), texts.items()):
-    mime = "application/json" if name.endswith(".json") else "text/plain"
-    column.download_button(name, data, file_name=name, mime=mime, help=WHAT.get(name), width="stretch", on_click="ignore")
-st.caption("Load them elsewhere:")
-st.code(
-    "from tokenizers import Tokenizer            # pip install tokenizers\n"
-    'Tokenizer.from_file("tokenizer.json").encode("Hello world").ids\n\n'
-    "# or from the shell, with a folder of these files:\n"
-    'python -m bpe encode FOLDER --text "Hello world"',
-    language="python",
+texts, bundle = tokenize_views.downloads(tokenize_views.run_of(settings), k, tok)
+st.download_button(
+    f"All {len(texts)} files, zipped",
+    bundle,
+    file_name="tokenizer.zip",
+    mime="application/zip",
+    type="primary",
+    help="Every format below in one folder: python -m bpe encode FOLDER ... and Tokenizer.load(FOLDER) read it.",
+    on_click="ignore",
 )
+for fmt, names in tokenize_views.by_format(texts):
+    label_at, buttons_at = st.columns([1, 4], vertical_alignment="center")
+    label_at.markdown(f"**{fmt.label}**")
+    row = buttons_at.container(horizontal=True)
+    for name in names:
+        mime = "application/json" if name.endswith(".json") else "text/plain"
+        row.download_button(name, texts[name], file_name=name, mime=mime, help=fmt.help[name], width="content", on_click="ignore")
+st.caption("Load them elsewhere, with the tool's own code: each gives the ids shown above.")
+for tool, code in tokenize_views.LOAD_ELSEWHERE.items():
+    st.markdown(f"**{tool}**")
+    st.code(code, language="python", wrap_lines=True)

@@ -11,6 +11,8 @@ from conftest import open_app
 from streamlit.testing.v1 import AppTest
 
 from bpe import Tokenizer, formats, pretokenize, train
+from ui.render import text_spans
+from ui.views.tokenize import LOAD_ELSEWHERE
 
 PAGE = "pages/tokenize.py"
 TEXT = "low low low low low lower lower widest widest widest newest newest newest newest newest newest"
@@ -82,11 +84,33 @@ def test_the_whitespace_pre_tokenizer_says_why_the_round_trip_differs():
     assert "drops whitespace" in at.warning[0].value
 
 
-def test_every_format_can_be_downloaded():
+def test_every_format_can_be_downloaded_one_by_one_or_zipped():
     at = open_page()
     labels = [d.label for d in at.get("download_button")]
-    assert labels == formats.file_names()  # in the order of the format registry
-    assert set(labels) >= {"vocab.json", "merges.txt", "tokenizer.json", "tokenizer.bpe.json"}
+    assert labels == [f"All {len(formats.file_names())} files, zipped", *formats.file_names()]  # in the registry's order
+    assert set(labels) >= {
+        "vocab.json",
+        "merges.txt",
+        "tokenizer.json",
+        "tokenizer.bpe.json",
+        "tokenizer.tiktoken",
+        "tokenizer_config.json",
+    }
+    assert [m.value for m in at.markdown if m.value.startswith("**")][-4:] == [f"**{tool}**" for tool in LOAD_ELSEWHERE]
+
+
+def test_the_zip_holds_every_file_and_loads_as_the_tokenizer(tmp_path):
+    import io
+    import zipfile
+
+    from ui.views.tokenize import downloads
+
+    tok = Tokenizer.from_training(train(pretokenize(TEXT, pattern="gpt2"), 12), "gpt2")
+    texts, bundle = downloads.__wrapped__(("test", 12), 8, tok)
+    with zipfile.ZipFile(io.BytesIO(bundle)) as folder:
+        assert {name: folder.read(f"tokenizer/{name}").decode() for name in texts} == texts == tok.files(8)
+        folder.extractall(tmp_path)
+    assert Tokenizer.load(tmp_path / "tokenizer").encode(TEXT) == tok.encode(TEXT, 8)
 
 
 def test_the_text_and_k_are_kept_across_pages():
@@ -187,7 +211,7 @@ def test_without_shared_gpt2_files_the_page_offers_uploads(tmp_path, monkeypatch
     at = open_page()
     assert at.radio(key="w_tok_ref_source").options == ["Upload files"]
     assert at.info[0].value.startswith("Upload a tokenizer")
-    assert [d.label for d in at.get("download_button")] == formats.file_names()
+    assert [d.label for d in at.get("download_button")][1:] == formats.file_names()
 
 
 def test_a_latin1_corpus_sample_keeps_its_bytes_visible_and_says_why():
@@ -197,3 +221,44 @@ def test_a_latin1_corpus_sample_keeps_its_bytes_visible_and_says_why():
     assert not at.exception and not at.error
     assert at.text_area[0].value.startswith("caf\ufffd na\ufffdve")  # shown, not dropped ("caf nave")
     assert "not UTF-8" in at.info[0].value
+
+
+def chip_texts(shown: str) -> list[str]:
+    """The characters each chip is drawn over (the ×N and the id under it left out)."""
+    shown = re.sub(r'<span class="(?:ntok|tid)">[^<]*</span>', "", shown)
+    return [
+        html.unescape(re.sub(r"<[^>]+>", "", chip))
+        for chip in re.findall(r'<span class="tok[^"]*"[^>]*>(.*?)</span>(?=<span class="tok|</div>)', shown)
+    ]
+
+
+def test_each_token_is_drawn_over_exactly_its_characters_as_decode_with_offsets_places_them():
+    text = "I love 🦙 llamas! 東京は大きい。 naïve café 👩‍👩‍👧"
+    at = open_page("ties", pattern="gpt2")
+    at.text_area(key="w_tok_text").set_value(text).run()
+    drawn = chip_texts(at.html[0].value)
+    assert "".join(drawn).replace("␣", " ") == text  # every character once, in order, none split
+    tok = Tokenizer.from_merges([], ["<|endoftext|>"])  # bytes only: every multi-byte character split
+    ids = tok.encode(text)
+    _, offsets = tok.decode_with_offsets(ids)
+    starts = sorted(set(offsets))
+    assert len(chip_texts(text_spans([tok.vocab[i] for i in ids], ids))) == len(starts)
+
+
+def test_gpt2_tokens_that_split_a_character_are_drawn_where_decode_with_offsets_puts_them(gpt2):
+    at = open_page("ties", pattern="gpt2")
+    at.text_area(key="w_tok_text").set_value(" Ġ除").run()
+    tok = Tokenizer.load(gpt2)
+    text, offsets = tok.decode_with_offsets(tok.encode(" Ġ除"))
+    expected = [text[a:b] for a, b in zip(offsets, [*offsets[1:], len(text)]) if b > a]
+    # GPT-2 cuts Ġ (c4 a0) after its first byte, which rides on the space's token: drawn on the token that ends it
+    assert [t.replace("␣", " ") for t in chip_texts(at.html[2].value)] == expected == [" ", "Ġ", "除"]
+
+
+def test_special_token_text_is_said_to_be_encoded_as_special_as_cs336_does():
+    at = open_page("ties", pattern="gpt2")
+    at.text_area(key="w_tok_text").set_value("low<|endoftext|>lower").run()
+    note = next(c.value for c in at.caption if c.value.startswith("The text spells <|endoftext|>"))
+    assert "as CS336's Tokenizer does" in note and "tiktoken refuses such text" in note
+    at.text_area(key="w_tok_text").set_value("low lower").run()
+    assert not [c for c in at.caption if c.value.startswith("The text spells")]

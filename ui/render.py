@@ -119,6 +119,74 @@ def _chip(token: bytes, id_: int | None, mark: bytes | None, colour: str, part: 
     return f'<span class="{css}"{title} style="background:{colour}">{text}</span>'
 
 
+def offset_runs(tokens: list[bytes]) -> list[tuple[int, int, str]] | None:
+    """Tokens grouped by the characters each is drawn over, as decode_with_offsets places them: (start, end, text).
+
+    Each character is drawn once, on the token where decode_with_offsets starts it
+    (the token that holds its last byte); tokens left with no character of their own
+    join the next one's chip. [b'a', b'\xf0\x9f', b'\x99\x82'] -> [(0, 1, 'a'), (1, 3, '🙂')];
+    [b' \xc4', b'\xa0\xe9\x99\xa4'] (' Ġ除': the Ġ split) -> [(0, 1, ' '), (1, 2, 'Ġ除')].
+    None when the tokens are not UTF-8 text together (chips() draws them then).
+    """
+    from bpe.tokenizer import token_offsets
+
+    joined = b"".join(tokens)
+    if not is_text(joined):
+        return None
+    text = joined.decode("utf-8")
+    ends = [*token_offsets(tokens)[1:], len(text)]
+    runs, start, at = [], 0, 0
+    for i, end in enumerate(ends):
+        if end > at or i == len(tokens) - 1:
+            runs.append((start, i + 1, text[at:end]))
+            start, at = i + 1, end
+    return runs
+
+
+def text_spans(tokens: list[bytes], ids: list[int] | None = None, show_ids: bool = False) -> str:
+    """Tokens drawn over exactly their characters (offset_runs): a chip each, a dashed one with ×N for tokens that
+    share a character. A last token cut inside a character (a page's worth of tokens) is drawn as its bytes."""
+    whole = len(tokens)
+    while whole and offset_runs(tokens[:whole]) is None and len(tokens) - whole < MAX_CHAR_BYTES:
+        whole -= 1
+    runs = offset_runs(tokens[:whole]) if whole else []
+    if runs is None:
+        return token_spans(tokens, ids, show_ids=show_ids)
+    parts = []
+    for n, (start, end, text) in enumerate(runs):
+        colour = PALETTE[n % len(PALETTE)]
+        shown = html.escape("".join(VISIBLE.get(c, c) for c in text))
+        run_ids = ids[start:end] if ids else []
+        pieces = " · ".join(show(t) for t in tokens[start:end])
+        if end - start == 1:
+            exact = "" if tokens[start] == text.encode("utf-8") else f" · its bytes {pieces}"
+            title = html.escape(f"id {run_ids[0]}{exact}" if run_ids else exact.lstrip(" ·"), quote=True)
+            inner = f'<span class="ttext">{shown}</span><span class="tid">{run_ids[0]}</span>' if show_ids and run_ids else shown
+            parts.append(f'<span class="tok" title="{title}" style="background:{colour}">{inner}</span>')
+            continue
+        id_text = f" (ids {', '.join(map(str, run_ids))})" if run_ids else ""
+        title = html.escape(f"{end - start} tokens that together make {show(text.encode('utf-8'))}: {pieces}{id_text}", quote=True)
+        inner = f'{shown}<span class="ntok">×{end - start}</span>'
+        if show_ids and run_ids:
+            inner = f'<span class="ttext">{inner}</span><span class="tid">{" ".join(map(str, run_ids))}</span>'
+        parts.append(f'<span class="tok joined" data-tokens="{end - start}" title="{title}" style="background:{colour}">{inner}</span>')
+    rest = chips(tokens[whole:], ids[whole:] if ids else None, first_colour=len(runs), show_ids=show_ids) if whole < len(tokens) else ""
+    css = "toks" + (" ids" if show_ids and ids else "")
+    return f'<div class="{css}">{"".join(parts)}{rest}</div>'
+
+
+def offset_note(tokens: list[bytes]) -> str | None:
+    """When text_spans(tokens) draws fewer chips than tokens, a sentence that says so (for a caption), else None."""
+    runs = offset_runs(tokens)
+    drawn = len(runs) if runs is not None else len(character_runs(tokens))
+    if drawn == len(tokens):
+        return None
+    return (
+        f"{len(tokens):,} tokens, drawn as {drawn:,} chips: each token is drawn over the characters it ends "
+        "(decode_with_offsets); a dashed chip is a character whose bytes are split over several tokens, and ×N says how many."
+    )
+
+
 def token_spans(
     tokens: list[bytes], ids: list[int] | None = None, wrap: bool = True, mark: bytes | None = None, show_ids: bool = False
 ) -> str:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from .conftest import ROOT, SHOTS, SIZES, clipped, open_from_sidebar, settled, small_text, wait_idle
+from .conftest import ROOT, SHOTS, SIZES, clipped, open_from_sidebar, pick, settled, small_text, wait_idle
 
 GPT2 = ROOT.parent / "shared" / "gpt2"
 SENTENCE = "Tokenizers split text into pieces. GPT-2 learned 50,000 merges; this one, a dozen!"
@@ -99,3 +101,41 @@ def test_uploading_gpt2s_files_and_a_bad_file(page, tmp_path):
     assert int(metric(page, label)) == tokens_in(page, 2)
     shots_of(page, "tokenize-upload", page.get_by_role("heading", name="Next to a real tokenizer"))
     assert main_clipped(page) == []
+
+
+SPLIT = "I love 🦙 llamas! 東京は大きい。"
+
+
+def test_tokens_are_drawn_over_their_characters_and_the_zip_loads_elsewhere(page, tmp_path):
+    import io
+    import zipfile
+
+    from bpe import Tokenizer
+
+    open_from_sidebar(page, "Tokenize & export", "Tokenize & export")
+    pick(page, "Pre-tokenizer", "gpt2")  # keeps the spaces (the textbook preset's whitespace pre-tokenizer drops them)
+    box = page.get_by_label("Text to tokenize")
+    box.fill(SPLIT)
+    box.press("Control+Enter")
+    wait_idle(page)
+    view = page.locator('[data-testid="stMain"] .toks').first
+    drawn = view.locator(".tok").evaluate_all(
+        "els => els.map(e => { const c = e.cloneNode(true); c.querySelectorAll('.ntok, .tid').forEach(x => x.remove()); return c.innerText; })"
+    )
+    assert "".join(drawn).replace("␣", " ") == SPLIT  # each character once, in order, on one chip
+    assert view.locator(".tok.joined").count() > 0  # the run's dozen merges split the llama and the kanji: dashed chips
+    shots_of(page, "tokenize-offsets", page.get_by_label("Text to tokenize"))
+
+    heading = page.get_by_role("heading", name="Download the tokenizer trained here")
+    heading.scroll_into_view_if_needed()
+    shots_of(page, "tokenize-downloads", heading)
+    assert main_clipped(page) == []
+    with page.expect_download() as caught:
+        page.get_by_role("button", name="files, zipped").click()
+    data = caught.value.path().read_bytes()
+    with zipfile.ZipFile(io.BytesIO(data)) as bundle:
+        names = {Path(n).name for n in bundle.namelist()}
+        bundle.extractall(tmp_path)
+    assert {"tokenizer.json", "tokenizer.tiktoken", "tokenizer_config.json", "tokenizer.bpe.json"} <= names
+    tok = Tokenizer.load(tmp_path / "tokenizer")
+    assert len(tok.encode(SPLIT)) == int(metric(page, "Tokens").replace(",", ""))

@@ -9,13 +9,15 @@ a visit to another page. A bad file gives one sentence, never a traceback.
 from __future__ import annotations
 
 import hashlib
+import io
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 import streamlit as st
 
-from bpe import Tokenizer, formats
+from bpe import Tokenizer, export, formats
 from ui.render import show
 
 SHARED_GPT2 = Path(__file__).resolve().parents[3] / "shared" / "gpt2"
@@ -90,6 +92,47 @@ def describe(result: Loaded) -> str:
     return (
         f"{formats.label(result.format)}: {len(tok.vocab):,} tokens, {len(tok.merges):,} merges, "
         f"special tokens {listed}; pre-tokenizer {tok.pattern}"
+    )
+
+
+# ---------------------------------------------------------------------------
+# the downloads, and what loads them elsewhere
+
+LOAD_ELSEWHERE = {
+    "tiktoken (pip install tiktoken)": export.TIKTOKEN_PYTHON + 'enc.encode("Hello world", allowed_special="all")',
+    "HuggingFace tokenizers": 'from tokenizers import Tokenizer\nTokenizer.from_file("tokenizer.json").encode("Hello world").ids',
+    "transformers (its eos and pad tokens set)": 'from transformers import AutoTokenizer\nAutoTokenizer.from_pretrained("FOLDER")("Hello world")["input_ids"]',
+    "this tool": 'from bpe import Tokenizer  # or: python -m bpe encode FOLDER --text "Hello world"\nTokenizer.load("FOLDER").encode("Hello world")',
+}
+
+
+def run_of(settings) -> tuple:
+    """What names the sidebar's run: its corpus, its training settings and its merges."""
+    return (settings.key, settings.spec, settings.num_merges)
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def downloads(run: tuple, k: int, _tok: Tokenizer) -> tuple[dict[str, str], bytes]:
+    """Every format of the run's tokenizer with its first k merges ({name: text}), and all of them as one zip; once per (run, k)."""
+    texts = _tok.files(k)
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as bundle:
+        for name, text in texts.items():
+            bundle.writestr(f"tokenizer/{name}", text)
+    return texts, buffer.getvalue()
+
+
+def by_format(texts: dict[str, str]) -> list[tuple[formats.Format, list[str]]]:
+    """The files to download, grouped by the format that writes them, in the registry's order."""
+    return [(fmt, names) for fmt in formats.FORMATS.values() if (names := [n for n in fmt.help if n in texts])]
+
+
+def special_note(tok: Tokenizer, spelled: list[str]) -> str:
+    """What the page did with special-token text: CS336 encodes it as the special token; tiktoken would refuse it."""
+    shown = ", ".join(f"{t} (id {tok.ids[t.encode()]:,})" for t in spelled)
+    return (
+        f"The text spells {shown}: encoded as the special token, as CS336's Tokenizer does (allowed_special='all'). "
+        "tiktoken refuses such text unless allowed_special allows it; its encode_ordinary splits it as plain text."
     )
 
 
