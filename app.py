@@ -6,7 +6,7 @@ pages/-folder mode) and the shared sidebar where a training run is set up. Pages
 
 import streamlit as st
 
-from ui import link, real, sidebar, state, style, warm, work
+from ui import link, playlist, real, sidebar, state, style, warm, work
 
 state.init()
 presenter = link.presenter()  # ?present=1, before the sidebar draws its toggle
@@ -39,14 +39,20 @@ SECTIONS = {
         st.Page("pages/quiz.py", title="Predict the next merge", icon=":material/quiz:"),
         st.Page("pages/encode_lesson.py", title="How a tokenizer encodes", icon=":material/school:"),
         st.Page("pages/encode_quiz.py", title="Which merge applies first?", icon=":material/quiz:"),
+        st.Page("pages/playlist.py", title="Lecture playlist", icon=":material/playlist_play:"),
     ],
 }
 # the menu is drawn by the sidebar, under the training run, as links that keep the run in the URL (ui.sidebar._page_links)
 pages = st.navigation(SECTIONS, position="hidden")
 st.session_state["settings"] = sidebar.render(SECTIONS, link.page_params)
+# ?playlist=…&at=…: that item, on its page. subtle: after the sidebar, whose widgets keep their session values only
+# when a run draws them: a page switch before they drew reset them (the corpus went back to the default preset)
+playlist.follow(pages)
 link.show_run(pages.url_path)  # every page's URL names the run
 link.sync_presenter()
 warm.notice()  # the sidebar says what is still warming up, while anything is
+playlist.keep_in_url()
+playlist.bar()  # a lecture's playlist, while one is on: its place, Back and Next view
 try:
     pages.run()
 except work.Unavailable as e:  # a stalled worker pool (replicas): one sentence, and the page tries again by itself

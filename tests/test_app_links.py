@@ -9,6 +9,7 @@ from __future__ import annotations
 from urllib.parse import parse_qs
 
 import pytest
+from apptest import ROOT
 from conftest import open_app
 
 
@@ -23,7 +24,8 @@ def test_every_page_link_in_the_sidebar_carries_the_run_and_the_page_keeps_it():
     run = {"corpus": "stdlib", "pretokenizer": "cl100k", "rule": "rustbpe"}
     assert dict(at.query_params) == run  # the threshold page's own URL
     links = page_links(at)
-    assert len(links) == 13 and all(params == run for params in links.values())  # every page of app.SECTIONS
+    pages = (ROOT / "app.py").read_text().count("st.Page(")  # every page of app.SECTIONS
+    assert len(links) == pages and all(params == run for params in links.values())
     at.sidebar.number_input(key="vocab_size").set_value(400).run()
     assert dict(at.query_params) == {**run, "vocab_size": "400"}
     assert all(params == {**run, "vocab_size": "400"} for params in page_links(at).values())

@@ -79,6 +79,7 @@ PAGES = (
     "quiz",
     "encode_lesson",
     "encode_quiz",
+    "playlist",
 )
 
 

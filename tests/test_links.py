@@ -28,11 +28,27 @@ PAGES = (
     "pages/quiz.py",
     "pages/encode_lesson.py",
     "pages/encode_quiz.py",
+    "pages/playlist.py",
 )
-NAMES = ("corpus", "merge", "rule", "text", "tokenizer", "k", "present", "vocab", "threshold", *link.RUN)
+NAMES = ("corpus", "merge", "rule", "text", "tokenizer", "k", "present", "vocab", "threshold", "playlist", "at", *link.RUN)
 # values that reach the parsers' deeper branches, beside arbitrary text: presets small enough to train inline
 # (the 2 MB stdlib preset would start a trace in a worker on every example), rules, tokenizers, numbers of every kind
-KNOWN = ("textbook", "ties", "wikipedia", "paste", "cs336", "rustbpe", "huggingface", "run", "gpt2", "1", "0", "12", "99")
+KNOWN = (
+    "textbook",
+    "ties",
+    "wikipedia",
+    "paste",
+    "cs336",
+    "rustbpe",
+    "huggingface",
+    "run",
+    "gpt2",
+    "1",
+    "0",
+    "12",
+    "99",
+    "merge:2,quirk:numbers",
+)
 NUMBERS = ("²", "٣", "1e3", "-1", " 7", "0x10", "9" * 5000, "1" * 8, "007", "")
 values = st.one_of(st.sampled_from(KNOWN + NUMBERS), st.text(max_size=60), st.integers(-(10**9), 10**12).map(str))
 queries = st.dictionaries(st.one_of(st.sampled_from(NAMES), st.text(min_size=1, max_size=8)), values, max_size=4)

@@ -75,6 +75,15 @@ DEFAULTS: dict[str, object] = {
     "tax_language": "Hindi",  # the token tax language whose tokens are drawn
     "diff_theirs": None,  # the check-your-merges page's list: the uploaded files (ui.views.tokenize.Reference) or "example"
     "diff_result": None,  # (serve.jobs.RunKey, serve.jobs.Checked) of the last check this session saw
+    "playlist": None,  # the lecture's playlist this session steps through: a tuple of ui.playlist.Item, or None
+    "playlist_at": 1,  # where in it, 1-based
+    "playlist_go": None,  # the item a callback asked to open (1-based): ui.playlist.follow opens it
+    "playlist_link": None,  # (playlist, at) as the URL last said, applied or written: ui.playlist.follow
+    "playlist_draft": (),  # the playlist being built on the Lecture playlist page (ui.playlist.Item)
+    "pl_kind": "merge",  # the Lecture playlist page's "Add a view": a key of ui.playlist.KINDS, and its argument
+    "pl_number": 1,
+    "pl_quirk": "strawberry",
+    "pl_text": "strawberry",
     "settings": None,  # written by the sidebar on every run: ui.corpus.Settings, or a sentence saying what to fix
     "watching": {},  # purpose ("trace", "race", ...) -> key of the worker-pool job this session waits for: ui.work
     "failed": {},  # purpose -> the sentence saying why its last run failed, shown until the next run
@@ -206,6 +215,7 @@ LIMITS.update(
         "special_tokens_text": Limit(1_000, "a few special tokens"),
         "vocab_query": Limit(100, "a search"),
         "tok_merge_query": Limit(100, "a search"),
+        "pl_text": Limit(60, "a word or a sentence"),  # a playlist's Encode item: ui.playlist.MAX_TEXT
     }
 )
 

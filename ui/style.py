@@ -26,6 +26,8 @@ APP_CSS = """
 [data-testid="stHeader"]{background:transparent}  /* the page title may pass under its empty middle */
 section[data-testid="stSidebar"][data-collapsed="false"]{width:20.8rem !important} /* the longest preset name (ui.sidebar.short_label), 375 px at 18 px */
 [data-testid="stSidebarUserContent"]{padding-left:1rem;padding-right:1rem}
+.playlist-bar{font-size:1rem;color:#111;background:#eef3fb;border-left:5px solid #1f4e9c;padding:.35rem .7rem;border-radius:6px}
+.playlist-bar .next{color:#333}
 .nav-section{font-weight:600;color:#444;margin:.5rem 0 0 .2rem}  /* the sidebar's page sections (ui.sidebar._page_links) */
 [data-testid="stCaptionContainer"], [data-testid="stCaptionContainer"] p,
 [data-testid="stWidgetLabel"] p, [data-testid="stWidgetLabel"] label,

@@ -371,3 +371,51 @@ def test_13_the_step_and_encode_pages_show_the_lines_that_just_ran(page, app_url
     settled(page)
     assert clipped(page) == [] and page.evaluate(SMALL_TEXT_JS) == []
     shots(page, "lecture-13-encode-code")
+
+
+# ---------------------------------------------------------------------------
+# 14. a lecture's links in order
+
+
+def playlist_at(page) -> str:
+    return text_of(page, ".playlist-bar")
+
+
+def test_14_a_teacher_steps_through_a_playlist_in_presenter_mode_and_the_class_gets_it_by_one_link(browser, page, app_url):
+    page.set_viewport_size({"width": 1280, "height": 720})
+    open_url(page, f"{app_url}/playlist?corpus=stdlib", '[data-testid="stMain"] h1')
+    page.locator(".st-key-pl_preset_training button").click()
+    wait_idle(page)
+    shared = page.locator('[data-testid="stCode"]').first.inner_text().strip()
+    assert "/lesson?" in shared and "corpus=stdlib" in shared and "present" not in shared
+    shots(page, "lecture-14-playlist-page")
+    page.get_by_role("button", name="Start in presenter mode").click()
+    page.locator(".playlist-bar").wait_for(timeout=60_000)
+    wait_idle(page)
+    assert playlist_at(page).startswith("Playlist 1 of 11: Guided lesson, step 1") and "present=1" in page.url
+    page.locator(".playlist-bar").click()  # the focus off any box: the clicker's keys reach the page
+    for expected in ("Guided lesson, step 2", "Guided lesson, step 3"):
+        page.keyboard.press("PageDown")  # what a presentation clicker sends
+        expect(page.locator(".playlist-bar")).to_contain_text(expected, timeout=60_000)
+        wait_idle(page)
+    assert "at=3" in page.url and page.get_by_role("heading", name="3.").count() >= 1
+    for _ in range(3):  # lesson 4, lesson 5, then merge 1 of the stdlib run on the step page
+        page.locator(".st-key-playlist_next button").click()
+        wait_idle(page)
+    expect(page.locator(".playlist-bar")).to_contain_text("Playlist 6 of 11: Merge 1", timeout=60_000)
+    page.locator(".merge-card").wait_for(timeout=120_000)
+    assert "Merge 1 of 1,000" in text_of(page, ".merge-card")  # the playlist's run: the stdlib prose
+    settled(page)
+    assert clipped(page) == [] and page.evaluate(SMALL_TEXT_JS) == []
+    for key in ("playlist_back", "playlist_next"):  # each button's label and its key on one line
+        assert page.locator(f".st-key-{key} button").evaluate("e => e.getBoundingClientRect().height") < 70, key
+    shots(page, "lecture-14-playlist-presenter-merge")
+
+    context = new_context(browser, viewport={"width": 1280, "height": 720})  # a student opens the class's link
+    student = context.new_page()
+    open_url(student, shared, ".playlist-bar")
+    assert playlist_at(student).startswith("Playlist 1 of 11: Guided lesson, step 1")
+    student.locator(".st-key-playlist_next button").click()
+    wait_idle(student)
+    expect(student.locator(".playlist-bar")).to_contain_text("Playlist 2 of 11: Guided lesson, step 2", timeout=60_000)
+    context.close()
