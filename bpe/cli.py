@@ -27,11 +27,11 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from . import atomic, formats, merges_file
-from .count import Counted, count_inputs, pretokenize_files
+from .count import Counted, count_with, pretokenize_with
 from .encode_files import SPECIAL_TEXT
 from .events import MergeEvent, stop_sentence
 from .memory import megabytes, peak_rss, reset_peak
@@ -130,17 +130,7 @@ def spec_of(args: argparse.Namespace, **settings) -> TrainSpec:
 def counting(args: argparse.Namespace, phases: Phases, spec: TrainSpec) -> Counted:
     """Count the inputs' pre-tokens with a progress bar in MB."""
     with phases.phase("pre-tokenize"), bar("pre-tokenize", 0, "B", scale=True) as progress:
-        counted = count_inputs(
-            args.inputs,
-            pattern=spec.pattern,
-            special_tokens=spec.special_tokens,
-            workers=args.workers,
-            progress=follow(progress),
-            text_field=spec.text_field,
-            text_column=spec.text_column,
-            split_lines=spec.split_lines,
-            compiled=args.compiled,
-        )
+        counted = count_with(args.inputs, replace(spec.reading(), compiled=args.compiled), args.workers, follow(progress))
     seconds = phases.seconds["pre-tokenize"]
     if counted.workers > 1:
         phases.notes["pre-tokenize"] = f" (+ {counted.workers} workers, each at most {megabytes(counted.worker_peak_rss)})"
@@ -342,17 +332,9 @@ def train_command(args: argparse.Namespace) -> None:
         check_pattern(spec.pattern)
         if keeps_sequence(spec):  # it walks the occurrences in text order, read in this process
             with phases.phase("pre-tokenize"), bar("pre-tokenize", 0, "B", scale=True) as progress:
-                corpus = pretokenize_files(
-                    args.inputs,
-                    pattern=spec.pattern,
-                    special_tokens=spec.special_tokens,
-                    keep_sequence=True,
-                    progress=follow(progress),
-                    text_field=spec.text_field,
-                    text_column=spec.text_column,
-                    split_lines=spec.split_lines,
-                    compiled=False,  # the occurrences in order come from the Python path: the counts too
-                )
+                # the occurrences in order come from the Python path: the counts too (compiled=False)
+                reading = replace(spec.reading(), compiled=False)
+                corpus = pretokenize_with(args.inputs, reading, keep_sequence=True, progress=follow(progress))
             how = "counted in Python (the positions algorithm reads every occurrence in order)"
         else:
             counted = counting(args, phases, spec)
@@ -459,19 +441,10 @@ def count_command(args: argparse.Namespace) -> None:
         check_pattern(spec.pattern)
         check_special_tokens(spec.special_tokens)
         if args.ray:
-            from .ray_count import count_on_ray
+            from .ray_count import count_on_ray_with
 
             with phases.phase("pre-tokenize"):
-                counted = count_on_ray(
-                    args.inputs,
-                    args.ray,
-                    pattern=spec.pattern,
-                    special_tokens=spec.special_tokens,
-                    text_field=spec.text_field,
-                    text_column=spec.text_column,
-                    split_lines=spec.split_lines,
-                    compiled=args.compiled,
-                )
+                counted = count_on_ray_with(args.inputs, args.ray, replace(spec.reading(), compiled=args.compiled))
             phases.notes["pre-tokenize"] = (
                 f" (+ {counted.workers} Ray map tasks, each process at most {megabytes(counted.worker_peak_rss)})"
             )

@@ -24,11 +24,11 @@ import signal
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from .compiled import LIBRARY, unavailable
-from .inputs import CHUNK_BYTES, Input, Options, Shard, read_shard, resolve_inputs, shards
+from .inputs import CHUNK_BYTES, DEFAULT_READING, Input, Options, Shard, read_shard, resolve_inputs, shards
 from .memory import peak_rss
 from .patterns import DEFAULT_PATTERN, check_pattern, check_special_tokens
 from .pretokenize import PreTokens, Progress, Tally, sequence_bytes
@@ -83,31 +83,47 @@ def count_inputs(
     special_tokens: Sequence[str] = (),
     workers: int | None = None,
     progress: Progress | None = None,
-    text_field: str = "text",
-    text_column: str = "text",
+    text_field: str = DEFAULT_READING.text_field,
+    text_column: str = DEFAULT_READING.text_column,
     chunk_bytes: int = CHUNK_BYTES,
-    split_lines: bool = False,
-    compiled: bool = True,
+    split_lines: bool = DEFAULT_READING.split_lines,
+    compiled: bool = DEFAULT_READING.compiled,
 ) -> Counted:
     """Count the pre-tokens of every input (paths or globs), in parallel when the input is large enough.
 
     With split_lines each line (newline kept) is a document of its own, as HuggingFace's
     `Tokenizer.train(files)` reads files: no pre-token spans a line end. compiled=False
-    counts with the Python path only, even where compiled.py's is exact.
+    counts with the Python path only, even where compiled.py's is exact. The keywords
+    build the reading options (inputs.Options); count_with takes them as one value.
     """
+    return count_with(
+        paths, reading_of(pattern, special_tokens, text_field, text_column, chunk_bytes, split_lines, compiled), workers, progress
+    )
+
+
+def reading_of(pattern, special_tokens, text_field, text_column, chunk_bytes, split_lines, compiled) -> Options:
+    """The reading options the keyword functions are given, checked (a str of special tokens is refused, not split)."""
     check_pattern(pattern)
     check_special_tokens(special_tokens)
+    return Options(text_field, text_column, tuple(special_tokens), pattern, chunk_bytes, _flag(split_lines), compiled)
+
+
+def count_with(paths: Paths, reading: Options, workers: int | None = None, progress: Progress | None = None) -> Counted:
+    """count_inputs with the reading options as one value: count_with(paths, spec.reading(), workers=2)."""
+    pattern, chunk_bytes = reading.pattern, reading.chunk_bytes
+    check_pattern(pattern)
+    check_special_tokens(reading.special_tokens)
     workers = check_workers(workers)
     inputs = resolve_inputs(paths)
     total = sum(source.size for source in inputs)
     min_bytes = PARALLEL_MIN_BYTES
-    if compiled and unavailable(pattern) is None:
+    if reading.compiled and unavailable(pattern) is None:
         min_bytes = PARALLEL_MIN_BYTES * COMPILED_PARALLEL_FACTOR
         chunk_bytes = COMPILED_CHUNK_BYTES if chunk_bytes == CHUNK_BYTES else chunk_bytes
     if workers > 1 and total >= min_bytes:
         # enough shards to keep every worker busy and the progress bar moving
         chunk_bytes = max(1 << 20, min(chunk_bytes, total // (workers * 4) + 1))
-    options = Options(text_field, text_column, tuple(special_tokens), pattern, chunk_bytes, _flag(split_lines), compiled)
+    options = replace(reading, chunk_bytes=chunk_bytes)
     jobs = [shard for source in inputs for shard in shards(source, options)]
     jobs.sort(key=lambda shard: -shard.size)  # largest first: the last shards to finish are short ones
     report = _progress_reporter(progress, total)
@@ -133,13 +149,15 @@ def _flag(split_lines: object) -> bool:
 
 
 def check_workers(workers: int | None) -> int:
-    workers = default_workers() if workers is None else workers
+    workers = counting_workers() if workers is None else workers
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
         raise ValueError("workers must be a whole number of at least 1.")
     return workers
 
 
-def default_workers() -> int:
+def counting_workers() -> int:
+    """Processes that count when none are asked for: every core (a count is a job of its own process, unlike the app's
+    long jobs, which leave the server a core: serve/settings.long_job_workers)."""
     return os.cpu_count() or 1
 
 
@@ -314,30 +332,28 @@ def pretokenize_files(
     workers: int | None = None,
     keep_sequence: bool = False,
     progress: Progress | None = None,
-    text_field: str = "text",
-    text_column: str = "text",
+    text_field: str = DEFAULT_READING.text_field,
+    text_column: str = DEFAULT_READING.text_column,
     chunk_bytes: int = CHUNK_BYTES,
-    split_lines: bool = False,
-    compiled: bool = True,
+    split_lines: bool = DEFAULT_READING.split_lines,
+    compiled: bool = DEFAULT_READING.compiled,
 ) -> PreTokens:
     """PreTokens of every input (paths or globs of text, compressed text, JSON Lines, Parquet).
 
     compiled=False counts with the Python path only, even where compiled.py's is exact.
+    The keywords build the reading options; pretokenize_with takes them as one value.
     """
+    reading = reading_of(pattern, special_tokens, text_field, text_column, chunk_bytes, split_lines, compiled)
+    return pretokenize_with(paths, reading, workers=workers, keep_sequence=keep_sequence, progress=progress)
+
+
+def pretokenize_with(
+    paths: Paths, reading: Options, *, workers: int | None = None, keep_sequence: bool = False, progress: Progress | None = None
+) -> PreTokens:
+    """pretokenize_files with the reading options as one value: pretokenize_with(paths, spec.reading())."""
     if keep_sequence:  # the order of occurrences is for the teaching algorithms: small inputs, one process
-        return _with_sequence(paths, pattern, special_tokens, progress, text_field, text_column, _flag(split_lines), compiled)
-    counted = count_inputs(
-        paths,
-        pattern=pattern,
-        special_tokens=special_tokens,
-        workers=workers,
-        progress=progress,
-        text_field=text_field,
-        text_column=text_column,
-        chunk_bytes=chunk_bytes,
-        split_lines=split_lines,
-        compiled=compiled,
-    )
+        return _with_sequence(paths, reading, progress)
+    counted = count_with(paths, reading, workers, progress)
     return PreTokens(counted.counts, None, counted.text_bytes)
 
 
@@ -365,16 +381,14 @@ def pretokenize_file(
     )
 
 
-def _with_sequence(
-    paths: Paths, pattern, special_tokens, progress, text_field, text_column, split_lines: bool, compiled: bool = True
-) -> PreTokens:
+def _with_sequence(paths: Paths, options: Options, progress: Progress | None) -> PreTokens:
     """Counts and every occurrence in text order, read in this process."""
+    pattern, special_tokens, split_lines = options.pattern, options.special_tokens, options.split_lines
     check_pattern(pattern)
     check_special_tokens(special_tokens)
     inputs = resolve_inputs(paths)
-    options = Options(text_field, text_column, tuple(special_tokens), pattern, split_lines=split_lines)
     report = _progress_reporter(progress, sum(source.size for source in inputs))
-    tally, sequence, text_bytes = Tally(pattern, split_lines, compiled), [], 0
+    tally, sequence, text_bytes = Tally(pattern, split_lines, options.compiled), [], 0
     for source in inputs:
         for shard in shards(source, options):
             for batch in read_shard(shard, options):

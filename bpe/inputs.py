@@ -55,6 +55,9 @@ class Options:
     compiled: bool = True  # count with compiled.py's path where it is exact (False: the Python path only)
 
 
+DEFAULT_READING = Options()  # each reading default, written once: TrainSpec and the keyword functions take theirs from it
+
+
 @dataclass(frozen=True)
 class Input:
     path: Path

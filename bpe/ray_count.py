@@ -20,8 +20,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from .count import Counted, Paths, count_shards
-from .inputs import CHUNK_BYTES, Options, Shard, resolve_inputs, shards
+from .count import Counted, Paths, count_shards, reading_of
+from .inputs import CHUNK_BYTES, DEFAULT_READING, Options, Shard, resolve_inputs, shards
 from .patterns import DEFAULT_PATTERN, check_pattern, check_special_tokens
 
 TASKS_PER_CPU = 2  # map tasks per CPU of the cluster: enough to balance, few enough that each splits its units once
@@ -33,17 +33,22 @@ def count_on_ray(
     *,
     pattern: str = DEFAULT_PATTERN,
     special_tokens: Sequence[str] = (),
-    text_field: str = "text",
-    text_column: str = "text",
+    text_field: str = DEFAULT_READING.text_field,
+    text_column: str = DEFAULT_READING.text_column,
     chunk_bytes: int = CHUNK_BYTES,
-    split_lines: bool = False,
-    compiled: bool = True,
+    split_lines: bool = DEFAULT_READING.split_lines,
+    compiled: bool = DEFAULT_READING.compiled,
 ) -> Counted:
     """Count pre-tokens on Ray: the cluster at address ('auto', 'ray://host:10001', 'local'), or the one already connected."""
-    check_pattern(pattern)
-    check_special_tokens(special_tokens)
+    reading = reading_of(pattern, special_tokens, text_field, text_column, chunk_bytes, split_lines, compiled)
+    return count_on_ray_with(paths, address, reading)
+
+
+def count_on_ray_with(paths: Paths, address: str | None, options: Options) -> Counted:
+    """count_on_ray with the reading options as one value: count_on_ray_with(paths, "auto", spec.reading())."""
+    check_pattern(options.pattern)
+    check_special_tokens(options.special_tokens)
     inputs = resolve_inputs(paths)
-    options = Options(text_field, text_column, tuple(special_tokens), pattern, chunk_bytes, split_lines, compiled)
     jobs = [shard for source in inputs for shard in shards(source, options)]
     ray, started = _connect(address)
     try:

@@ -21,7 +21,7 @@ from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from .heap_c import HeapC
-from .inputs import Options
+from .inputs import DEFAULT_READING, Options
 from .patterns import DEFAULT_PATTERN
 from .renamed import renamed
 from .rule import DEFAULT_RULE
@@ -43,9 +43,9 @@ class TrainSpec:
     tie_break: str = DEFAULT_RULE  # a name in rule.RULES: whose merges to reproduce when counts tie
     algorithm: str = DEFAULT_ALGORITHM  # a name in train.ALGORITHMS: all make the same merges, at different costs
     min_pair_frequency: int = 1  # stop when the best pair occurs fewer times
-    text_field: str = "text"  # where the text is in a JSON Lines record
-    text_column: str = "text"  # where the text is in a Parquet table
-    split_lines: bool = False  # each line of a text input is a document of its own (read by inputs/count)
+    text_field: str = DEFAULT_READING.text_field  # where the text is in a JSON Lines record
+    text_column: str = DEFAULT_READING.text_column  # where the text is in a Parquet table
+    split_lines: bool = DEFAULT_READING.split_lines  # each line of a text input is a document of its own (read by inputs/count)
 
     def __post_init__(self) -> None:
         # subtle: a list of special tokens would make the spec unhashable; callers pass lists freely

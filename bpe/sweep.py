@@ -13,12 +13,12 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from time import perf_counter
 from typing import Any
 
-from .count import PARALLEL_MIN_BYTES, pretokenize_file
+from .count import PARALLEL_MIN_BYTES, pretokenize_with
 from .race import RaceResult, prepare, run_timed
 from .spec import TrainSpec
 from .train import ALGORITHMS
@@ -106,7 +106,7 @@ class SpeedupPoint:
 def pretokenize_speedup(
     path: str | os.PathLike, workers_list: Sequence[int], spec: TrainSpec | None = None, **settings: Any
 ) -> Iterator[SpeedupPoint]:
-    """Time pretokenize_file on one file with each number of worker processes.
+    """Time pre-tokenizing one file with each number of worker processes.
 
     Process start-up is included: it is part of what parallelism costs. The
     file is read once first, so every run finds it in the page cache.
@@ -117,7 +117,7 @@ def pretokenize_speedup(
         start = perf_counter()
         # subtle: the Python path, whose work processes share; the compiled one counts this file in one
         # process in a fraction of a second, where starting workers costs more than it saves
-        corpus = pretokenize_file(path, pattern=spec.pattern, special_tokens=spec.special_tokens, workers=workers, compiled=False)
+        corpus = pretokenize_with([path], replace(spec.reading(), compiled=False), workers=workers)
         yield SpeedupPoint(workers, perf_counter() - start, len(corpus.counts))
 
 

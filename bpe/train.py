@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .count import Paths, pretokenize_files
+from .count import Paths, pretokenize_with
 from .events import MIN_FREQUENCY, VOCAB_SIZE, WORK_NAMES, MergeEvent, stop_sentence
 from .heap import Heap
 from .heap_c import HeapC
@@ -327,17 +327,7 @@ def train_spec(
     """train_bpe under a TrainSpec."""
     num_merges = check_spec(spec, vocab_size)
     check_pattern(spec.pattern)
-    corpus = pretokenize_files(
-        input_path,
-        pattern=spec.pattern,
-        special_tokens=spec.special_tokens,
-        workers=workers,
-        keep_sequence=keeps_sequence(spec),
-        progress=progress,
-        text_field=spec.text_field,
-        text_column=spec.text_column,
-        split_lines=spec.split_lines,
-    )
+    corpus = pretokenize_with(input_path, spec.reading(), workers=workers, keep_sequence=keeps_sequence(spec), progress=progress)
     result = train(corpus, num_merges, spec)
     return finished(result, vocab_size)
 

@@ -81,10 +81,10 @@ k = (
 
 def reference_chosen() -> tuple[tokenize_views.Reference, str] | None:
     """The real tokenizer's files and pre-tokenizer, as the section below has them chosen (None: none uploaded yet)."""
-    if st.session_state["tok_ref_source"] == "upload" or not tokenize_views.shared_gpt2_available():
+    if st.session_state["tok_ref_source"] == "upload" or not tokenize_views.gpt2_on_this_machine():
         found = st.session_state["tok_upload_ref"]
         return None if found is None else (found, st.session_state["tok_ref_pattern"])
-    return tokenize_views.shared_gpt2(), "gpt2"
+    return tokenize_views.gpt2_reference(), "gpt2"
 
 
 def stop_long() -> None:
@@ -175,7 +175,7 @@ with st.expander("Token ids and the decoded text"):
 st.subheader("Next to a real tokenizer")
 
 SOURCES = {"gpt2": "GPT-2 (its own files)", "upload": "Upload files"}
-if not tokenize_views.shared_gpt2_available():
+if not tokenize_views.gpt2_on_this_machine():
     SOURCES.pop("gpt2")
     st.session_state["tok_ref_source"] = "upload"
 source = state.widget(
@@ -189,7 +189,6 @@ def take_upload() -> None:
 
 def next_to_real() -> None:
     """The real tokenizer chosen above: loaded (or why not), both tokenizations side by side, its merges."""
-    pattern = "gpt2"
     if source == "upload":
         u1, u2 = st.columns([3, 1])
         u1.file_uploader(
@@ -210,10 +209,10 @@ def next_to_real() -> None:
         if reference is None:
             st.info("Upload a tokenizer to see how it splits the same text (up to 5 MB).")
             return
+        label, result = reference.label, tokenize_views.load_reference(reference, pattern)
     else:
-        reference = tokenize_views.shared_gpt2()
+        label, result = "GPT-2", tokenize_views.gpt2()
 
-    result = tokenize_views.load_reference(reference, pattern)
     if result.error:
         st.error(result.error)
         return
@@ -236,15 +235,15 @@ def next_to_real() -> None:
         if ours.count <= SHOWN and offset_note(pieces):
             st.caption(offset_note(pieces))
     with right:
-        st.markdown(f"**{reference.label}** · {len(other.merges):,} merges")
+        st.markdown(f"**{label}** · {len(other.merges):,} merges")
         if not isinstance(split, str):
             fewer = ours.count - split.count
-            st.metric(f"Tokens ({reference.label})", f"{split.count:,}", delta=f"{-fewer:+,} vs trained here", delta_color="inverse")
+            st.metric(f"Tokens ({label})", f"{split.count:,}", delta=f"{-fewer:+,} vs trained here", delta_color="inverse")
             st.html(text_spans(split.pieces, split.ids, show_ids=show_ids))
             if split.count <= SHOWN and offset_note(split.pieces):
                 st.caption(offset_note(split.pieces))
 
-    with st.expander(f"Browse the merges of {reference.label}"):
+    with st.expander(f"Browse the merges of {label}"):
         query = state.widget(st.text_input, "Merges whose new token contains", key="tok_merge_query", placeholder="e.g.  the")
         frame, found = tokenize_views.merges_frame(other, query)
         # a table whose type the app sizes (a dataframe is a canvas at 15.75 px), numbers with separators

@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from bpe import atomic
+from serve import settings
 
 log = logging.getLogger(__name__)
 ROOT = Path(__file__).resolve().parents[1]
@@ -49,10 +50,9 @@ T = TypeVar("T")
 
 def folder() -> Path | None:
     """The cache folder, made private if new; None when turned off or when it is not private (then nothing is read)."""
-    configured = os.environ.get("BPE_CACHE", "")
-    if configured.lower() in ("off", "0", "none"):
+    base = settings.cache_folder()
+    if base is None:
         return None
-    base = Path(configured) if configured else Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "bpe-workbench"
     try:
         base.mkdir(mode=0o700, parents=True, exist_ok=True)
         info = base.stat()

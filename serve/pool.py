@@ -62,6 +62,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from serve import settings
+
 log = logging.getLogger(__name__)
 
 LANES = ("long", "short")
@@ -125,7 +127,7 @@ class Pool:
         check_s: float = 1.0,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        self.capacity = {"long": workers if workers is not None else default_workers(), "short": quick}
+        self.capacity = {"long": workers if workers is not None else settings.long_job_workers(), "short": quick}
         if min(self.capacity.values()) < 1:
             raise ValueError(f"A pool needs at least one worker per lane, not {self.capacity}.")
         self.keep, self.alive, self.grace_s, self.check_s = keep, alive, grace_s, check_s
@@ -400,19 +402,11 @@ class Pool:
                 raise TimeoutError(f"the pool's reaper made no pass in {timeout:.0f} s")
 
 
-def default_workers() -> int:
-    """Processes for long runs: BPE_WORKERS if set, else one core fewer than the machine has (at least one)."""
-    configured = os.environ.get("BPE_WORKERS", "").strip()
-    if configured:
-        return max(1, int(configured))
-    return max(1, (os.cpu_count() or 1) - 1)
-
-
 def limit_memory() -> None:
     """In a worker, before it runs its job: its address space at most BPE_WORKER_MEMORY_MB (past it, MemoryError)."""
     import resource
 
-    mb = int(os.environ.get("BPE_WORKER_MEMORY_MB") or MEMORY_MB)
+    mb = settings.worker_memory_mb(MEMORY_MB)
     with contextlib.suppress(ValueError, OSError):
         resource.setrlimit(resource.RLIMIT_AS, (mb << 20, mb << 20))
 
@@ -437,7 +431,7 @@ def failure_message(error: Exception) -> str:
     if isinstance(error, ValueError):
         return str(error)
     if isinstance(error, MemoryError):
-        mb = int(os.environ.get("BPE_WORKER_MEMORY_MB") or MEMORY_MB)
+        mb = settings.worker_memory_mb(MEMORY_MB)
         return f"The run needed more than the {mb:,} MB one worker process may use here; try a smaller corpus or fewer merges."
     return f"The run failed with {type(error).__name__}: {error}. Try again; if it happens again, the server log has the details."
 

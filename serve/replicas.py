@@ -52,7 +52,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from serve import shared_pool
+from serve import settings, shared_pool
 
 ROOT = Path(__file__).resolve().parents[1]
 COOKIE = "BPE_REPLICA"  # the proxy's cookie: which replica a browser stays on
@@ -250,11 +250,11 @@ class Supervisor:
     def __init__(self, replicas: int, address: str, port: int, options: Sequence[str], folder: Path) -> None:
         self.folder = folder
         # one secret for every replica (and, when set, for every machine): a student moved to another stays signed in (st.login's cookie)
-        pool_key, cookie_secret = secrets.token_hex(16), os.environ.get("STREAMLIT_SERVER_COOKIE_SECRET") or secrets.token_hex(32)
+        pool_key, cookie_secret = secrets.token_bytes(16), settings.cookie_secret() or secrets.token_hex(32)
         socket_path = self.socket_path = str(folder / "pool.sock")
-        self.pool_key = bytes.fromhex(pool_key)
-        env = {**os.environ, "BPE_POOL": socket_path, "BPE_POOL_KEY": pool_key, "PYTHONUNBUFFERED": "1"}
-        env["STREAMLIT_SERVER_COOKIE_SECRET"] = cookie_secret  # Streamlit takes it from the environment, not the command line
+        self.pool_key = pool_key
+        # Streamlit takes the cookie secret from the environment, not the command line
+        env = {**os.environ, **settings.replica_env(socket_path, pool_key, cookie_secret), "PYTHONUNBUFFERED": "1"}
         self.pool = Child("pool", [sys.executable, "-m", "serve.shared_pool", socket_path], env, death=signal.SIGTERM)
         self.replicas = []
         for i in range(1, replicas + 1):
@@ -264,7 +264,7 @@ class Supervisor:
             if not any(o.startswith("--server.fileWatcherType") for o in options):
                 command += ["--server.fileWatcherType", "none"]  # a hall's server is not edited live: no replica polls the files
             command += ["--server.address", "127.0.0.1", "--server.port", str(replica_port)]
-            self.replicas.append(Child(f"r{i}", command, {**env, "BPE_REPLICA": f"r{i}"}, port=replica_port))
+            self.replicas.append(Child(f"r{i}", command, {**env, settings.REPLICA: f"r{i}"}, port=replica_port))
         bind = f"{address}:{port}"
         servers = [f"server {r.name} 127.0.0.1:{r.port} cookie {r.name} check" for r in self.replicas]
         config = folder / "haproxy.cfg"

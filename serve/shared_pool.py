@@ -60,6 +60,7 @@ from multiprocessing import AuthenticationError
 from multiprocessing.connection import answer_challenge, deliver_challenge
 from typing import Any
 
+from serve import settings
 from serve.pool import Pickler, Pool, Status
 
 log = logging.getLogger(__name__)
@@ -455,7 +456,7 @@ def main() -> None:
     address = sys.argv[1]
     with contextlib.suppress(FileNotFoundError):
         os.unlink(address)  # left by a pool server that was killed: this one takes its place
-    server = PoolServer(address, bytes.fromhex(os.environ["BPE_POOL_KEY"]))
+    server = PoolServer(address, settings.pool_key())
 
     def stop(signum, frame) -> None:  # the workers must not outlive the server
         server.close()

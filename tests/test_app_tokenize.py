@@ -205,9 +205,11 @@ def test_hostile_special_tokens_in_an_upload_are_shown_escaped():
 
 
 def test_without_shared_gpt2_files_the_page_offers_uploads(tmp_path, monkeypatch):
-    import ui.views.tokenize
+    from ui import real
 
-    monkeypatch.setattr(ui.views.tokenize, "SHARED_GPT2", tmp_path / "absent")
+    # GPT-2 nowhere on this machine: neither in ../shared nor in tiktoken's cache (ui/real.py looks in both)
+    monkeypatch.setattr(real, "SHARED", tmp_path / "absent")
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path / "cache"))
     at = open_page()
     assert at.radio(key="w_tok_ref_source").options == ["Upload files"]
     assert at.info[0].value.startswith("Upload a tokenizer")

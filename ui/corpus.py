@@ -31,7 +31,17 @@ class Source:
     special_tokens: tuple[str, ...] = ("<|endoftext|>",)
     note: str = ""  # a template filled in from the preset's run under the sidebar's rule: ui/preset_notes.py
 
+    @property
+    def vocab_size(self) -> int:
+        """The vocab size the preset was made for: 256 bytes + its merges + its special tokens."""
+        return 256 + self.merges + len(self.special_tokens)
 
+    def sidebar(self) -> dict[str, object]:
+        """The sidebar's settings this preset was made for, by session key (ui.state's defaults, ui.sidebar.apply_preset)."""
+        return {"pattern": self.pattern, "special_tokens_text": ", ".join(self.special_tokens), "vocab_size": self.vocab_size}
+
+
+DEFAULT_SOURCE = "textbook"  # the preset a new session opens on
 SOURCES: dict[str, Source] = {
     "textbook": Source(
         "low / lower / widest / newest (textbook)",

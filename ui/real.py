@@ -21,7 +21,6 @@ from __future__ import annotations
 import hashlib
 import os
 import sys
-import tempfile
 import threading
 import time
 import urllib.request
@@ -31,7 +30,7 @@ from pathlib import Path
 import streamlit as st
 
 from bpe import PATTERNS, Tokenizer, formats, load
-from serve import disk
+from serve import disk, settings
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 GPT2_URL = "https://openaipublic.blob.core.windows.net/gpt-2/encodings/main/"
@@ -110,6 +109,7 @@ class Real:
     tokenizer: Tokenizer | None
     error: str | None = None
     where: str = ""  # where its files came from, for the caption
+    format: str = ""  # a key of bpe.formats.FORMATS: how its files were read
 
     @property
     def label(self) -> str:
@@ -120,16 +120,8 @@ class Real:
 # finding the files
 
 
-def cache_dir() -> Path | None:
-    """tiktoken's cache folder, as tiktoken.load.read_file_cached finds it (None: caching turned off)."""
-    for name in ("TIKTOKEN_CACHE_DIR", "DATA_GYM_CACHE_DIR"):
-        if name in os.environ:
-            return Path(os.environ[name]) if os.environ[name] else None
-    return Path(tempfile.gettempdir()) / "data-gym-cache"
-
-
 def cached_path(file: File) -> Path | None:
-    folder = cache_dir()
+    folder = settings.tiktoken_cache_dir()
     return None if folder is None else folder / hashlib.sha1(file.url.encode()).hexdigest()
 
 
@@ -273,7 +265,7 @@ def warm() -> None:
     global _warming
     if _warming or "streamlit.testing.v1.app_test" in sys.modules:  # AppTest: each test loads what it uses
         return
-    if os.environ.get("BPE_PRELOAD", "1") == "0":  # a server that will not show them: ~190 MB and ~5 s of processor saved
+    if not settings.preload():  # a server that will not show them: ~190 MB and ~5 s of processor saved
         return
     _warming = True
     _left.extend(ENCODINGS)
@@ -322,7 +314,7 @@ def _load(key: str, pattern: str, stamp: tuple, where: str) -> Real:
         # recovering o200k_base's merges from its ranks takes seconds of the server's processor at every start:
         # the Tokenizer is kept on disk, under OpenAI's sha256 of the very files just checked (serve/disk.py)
         kept_as = (key, pattern, tuple(f.sha256 for f in encoding.files), tuple(encoding.special_ids))
-        return Real(encoding, disk.kept("tokenizer", kept_as, make), None, where)
+        return Real(encoding, disk.kept("tokenizer", kept_as, make), None, where, encoding.files[0].shared)  # gpt2 or tiktoken: its format
     except (OSError, ValueError) as e:
         return Real(encoding, None, str(e))
 

@@ -27,17 +27,14 @@ MAX_VOCAB = 1_000_000  # the vocab size box's largest value (a link's too)
 
 def preset_vocab_size(key: str) -> int:
     """The vocab size a preset was made for: 256 bytes + its merges + its special tokens."""
-    source = corpora.SOURCES[key]
-    return 256 + source.merges + len(source.special_tokens)
+    return corpora.SOURCES[key].vocab_size
 
 
 def apply_preset(key: str) -> None:
     """Choosing a preset also chooses the settings it was made for (ui.link calls it for a link's corpus)."""
     source = corpora.SOURCES[key]
     st.session_state["source"] = key
-    st.session_state["pattern"] = source.pattern
-    st.session_state["vocab_size"] = preset_vocab_size(key)
-    st.session_state["special_tokens_text"] = ", ".join(source.special_tokens)
+    st.session_state.update(source.sidebar())
     st.session_state["step"] = 1
 
 

@@ -19,13 +19,13 @@ from __future__ import annotations
 
 import atexit
 import logging
-import os
 from collections.abc import Callable, Hashable
 from dataclasses import replace
 from typing import Any
 
 import streamlit as st
 
+from serve import settings
 from serve.pool import Pool, Status
 from serve.shared_pool import RemotePool, Unavailable
 from ui import compat
@@ -44,9 +44,9 @@ def pool() -> Pool | RemotePool:
     A replica started by serve/replicas.py (BPE_POOL names a socket) shares the machine's pool
     with the other replicas instead: serve/shared_pool.py.
     """
-    if os.environ.get("BPE_POOL"):
-        key = bytes.fromhex(os.environ["BPE_POOL_KEY"])
-        return RemotePool(os.environ["BPE_POOL"], key, replica=os.environ.get("BPE_REPLICA", "r"), alive=session_alive)
+    shared = settings.shared_pool()
+    if shared is not None:
+        return RemotePool(shared.address, shared.key, replica=shared.replica, alive=session_alive)
     made = Pool(alive=session_alive)
     atexit.register(made.close)  # the workers must not outlive the server
     return made

@@ -1,9 +1,11 @@
-"""The Tokenize page's real tokenizer: loading it (GPT-2 from ../shared, or uploaded files), and its merges.
+"""The Tokenize page's real tokenizer: GPT-2 as every page has it (ui/real.py), or uploaded files; and its merges.
 
-A loaded tokenizer is cached on a content digest of its files and the
+An uploaded tokenizer is cached on a content digest of its files and the
 pre-tokenizer asked for, and shared by every session (st.cache_resource); a
 session keeps only which files it chose (`Reference`), so its choice survives
 a visit to another page. A bad file gives one sentence, never a traceback.
+GPT-2 is not loaded here: ui/real.py finds, checks and loads it once per server
+for every page.
 """
 
 from __future__ import annotations
@@ -12,16 +14,14 @@ import hashlib
 import io
 import zipfile
 from dataclasses import dataclass
-from pathlib import Path
 
 import pandas as pd
 import streamlit as st
 
 from bpe import Tokenizer, export, formats
+from ui import real
 from ui.render import show
 
-SHARED_GPT2 = Path(__file__).resolve().parents[3] / "shared" / "gpt2"
-GPT2_FILES = ("encoder.json", "vocab.bpe")
 MERGES_SHOWN = 500  # rows of the merge browser: a search narrows them down
 
 
@@ -54,14 +54,23 @@ def reference_of(label: str, files: dict[str, bytes]) -> Reference:
     return Reference(label, tuple(sorted(files.items())), digest.hexdigest())
 
 
-def shared_gpt2_available() -> bool:
-    return all((SHARED_GPT2 / name).is_file() for name in GPT2_FILES)
+def gpt2_on_this_machine() -> bool:
+    """GPT-2's own files are here (../shared/gpt2 or tiktoken's cache): the page offers it beside uploads."""
+    return real.locate(real.ENCODINGS["gpt2"]) is not None
 
 
 @st.cache_resource(show_spinner=False)
-def shared_gpt2() -> Reference:
-    """GPT-2's own encoder.json and vocab.bpe from ../shared/gpt2, read once for every session."""
-    return reference_of("GPT-2", {name: (SHARED_GPT2 / name).read_bytes() for name in GPT2_FILES})
+def gpt2_reference() -> Reference:
+    """GPT-2's own files where ui/real.py finds them, read once: a worker process loads the tokenizer from them (a long text)."""
+    encoding = real.ENCODINGS["gpt2"]
+    paths, _ = real.locate(encoding)
+    return reference_of("GPT-2", {file.name: path.read_bytes() for file, path in zip(encoding.files, paths)})
+
+
+def gpt2() -> Loaded:
+    """GPT-2, loaded once per server by ui/real.py (the Encode, Real tokenizers and Vocabulary pages' GPT-2 too)."""
+    found = real.get("gpt2")
+    return Loaded(found.tokenizer, found.error, found.format)
 
 
 def uploaded(files) -> Reference | None:

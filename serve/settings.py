@@ -1,0 +1,107 @@
+"""The app's settings from the environment, read here and nowhere else.
+
+| variable | default | what it sets |
+|---|---|---|
+| BPE_WORKERS | cores - 1 (at least 1) | the pool's worker processes for long jobs (races, sweeps, big trainings) |
+| BPE_WORKER_MEMORY_MB | serve.pool.MEMORY_MB (4096) | the address space one worker process may use; past it its job fails in one sentence |
+| BPE_CACHE | $XDG_CACHE_HOME or ~/.cache, /bpe-workbench | where what the server builds for every class is kept between starts; off keeps nothing |
+| BPE_PRELOAD | 1 | 0 leaves the real tokenizers unloaded until a page needs one |
+| BPE_POOL, BPE_POOL_KEY, BPE_REPLICA | unset | set by serve/replicas.py for each replica: the machine's pool server (its socket, its key) and the replica's name |
+| STREAMLIT_SERVER_COOKIE_SECRET | a random one per start | Streamlit's own; the replicas are given one (every machine the same) |
+| TIKTOKEN_CACHE_DIR, DATA_GYM_CACHE_DIR | tiktoken's | where tiktoken caches OpenAI's files, read as tiktoken reads it (ui/real.py looks there) |
+
+Each is read when asked for, not at import: the replicas' supervisor and the tests set them per process.
+Not here: the library's own switches, which are the library's, not the app's: BPE_COMPILED=0
+(bpe/compiled.py: count pre-tokens in Python only) and BPE_CORE (bpe/core.py: 0 for no compiled core, or
+the path of one to load). This module imports nothing of the app: a worker process reads it too.
+
+    settings.long_job_workers()  # -> 1 on a 2-core machine, unless BPE_WORKERS says otherwise
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+WORKERS = "BPE_WORKERS"
+WORKER_MEMORY = "BPE_WORKER_MEMORY_MB"
+PRELOAD = "BPE_PRELOAD"
+POOL = "BPE_POOL"
+POOL_KEY = "BPE_POOL_KEY"
+REPLICA = "BPE_REPLICA"
+COOKIE_SECRET = "STREAMLIT_SERVER_COOKIE_SECRET"
+TIKTOKEN_CACHE = ("TIKTOKEN_CACHE_DIR", "DATA_GYM_CACHE_DIR")  # tiktoken's, in the order tiktoken reads them
+
+
+def long_job_workers() -> int:
+    """Processes for long runs: BPE_WORKERS if set, else one core fewer than the machine has (at least one).
+
+    subtle: one core is left to the server, which draws every student's clicks; bpe.count's counting,
+    a short job of its own process, takes every core instead (bpe.count.counting_workers).
+    """
+    configured = os.environ.get(WORKERS, "").strip()
+    if configured:
+        return max(1, int(configured))
+    return max(1, (os.cpu_count() or 1) - 1)
+
+
+def worker_memory_mb(default: int) -> int:
+    """The megabytes of address space one worker process may use: BPE_WORKER_MEMORY_MB if set, else default."""
+    return int(os.environ.get(WORKER_MEMORY) or default)
+
+
+def cache_folder() -> Path | None:
+    """Where serve/disk.py keeps what the server builds between starts: BPE_CACHE, else $XDG_CACHE_HOME/bpe-workbench,
+    else ~/.cache/bpe-workbench; None when BPE_CACHE is off (or 0, none)."""
+    configured = os.environ.get("BPE_CACHE", "")
+    if configured.lower() in ("off", "0", "none"):
+        return None
+    return Path(configured) if configured else Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "bpe-workbench"
+
+
+def preload() -> bool:
+    """Load the real tokenizers in the background when the server starts (BPE_PRELOAD=0: only when a page needs one)."""
+    return os.environ.get(PRELOAD, "1") != "0"
+
+
+@dataclass(frozen=True)
+class SharedPool:
+    """Where a replica finds the machine's pool server, and what it calls itself there."""
+
+    address: str  # the pool server's Unix socket
+    key: bytes  # the secret its connections are authenticated with
+    replica: str  # this replica's name, as the proxy's cookie knows it
+
+
+def shared_pool() -> SharedPool | None:
+    """The pool server a replica shares (BPE_POOL, BPE_POOL_KEY, BPE_REPLICA), or None: the server keeps a pool of its own."""
+    address = os.environ.get(POOL)
+    if not address:
+        return None
+    return SharedPool(address, pool_key(), os.environ.get(REPLICA, "r"))
+
+
+def pool_key() -> bytes:
+    """The pool server's secret (BPE_POOL_KEY, as hex)."""
+    return bytes.fromhex(os.environ[POOL_KEY])
+
+
+def replica_env(address: str, key: bytes, cookie_secret: str) -> dict[str, str]:
+    """What serve/replicas.py adds to each process's environment: the pool server, its key, Streamlit's cookie secret."""
+    return {POOL: address, POOL_KEY: key.hex(), COOKIE_SECRET: cookie_secret}
+
+
+def cookie_secret() -> str | None:
+    """The cookie secret given to this machine (every machine of a deployment needs the same), or None."""
+    return os.environ.get(COOKIE_SECRET) or None
+
+
+def tiktoken_cache_dir() -> Path | None:
+    """tiktoken's cache folder, as tiktoken.load.read_file_cached finds it (None: caching turned off)."""
+    import tempfile  # here, not at the top: a worker process imports this module and never needs it
+
+    for name in TIKTOKEN_CACHE:
+        if name in os.environ:
+            return Path(os.environ[name]) if os.environ[name] else None
+    return Path(tempfile.gettempdir()) / "data-gym-cache"
