@@ -1,12 +1,13 @@
 """BPE workbench: the entry point. `streamlit run app.py`
 
-A router over the pages in pages/ (st.navigation, which turns off Streamlit's older
-pages/-folder mode) and the shared sidebar where a training run is set up. Pages read the settings from st.session_state["settings"].
+A router over the pages in pages/ (st.navigation over the list in ui/pages.py, which turns off
+Streamlit's older pages/-folder mode) and the shared sidebar where a training run is set up. Pages read the settings from st.session_state["settings"].
 """
 
 import streamlit as st
 
 from ui import link, playlist, real, sidebar, state, style, warm, work
+from ui.pages import sections
 
 state.init()
 presenter = link.presenter()  # ?present=1, before the sidebar draws its toggle
@@ -18,30 +19,7 @@ st.set_page_config(
 style.apply(presenter)
 link.follow()  # ?corpus=…&merge=…, before the sidebar draws
 
-SECTIONS = {
-    "": [  # no header: the explorer's pages come first
-        st.Page("pages/step.py", title="Step through", icon=":material/footprint:", default=True),
-        st.Page("pages/race.py", title="Algorithm race", icon=":material/sports_score:"),
-        st.Page("pages/threshold.py", title="Threshold explorer", icon=":material/tune:"),
-        st.Page("pages/tokenize.py", title="Tokenize & export", icon=":material/text_fields:"),
-        st.Page("pages/vocabulary.py", title="Vocabulary", icon=":material/dictionary:"),
-    ],
-    "Using a tokenizer": [
-        st.Page("pages/encode.py", title="Encode, step by step", icon=":material/account_tree:"),
-        st.Page("pages/compare.py", title="Real tokenizers", icon=":material/compare:"),
-        st.Page("pages/quirks.py", title="Quirks gallery", icon=":material/lightbulb:"),
-    ],
-    "Your own BPE": [
-        st.Page("pages/diff.py", title="Check your merges", icon=":material/difference:"),
-    ],
-    "Lessons": [
-        st.Page("pages/lesson.py", title="Guided lesson", icon=":material/school:"),
-        st.Page("pages/quiz.py", title="Predict the next merge", icon=":material/quiz:"),
-        st.Page("pages/encode_lesson.py", title="How a tokenizer encodes", icon=":material/school:"),
-        st.Page("pages/encode_quiz.py", title="Which merge applies first?", icon=":material/quiz:"),
-        st.Page("pages/playlist.py", title="Lecture playlist", icon=":material/playlist_play:"),
-    ],
-}
+SECTIONS = sections()  # the page list: ui/pages.py
 # the menu is drawn by the sidebar, under the training run, as links that keep the run in the URL (ui.sidebar._page_links)
 pages = st.navigation(SECTIONS, position="hidden")
 st.session_state["settings"] = sidebar.render(SECTIONS, link.page_params)

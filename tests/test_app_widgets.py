@@ -31,6 +31,7 @@ from streamlit.testing.v1.element_tree import (
     Widget,
 )
 
+from ui.pages import PAGES
 from ui.views.vocabulary import RARELY, SORTS
 
 SIDEBAR = ["presenter", "source", "pattern", "special_tokens_text", "vocab_size", "algorithm", "tie_break"]
@@ -67,6 +68,8 @@ CASES = [
     ("pages/lesson.py", {}, []),
     ("pages/encode_lesson.py", {}, []),
     ("pages/encode_quiz.py", {}, []),
+    ("pages/diff.py", {}, []),
+    ("pages/playlist.py", {}, []),
 ]
 if HAS_GPT2:  # a real tokenizer's choices, away from the first option
     CASES += [
@@ -74,6 +77,10 @@ if HAS_GPT2:  # a real tokenizer's choices, away from the first option
         ("pages/vocabulary.py", {"vocab_of": "gpt2"}, ["w_vocab_of"]),
         ("pages/tokenize.py", {"tok_ref_source": "gpt2", "tok_merge_query": "ing"}, ["w_tok_ref_source", "w_tok_merge_query"]),
     ]
+
+
+def test_every_page_is_opened_here():
+    assert {page for page, _, _ in CASES} == {p.path for p in PAGES}
 
 
 def widgets(node) -> list[Widget]:

@@ -42,6 +42,25 @@ def pytest_collection_modifyitems(items) -> None:
             item.add_marker(pytest.mark.browser)
 
 
+# the heading each page draws first (the sidebar's title is ui/pages.py's; a page's heading is its own)
+HEADINGS = {
+    "step": "Step through BPE training",
+    "race": "Algorithm race",
+    "threshold": "Threshold explorer",
+    "tokenize": "Tokenize & export",
+    "vocabulary": "Vocabulary",
+    "encode": "Encode, step by step",
+    "compare": "Real tokenizers side by side",
+    "quirks": "Quirks gallery",
+    "lesson": "Pre-tokens",
+    "quiz": "Predict the next merge",
+    "encode_lesson": "Start from the bytes",
+    "encode_quiz": "which pair is merged first?",
+    "diff": "Check your own BPE",
+    "playlist": "Lecture playlist",
+}
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

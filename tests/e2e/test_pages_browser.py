@@ -6,20 +6,18 @@ pages/-folder mode would run the page without the router (see ui/__init__.py).
 
 import pytest
 
-from .conftest import new_context, running_app, wait_idle
+from ui.pages import PAGES
 
-PAGES = [
-    ("", "Step through BPE training"),
-    ("step", "Step through BPE training"),
-    ("race", "Algorithm race"),
-    ("threshold", "Threshold explorer"),
-    ("tokenize", "Tokenize & export"),
-    ("lesson", "Pre-tokens"),
-    ("quiz", "Predict the next merge"),
-]
+from .conftest import HEADINGS, new_context, running_app, wait_idle
+
+LINKS = [("", HEADINGS[PAGES[0].url_path])] + [(p.url_path, HEADINGS[p.url_path]) for p in PAGES]  # "/" opens the first page
 
 
-@pytest.mark.parametrize("path, title", PAGES)
+def test_every_page_has_its_heading_here():
+    assert sorted(HEADINGS) == sorted(p.url_path for p in PAGES)
+
+
+@pytest.mark.parametrize("path, title", LINKS)
 def test_first_visit_by_deep_link_opens_the_page_with_the_shared_sidebar(browser, path, title):
     with running_app() as app_url:
         context = new_context(browser, viewport={"width": 1280, "height": 720})

@@ -9,24 +9,12 @@ from __future__ import annotations
 
 import pytest
 
-from .conftest import low_contrast, new_context, settled, small_text
+import ui.pages
+
+from .conftest import HEADINGS, low_contrast, new_context, settled, small_text
 from .screens import look
 
-PAGES = [
-    ("step", "Step through BPE training"),
-    ("race", "Algorithm race"),
-    ("threshold", "Threshold explorer"),
-    ("tokenize", "Tokenize & export"),
-    ("vocabulary", "Vocabulary"),
-    ("encode", "Encode, step by step"),
-    ("compare", "Real tokenizers"),
-    ("quirks", "Quirks"),
-    ("lesson", "Pre-tokens"),
-    ("quiz", "Predict the next merge"),
-    ("encode_lesson", None),
-    ("encode_quiz", None),
-    ("diff", "Check your own BPE"),
-]
+PAGES = [(p.url_path, HEADINGS[p.url_path]) for p in ui.pages.PAGES]  # every page, in the sidebar's order
 
 # what a page says in sentences that presenter mode must not fold away with the step page's notes
 SAYS = {"encode": "has the lowest merge number", "compare": "places differently"}
