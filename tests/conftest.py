@@ -6,7 +6,10 @@ import asyncio
 import hashlib
 import os
 import shutil
+import time
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -19,10 +22,26 @@ os.environ["BPE_CACHE"] = "off"
 
 from apptest import finish, open_app, rerun_until  # noqa: F401  (the page AppTests import it from here)
 
+from bpe import ALGORITHMS
+
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "cs336"
 GPT2 = SHARED.parent / "gpt2"
 TIKTOKEN_URL = "https://openaipublic.blob.core.windows.net/gpt-2/encodings/main/"
 collect_ignore = ["tiktoken_suite"]  # tiktoken's own tests, run against our Tokenizer in a process of their own (test_tiktoken_suite.py)
+
+
+EVERY_ALGORITHM = pytest.mark.parametrize("algorithm", list(ALGORITHMS))  # a test for each trainer, named after it
+
+
+def until(condition: Callable[[], object], timeout: float, what: str, every: float = 0.05) -> None:
+    """Wait for condition() to be true, looking every `every` seconds; fail after `timeout` seconds saying what did not happen.
+
+    until(lambda: pool.status("long").state == "cancelled", 10, "the stopped run to end")
+    """
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, f"timed out after {timeout:g} s waiting for {what}"
+        time.sleep(every)
 
 
 def run_async(coroutine):
@@ -52,6 +71,20 @@ def gpt2() -> Path:
     return GPT2
 
 
+@contextmanager
+def tiktoken_cache(folder: Path) -> Iterator[None]:
+    """tiktoken reads its files from folder (TIKTOKEN_CACHE_DIR) inside the block; the setting is put back after."""
+    before = os.environ.get("TIKTOKEN_CACHE_DIR")
+    os.environ["TIKTOKEN_CACHE_DIR"] = str(folder)
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop("TIKTOKEN_CACHE_DIR", None)
+        else:
+            os.environ["TIKTOKEN_CACHE_DIR"] = before
+
+
 @pytest.fixture(scope="session")
 def tiktoken_gpt2(gpt2, tmp_path_factory):
     """tiktoken's own gpt2 encoding, given GPT-2's files offline (tiktoken caches them under the sha1 of their URL)."""
@@ -59,15 +92,8 @@ def tiktoken_gpt2(gpt2, tmp_path_factory):
     cache = tmp_path_factory.mktemp("tiktoken-cache")
     for name in ("vocab.bpe", "encoder.json"):
         shutil.copy(gpt2 / name, cache / hashlib.sha1((TIKTOKEN_URL + name).encode()).hexdigest())
-    before = os.environ.get("TIKTOKEN_CACHE_DIR")
-    os.environ["TIKTOKEN_CACHE_DIR"] = str(cache)
-    try:
+    with tiktoken_cache(cache):
         yield tiktoken.get_encoding("gpt2")
-    finally:
-        if before is None:
-            os.environ.pop("TIKTOKEN_CACHE_DIR", None)
-        else:
-            os.environ["TIKTOKEN_CACHE_DIR"] = before
 
 
 TIKTOKEN_FILES = SHARED.parent / "tiktoken"
@@ -90,15 +116,8 @@ def openai_encodings(tiktoken_files, tmp_path_factory) -> dict:
     for name in ("cl100k_base", "o200k_base"):
         url = OPENAI_URL + name + ".tiktoken"
         shutil.copy(tiktoken_files / (name + ".tiktoken"), cache / hashlib.sha1(url.encode()).hexdigest())
-    before = os.environ.get("TIKTOKEN_CACHE_DIR")
-    os.environ["TIKTOKEN_CACHE_DIR"] = str(cache)
-    try:
+    with tiktoken_cache(cache):
         return {name: tiktoken.get_encoding(name) for name in ("cl100k_base", "o200k_base")}
-    finally:
-        if before is None:
-            os.environ.pop("TIKTOKEN_CACHE_DIR", None)
-        else:
-            os.environ["TIKTOKEN_CACHE_DIR"] = before
 
 
 @pytest.fixture(scope="session")

@@ -16,7 +16,7 @@ from dataclasses import replace
 
 import pytest
 from apptest import ROOT
-from conftest import finish, open_app
+from conftest import finish, open_app, until
 from streamlit.testing.v1 import AppTest
 
 import ui.work
@@ -144,10 +144,11 @@ def test_a_planted_difference_is_shown_with_both_candidates(app):
 
 
 def wait_for_results(at) -> None:
-    deadline = time.monotonic() + 120
-    while not ((status := running(at)).progress and status.progress.results and status.progress.results[0].merges):
-        assert time.monotonic() < deadline
-        time.sleep(0.1)
+    def merged() -> bool:
+        progress = running(at).progress
+        return bool(progress and progress.results and progress.results[0].merges)
+
+    until(merged, 120, "the race's first merges")
 
 
 def test_stop_keeps_what_the_race_had_done_and_frees_the_worker(app):
@@ -161,10 +162,7 @@ def test_stop_keeps_what_the_race_had_done_and_frees_the_worker(app):
     assert record.status == "stopped" and record.results[0].merges
     assert any("stopped" in w.value for w in app.warning)
     assert len(app.get("vega_lite_chart")) == 1
-    deadline = time.monotonic() + 10
-    while ui.work.pool().status(key).state != "cancelled":  # nobody else watched it
-        assert time.monotonic() < deadline
-        time.sleep(0.05)
+    until(lambda: ui.work.pool().status(key).state == "cancelled", 10, "the stopped race to end (nobody else watched it)")
 
 
 def test_any_interruption_leaves_the_race_running_and_every_section_drawn(app):

@@ -9,7 +9,7 @@ from __future__ import annotations
 import random
 import time
 
-from conftest import open_app, rerun_until
+from conftest import open_app, rerun_until, until
 
 import serve.jobs
 import ui.work
@@ -89,10 +89,7 @@ def test_a_slow_algorithm_says_which_is_fast_and_switching_frees_its_worker():
     assert any("worker process" in p.proto.text for p in at.get("progress"))
     naive = at.session_state["watching"]["trace"]
     at.sidebar.selectbox(key="algorithm").set_value("heap").run()
-    deadline = time.monotonic() + 30
-    while ui.work.pool().status(naive).state != "cancelled":  # nobody watches the naive trace any more
-        assert time.monotonic() < deadline
-        time.sleep(0.1)
+    until(lambda: ui.work.pool().status(naive).state == "cancelled", 30, "the naive trace, which nobody watches any more, to end")
     rerun_until(at, lambda at: any("merge-card" in h.value for h in at.html))
 
 

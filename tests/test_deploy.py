@@ -20,8 +20,8 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import run_async
-from test_replicas import HAPROXY, Served, classroom, healthy, next_merge, reconnect, until
+from conftest import run_async, until
+from test_replicas import HAPROXY, Served, classroom, healthy, next_merge, reconnect
 
 from serve.replicas import front_config
 

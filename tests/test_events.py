@@ -5,14 +5,14 @@ from __future__ import annotations
 from collections import Counter
 
 import pytest
+from conftest import EVERY_ALGORITHM
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bpe import ALGORITHMS, pretokenize, train
+from bpe import pretokenize, train
 from bpe.events import MIN_FREQUENCY, NO_PAIRS, TIME_BUDGET, VOCAB_SIZE, WALL_BUDGET, WORK_NAMES, stop_sentence
 from bpe.train import check_settings
 
-EVERY_ALGORITHM = pytest.mark.parametrize("algorithm", list(ALGORITHMS))
 TEXTBOOK = "low low low low low lower lower widest widest widest newest newest newest newest newest newest"
 
 

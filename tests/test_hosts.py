@@ -23,9 +23,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import run_async
+from conftest import run_async, until
 from test_deploy import a_machine_goes, on_two_machines, steps_and_a_reconnect
-from test_replicas import HAPROXY, Served, classroom, healthy, next_merge, until
+from test_replicas import HAPROXY, Served, classroom, healthy, next_merge
 
 ROOT = Path(__file__).resolve().parents[1]
 IP = shutil.which("ip")

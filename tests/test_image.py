@@ -17,9 +17,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import run_async
+from conftest import run_async, until
 from test_deploy import a_machine_goes, free_port, on_two_machines, steps_and_a_reconnect
-from test_replicas import classroom, healthy, next_merge, replica_of, until
+from test_replicas import classroom, healthy, next_merge, replica_of
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCKER = shutil.which("docker")

@@ -1,21 +1,20 @@
 """The worker pool: runs in worker processes match in-process ones, are shared, stop, and survive crashes.
 
-The jobs below run in real worker processes (forkserver), so they live at the
-top of this module, where a worker can import them by name.
+The jobs run in real worker processes (forkserver), so they live in tests/pool_jobs.py, a module a
+worker can import by name without this one's imports.
 """
 
 from __future__ import annotations
 
 import gc
-import os
 import random
 import signal
-import subprocess
 import threading
 import time
-from pathlib import Path
 
 import pytest
+from conftest import until
+from pool_jobs import counted, crash, forever, gc_state, gone, hog, lasting, open_gate, refuse, with_child
 
 from bpe import ALGORITHMS
 from bpe.spec import TrainSpec
@@ -32,55 +31,6 @@ def random_words(n_words: int, seed: int = 0) -> bytes:
 TEXT = random_words(1500)  # about 12 KB: every trainer makes 60 merges in well under a second
 
 
-# -- jobs a worker runs ---------------------------------------------------------------
-
-
-def counted(path: str, *, report) -> str:
-    """Append a line to path (one per run), then take a moment: how tests count runs."""
-    with open(path, "a") as f:
-        f.write("run\n")
-    time.sleep(0.5)
-    return "done"
-
-
-def forever(*, report) -> None:
-    """Report a growing number until killed."""
-    n = 0
-    while True:
-        n += 1
-        report(n)
-        time.sleep(0.05)
-
-
-def with_child(path: str, *, report) -> None:
-    """Start a process of its own (as the parallel pre-tokenization timing does), write its pid, then wait."""
-    child = subprocess.Popen(["sleep", "60"])
-    Path(path).write_text(str(child.pid))
-    report(child.pid)
-    child.wait()
-
-
-def crash(*, report) -> None:
-    os.kill(os.getpid(), signal.SIGKILL)
-
-
-def refuse(*, report) -> None:
-    raise ValueError("The corpus is empty: paste some text.")
-
-
-def hog(*, report) -> int:
-    """Ask for a gigabyte."""
-    return len(bytearray(1 << 30))
-
-
-def gc_state(*, report) -> bool:
-    """Whether the collector is on in the worker while a trainer runs there (it is paused)."""
-    from bpe.trainer import paused_gc
-
-    with paused_gc():
-        return gc.isenabled()
-
-
 # -- helpers ------------------------------------------------------------------------------
 
 
@@ -89,24 +39,6 @@ def pool():
     p = Pool(workers=1, quick=1, check_s=0.05, grace_s=0.2)
     yield p
     p.close()
-
-
-def until(condition, timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(0.02)
-
-
-def gone(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
-    try:  # a zombie (dead, not yet reaped) counts as gone
-        return Path(f"/proc/{pid}/stat").read_text().split(") ")[1].startswith("Z")
-    except FileNotFoundError:
-        return True
 
 
 RACE_ARGS = (RunKey("race", "key", TrainSpec()), "random words", TEXT, TrainSpec(), 60, 30.0, False)
@@ -132,10 +64,15 @@ def test_a_race_in_a_worker_makes_the_same_merges_and_counters_as_in_process(poo
 def test_a_race_reports_progress_while_it_runs(pool):
     seen = []
     pool.submit("race", jobs.race, *RACE_ARGS, who="a")
-    while (status := pool.status("race")).state != "done":
+
+    def ended() -> bool:
+        status = pool.status("race")
         if status.progress is not None:
             seen.append(status.progress)
-        time.sleep(0.01)
+        return status.state not in ("queued", "running")
+
+    until(ended, 120, "the race to end", every=0.01)
+    assert pool.status("race").state == "done", pool.status("race").error
     assert seen and all(isinstance(p, jobs.RaceRecord) and p.status == "running" for p in seen)
 
 
@@ -158,6 +95,7 @@ def test_two_sessions_asking_for_the_same_run_share_it(pool, tmp_path):
     first = pool.submit("same", counted, str(log), who="alice")
     second = pool.submit("same", counted, str(log), who="bob")
     assert second.watchers == 2
+    open_gate(log)
     assert pool.wait("same", timeout=60).result == "done"
     assert log.read_text() == "run\n"  # one run for both
     assert pool.submit("same", counted, str(log), who="carol").state == "done"  # the result is kept
@@ -170,7 +108,7 @@ def test_queued_runs_know_how_many_start_before_them(pool):
     assert pool.submit("two", forever, who="b").ahead == 1
     assert pool.submit("three", forever, who="c").ahead == 2
     pool.stop("one", who="a")
-    until(lambda: pool.status("two").state == "running")
+    until(lambda: pool.status("two").state == "running", 30, "the next queued run to start")
     assert pool.status("three").ahead == 1
 
 
@@ -185,11 +123,11 @@ def test_short_runs_do_not_wait_behind_long_ones(pool, tmp_path):
 def test_stop_kills_the_run_and_the_next_one_starts(pool):
     pool.submit("long", forever, who="a")
     pool.submit("next", forever, who="b")
-    until(lambda: (pool.status("long").progress or 0) > 2)
+    until(lambda: (pool.status("long").progress or 0) > 2, 30, "the run to report three times")
     pool.stop("long", who="a")
-    until(lambda: pool.status("long").state == "cancelled")
+    until(lambda: pool.status("long").state == "cancelled", 30, "the stopped run to end")
     assert pool.status("long").progress > 2  # what it had reported is kept
-    until(lambda: pool.status("next").state == "running")
+    until(lambda: pool.status("next").state == "running", 30, "the next run to start")
     assert pool.busy()["long running"] == 1
 
 
@@ -199,7 +137,8 @@ def test_a_shared_run_goes_on_when_one_watcher_stops(pool):
     pool.stop("shared", who="a")
     reported = pool.status("shared").progress or 0
     pool.checked(2)  # the reaper has looked at the watchers since (a whole pass began after the stop)
-    until(lambda: (pool.status("shared").progress or 0) > reported)  # and the run still reports: it was not killed
+    # and the run still reports: it was not killed
+    until(lambda: (pool.status("shared").progress or 0) > reported, 30, "the shared run to report again")
     status = pool.status("shared")
     assert status.state == "running" and status.watchers == 1
 
@@ -219,7 +158,7 @@ def test_a_session_that_goes_away_frees_its_run():
     pool = Pool(workers=1, alive=lambda who: sessions.get(who, False), check_s=0.02, grace_s=5.0, clock=clock)
     try:
         pool.submit("long", forever, who="a")
-        until(lambda: pool.status("long").state == "running")
+        until(lambda: pool.status("long").state == "running", 30, "the run to start")
         clock.now += 60
         pool.checked(2)
         assert pool.status("long").state == "running"  # alive: a minute on, it goes on
@@ -227,7 +166,7 @@ def test_a_session_that_goes_away_frees_its_run():
         pool.checked(2)  # seen gone, at this time
         assert pool.status("long").state == "running"  # within the grace period
         clock.now += 5.0
-        until(lambda: pool.status("long").state == "cancelled")
+        until(lambda: pool.status("long").state == "cancelled", 30, "the run of a session gone for its grace period to end")
     finally:
         pool.close()
 
@@ -253,11 +192,11 @@ def test_a_session_that_is_briefly_disconnected_keeps_its_run():
 def test_stopping_a_run_kills_the_processes_it_started(pool, tmp_path):
     path = tmp_path / "pid"
     pool.submit("child", with_child, str(path), who="a")
-    until(lambda: pool.status("child").progress is not None)
+    until(lambda: pool.status("child").progress is not None, 30, "the run to start its child process")
     child = int(path.read_text())
     assert not gone(child)
     pool.stop("child", who="a")
-    until(lambda: gone(child), timeout=10)
+    until(lambda: gone(child), 10, "the stopped run's child process to end")
 
 
 def test_a_queued_run_that_nobody_watches_never_starts(pool, tmp_path):
@@ -267,7 +206,7 @@ def test_a_queued_run_that_nobody_watches_never_starts(pool, tmp_path):
     pool.stop("waiting", who="b")
     assert pool.status("waiting").state == "cancelled"
     pool.stop("busy", who="a")
-    until(lambda: pool.status("busy").state == "cancelled")
+    until(lambda: pool.status("busy").state == "cancelled", 30, "the stopped run to end")
     # subtle: the lane starts its next job under the same lock that ends "busy", so by now any start has happened
     assert pool.busy() == {"long running": 0, "long queued": 0, "short running": 0, "short queued": 0}
     assert pool.status("waiting").state == "cancelled" and not log.exists()
@@ -283,7 +222,9 @@ def test_a_crashing_worker_gives_a_clear_message_and_the_next_run_works(pool, tm
     assert status.error == crash_message(-signal.SIGKILL)
     assert "stopped before finishing (killed by signal 9, perhaps for lack of memory)" in status.error
     assert pool.submit("after", counted, str(tmp_path / "runs"), who="a").state == "running"
+    open_gate(tmp_path / "runs")
     assert pool.wait("after", timeout=60).result == "done"
+    (tmp_path / "runs.go").unlink()  # the next run waits again
     again = pool.submit("crash", counted, str(tmp_path / "runs"), who="a")  # a failed run is started again when asked
     assert again.state == "running"
 
@@ -307,6 +248,8 @@ def test_an_inline_run_happens_once_for_sessions_asking_together(pool, tmp_path)
     threads = [threading.Thread(target=ask, args=(f"s{i}",)) for i in range(5)]
     for t in threads:
         t.start()
+    until(lambda: (s := pool.status("tiny")) is not None and s.watchers == 5, 30, "all five sessions to ask for the run")
+    open_gate(log)
     for t in threads:
         t.join()
     assert results == ["done"] * 5 and log.read_text() == "run\n"
@@ -350,37 +293,38 @@ def test_a_session_with_its_limit_of_runs_going_is_refused_another_in_one_senten
     assert refused.state == "failed" and refused.error.startswith(f"This page already has {pool.max_jobs} runs going")
     assert pool.submit(("b", 0), forever, who="b").state == "queued"  # another session is not held to a's count
     pool.stop(("a", 0), who="a")
-    until(lambda: pool.status(("a", 0)).state == "cancelled")
+    until(lambda: pool.status(("a", 0)).state == "cancelled", 30, "the stopped run to end")
     assert pool.submit(("a", "more"), forever, who="a").state in ("running", "queued")  # one ended: room again
 
 
 def test_a_session_past_its_time_budget_is_told_when_to_try_again(pool, tmp_path):
     pool.budget_s, pool.window_s = 0.3, 60.0
-    assert pool.submit("first", counted, str(tmp_path / "runs.txt"), who="a").state in ("running", "queued")
-    until(lambda: pool.status("first").state == "done")
+    assert pool.submit("first", lasting, str(tmp_path / "runs.txt"), 0.5, who="a").state in ("running", "queued")
+    until(lambda: pool.status("first").state == "done", 30, "the first run (0.5 s, past the 0.3 s budget) to end")
     refused = pool.submit("second", counted, str(tmp_path / "runs.txt"), who="a")
     assert refused.state == "failed" and "try again in" in refused.error and "used the worker pool for" in refused.error
     assert pool.submit("theirs", counted, str(tmp_path / "runs.txt"), who="b").state in ("running", "queued")
     pool.window_s = 0.01
-    until(lambda: pool.used("a") == 0)  # the window has passed
+    until(lambda: pool.used("a") == 0, 30, "the budget's window to pass")
     assert pool.submit("second", counted, str(tmp_path / "runs.txt"), who="a").state in ("running", "queued")
 
 
 def test_a_freed_worker_takes_the_job_of_the_session_that_used_least(pool, tmp_path):
-    runs = str(tmp_path / "runs.txt")
-    pool.submit("a1", counted, runs, who="a")
-    until(lambda: pool.status("a1").state == "running")
+    first, runs = str(tmp_path / "first.txt"), str(tmp_path / "runs.txt")  # two gates: only the first run is let end
+    pool.submit("a1", counted, first, who="a")
+    until(lambda: pool.status("a1").state == "running", 30, "the first run to start")
     pool.submit("a2", counted, runs, who="a")  # queued first
     pool.submit("b1", counted, runs, who="b")  # queued second, by a session that has used nothing
-    until(lambda: pool.status("a1").state == "done")
-    until(lambda: "running" in (pool.status("a2").state, pool.status("b1").state))
+    open_gate(first)
+    until(lambda: pool.status("a1").state == "done", 30, "the first run to end")
+    until(lambda: "running" in (pool.status("a2").state, pool.status("b1").state), 30, "a queued run to take the freed worker")
     assert pool.status("b1").state == "running" and pool.status("a2").state == "queued"
 
 
 def test_a_run_past_its_lanes_time_is_stopped_with_a_sentence(pool):
     pool.job_s["long"] = 1.0
     pool.submit("k", forever, who="a")
-    until(lambda: pool.status("k").ended, timeout=30)
+    until(lambda: pool.status("k").ended, 30, "the run past its lane's time to be stopped")
     assert pool.status("k").state == "failed" and pool.status("k").error.startswith("The run took longer than 1 s")
 
 

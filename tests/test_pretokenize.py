@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import importlib
 import random
-import subprocess
 import sys
 import tempfile
 from collections import Counter
@@ -18,10 +17,11 @@ from pathlib import Path
 
 import pytest
 import regex
+from conftest import EVERY_ALGORITHM
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bpe import ALGORITHMS, PATTERNS, pretokenize, pretokenize_file, train, train_bpe, train_bpe_text
+from bpe import PATTERNS, pretokenize, pretokenize_file, train, train_bpe, train_bpe_text
 from bpe.inputs import chunk_boundaries
 from bpe.patterns import split_on_special
 from bpe.pretokenize import count_text
@@ -32,7 +32,6 @@ pretokenize_module = importlib.import_module("bpe.pretokenize")
 count_module = importlib.import_module("bpe.count")
 
 ROOT = Path(__file__).resolve().parents[1]
-EVERY_ALGORITHM = pytest.mark.parametrize("algorithm", list(ALGORITHMS))
 SPECIAL = "<|s|>"
 
 # ---------------------------------------------------------------------------
@@ -198,26 +197,27 @@ def temp_file(folder: Path, data: bytes):
         Path(f.name).unlink()
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(
-    data=file_bytes,
-    pattern=st.sampled_from(list(PATTERNS)),
-    special_tokens=st.sampled_from(SPECIAL_CHOICES),
-    chunk_bytes=st.integers(1, 32),
-)
+# files of any bytes, under any pre-tokenizer and special tokens, cut into chunks of any size
+def ANY_CHUNKING(test):  # noqa: N802  (a decorator named like the EVERY_ALGORITHM marks)
+    settled = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+    return settled(
+        given(
+            data=file_bytes,
+            pattern=st.sampled_from(list(PATTERNS)),
+            special_tokens=st.sampled_from(SPECIAL_CHOICES),
+            chunk_bytes=st.integers(1, 32),
+        )(test)
+    )
+
+
+@ANY_CHUNKING
 def test_any_chunk_size_counts_like_the_whole_text(scratch, data, pattern, special_tokens, chunk_bytes):
     with temp_file(scratch, data) as path:
         chunked = pretokenize_file(path, pattern=pattern, special_tokens=special_tokens, workers=1, chunk_bytes=chunk_bytes)
     assert chunked.counts == pretokenize(data, pattern=pattern, special_tokens=special_tokens).counts
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(
-    data=file_bytes,
-    pattern=st.sampled_from(list(PATTERNS)),
-    special_tokens=st.sampled_from(SPECIAL_CHOICES),
-    chunk_bytes=st.integers(1, 32),
-)
+@ANY_CHUNKING
 def test_chunk_boundaries_are_at_special_tokens_or_after_newlines(scratch, data, pattern, special_tokens, chunk_bytes):
     with temp_file(scratch, data) as path:
         bounds = chunk_boundaries(path, special_tokens, pattern, chunk_bytes)
@@ -390,22 +390,11 @@ def test_whitespace_only_corpus_with_gpt2_learns_only_whitespace(algorithm):
 
 
 # ---------------------------------------------------------------------------
-# the library imports no UI
-
-
-def test_importing_bpe_imports_no_ui_library():
-    code = (
-        "import sys, bpe, bpe.gpt2_bytes, bpe.heap, bpe.train\n"
-        "print(','.join(sorted(m for m in ('streamlit', 'pandas', 'altair') if m in sys.modules)))"
-    )
-    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
-    assert result.stdout.strip() == ""
+# the units' whitespace (that the library imports no UI library: tests/test_layers.py)
 
 
 def test_unit_whitespace_is_exactly_the_whitespace_of_the_gpt2_regex():
     """_UNITS spells out whitespace because `re` and `regex` disagree on \\s (\\x1c-\\x1f); the list must be exact."""
-    import sys
-
     import regex
 
     module = importlib.import_module("bpe.pretokenize")

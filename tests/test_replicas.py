@@ -24,7 +24,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from conftest import run_async
+from conftest import run_async, until
 
 from serve.replicas import haproxy_config
 
@@ -76,13 +76,6 @@ class Served:
 
     def student(self, name: str):
         return classroom.Student(self.url, name, sticky=True)
-
-
-def until(condition, timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.2)
 
 
 def healthy(where: int | str) -> bool:

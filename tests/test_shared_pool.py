@@ -19,7 +19,8 @@ from multiprocessing.connection import Client
 from pathlib import Path
 
 import pytest
-from test_pool import counted, forever, gone, until
+from conftest import until
+from pool_jobs import counted, forever, gone, open_gate
 
 from serve import shared_pool
 from serve.shared_pool import PoolServer, RemotePool
@@ -51,6 +52,7 @@ def test_two_replicas_asking_for_the_same_run_share_one(server, tmp_path):
         r1.submit("k", counted, str(runs), who="student-a")
         r2.submit("k", counted, str(runs), who="student-b")
         assert server.pool.status("k").watchers == 2
+        open_gate(runs)
         assert r1.wait("k", 30).result == r2.wait("k", 30).result == "done"
         assert runs.read_text() == "run\n"  # one run for the whole hall
         assert [key for key, _ in r2.find(lambda key: key == "k")] == ["k"]
@@ -62,6 +64,7 @@ def test_two_replicas_asking_for_the_same_run_share_one(server, tmp_path):
 def test_a_finished_result_is_sent_to_a_replica_once(server, tmp_path):
     r1 = replica(server, "r1")
     try:
+        open_gate(tmp_path / "runs.txt")  # the run ends as soon as it has counted itself
         r1.submit("k", counted, str(tmp_path / "runs.txt"), who="a")
         assert r1.wait("k", 30).state == "done"
         server.close()  # nobody answers any more, yet the replica still has what it was sent
@@ -75,13 +78,13 @@ def test_a_replica_that_dies_lets_go_of_its_runs_and_the_others_keep_theirs(serv
     r2.submit("shared", forever, who="b")
     r1.submit("shared", forever, who="a")
     r1.submit("mine", forever, who="a")
-    until(lambda: server.pool.status("mine").state == "running" or server.pool.status("mine").state == "queued")
+    until(lambda: server.pool.status("mine").state in ("running", "queued"), 30, "the pool server to take the run")
     r1.close()  # the replica stops saying its sessions are open, as a killed one does
-    until(lambda: server.pool.status("mine").state == "cancelled")
+    until(lambda: server.pool.status("mine").state == "cancelled", 30, "the stopped run to end")
     assert server.pool.status("shared").state == "running"
     assert server.pool.status("shared").watchers == 1  # r2's student is still there
     r2.close()
-    until(lambda: server.pool.status("shared").state == "cancelled")
+    until(lambda: server.pool.status("shared").state == "cancelled", 30, "the shared run to end")
 
 
 def test_a_closed_session_of_a_live_replica_lets_go_too(server):
@@ -89,9 +92,9 @@ def test_a_closed_session_of_a_live_replica_lets_go_too(server):
     r1 = replica(server, "r1", alive=lambda who: who in open_sessions)
     try:
         r1.submit("k", forever, who="a")
-        until(lambda: server.pool.status("k").state == "running")
+        until(lambda: server.pool.status("k").state == "running", 30, "the run to start")
         open_sessions.clear()  # the student closed the tab
-        until(lambda: server.pool.status("k").state == "cancelled")
+        until(lambda: server.pool.status("k").state == "cancelled", 30, "the run to end")
     finally:
         r1.close()
 
@@ -112,6 +115,7 @@ def test_a_peer_without_the_secret_is_refused_and_the_server_goes_on(server, tmp
         Client(server.address, "AF_UNIX", authkey=b"not the secret")
     r1 = replica(server, "r1")
     try:
+        open_gate(tmp_path / "runs.txt")
         r1.submit("k", counted, str(tmp_path / "runs.txt"), who="a")
         assert r1.wait("k", 30).state == "done"
     finally:
@@ -124,16 +128,16 @@ def test_the_pool_server_kills_its_workers_when_stopped(tmp_path):
     address = str(tmp_path / "pool.sock")
     env = {**os.environ, "BPE_POOL_KEY": key.hex(), "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "tests")])}
     server = subprocess.Popen([sys.executable, "-m", "serve.shared_pool", address], cwd=ROOT, env=env)
-    until(lambda: os.path.exists(address))
+    until(lambda: os.path.exists(address), 30, "the pool server's socket")
     r1 = RemotePool(address, key, replica="r1")
     try:
         r1.submit("k", forever, who="a")
-        until(lambda: (s := r1.status("k")).state == "running" and s.progress)
+        until(lambda: (s := r1.status("k")).state == "running" and s.progress, 30, "the run to report")
         workers = [p for p in Path("/proc").iterdir() if p.name.isdigit() and parent(p) == server.pid]
         assert workers, "the job runs in a worker process of the pool server"
         server.send_signal(signal.SIGTERM)
         assert server.wait(timeout=30) == 0
-        until(lambda: all(gone(int(p.name)) for p in workers))
+        until(lambda: all(gone(int(p.name)) for p in workers), 30, "every worker to end")
         assert not os.path.exists(address)
     finally:
         r1.close()
@@ -154,8 +158,9 @@ def test_sessions_that_see_a_run_finish_together_fetch_its_result_once(server, t
     ask = r1._ask
     r1._ask = lambda method, *args: asked.append(method) or ask(method, *args)
     try:
+        open_gate(tmp_path / "runs.txt")
         r1.submit("k", counted, str(tmp_path / "runs.txt"), who="a")
-        until(lambda: server.pool.status("k").state == "done")
+        until(lambda: server.pool.status("k").state == "done", 30, "the run to finish")
         results = []
         threads = [threading.Thread(target=lambda: results.append(r1.status("k").result)) for _ in range(8)]
         for thread in threads:
@@ -178,6 +183,7 @@ def test_a_connection_that_says_nothing_delays_no_other_replica(server, tmp_path
     silent.connect(server.address)  # connected, and never answers the key challenge
     r1 = replica(server, "r1")
     try:
+        open_gate(tmp_path / "runs.txt")  # the run ends as soon as it has counted itself
         done = threading.Event()
         threading.Thread(target=lambda: (r1.submit("k", counted, str(tmp_path / "runs.txt"), who="a"), done.set()), daemon=True).start()
         assert done.wait(10), "the replica waited behind the silent connection's handshake"
@@ -207,7 +213,7 @@ def test_a_stalled_pool_server_is_one_sentence_within_the_deadline(tmp_path, mon
     process = subprocess.Popen([sys.executable, "-m", "serve.shared_pool", address], cwd=ROOT, env=env)
     r1 = RemotePool(address, key, replica="r1")
     try:
-        until(lambda: shared_pool.ping(address, key, 1.0))
+        until(lambda: shared_pool.ping(address, key, 1.0), 30, "the pool server to answer")
         assert r1.status("k") is None  # answered: nothing by that name
         process.send_signal(signal.SIGSTOP)
         start = time.monotonic()
@@ -221,8 +227,8 @@ def test_a_stalled_pool_server_is_one_sentence_within_the_deadline(tmp_path, mon
             assert time.monotonic() - start < 0.5  # at once: a class's sessions do not each wait ASK_S
         assert not shared_pool.ping(address, key, 0.5)
         process.send_signal(signal.SIGCONT)
-        until(lambda: shared_pool.ping(address, key, 1.0))
-        until(lambda: not r1._down)  # the heartbeat was answered
+        until(lambda: shared_pool.ping(address, key, 1.0), 30, "the pool server to answer again")
+        until(lambda: not r1._down, 30, "the replica's heartbeat to be answered")
         assert r1.status("k") is None  # back: a fresh connection, no late answer read as this one's
     finally:
         r1.close()

@@ -3,26 +3,47 @@
 from __future__ import annotations
 
 import threading
-import time
+import types
 
+from conftest import until
+
+import ui.step_data
 from ui.step_data import Shelf
 
+SESSIONS = 16
 
-def test_sessions_asking_together_for_a_missing_value_build_it_once():
-    shelf, builds, started = Shelf(8), [], threading.Barrier(16)
+
+class CountingLock:
+    """The shelf's lock for one value being built, counting the sessions that have come to wait on it."""
+
+    arrived = 0
+    _count = threading.Lock()
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+
+    def __enter__(self) -> None:
+        with CountingLock._count:
+            CountingLock.arrived += 1
+        self._lock.acquire()
+
+    def __exit__(self, *exc) -> None:
+        self._lock.release()
+
+
+def test_sessions_asking_together_for_a_missing_value_build_it_once(monkeypatch):
+    shelf, builds = Shelf(8), []
+    monkeypatch.setattr(ui.step_data, "threading", types.SimpleNamespace(Lock=CountingLock))  # the build locks made from now on
+    CountingLock.arrived = 0
 
     def build() -> object:
         builds.append(1)
-        time.sleep(0.2)  # a slow build: the window in which the others ask for the same value
+        # a slow build: it ends only once every other session has asked for the same value and waits for it
+        until(lambda: CountingLock.arrived == SESSIONS, 30, "every session to ask for the value being built", every=0.01)
         return object()
 
     found = []
-
-    def session() -> None:
-        started.wait()
-        found.append(shelf.get("merge 1", build))
-
-    threads = [threading.Thread(target=session) for _ in range(16)]
+    threads = [threading.Thread(target=lambda: found.append(shelf.get("merge 1", build))) for _ in range(SESSIONS)]
     for thread in threads:
         thread.start()
     for thread in threads:

@@ -16,6 +16,7 @@ from collections import Counter
 from functools import cache
 
 import pytest
+from conftest import EVERY_ALGORITHM
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -29,7 +30,6 @@ from bpe.patterns import split_on_special
 SPECIAL = "<|endoftext|>"
 REFERENCES = {"huggingface": (refs.hf_available, refs.hf_reference), "rustbpe": (refs.rustbpe_available, refs.rustbpe_reference)}
 EVERY_REFERENCE = pytest.mark.parametrize("rule", list(REFERENCES))
-EVERY_ALGORITHM = pytest.mark.parametrize("algorithm", list(ALGORITHMS))
 WITH_AND_WITHOUT_SPECIALS = pytest.mark.parametrize("special_tokens", [(), (SPECIAL,)], ids=["no-special_tokens", "endoftext"])
 
 # merges compared per algorithm: the slow teaching trainers make fewer (and naive and positions

