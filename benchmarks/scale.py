@@ -81,7 +81,10 @@ def ours(corpus: Path, vocab_sizes: list[int], workers: int, from_counts: bool =
         if not from_counts:
             return
         counts = f"{tmp}/counts.parquet"
-        *measured, text = run([*bpe, "count", str(corpus), "--special-token", SPECIAL, "--workers", str(workers), "--out", counts, *path])
+        reading = [] if compiled else ["--no-compiled"]
+        *measured, text = run(
+            [*bpe, "count", str(corpus), "--special-token", SPECIAL, "--workers", str(workers), "--out", counts, *reading]
+        )
         report("ours: bpe count (once)", *measured, text)
         print(f"counts file: {Path(counts).stat().st_size / 1e6:,.1f} MB")
         for vocab in vocab_sizes:

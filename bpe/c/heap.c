@@ -12,8 +12,9 @@
  *
  * What differs from the Python, and why it changes no result:
  * - a word is a head (count, length, the merge that last checked it) and its token ids, in one arena, named
- *   by its offset there (Python: a string, one character a token, numbered in byte order; here too the
- *   words are laid out in byte order);
+ *   by its offset there (Python: a string, one character a token, numbered in byte order so that words
+ *   sharing pairs sit together; here they stay in the counts' order, since the merge loop prefetches the
+ *   words it will check, and sorting cost 0.07 s of the 1 GB corpus's 0.17 s start and saved nothing);
  * - a pair is a record in one table (count, the change in this merge, its listed words), found by hash; a
  *   pair whose count reaches zero keeps its record with count 0 and no list, which is what "not in
  *   pair_counts, not in where" means in Python;
@@ -110,9 +111,9 @@ typedef struct {
     uint32_t n_tokens, cap_tokens;
     uint32_t *tok_slots; /* reuses: bytes -> id + 1, open addressing, at most half full */
     uint32_t tok_mask;
-    /* words, laid out in byte order */
+    /* words, in the order of the counts */
     uint32_t *arena;   /* every word: its head, then its tokens */
-    uint32_t *offsets; /* where each word starts, in byte order of the words: for words() */
+    uint32_t *offsets; /* where each word starts: for words() */
     uint32_t n_words;
     /* pairs */
     PairRec *recs;
@@ -555,14 +556,6 @@ static void release(Word *kept, Py_ssize_t n) {
     free(kept);
 }
 
-static int compare_words(const void *x, const void *y) {
-    const Word *u = x, *v = y;
-    Py_ssize_t n = u->n < v->n ? u->n : v->n;
-    int c = memcmp(u->p, v->p, (size_t)n);
-    if (c) return c;
-    return (u->n > v->n) - (u->n < v->n);
-}
-
 static void heap_dealloc(HeapObject *h) {
     Py_XDECREF(h->vocab);
     Py_XDECREF(h->event_type);
@@ -628,7 +621,7 @@ static int heap_init(HeapObject *h, PyObject *args, PyObject *kwds) {
         for (uint32_t i = 0; i < 256; i++) slot_token(h, i);
     }
 
-    /* the words longer than one byte, in byte order (as bpe/heap.py numbers them) */
+    /* the words longer than one byte */
     Py_ssize_t n_items = PyDict_Size(words), pos = 0, n = 0;
     Word *kept = malloc((size_t)(n_items ? n_items : 1) * sizeof(Word));
     if (kept == NULL) goto nomemory;
@@ -677,7 +670,6 @@ static int heap_init(HeapObject *h, PyObject *args, PyObject *kwds) {
         PyErr_SetString(PyExc_OverflowError, "more than 2^32 pre-tokens");
         goto fail;
     }
-    qsort(kept, (size_t)n, sizeof(Word), compare_words);
     h->n_words = (uint32_t)n;
     if (units > UINT32_MAX) {
         PyErr_SetString(PyExc_OverflowError, "the words are beyond the compiled trainer's 2^32 units of memory");
@@ -949,7 +941,7 @@ static PyMethodDef heap_methods[] = {
     {"step", (PyCFunction)heap_step, METH_O, "step(min_pair_frequency): make the next merge; a tuple, or 1 (no pairs) / 2 (min frequency)"},
     {"work", (PyCFunction)heap_work, METH_NOARGS, "the work counters' totals"},
     {"pair_counts", (PyCFunction)heap_pair_counts, METH_NOARGS, "{(left, right): count} of the pairs present"},
-    {"words", (PyCFunction)heap_words, METH_NOARGS, "[(token ids, count)] of the words, in byte order of the input"},
+    {"words", (PyCFunction)heap_words, METH_NOARGS, "[(token ids, count)] of the words longer than one byte"},
     {"heap_size", (PyCFunction)heap_size, METH_NOARGS, "entries in the heap, stale ones included"},
     {"mint", (PyCFunction)heap_mint, METH_VARARGS, "mint(left, right): the id of their merge, as Trainer.mint gives it (for tests)"},
     {NULL, NULL, 0, NULL},
