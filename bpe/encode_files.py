@@ -39,7 +39,7 @@ from pathlib import Path
 from . import atomic
 from .count import check_workers
 from .ids import DTYPES, IdsWriter, dtype_for
-from .inputs import CHUNK_BYTES, Input, Options, Shard, read_shard, resolve_inputs, shards
+from .inputs import CHUNK_BYTES, DEFAULT_READING, Input, Options, Shard, read_shard, resolve_inputs, shards
 from .memory import peak_rss
 from .patterns import ENCODING, ERRORS, find_specials
 from .tokenizer import END_OF_TEXT, Tokenizer
@@ -135,8 +135,8 @@ def encode_files(
     eot: int | None | str = "default",
     workers: int | None = None,
     progress: Progress | None = None,
-    text_field: str = "text",
-    text_column: str = "text",
+    text_field: str = DEFAULT_READING.text_field,
+    text_column: str = DEFAULT_READING.text_column,
     k: int | None = None,
     chunk_bytes: int = CHUNK_BYTES,
     parallel_min_bytes: int = PARALLEL_MIN_BYTES,

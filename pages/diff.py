@@ -15,7 +15,7 @@ from serve.jobs import RunKey
 from ui import corpus as corpora
 from ui import link, runs, sidebar, work
 from ui.render import plain
-from ui.views import diff as views
+from ui.views import diff as diff_views
 from ui.views import step as step_views
 from ui.views.tokenize import uploaded
 
@@ -101,12 +101,12 @@ else:
     st.session_state["diff_result"] = (key, checked)
 
 d = checked.diagnosis
-st.html(views.verdict(checked))
+st.html(diff_views.verdict(checked))
 k = d.first_difference + 1 if d.first_difference is not None else None
 
 left, right = st.columns([1, 1], gap="medium")
 with left:
-    st.html(f"<h3>Your merges and the reference's</h3>{views.lists(checked)}")
+    st.html(f"<h3>Your merges and the reference's</h3>{diff_views.lists(checked)}")
     st.caption(f"Yours: {label}.")
 with right:
     if d.event is not None:
@@ -115,12 +115,12 @@ with right:
         if href:
             st.markdown(f"[Open merge {k:,} on the step page]({href})")
 
-st.html(views.cause(d))
+st.html(diff_views.cause(d))
 if d.fix:
     st.success(plain(f"Fix: {d.fix}"))
 if d.tried:
-    st.html(f"<h3>Each known mistake, trained until it parts from your list</h3>{views.tried(d)}")
-    skipped = views.untried(d)
+    st.html(f"<h3>Each known mistake, trained until it parts from your list</h3>{diff_views.tried(d)}")
+    skipped = diff_views.untried(d)
     st.caption(
         "A mistake in breaking ties has the reference's counts, so it follows the reference until it breaks a tie another "
         "way; a mistake in counting is trained on its own. The one that makes the most of your list is named."

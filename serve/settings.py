@@ -8,12 +8,12 @@
 | BPE_PRELOAD | 1 | 0 leaves the real tokenizers unloaded until a page needs one |
 | BPE_POOL, BPE_POOL_KEY, BPE_REPLICA | unset | set by serve/replicas.py for each replica: the machine's pool server (its socket, its key) and the replica's name |
 | STREAMLIT_SERVER_COOKIE_SECRET | a random one per start | Streamlit's own; the replicas are given one (every machine the same) |
-| TIKTOKEN_CACHE_DIR, DATA_GYM_CACHE_DIR | tiktoken's | where tiktoken caches OpenAI's files, read as tiktoken reads it (ui/real.py looks there) |
 
 Each is read when asked for, not at import: the replicas' supervisor and the tests set them per process.
-Not here: the library's own switches, which are the library's, not the app's: BPE_COMPILED=0
-(bpe/compiled.py: count pre-tokens in Python only) and BPE_CORE (bpe/core.py: 0 for no compiled core, or
-the path of one to load). This module imports nothing of the app: a worker process reads it too.
+Not here: what the library reads itself, which is the library's, not the app's: BPE_COMPILED=0
+(bpe/compiled.py: count pre-tokens in Python only), BPE_CORE (bpe/core.py: 0 for no compiled core, or
+the path of one to load), and tiktoken's cache folder, TIKTOKEN_CACHE_DIR, as tiktoken reads it
+(bpe/openai.py's cache_dir, which ui/real.py asks too). This module imports nothing of the app: a worker process reads it too.
 
     settings.long_job_workers()  # -> 1 on a 2-core machine, unless BPE_WORKERS says otherwise
 """
@@ -31,7 +31,6 @@ POOL = "BPE_POOL"
 POOL_KEY = "BPE_POOL_KEY"
 REPLICA = "BPE_REPLICA"
 COOKIE_SECRET = "STREAMLIT_SERVER_COOKIE_SECRET"
-TIKTOKEN_CACHE = ("TIKTOKEN_CACHE_DIR", "DATA_GYM_CACHE_DIR")  # tiktoken's, in the order tiktoken reads them
 
 
 def long_job_workers() -> int:
@@ -95,13 +94,3 @@ def replica_env(address: str, key: bytes, cookie_secret: str) -> dict[str, str]:
 def cookie_secret() -> str | None:
     """The cookie secret given to this machine (every machine of a deployment needs the same), or None."""
     return os.environ.get(COOKIE_SECRET) or None
-
-
-def tiktoken_cache_dir() -> Path | None:
-    """tiktoken's cache folder, as tiktoken.load.read_file_cached finds it (None: caching turned off)."""
-    import tempfile  # here, not at the top: a worker process imports this module and never needs it
-
-    for name in TIKTOKEN_CACHE:
-        if name in os.environ:
-            return Path(os.environ[name]) if os.environ[name] else None
-    return Path(tempfile.gettempdir()) / "data-gym-cache"

@@ -29,7 +29,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from bpe import PATTERNS, Tokenizer, formats, load
+from bpe import PATTERNS, Tokenizer, formats, load, openai
 from serve import disk, settings
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
@@ -121,7 +121,7 @@ class Real:
 
 
 def cached_path(file: File) -> Path | None:
-    folder = settings.tiktoken_cache_dir()
+    folder = openai.cache_dir()  # where tiktoken keeps OpenAI's files, as the library finds it
     return None if folder is None else folder / hashlib.sha1(file.url.encode()).hexdigest()
 
 
