@@ -215,8 +215,9 @@ def walker() -> None:
         f"<p class='caption' style='color:#111'>{encode_views.escape(step_text(i, done))}</p><p class='caption'>{encode_views.escape(legend)}.</p>"
     )
     if not piece.special:
-        with st.expander("The code of this step, from the library's own source"):  # the line that chose it, lit
-            st.html(step_code(steps, done))
+        code_box = st.expander("The code of this step, from the library's own source", key="enc_code", on_change="rerun")
+        if code_box.open:  # the line that chose it, lit; sent only while open
+            code_box.html(step_code(steps, done))
     if which == "run" and done < len(steps) and steps[done].rank < settings.num_merges:
         merge = steps[done].rank + 1
         if st.button(f"See merge {merge:,} on the step page", key="enc_to_step", icon=":material/footprint:"):

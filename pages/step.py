@@ -111,8 +111,10 @@ def stepper() -> None:
     whole = step_data.trace_views(trace_id, trace_key, events)
     view = whole.merge(k)
     st.html(view.top)
-    with st.expander(f"The code that made merge {k:,}, from the library's own source"):  # its lines lit for this merge
-        st.html(view.code)
+    # its lines lit for this merge; sent only while open (a Next click sends no code to a class that has it folded)
+    code = st.expander("The code that made this merge, from the library's own source", key="step_code", on_change="rerun")
+    if code.open:
+        code.html(view.code)
 
     c3, c4 = st.columns([3, 2], gap="medium")
     with c3:

@@ -423,3 +423,12 @@ def test_a_click_that_brings_the_sliders_old_value_along_is_a_click(app, button,
     assert app.session_state["step"] == expected and app.slider(key="w_step").value == expected
     app.slider(key="w_step").set_value(7).run()  # a real jump still jumps
     assert app.session_state["step"] == 7
+
+
+def test_the_code_beside_the_step_is_sent_only_while_its_box_is_open(app):
+    """A Next click sends no code to a class that keeps it folded; opened, the heap's lines come lit for this merge."""
+    assert not any('class="code-excerpt"' in h.value for h in app.html)
+    app.session_state["step_code"] = True
+    app.run()
+    code = next(h.value for h in app.html if 'class="code-excerpt"' in h.value)
+    assert "Heap.choose" in code and "popped the winner: s + t, 9" in code  # (a browser keeps it open on Next: test_lecture_browser)

@@ -349,14 +349,21 @@ def test_12_the_encode_page_names_each_tokens_id_and_follows_the_typing(page, ap
 def test_13_the_step_and_encode_pages_show_the_lines_that_just_ran(page, app_url):
     page.set_viewport_size({"width": 1280, "height": 720})
     open_url(page, f"{app_url}/?corpus=stdlib&merge=37", ".merge-card")
-    page.get_by_text("The code that made merge 37").click()
+    page.get_by_text("The code that made this merge").click()
     lit = page.locator(".code-excerpt .lit")
     lit.first.wait_for()
     said = [re.sub(r"\s+", " ", t) for t in lit.all_inner_texts()]
     assert any("heappop(self.heap)" in t and "popped the winner: ␣ + is, 7,155" in t for t in said), said
     assert any("_clean_top" in t and "popped 10 stale entries above the runner-up" in t for t in said), said  # as the heap's caption
     assert "bpe/heap.py · Heap.choose" in text_of(page, ".code-excerpt .where")
-    page.get_by_text("The code that made merge 37").evaluate("e => e.scrollIntoView({block: 'start'})")
+    page.get_by_role("button", name="Next").first.click()  # the box stays open, its lines lit for the next merge
+    expect(page.locator(".merge-card")).to_contain_text("Merge 38", timeout=60_000)
+    wait_idle(page)
+    expect(lit.filter(has_text="heappop(self.heap)")).not_to_contain_text("␣ + is, 7,155")
+    page.get_by_role("button", name="Previous").first.click()
+    expect(lit.filter(has_text="heappop(self.heap)")).to_contain_text("popped the winner: ␣ + is, 7,155", timeout=60_000)
+    wait_idle(page)
+    page.get_by_text("The code that made this merge").evaluate("e => e.scrollIntoView({block: 'start'})")
     settled(page)
     assert clipped(page) == [] and page.evaluate(SMALL_TEXT_JS) == []
     shots(page, "lecture-13-step-code")
