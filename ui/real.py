@@ -19,7 +19,6 @@ Not here: encoding step by step or a token's ancestry (ui/encoding.py), drawing 
 from __future__ import annotations
 
 import hashlib
-import os
 import sys
 import threading
 import time
@@ -30,21 +29,12 @@ from pathlib import Path
 import streamlit as st
 
 from bpe import PATTERNS, Tokenizer, formats, load, openai
+from bpe.openai import File, cached_path, store
 from serve import disk, settings
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
-GPT2_URL = "https://openaipublic.blob.core.windows.net/gpt-2/encodings/main/"
-ENCODINGS_URL = "https://openaipublic.blob.core.windows.net/encodings/"
 DOWNLOAD_TIMEOUT_S = 20.0
 RETRY_S = 300.0  # after a failed download, the next try waits this long (an offline classroom server must not stall every run)
-
-
-@dataclass(frozen=True)
-class File:
-    name: str  # as tiktoken's URL and ../shared name it
-    shared: str  # folder of ../shared that holds it
-    url: str
-    sha256: str  # what tiktoken checks
 
 
 @dataclass(frozen=True)
@@ -53,50 +43,21 @@ class Encoding:
     label: str  # what a class calls it: "GPT-4"
     name: str  # tiktoken's name: "cl100k_base"
     patterns: tuple[str, ...]  # the library's pre-tokenizer names for it, preferred first (the first in bpe.PATTERNS is used)
-    files: tuple[File, ...]
+    files: tuple[File, ...]  # its files, their URLs and sha256 (bpe.openai)
     special_ids: tuple[tuple[str, int], ...]  # its special tokens and their ids (a rank file does not record them)
 
 
-def _tiktoken_file(name: str, sha256: str) -> File:
-    return File(f"{name}.tiktoken", "tiktoken", f"{ENCODINGS_URL}{name}.tiktoken", sha256)
+def _encoding(key: str, label: str, name: str, patterns: tuple[str, ...]) -> Encoding:
+    known = openai.ENCODINGS[name]
+    return Encoding(key, label, name, patterns, known.files, tuple(known.special_tokens.items()))
 
 
 ENCODINGS: dict[str, Encoding] = {
     e.key: e
     for e in (
-        Encoding(
-            "gpt2",
-            "GPT-2",
-            "gpt2",
-            ("gpt2",),
-            (
-                File("encoder.json", "gpt2", GPT2_URL + "encoder.json", "196139668be63f3b5d6574427317ae82f612a97c5d1cdaf36ed2256dbf636783"),
-                File("vocab.bpe", "gpt2", GPT2_URL + "vocab.bpe", "1ce1664773c50f3e0cc8842619a93edc4624525b728b188a9e0be33b7726adc5"),
-            ),
-            (("<|endoftext|>", 50256),),
-        ),
-        Encoding(
-            "cl100k",
-            "GPT-4",
-            "cl100k_base",
-            ("cl100k", "gpt4"),
-            (_tiktoken_file("cl100k_base", "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7"),),
-            (
-                ("<|endoftext|>", 100257),
-                ("<|fim_prefix|>", 100258),
-                ("<|fim_middle|>", 100259),
-                ("<|fim_suffix|>", 100260),
-                ("<|endofprompt|>", 100276),
-            ),
-        ),
-        Encoding(
-            "o200k",
-            "GPT-4o",
-            "o200k_base",
-            ("o200k",),
-            (_tiktoken_file("o200k_base", "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d"),),
-            (("<|endoftext|>", 199999), ("<|endofprompt|>", 200018)),
-        ),
+        _encoding("gpt2", "GPT-2", "gpt2", ("gpt2",)),
+        _encoding("cl100k", "GPT-4", "cl100k_base", ("cl100k", "gpt4")),
+        _encoding("o200k", "GPT-4o", "o200k_base", ("o200k",)),
     )
 }
 
@@ -118,11 +79,6 @@ class Real:
 
 # ---------------------------------------------------------------------------
 # finding the files
-
-
-def cached_path(file: File) -> Path | None:
-    folder = openai.cache_dir()  # where tiktoken keeps OpenAI's files, as the library finds it
-    return None if folder is None else folder / hashlib.sha1(file.url.encode()).hexdigest()
 
 
 def pattern_of(encoding: Encoding) -> str | None:
@@ -181,23 +137,6 @@ def download(encoding: Encoding) -> str | None:
     finally:
         with _download_lock:
             _downloading.discard(encoding.key)
-    return None
-
-
-def store(file: File, data: bytes) -> str | None:
-    """Put a file into tiktoken's cache if it is exactly OpenAI's (its sha256); else say why not."""
-    if hashlib.sha256(data).hexdigest() != file.sha256:
-        return f"{file.name}: not OpenAI's file (its sha256 differs)"
-    path = cached_path(file)
-    if path is None:
-        return "tiktoken's cache is turned off (TIKTOKEN_CACHE_DIR is empty)"
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        part = path.with_name(path.name + f".{os.getpid()}.tmp")
-        part.write_bytes(data)
-        part.replace(path)
-    except OSError as e:
-        return f"could not write to tiktoken's cache ({e.strerror or e})"
     return None
 
 
