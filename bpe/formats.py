@@ -3,9 +3,9 @@
 Every format is a `Format` in FORMATS, in the order a folder is searched:
 
     workbench    tokenizer.bpe.json                      this tool's own, the only one with each merge's count
-    huggingface  tokenizer.json                          as `tokenizers` writes it
+    huggingface  tokenizer.json                          as `tokenizers` writes it (+ transformers' two config files)
     gpt2         vocab.json + merges.txt                 (or OpenAI's encoder.json + vocab.bpe)
-    tiktoken     *.tiktoken                              one 'base64-token rank' per line
+    tiktoken     *.tiktoken (+ its .tiktoken.json)        one 'base64-token rank' per line (+ pattern, special tokens)
 
 An entry says which files make up one tokenizer of its format (`find`), how to
 recognise one file whose name says nothing (`sniff`), how to read its files into
@@ -17,7 +17,11 @@ folder or one file), `read_uploads` (the app's uploads), `files` and `save`
 CLI's help and the app's upload and download captions. A new format is its
 reader and writer plus one `register` call.
 
-    register(Format("toy", "toy files", "a toy tokenizer", ("merges.toy",), find=..., read=..., write=...))
+    register(Format("toy", "toy files", "a toy tokenizer", "merges.toy", find=..., read=..., write=...))
+
+A folder is saved as a whole: every file under a temporary name, renamed once all
+are on disk, then a manifest (each file's size and sha256) renamed last; loading
+follows the manifest and refuses a folder whose files are not the ones it lists.
 
 Not here: parsing or writing the files' text (load.py, export.py), or encoding.
 """
