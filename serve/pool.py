@@ -195,6 +195,14 @@ class Pool:
                 self._lock.wait(left)
             return None if job is None else self._status(job)
 
+    def ended(self, key: Hashable, timeout: float | None) -> str | None:
+        """Wait until the job has ended, or timeout seconds; its state, or None when there is no such job.
+
+        For a caller that needs the job done, not its result (ui/warm.py): RemotePool does not fetch the result.
+        """
+        status = self.wait(key, timeout)
+        return None if status is None else status.state
+
     def stop(self, key: Hashable, who: str) -> None:
         """who no longer watches the job; a job nobody watches is cancelled."""
         with self._lock:

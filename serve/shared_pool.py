@@ -335,6 +335,15 @@ class RemotePool:
             return done
         return self._keep(key, self._ask("wait", key, timeout))
 
+    def ended(self, key: Hashable, timeout: float | None) -> str | None:
+        """Pool.ended: the state once ended, without fetching the result (a trace is megabytes nobody here may want)."""
+        if self.local.status(key) is not None:
+            return self.local.ended(key, timeout)
+        if (done := self._cached(key)) is not None:
+            return done.state
+        status = self._ask("wait", key, timeout)
+        return None if status is None else status.state
+
     def stop(self, key: Hashable, who: str) -> None:
         if self.local.status(key) is not None:
             return self.local.stop(key, who)

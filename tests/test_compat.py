@@ -74,3 +74,23 @@ def test_no_other_module_reaches_into_streamlits_internals(folder):
     paths = [ROOT / folder] if folder.endswith(".py") else sorted((ROOT / folder).rglob("*.py"))
     offenders = [str(p.relative_to(ROOT)) for p in paths if p.name != "compat.py" and private.search(p.read_text(encoding="utf-8"))]
     assert offenders == [], f"Streamlit internals used outside ui/compat.py: {offenders}"
+
+
+def test_the_theme_of_a_new_session_message_is_filled_once_and_the_same():
+    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+    from streamlit.runtime import app_session
+
+    assert callable(getattr(app_session, "_populate_theme_msg", None)), (
+        "Streamlit moved _populate_theme_msg: see compat.cache_theme_messages"
+    )
+    compat.cache_theme_messages()
+    populate = app_session._populate_theme_msg
+    assert populate.cached
+    compat.cache_theme_messages()
+    assert app_session._populate_theme_msg is populate  # idempotent: not wrapped twice
+    first, second = ForwardMsg(), ForwardMsg()
+    for msg in (first, second):
+        for section, part in (("theme", msg.new_session.custom_theme), ("theme.light", msg.new_session.custom_theme.light)):
+            populate(part, section)
+    assert first.SerializeToString() == second.SerializeToString()
+    assert first.new_session.custom_theme.base_font_size == 18  # .streamlit/config.toml's, as Streamlit fills it

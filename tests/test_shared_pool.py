@@ -246,3 +246,18 @@ def test_an_unreachable_pool_server_is_one_sentence_at_once(tmp_path):
         assert time.monotonic() - start < 2
     finally:
         r1.close()
+
+
+def test_waiting_for_a_run_to_end_fetches_no_result(server, tmp_path):
+    """The warm-up waits for what it asked for without each replica unpickling it (ui/warm.py)."""
+    r1 = replica(server, "r1")
+    asked = []
+    ask = r1._ask
+    r1._ask = lambda method, *args: asked.append(method) or ask(method, *args)
+    try:
+        r1.submit("k", counted, str(tmp_path / "runs.txt"), who="a")
+        assert r1.ended("k", 30) == "done"
+        assert "result" not in asked and r1._cached("k") is None
+        assert r1.status("k").result == "done"  # whoever does ask gets it
+    finally:
+        r1.close()

@@ -26,3 +26,4 @@ def _hand_over_to_the_router() -> None:
 
 
 _hand_over_to_the_router()
+_compat.cache_theme_messages()  # every script run sends the theme: filled once per configuration

@@ -86,3 +86,38 @@ def arrow_bytes(table) -> bytes:
     on every click, not converted again; the converter is not public.
     """
     return dataframe_util.convert_arrow_table_to_arrow_bytes(table)
+
+
+# ---------------------------------------------------------------------------
+# every script run: the theme Streamlit sends with it (ui/__init__.py)
+
+
+def cache_theme_messages() -> None:
+    """Build the theme part of Streamlit's new-session message once per configuration, not on every script run.
+
+    Why: Streamlit sends a new_session message at the start of every run, fragment runs too (a Next click), and
+    fills its theme from the config six times over (theme, light, dark and their sidebars), reading every
+    option of each section: ~5 % of a replica's processor under a lecture hall clicking Next (py-spy,
+    benchmarks/classroom.py). The configuration does not change while it serves (when a config file is edited,
+    Streamlit parses a new options dictionary, and the cache is keyed on it), so the filled message is kept
+    and copied. Idempotent.
+    """
+    from streamlit import config
+    from streamlit.runtime import app_session
+
+    original = app_session._populate_theme_msg
+    if getattr(original, "cached", False):
+        return
+    made: dict[tuple[str, int], object] = {}
+
+    def populate(msg, section: str = "theme") -> None:
+        key = (section, id(config._config_options))
+        template = made.get(key)
+        if template is None:
+            template = type(msg)()
+            original(template, section)
+            made[key] = template
+        msg.MergeFrom(template)
+
+    populate.cached = True
+    app_session._populate_theme_msg = populate

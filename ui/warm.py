@@ -86,10 +86,11 @@ def _ask(key, fn, args) -> None:
 
     pool = work.pool()
     status = pool.submit(key, fn, *args, who=WATCHER, lane="short", inline=fn is jobs.known)  # what the disk had: no worker
-    if not status.ended:
-        status = pool.wait(key, WAIT_S)
-    if status is not None and status.state == "failed":
-        log.warning("warm-up: %r failed: %s", key, status.error)
+    # subtle: ended(), not wait(): a replica would fetch and unpickle every result (three vocabularies of up to
+    # 200,000 rows) that no student of it may ask for; the pool server keeps them for whoever does
+    state = status.state if status.ended else pool.ended(key, WAIT_S)
+    if state == "failed":
+        log.warning("warm-up: %r failed: %s", key, pool.status(key).error)
 
 
 def _jobs():
