@@ -210,8 +210,9 @@ def next_to_real() -> None:
             st.info("Upload a tokenizer to see how it splits the same text (up to 5 MB).")
             return
         label, result = reference.label, tokenize_views.load_reference(reference, pattern)
+        ident = (reference.digest, pattern)
     else:
-        label, result = "GPT-2", tokenize_views.gpt2()
+        label, result, ident = "GPT-2", tokenize_views.gpt2(), ("gpt2",)
 
     if result.error:
         st.error(result.error)
@@ -245,10 +246,9 @@ def next_to_real() -> None:
 
     with st.expander(f"Browse the merges of {label}"):
         query = state.widget(st.text_input, "Merges whose new token contains", key="tok_merge_query", placeholder="e.g.  the")
-        frame, found = tokenize_views.merges_frame(other, query)
+        frame, found = tokenize_views.merges_shown(ident, query, other)
         # a table whose type the app sizes (a dataframe is a canvas at 15.75 px), numbers with separators
-        shown = frame.assign(**{c: frame[c].map("{:,}".format) for c in ("rank", "id", "count") if c in frame.columns})
-        st.table(shown, hide_index=True, height=min(420, 45 + 38 * len(shown)))
+        st.table(frame, hide_index=True, height=min(420, 45 + 38 * len(frame)))
         shown = f"; showing the first {len(frame):,}" if found > len(frame) else ""
         st.caption(f"{found:,} merges{' match' if query else ''}{shown}. Rank 1 is the first merge made.")
         if not result.has_counts:

@@ -212,7 +212,7 @@ LIMITS.update(
     {
         "tok_text": Limit(100_000, "a book chapter"),  # the Tokenize page: a page here, longer in a worker (pages/tokenize.py)
         "pasted": Limit(1_000_000, "a short book; upload a file for up to 5 MB"),  # the sidebar's corpus: trained in a worker
-        "cmp_text": Limit(2_000, "a paragraph or two"),  # the Real tokenizers page: four tokenizers, every token drawn
+        "cmp_text": Limit(1_000, "a paragraph"),  # the Real tokenizers page: four tokenizers, every token drawn (~8 ms a new text)
         "sample": Limit(300, "a sentence or two"),  # the step page's own sentence, at merge k
         "enc_text": Limit(200, "a word or a sentence"),  # the Encode page walks every step of every pre-token
         "enc_typed": Limit(60, "one token"),

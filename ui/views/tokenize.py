@@ -145,6 +145,17 @@ def special_note(tok: Tokenizer, spelled: list[str]) -> str:
     )
 
 
+@st.cache_resource(max_entries=32, show_spinner=False)
+def merges_shown(tokenizer_id: tuple, query: str, _tok: Tokenizer) -> tuple[pd.DataFrame, int]:
+    """merges_frame as the page shows it (numbers with separators), once per tokenizer and query for every session:
+    GPT-2's 50,000 merges were scanned and formatted again on every run of the page.
+
+    tokenizer_id names _tok: the files' digest and the pre-tokenizer asked for (what `loaded` is cached on).
+    """
+    frame, found = merges_frame(_tok, query)
+    return frame.assign(**{c: frame[c].map("{:,}".format) for c in ("rank", "id", "count") if c in frame.columns}), found
+
+
 def merges_frame(tok: Tokenizer, query: str = "", limit: int = MERGES_SHOWN) -> tuple[pd.DataFrame, int]:
     """The merges whose new token contains query (all when empty), first `limit` of them, and how many match.
 
