@@ -79,7 +79,7 @@ STREAM_CHUNK = 1 << 16  # encode_iterable encodes about this many characters at 
 _CUT = regex.compile(r"(?r)[\p{L}\p{N}](?=\s)")
 CUT_AT_SPACE = ("gpt2", "cl100k", "o200k", "whitespace")
 _OPENAI: dict[tuple, Tokenizer] = {}  # OpenAI's encodings, loaded once per process (from_openai)
-_OPENAI_LOCK = threading.Lock()
+_OPENAI_LOCK = threading.RLock()  # re-entered: an encoding built on its base loads the base first
 
 
 @dataclass(frozen=True)
@@ -265,13 +265,17 @@ class Tokenizer:
         with _OPENAI_LOCK:
             known = _OPENAI.get(key)
             if known is None:
-                files = openai.files_of(encoding, folder, download_missing=download)
-                loaded = formats.read_uploads(files)
+                if encoding.base:  # o200k_harmony, p50k_edit: their base's ranks, taken from it rather than read again
+                    base = cls.from_openai(encoding.base, folder=folder, download=download)
+                    ranks, merges = {i: t for i, t in base.vocab.items() if t not in base._special_bytes}, base.merges
+                else:
+                    loaded = formats.read_uploads(openai.files_of(encoding, folder, download_missing=download))
+                    ranks, merges = loaded.vocab, loaded.merges
                 first: dict[int, str] = {}  # subtle: o200k_harmony names id 200018 twice (<|endofprompt|>, <|reserved_200018|>)
                 for text, i in encoding.special_tokens.items():
                     first.setdefault(i, text)
-                vocab = dict(loaded.vocab) | {i: text.encode(ENCODING) for i, text in first.items()}
-                known = cls(vocab, loaded.merges, list(first.values()), pattern=encoding.pattern, allowed_special=(), name=encoding.name)
+                vocab = dict(ranks) | {i: text.encode(ENCODING) for i, text in first.items()}
+                known = cls(vocab, merges, list(first.values()), pattern=encoding.pattern, allowed_special=(), name=encoding.name)
                 for text, i in encoding.special_tokens.items():
                     if first[i] != text:
                         known._alias_special(text, i)

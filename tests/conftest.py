@@ -125,4 +125,4 @@ def openai_tokenizers(tiktoken_files) -> dict:
     """Our Tokenizer over OpenAI's files, loaded once for the whole session (a few seconds each)."""
     from bpe import Tokenizer
 
-    return {name: Tokenizer.load(tiktoken_files / (name + ".tiktoken")) for name in ("cl100k_base", "o200k_base")}
+    return {name: Tokenizer.from_openai(name, download=False) for name in ("cl100k_base", "o200k_base")}  # from ../shared, once a process

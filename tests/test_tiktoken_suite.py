@@ -19,7 +19,7 @@ import pytest
 
 SUITE = Path(__file__).resolve().parent / "tiktoken_suite"
 ROOT = SUITE.parents[1]
-EXAMPLES = 20  # hypothesis examples per property test (tiktoken's default is 100)
+EXAMPLES = 10  # hypothesis examples per property test (tiktoken's default is 100)
 
 
 def test_tiktokens_own_tests_pass_against_our_tokenizer(tiktoken_files, gpt2, tmp_path):
