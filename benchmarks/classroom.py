@@ -964,6 +964,7 @@ async def open_storm(app: Path, args: argparse.Namespace, rng: random.Random) ->
             print(f"each student first fetches what Chromium fetched opening the page: {len(assets)} requests")
         for s in students:
             s.query, s.assets = query, assets
+        spy = profile(server, args.profile, 30) if args.profile else None
 
         async def one(s: Student) -> float:
             await s.open()
@@ -980,6 +981,9 @@ async def open_storm(app: Path, args: argparse.Namespace, rng: random.Random) ->
         await asyncio.sleep(2.5)  # the samples of the last second
         used = server.memory.cpu_seconds(began, time.perf_counter() - server.memory.start)
         print("processor per student opening: " + ", ".join(f"{g} {s / n * 1000:.1f} ms" for g, s in used.items()))
+        if spy is not None:
+            spy.wait()
+            print(hot_spots(args.profile, n))
         await asyncio.gather(*(s.close() for s in students))
 
 
@@ -1176,7 +1180,9 @@ def main() -> None:
     parser.add_argument(
         "--link", default="corpus=stdlib&merge=37", help="open-storm: the query string every student opens (default corpus=stdlib&merge=37)"
     )
-    parser.add_argument("--profile", type=Path, help="stepping: py-spy the server (r1) into this file and print where its time went")
+    parser.add_argument(
+        "--profile", type=Path, help="stepping, open-storm: py-spy the server (r1) into this file and print where its time went"
+    )
     parser.add_argument(
         "--replicas", type=int, default=0, help="serve through HAProxy with N app processes (serve/replicas.py); 0: one streamlit run"
     )
