@@ -1,22 +1,35 @@
-"""Encoding speed with GPT-2's 50,000 merges, next to tiktoken on the same text. Figures printed, not asserted.
+"""Encoding speed, next to tiktoken on the same text. Figures printed, not asserted.
 
     python benchmarks/encode.py                   # everything
-    python benchmarks/encode.py --only speed      # one section: speed, stream
+    python benchmarks/encode.py --only speed      # one section: speed, stream, fresh, load
+    python benchmarks/encode.py --only fresh --rounds 5 --encodings gpt2 cl100k_base o200k_base
+    python benchmarks/encode.py --only load --rounds 5
 
 speed:  MB/s of Tokenizer.encode on English prose (the standard library's docstrings, 2 MB,
         and the CS336 corpus.en) -- cold (a fresh tokenizer, nothing cached) and warm (the same
         text again) -- and of tiktoken's gpt2 encoding (Rust, one thread) on the same text.
 stream: encode_iterable over a 50 MB file, line by line: MB/s and the peak memory of the process.
+fresh:  the issue 23 target: Tokenizer.encode against tiktoken's encode on 10 MB of prose
+        (make_corpus.py --mb 10, made when missing; --file another), each run a fresh process on one
+        core (taskset), ours and tiktoken's alternated for --rounds rounds; medians of the encode
+        time, processor time beside it, and whether the ids are identical (their sha256).
+        --no-compiled times ours with BPE_CORE=0 (the Python path).
+load:   seconds to load cl100k_base and o200k_base in a fresh process: Tokenizer.load of OpenAI's
+        rank file against tiktoken.get_encoding, alternated, medians.
 
-Needs ../shared/gpt2 (GPT-2's encoder.json and vocab.bpe); tiktoken is given the same files offline.
+Needs ../shared/gpt2 (GPT-2's encoder.json and vocab.bpe) and ../shared/tiktoken (the rank files);
+tiktoken is given the same files offline. The load average is printed beside every figure.
 """
 
 from __future__ import annotations
 
 import argparse
 import hashlib
+import json
 import os
 import shutil
+import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -105,14 +118,125 @@ def stream(mb: int = 50) -> None:
         )
 
 
-SECTIONS = {"speed": speed, "stream": stream}
+# ---------------------------------------------------------------------------
+# fresh processes: the issue 23 targets
+
+PROSE = ROOT / "benchmarks" / "data" / "prose10.txt"
+OPENAI_URL = "https://openaipublic.blob.core.windows.net/encodings/"
+TIKTOKEN_FILES = SHARED / "tiktoken"
+
+
+def tiktoken_cache() -> Path:
+    """A tiktoken cache holding GPT-2's files and OpenAI's rank files from ../shared (tiktoken names each by its URL's sha1)."""
+    cache = Path(tempfile.mkdtemp(prefix="tiktoken-"))
+    for name in ("vocab.bpe", "encoder.json"):
+        shutil.copy(GPT2 / name, cache / hashlib.sha1((TIKTOKEN_URL + name).encode()).hexdigest())
+    for name in ("cl100k_base", "o200k_base"):
+        if (TIKTOKEN_FILES / f"{name}.tiktoken").exists():
+            url = OPENAI_URL + name + ".tiktoken"
+            shutil.copy(TIKTOKEN_FILES / f"{name}.tiktoken", cache / hashlib.sha1(url.encode()).hexdigest())
+    return cache
+
+
+def child(tool: str, encoding: str, path: str, encode: bool) -> None:
+    """One measurement in this fresh process: load the tokenizer, then encode the file; JSON on stdout."""
+    started, cpu = time.perf_counter(), time.process_time()
+    if tool == "tiktoken":
+        import tiktoken
+
+        enc = tiktoken.get_encoding(encoding)
+        run = lambda text: enc.encode(text, allowed_special="all")  # noqa: E731
+    else:
+        tok = gpt2() if encoding == "gpt2" else Tokenizer.load(TIKTOKEN_FILES / f"{encoding}.tiktoken")
+        run = tok.encode
+    loaded, loaded_cpu = time.perf_counter() - started, time.process_time() - cpu
+    out = {"load": loaded, "load_cpu": loaded_cpu}
+    if encode:
+        text = Path(path).read_text(encoding="utf-8")
+        started, cpu = time.perf_counter(), time.process_time()
+        ids = run(text)
+        out |= {"encode": time.perf_counter() - started, "cpu": time.process_time() - cpu, "ids": len(ids)}
+        out["sha"] = hashlib.sha256(b"".join(i.to_bytes(4, "little") for i in ids)).hexdigest()[:16]
+    print(json.dumps(out))
+
+
+def measure(tool: str, encoding: str, path: Path, encode: bool, compiled: bool, cache: Path) -> dict:
+    env = {**os.environ, "TIKTOKEN_CACHE_DIR": str(cache)}
+    if not compiled:
+        env["BPE_CORE"] = "0"
+    command = [sys.executable, __file__, "--child", tool, encoding, str(path)] + ([] if encode else ["--load-only"])
+    if shutil.which("taskset"):
+        command = ["taskset", "-c", str(os.sched_getaffinity(0).pop()), *command]  # one core
+    done = subprocess.run(command, capture_output=True, text=True, env=env, check=True)
+    return json.loads(done.stdout)
+
+
+def load_average() -> str:
+    return "load " + "/".join(f"{x:.1f}" for x in os.getloadavg())
+
+
+def fresh(rounds: int = 5, encodings: tuple[str, ...] = ("gpt2", "cl100k_base"), path: Path | None = None, compiled: bool = True) -> None:
+    path = path or PROSE
+    if not path.exists():
+        subprocess.run([sys.executable, str(ROOT / "benchmarks" / "make_corpus.py"), "--mb", "10", "--out", str(path)], check=True)
+    mb = path.stat().st_size / 1e6
+    cache = tiktoken_cache()
+    print(f"## Tokenizer.encode against tiktoken, {path.name} ({mb:.1f} MB), a fresh process per run, one core, {rounds} rounds alternated")
+    print(f"{'encoding':<12} {'ours s':>8} {'cpu':>6} {'tiktoken s':>10} {'cpu':>6} {'ours/tiktoken':>13}  same ids   load before/after")
+    for encoding in encodings:
+        runs: dict[str, list[dict]] = {"ours": [], "tiktoken": []}
+        before = load_average()
+        for _ in range(rounds):
+            for tool in runs:
+                runs[tool].append(measure(tool, encoding, path, True, compiled, cache))
+        ours, theirs = (statistics.median(r["encode"] for r in runs[t]) for t in ("ours", "tiktoken"))
+        cpu_ours, cpu_theirs = (statistics.median(r["cpu"] for r in runs[t]) for t in ("ours", "tiktoken"))
+        same = {r["sha"] for r in runs["ours"]} == {r["sha"] for r in runs["tiktoken"]}
+        print(
+            f"{encoding:<12} {ours:8.3f} {cpu_ours:6.3f} {theirs:10.3f} {cpu_theirs:6.3f} {ours / theirs:12.2f}x  {str(same):8}   {before} / {load_average()}"
+        )
+    shutil.rmtree(cache)
+
+
+def load(rounds: int = 5) -> None:
+    cache = tiktoken_cache()
+    print(f"## loading OpenAI's encodings in a fresh process, {rounds} rounds alternated (median wall s, processor s)")
+    for encoding in ("cl100k_base", "o200k_base"):
+        runs: dict[str, list[dict]] = {"ours": [], "tiktoken": []}
+        before = load_average()
+        for _ in range(rounds):
+            for tool in runs:
+                runs[tool].append(measure(tool, encoding, PROSE, False, True, cache))
+        figures = "  ".join(
+            f"{tool} {statistics.median(r['load'] for r in runs[tool]):.3f} s ({statistics.median(r['load_cpu'] for r in runs[tool]):.3f} cpu)"
+            for tool in runs
+        )
+        print(f"{encoding:<12} {figures}   {before} / {load_average()}")
+    shutil.rmtree(cache)
+
+
+SECTIONS = {"speed": speed, "stream": stream, "fresh": fresh, "load": load}
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--only", choices=list(SECTIONS), action="append")
+    parser.add_argument("--rounds", type=int, default=5, help="fresh, load: rounds of alternated runs (default 5)")
+    parser.add_argument("--encodings", nargs="+", default=["gpt2", "cl100k_base"], help="fresh: gpt2, cl100k_base, o200k_base")
+    parser.add_argument("--file", type=Path, help="fresh: the text to encode (default: 10 MB of prose, made when missing)")
+    parser.add_argument("--no-compiled", dest="compiled", action="store_false", help="fresh: ours with BPE_CORE=0 (the Python path)")
+    parser.add_argument("--child", nargs=3, metavar=("TOOL", "ENCODING", "FILE"), help=argparse.SUPPRESS)
+    parser.add_argument("--load-only", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.child:
+        child(*args.child, encode=not args.load_only)
+        sys.exit(0)
     if not (GPT2 / "encoder.json").exists():
         sys.exit("../shared/gpt2 not found: this benchmark needs GPT-2's encoder.json and vocab.bpe")
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}")
     for name in args.only or list(SECTIONS):
-        SECTIONS[name]()
+        if name == "fresh":
+            fresh(args.rounds, tuple(args.encodings), args.file, args.compiled)
+        elif name == "load":
+            load(args.rounds)
+        else:
+            SECTIONS[name]()

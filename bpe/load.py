@@ -273,29 +273,8 @@ def parse_tiktoken(text: str, name: str = "tokenizer.tiktoken") -> Loaded:
 
     One of OpenAI's own files (OPENAI_ENCODINGS) also gets its pre-tokenizer and special tokens.
     """
-    ranks: dict[bytes, int] = {}
-    taken: dict[int, bytes] = {}
-    for n, line in enumerate(text.splitlines(), start=1):
-        if not line:
-            continue
-        parts = line.split()
-        if len(parts) != 2 or not (parts[1].isascii() and parts[1].isdigit()):
-            raise ValueError(f"{name}: line {n} should be a base64 token and a rank, got {line[:60]!r}.")
-        if len(parts[1]) > 10 or int(parts[1]) >= MAX_ID:
-            raise ValueError(f"{name}: line {n}: rank {parts[1][:20]}{'...' if len(parts[1]) > 20 else ''} is not below 2**32.")
-        try:
-            token = base64.b64decode(parts[0], validate=True)
-        except (binascii.Error, ValueError):
-            raise ValueError(f"{name}: line {n}: {parts[0][:40]!r} is not base64.") from None
-        rank = int(parts[1])
-        if token in ranks:
-            raise ValueError(f"{name}: line {n}: token {show(token)} is listed twice.")
-        if rank in taken:
-            raise ValueError(f"{name}: line {n}: rank {rank} is given to two tokens, {show(taken[rank])} and {show(token)}.")
-        ranks[token], taken[rank] = rank, token
-    if not ranks:
-        raise ValueError(f"{name}: the file holds no tokens.")
-    merges = _wrap(name, merges_from_ranks, ranks)
+    compiled = _parse_tiktoken_compiled(text)
+    taken, merges = compiled if compiled is not None else _parse_tiktoken(text, name)
     known = OPENAI_ENCODINGS.get(hashlib.sha256(text.encode("utf-8")).hexdigest())
     if known is None:
         return Loaded(merges, (), "gpt2", None, dict(taken), "tiktoken")
@@ -332,6 +311,49 @@ def parse_tiktoken_spec(loaded: Loaded, text: str, name: str, ranks_text: str) -
             raise ValueError(f"{name}: special token {token!r} has id {i}, which the rank file gives {show(vocab[i])}.")
         vocab[i] = token.encode("utf-8")
     return Loaded(loaded.merges, tuple(specials), pattern, None, vocab, loaded.format, loaded.encoding, recorded=True)
+
+
+def _parse_tiktoken_compiled(text: str) -> tuple[dict[int, bytes], Merges] | None:
+    """(rank -> token, merges) read by the compiled core (bpe/c/ranks.c), or None where _parse_tiktoken must read the
+    file: no core, or anything but the plain form OpenAI's files have (it reads those, or says what is wrong)."""
+    from .core import core  # subtle: on first use, not with bpe (python -m bpe.core must import it first)
+
+    if core is None:
+        return None
+    from .pretokenize_c import SEED
+
+    found = core.load_ranks(text, SEED)
+    if found is None:
+        return None
+    tokens, ranks, merges = found
+    return dict(zip(ranks, tokens)), merges
+
+
+def _parse_tiktoken(text: str, name: str) -> tuple[dict[int, bytes], Merges]:
+    """(rank -> token, merges), each line checked: a sentence for the first that is wrong."""
+    ranks: dict[bytes, int] = {}
+    taken: dict[int, bytes] = {}
+    for n, line in enumerate(text.splitlines(), start=1):
+        if not line:
+            continue
+        parts = line.split()
+        if len(parts) != 2 or not (parts[1].isascii() and parts[1].isdigit()):
+            raise ValueError(f"{name}: line {n} should be a base64 token and a rank, got {line[:60]!r}.")
+        if len(parts[1]) > 10 or int(parts[1]) >= MAX_ID:
+            raise ValueError(f"{name}: line {n}: rank {parts[1][:20]}{'...' if len(parts[1]) > 20 else ''} is not below 2**32.")
+        try:
+            token = base64.b64decode(parts[0], validate=True)
+        except (binascii.Error, ValueError):
+            raise ValueError(f"{name}: line {n}: {parts[0][:40]!r} is not base64.") from None
+        rank = int(parts[1])
+        if token in ranks:
+            raise ValueError(f"{name}: line {n}: token {show(token)} is listed twice.")
+        if rank in taken:
+            raise ValueError(f"{name}: line {n}: rank {rank} is given to two tokens, {show(taken[rank])} and {show(token)}.")
+        ranks[token], taken[rank] = rank, token
+    if not ranks:
+        raise ValueError(f"{name}: the file holds no tokens.")
+    return taken, _wrap(name, merges_from_ranks, ranks)
 
 
 def merges_from_ranks(ranks: Mapping[bytes, int]) -> Merges:

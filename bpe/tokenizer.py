@@ -61,7 +61,7 @@ from pathlib import Path
 
 import regex
 
-from . import formats, load
+from . import encode_c, formats, load, pretokenize_c
 from .patterns import DEFAULT_PATTERN, ENCODING, ERRORS, check_pattern, check_special_tokens, find_specials, pattern_name
 from .pretokenize import _UNITS, sequence_of_text, split_gpt2
 from .train import Merges, Training, Vocab, build_vocab
@@ -149,13 +149,17 @@ class Tokenizer:
         special_tokens = [] if special_tokens is None else special_tokens
         check_special_tokens(special_tokens)
         special_tokens = list(special_tokens)
-        self.vocab: Vocab = _checked_vocab(vocab)
-        self.merges: Merges = _checked_merges(merges)
+        indexed = encode_c.index_vocab(vocab, merges)  # the checks and the ids below, compiled; None: run them here
+        if indexed is not None:
+            self.vocab, self.merges, self.ids = indexed
+        else:
+            self.vocab: Vocab = _checked_vocab(vocab)
+            self.merges: Merges = _checked_merges(merges)
+            self.ids: dict[bytes, int] = {}
+            for i, token in sorted(self.vocab.items()):
+                self.ids.setdefault(token, i)  # subtle: equal bytes under two ids share the first
         self.pattern = pattern
         self.counts: tuple[int | None, ...] = _checked_counts(counts, len(self.merges))
-        self.ids: dict[bytes, int] = {}
-        for i, token in sorted(self.vocab.items()):
-            self.ids.setdefault(token, i)  # subtle: equal bytes under two ids share the first
         for token in special_tokens:
             data = token.encode(ENCODING)
             if data not in self.ids:
@@ -167,11 +171,11 @@ class Tokenizer:
         self.name = name
         self.allowed_special: frozenset[str] = frozenset()
         self.allowed_special = self._allowed(allowed_special)
-        self.inert = _inert_merges(self.merges, self.ids)
-        self.ranks = {pair: rank for rank, pair in reversed(list(enumerate(self.merges))) if rank not in self.inert}
-        # the merges as ids, for encoding: (left id << 32 | right id) -> rank, and rank -> the id it makes (-1: never applies)
-        self._ranks = {self.ids[a] << 32 | self.ids[b]: rank for (a, b), rank in self.ranks.items()}
-        self._made = [-1 if rank in self.inert else self.ids[a + b] for rank, (a, b) in enumerate(self.merges)]
+        try:
+            self._compiled = encode_c.encoder(self.ids, self.merges, pattern)  # None: the Python path encodes (no compiled core)
+        except ValueError:  # a merge that makes no token: _inert_merges says which
+            self._compiled = None
+        self.inert = self._compiled.inert if self._compiled is not None else _inert_merges(self.merges, self.ids)
         self._byte_ids = {b: self.ids[BYTES[b]] for b in range(256) if BYTES[b] in self.ids}
         self._longest_special = max((len(t) for t in self.special_tokens), default=0)
         self._words: dict[tuple[bytes, int], tuple[int, ...]] = {}  # (pre-token, merges used) -> ids
@@ -281,6 +285,21 @@ class Tokenizer:
                         known._alias_special(text, i)
                 _OPENAI[key] = known
         return known
+
+    @cached_property
+    def ranks(self) -> dict[tuple[bytes, bytes], int]:
+        """Each merge's rank by its pair of tokens (the first rank, should a pair be listed twice)."""
+        return {pair: rank for rank, pair in reversed(list(enumerate(self.merges))) if rank not in self.inert}
+
+    @cached_property
+    def _ranks(self) -> dict[int, int]:
+        """The merges as ids, for the Python path's merging: (left id << 32 | right id) -> rank."""
+        return {self.ids[a] << 32 | self.ids[b]: rank for (a, b), rank in self.ranks.items()}
+
+    @cached_property
+    def _made(self) -> list[int]:
+        """rank -> the id its merge makes (-1: it never applies)."""
+        return [-1 if rank in self.inert else self.ids[a + b] for rank, (a, b) in enumerate(self.merges)]
 
     def __reduce__(self):
         """Pickled as what builds it again (vocab, merges, special tokens, settings), never its caches: for worker processes."""
@@ -435,6 +454,9 @@ class Tokenizer:
 
     def _encode_text(self, text: str, limit: int, allowed: frozenset[str]) -> list[int]:
         """Special tokens allowed kept whole (the longest first), the text between them pre-tokenized and merged."""
+        compiled = self._encode_compiled(text, limit, allowed)
+        if compiled is not None:
+            return compiled
         out: list[int] = []
         pos = 0
         for start, token in find_specials(text, allowed) if allowed else ():
@@ -461,7 +483,8 @@ class Tokenizer:
             self._refuse(text, allowed, disallowed_special)
             tail = data[e.start :]
             if not _all_invalid(tail):  # invalid bytes with text after them: each byte kept, as training counted them
-                return self._encode_text(text, limit, allowed)
+                compiled = self._encode_compiled(data, limit, allowed)  # the bytes as they are: the core keeps each invalid one
+                return compiled if compiled is not None else self._encode_text(text, limit, allowed)
             valid = text[: len(text) - len(tail)]
             ids = self._encode_text(valid, limit, allowed)
             last = self._last_piece_length(valid, limit, allowed, ids)
@@ -469,6 +492,23 @@ class Tokenizer:
             return ids[: len(ids) - last] + list(self._word_ids(loose, limit))
         self._refuse(text, allowed, disallowed_special)
         return self._encode_text(text, limit, allowed)
+
+    def _encode_compiled(self, text: str | bytes, limit: int, allowed: Collection[str]) -> list[int] | None:
+        """_encode_text in one call to the compiled core (encode_c.py), or None where the Python path encodes.
+
+        None: no compiled core, or no compiled pre-tokenizer for the pattern; a str holding a surrogate
+        (its invalid bytes, U+DC80..U+DCFF, would be read again as UTF-8: bytes are given as they are,
+        and the core keeps each invalid byte as the Python path does); a byte the vocabulary lacks (the
+        Python path says so in a sentence).
+        """
+        if self._compiled is None or self._compiled.kind < 0:
+            return None
+        if isinstance(text, str):
+            try:
+                text = text.encode(ENCODING)
+            except UnicodeEncodeError:
+                return None
+        return self._compiled.encode(text, limit, tuple(token.encode(ENCODING) for token in allowed))
 
     def _last_piece_length(self, text: str, limit: int, allowed: frozenset[str], ids: list[int]) -> int:
         """How many of ids (text's) the last pre-token made, with the all-whitespace tokens before it (tiktoken's rule)."""
@@ -602,6 +642,8 @@ class Tokenizer:
         """The ids of one pre-token with the first `limit` merges, cached."""
         key = (word, limit)
         ids = self._words.get(key)
+        if ids is None and self._compiled is not None:
+            ids = self._compiled.merge(word, limit)  # None: a byte the vocabulary lacks, which the Python path names
         if ids is None:
             start = self._byte_ids_of(word)
             ids = tuple(self._merge_long(start, limit) if len(start) > LONG_WORD else self._merge_short(start, limit))
@@ -684,6 +726,12 @@ class Tokenizer:
 
         With special token <|e|>: 'hi you<|e|>' -> [b'hi', b' you', b'<|e|>'].
         """
+        if self._compiled is not None and self._compiled.kind >= 0:
+            try:
+                data = text if isinstance(text, bytes) else text.encode(ENCODING)
+                return pretokenize_c.pretokens(data, self.pattern, self._special_bytes)
+            except UnicodeEncodeError:  # a surrogate: the Python path takes it
+                pass
         if isinstance(text, bytes):
             text = text.decode(ENCODING, ERRORS)
         out: list[bytes] = []

@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # each C file's equality tests: a new C source adds its test file here
-tests=(tests/test_heap_c.py)
+tests=(tests/test_heap_c.py tests/test_core_encoder.py tests/test_core_pretokenize.py tests/test_core_ranks.py)
 build=$(mktemp -d)
 trap 'rm -rf "$build"' EXIT
 BPE_SANITIZE=1 BPE_CORE_REQUIRED=1 .venv/bin/python setup.py --quiet build_ext --build-lib "$build/lib" --build-temp "$build/temp" >/dev/null
@@ -24,5 +24,5 @@ export ASAN_OPTIONS="detect_leaks=0:abort_on_error=1:strict_string_checks=1:dete
 export UBSAN_OPTIONS="halt_on_error=1:abort_on_error=1:print_stacktrace=1"
 .venv/bin/python -c "import bpe.core as c, sys; sys.exit(0 if c.core is not None and c.core.__file__ == '$core' else f'the sanitized core was not loaded: {c.missing}')"
 # --capture=sys: a report is written straight to file descriptor 2, and the abort would lose what pytest captured there
-timeout 600 .venv/bin/python -m pytest -q -p no:cacheprovider --capture=sys -x "${tests[@]}" "$@"
+timeout 900 .venv/bin/python -m pytest -q -p no:cacheprovider --capture=sys -x "${tests[@]}" "$@"
 echo "sanitize.sh: the compiled core passed its equality tests under AddressSanitizer and UBSan"

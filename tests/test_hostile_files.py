@@ -27,6 +27,7 @@ import regex
 import zstandard
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from test_core_encoder import python_twin
 
 from bpe import Tokenizer, count_inputs, formats, load, pretokenize, train, train_from_counts
 from bpe.cli import main
@@ -86,13 +87,15 @@ def tiktoken_text(tok: Tokenizer) -> str:
 
 
 def encodes_correctly(tok: Tokenizer) -> None:
-    """A loaded tokenizer must encode to ids of its vocabulary that decode to the text (or refuse a byte it lacks)."""
+    """A loaded tokenizer must encode to ids of its vocabulary that decode to the text (or refuse a byte it lacks),
+    the compiled encoder's ids the Python path's."""
     for text in SAMPLES:
         try:
             ids = tok.encode(text)
         except ValueError:
             continue  # a byte the vocabulary lacks: said in one sentence
         assert all(i in tok.vocab for i in ids)
+        assert tok._compiled is None or ids == python_twin(tok).encode(text)
         if tok.pattern in ("gpt2", "gpt4", "cl100k", "o200k", "none"):
             assert tok.decode_bytes(ids) == text.encode()
 

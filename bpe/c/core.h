@@ -9,5 +9,8 @@
 #include <Python.h>
 
 int bpe_heap_init(PyObject *module); /* heap.c: the heap trainer (bpe/heap.py), type Heap */
+int bpe_pretokenize_init(PyObject *module); /* pretokenize.c: the named pre-tokenizers (pretokenize_c.py), type PreTokenCounter */
+int bpe_encode_init(PyObject *module);     /* encode.c: Tokenizer.encode's merging by rank (encode_c.py), type Encoder */
+int bpe_ranks_init(PyObject *module);      /* ranks.c: reading a tiktoken rank file (load.parse_tiktoken) */
 
 #endif

@@ -18,6 +18,9 @@ static int exec_module(PyObject *module) {
     /* sha256 of the sources it was built from: bpe/core.py refuses a core older than its sources */
     if (PyModule_AddStringConstant(module, "SOURCES", BPE_CORE_SOURCES) < 0) return -1;
     if (bpe_heap_init(module) < 0) return -1;
+    if (bpe_pretokenize_init(module) < 0) return -1;
+    if (bpe_encode_init(module) < 0) return -1;
+    if (bpe_ranks_init(module) < 0) return -1;
     return 0;
 }
 

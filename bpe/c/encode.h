@@ -1,0 +1,111 @@
+/* The compiled encoder and pre-tokenizer: what pretokenize.c, bytesmap.c and encode.c share.
+
+   Everything here works on bytes: text is UTF-8, and a byte that does not begin a valid
+   UTF-8 character is a character of its own in no class -- what the Python path sees when
+   it decodes with surrogateescape (a lone surrogate, \p{Cs}). */
+#ifndef BPE_ENCODE_H
+#define BPE_ENCODE_H
+
+#include "core.h"
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+/* the pre-tokenizers with a scanner here; any other regex is run by Python */
+enum { BPE_KIND_NONE = 0, BPE_KIND_GPT2 = 1, BPE_KIND_CL100K = 2, BPE_KIND_O200K = 3, BPE_KIND_WHITESPACE = 4, BPE_KINDS = 5 };
+
+/* ---- pretokenize.c ---- */
+
+/* The next pre-token of s[*pos:n] (a text with no special token in it): its start and end;
+   0 when there is none left. *pos moves past it. */
+int bpe_next_pretoken(int kind, const uint8_t *s, size_t n, size_t *pos, size_t *start, size_t *end);
+
+/* Special tokens, found as pretokenize.find_specials finds them: left to right, not overlapping,
+   the longest of those starting at one place. */
+typedef struct {
+    Py_ssize_t count;
+    const uint8_t **data; /* longest first */
+    size_t *len;
+    Py_ssize_t *index; /* the token's place in the sequence it was given in */
+    size_t *next;      /* each token's next occurrence (SIZE_MAX: none left) */
+    PyObject *owner;   /* keeps the bytes alive */
+} bpe_specials;
+
+/* From a tuple or list of non-empty bytes (NULL or None: none); -1 with an exception set on bad input. */
+int bpe_specials_init(bpe_specials *sp, PyObject *tokens);
+void bpe_specials_free(bpe_specials *sp);
+/* Start searching s[0:n] from the beginning. */
+void bpe_specials_reset(bpe_specials *sp, const uint8_t *s, size_t n);
+/* The next special token at or after pos: 1 with its start and its index in the sequence given, 0 if none. */
+int bpe_specials_next(bpe_specials *sp, const uint8_t *s, size_t n, size_t pos, size_t *start, Py_ssize_t *which);
+
+/* ---- bytesmap.c: bytes -> (value, value2) ---- */
+
+/* An entry of the table itself (open addressing: no second lookup for the entry). */
+typedef struct {
+    uint64_t hash; /* 0: the slot is empty (a key whose hash is 0 is stored as 1) */
+    uint64_t key;  /* the key's bytes themselves (zero-padded) when it has at most 8, else their offset in the arena */
+    size_t value;  /* what the user keeps: a count, an offset */
+    uint32_t len;
+    uint32_t value2;
+} bpe_entry;
+
+typedef struct {
+    bpe_entry *table; /* mask + 1 slots, at most half of them used */
+    size_t mask;
+    size_t used;
+    uint8_t *arena; /* keys longer than 8 bytes */
+    size_t arena_used, arena_cap;
+    uint64_t seed;
+} bpe_bytesmap;
+
+int bpe_bytesmap_init(bpe_bytesmap *m, uint64_t seed);
+void bpe_bytesmap_free(bpe_bytesmap *m);
+void bpe_bytesmap_clear(bpe_bytesmap *m);
+/* Put key (value 0) in the empty slot get() stopped at; NULL when out of memory. */
+bpe_entry *bpe_bytesmap_add(bpe_bytesmap *m, const uint8_t *key, size_t n, uint64_t hash);
+
+static inline const uint8_t *bpe_key(const bpe_bytesmap *m, const bpe_entry *e) {
+    return e->len <= 8 ? (const uint8_t *)&e->key : m->arena + e->key;
+}
+
+/* A keyed hash of bytes, never 0; subtle: memcpy, not a cast, since the bytes need not be aligned. */
+static inline uint64_t bpe_hash(const uint8_t *p, size_t n, uint64_t seed) {
+    uint64_t h = seed ^ ((uint64_t)n * 0x9E3779B97F4A7C15ULL);
+    uint64_t w;
+    while (n > 8) {
+        memcpy(&w, p, 8);
+        h = (h ^ w) * 0xBF58476D1CE4E5B9ULL;
+        h ^= h >> 29;
+        p += 8;
+        n -= 8;
+    }
+    w = 0;
+    memcpy(&w, p, n);
+    h = (h ^ w) * 0x94D049BB133111EBULL;
+    h ^= h >> 32;
+    h *= 0xD6E8FEB86659FD93ULL;
+    h ^= h >> 32;
+    return h ? h : 1;
+}
+
+/* The entry holding key, or NULL. */
+static inline bpe_entry *bpe_bytesmap_get(const bpe_bytesmap *m, const uint8_t *key, size_t n, uint64_t hash) {
+    uint64_t word = 0;
+    if (n <= 8) memcpy(&word, key, n);
+    for (size_t i = (size_t)hash & m->mask;; i = (i + 1) & m->mask) {
+        bpe_entry *e = &m->table[i];
+        if (!e->hash) return NULL;
+        if (e->hash != hash || e->len != n) continue;
+        if (n <= 8 ? e->key == word : memcmp(m->arena + e->key, key, n) == 0) return e;
+    }
+}
+
+/* The entry holding key, added (value 0) if new; NULL when out of memory. */
+static inline bpe_entry *bpe_bytesmap_put(bpe_bytesmap *m, const uint8_t *key, size_t n, uint64_t hash) {
+    bpe_entry *e = bpe_bytesmap_get(m, key, n, hash);
+    return e ? e : bpe_bytesmap_add(m, key, n, hash);
+}
+
+#endif
