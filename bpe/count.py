@@ -27,18 +27,17 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from .compiled import LIBRARY, unavailable
 from .inputs import CHUNK_BYTES, DEFAULT_READING, Input, Options, Shard, read_shard, resolve_inputs, shards
 from .memory import peak_rss
 from .patterns import DEFAULT_PATTERN, check_pattern, check_special_tokens
-from .pretokenize import PreTokens, Progress, Tally, sequence_bytes
+from .pretokenize import PreTokens, Progress, Tally, compiled_path, sequence_bytes
 
 # Below this many bytes of input, counting runs in this process: a pool costs more than it saves.
 PARALLEL_MIN_BYTES = 4 << 20
 # The same for the compiled path (compiled.py), ~10x faster per byte: starting the workers and
 # sending their counts back (~0.5 s) pays off from about 100 MB, so 32 times that (128 MiB).
 COMPILED_PARALLEL_FACTOR = 32
-COMPILED_CHUNK_BYTES = 64 << 20  # fewer, larger calls into gigatoken: each batch's counts are added up in Python
+COMPILED_CHUNK_BYTES = 64 << 20  # fewer, larger calls into gigatoken (each batch's counts are added up in Python) and the core
 Paths = str | os.PathLike | Sequence[str | os.PathLike]
 
 
@@ -52,27 +51,28 @@ class Counted:
     worker_peak_rss: int = 0  # the largest peak resident memory of a process that counted, in bytes (this one's, counting alone)
     workers: int = 1
     worker_cpu_seconds: float = 0.0  # processor time of the worker processes together (0: no workers)
-    compiled_bytes: int = 0  # of text_bytes, those the compiled path counted (compiled.py)
+    compiled_bytes: int = 0  # of text_bytes, those the compiled path counted
     python_why: tuple[str, ...] = ()  # why the rest went to the Python path
+    library: str = ""  # the compiled path: 'bpe._core' or 'gigatoken 0.10.0' (pretokenize.compiled_path)
 
     @property
     def disk_bytes(self) -> int:
         return sum(source.size for source in self.inputs)
 
     def counted_by(self) -> str:
-        """Which path counted, for the CLI's summary: 'counted by gigatoken 0.10.0 (compiled)'."""
-        return counted_by(self.text_bytes, self.compiled_bytes, self.python_why)
+        """Which path counted, for the CLI's summary: 'counted by bpe._core (compiled)'."""
+        return counted_by(self.text_bytes, self.compiled_bytes, self.python_why, self.library)
 
 
-def counted_by(text_bytes: int, compiled_bytes: int, python_why: Sequence[str]) -> str:
-    """'counted by gigatoken 0.10.0 (compiled)', 'counted in Python (why)', or how much each path counted."""
+def counted_by(text_bytes: int, compiled_bytes: int, python_why: Sequence[str], library: str = "") -> str:
+    """'counted by bpe._core (compiled)', 'counted in Python (why)', or how much each path counted."""
     why = "; ".join(sorted(python_why))
     if text_bytes and compiled_bytes >= text_bytes:
-        return f"counted by {LIBRARY} (compiled)"
+        return f"counted by {library} (compiled)"
     if not compiled_bytes:
         return f"counted in Python ({why})" if why else "counted in Python"
     return (
-        f"counted by {LIBRARY} (compiled) {compiled_bytes / 1e6:,.1f} MB, in Python {(text_bytes - compiled_bytes) / 1e6:,.1f} MB ({why})"
+        f"counted by {library} (compiled) {compiled_bytes / 1e6:,.1f} MB, in Python {(text_bytes - compiled_bytes) / 1e6:,.1f} MB ({why})"
     )
 
 
@@ -117,7 +117,8 @@ def count_with(paths: Paths, reading: Options, workers: int | None = None, progr
     inputs = resolve_inputs(paths)
     total = sum(source.size for source in inputs)
     min_bytes = PARALLEL_MIN_BYTES
-    if reading.compiled and unavailable(pattern) is None:
+    library = compiled_path(pattern)[0] if reading.compiled else ""
+    if library:
         min_bytes = PARALLEL_MIN_BYTES * COMPILED_PARALLEL_FACTOR
         chunk_bytes = COMPILED_CHUNK_BYTES if chunk_bytes == CHUNK_BYTES else chunk_bytes
     if workers > 1 and total >= min_bytes:
@@ -139,7 +140,7 @@ def count_with(paths: Paths, reading: Options, workers: int | None = None, progr
     cpu = sum(tally.cpu_seconds for tally in tallies) if used > 1 else 0.0
     why = tuple(sorted({reason for tally in tallies for reason in tally.python_why}))
     compiled_bytes = sum(tally.compiled_bytes for tally in tallies)
-    return Counted(counts, tuple(inputs), sum(t.text_bytes for t in tallies), peak, used, cpu, compiled_bytes, why)
+    return Counted(counts, tuple(inputs), sum(t.text_bytes for t in tallies), peak, used, cpu, compiled_bytes, why, library)
 
 
 def _flag(split_lines: object) -> bool:

@@ -9,8 +9,9 @@ grows with the number of unique pieces, never with the size of the input.
 What it does not do: name the pre-tokenizers or find special tokens (patterns.py
 does, for this file and compiled.py), read files (inputs.py), count in parallel
 (count.py), or merge anything. Trainers start from its `PreTokens`. This is the reference path:
-where compiled.py's Rust pre-tokenizer gives exactly its counts (GPT-2's regex,
-valid UTF-8), `Tally` hands the text to it instead.
+where a compiled pre-tokenizer gives exactly its counts, `Tally` hands the text to it
+instead -- the compiled core's (pretokenize_c.py: the named pre-tokenizers, any bytes),
+or without it gigatoken's (compiled.py: GPT-2's regex, valid UTF-8).
 
 Invalid UTF-8 is kept: bytes are decoded with ``surrogateescape`` and encoded
 back the same way, so every input byte reaches the trainer as itself.
@@ -26,6 +27,7 @@ from dataclasses import dataclass
 import regex
 
 from . import compiled as fast
+from . import pretokenize_c as core
 
 # The registry of pre-tokenizers and the special-token helpers live in patterns.py, below this file and
 # compiled.py; they are imported here too, where users have long found them (from bpe.pretokenize import PATTERNS).
@@ -162,23 +164,29 @@ class Tally:
         t = Tally("gpt2"); t.add(["it is", "it<|s|>is"], ["<|s|>"])
         t.counts() -> {b'it': 2, b' is': 1, b'is': 1}
 
-    Where compiled.py's path is exact (GPT-2's pre-tokenizer, valid UTF-8,
-    gigatoken installed) `add` counts with it instead, and `counts()` adds both up.
+    Where a compiled path is exact `add` counts with it instead, and `counts()`
+    adds both up: the compiled core's pre-tokenizer (pretokenize_c.py) for the named
+    pre-tokenizers and any bytes, or, where the core is absent, gigatoken's
+    (compiled.py) for GPT-2's on valid UTF-8 with gigatoken installed.
     """
 
     def __init__(self, pattern: str = DEFAULT_PATTERN, split_lines: bool = False, compiled: bool = True) -> None:
         self.pattern = pattern
         self.split_lines = split_lines  # each line (newline kept) of a part is a document of its own
         self.pieces: Counter[str] = Counter()  # units for gpt2, whole documents for none, else pre-tokens
-        # the compiled path (compiled.py) where it is exact: its counts as bytes, what it counted, why not the rest
-        self.unavailable = fast.unavailable(pattern) if compiled else "the Python path was asked for"
+        # the compiled paths where they are exact: the core's counter, else gigatoken (compiled.py) and its counts as
+        # bytes; what they counted, why not the rest
+        self.library, self.unavailable = compiled_path(pattern) if compiled else ("", "the Python path was asked for")
+        self.core = core.counter(pattern) if self.library == core.LIBRARY else None
         self.fast: dict[bytes, int] = {}
         self.compiled_bytes = 0
         self.python_why: set[str] = set()  # why text went to the Python path
 
     def add(self, documents: Iterable[str | bytes], special_tokens: Sequence[str] = ()) -> None:
         """Count documents: text, or bytes (UTF-8 or not) as read from a file."""
-        if self.unavailable is None:
+        if self.core is not None:
+            documents = self._add_core(documents, special_tokens)
+        elif self.unavailable is None:
             documents = self._add_compiled(documents, special_tokens)
         elif documents:
             self.python_why.add(self.unavailable)
@@ -186,6 +194,22 @@ class Tally:
             if isinstance(document, bytes):
                 document = decode(document)
             self.add_parts(split_on_special(document, special_tokens) if special_tokens else (document,))
+
+    def _add_core(self, documents: Iterable[str | bytes], special_tokens: Sequence[str]) -> list[str]:
+        """Count with the compiled core; return the documents left to the Python path (a str holding a surrogate)."""
+        tokens = tuple(token.encode(ENCODING) for token in special_tokens)
+        rest = []
+        for document in documents:
+            if isinstance(document, str):
+                try:
+                    document = document.encode(ENCODING)
+                except UnicodeEncodeError:  # surrogateescape's, from bytes decoded here; bytes are given as they are
+                    rest.append(document)
+                    self.python_why.add("text holding a surrogate")
+                    continue
+            self.core.add(document, tokens, self.split_lines)
+            self.compiled_bytes += len(document)
+        return rest
 
     def _add_compiled(self, documents: Iterable[str | bytes], special_tokens: Sequence[str]) -> list[str | bytes]:
         """Count with the compiled path what it counts exactly; return the documents left to the Python path."""
@@ -237,6 +261,8 @@ class Tally:
 
     def counts(self) -> dict[bytes, int]:
         """tokens() as bytes, as trainers take them (with what the compiled path counted)."""
+        if self.core is not None:  # the core's counts join gigatoken's place (only one of the two counts)
+            self.fast, self.core = self.core.counts(), None
         counts = {token.encode(ENCODING, ERRORS): n for token, n in self.tokens().items()}
         if not counts:
             return self.fast  # not copied: a tally is done with once it is counted
@@ -244,6 +270,21 @@ class Tally:
         for token, n in self.fast.items():
             counts[token] = get(token, 0) + n
         return counts
+
+
+def compiled_path(pattern: str) -> tuple[str, str | None]:
+    """Which compiled pre-tokenizer counts this pattern's pre-tokens: (its name, None), or ("", why none can).
+
+    The compiled core's (pretokenize_c.py) where it is built; else gigatoken's (compiled.py), GPT-2's pattern only.
+    """
+    why = core.unavailable(pattern)
+    if why is None:
+        return core.LIBRARY, None
+    if fast.unavailable(pattern) is None:
+        return fast.LIBRARY, None
+    if pattern_name(pattern) == "gpt2" or regex_of(pattern) == PATTERNS["gpt2"]:
+        return "", f"{why}; {fast.unavailable(pattern)}"
+    return "", why
 
 
 def count_units(units: Counter[str]) -> Counter[str]:

@@ -23,6 +23,7 @@ from pathlib import Path
 from .count import Counted, Paths, count_shards, reading_of
 from .inputs import CHUNK_BYTES, DEFAULT_READING, Options, Shard, resolve_inputs, shards
 from .patterns import DEFAULT_PATTERN, check_pattern, check_special_tokens
+from .pretokenize import compiled_path
 
 TASKS_PER_CPU = 2  # map tasks per CPU of the cluster: enough to balance, few enough that each splits its units once
 
@@ -74,6 +75,7 @@ def count_on_ray_with(paths: Paths, address: str | None, options: Options) -> Co
         len(groups),
         compiled_bytes=sum(stat[2] for stat in stats),
         python_why=tuple(sorted({why for stat in stats for why in stat[3]})),
+        library=compiled_path(options.pattern)[0] if options.compiled else "",
     )
 
 

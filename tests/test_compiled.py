@@ -1,5 +1,9 @@
 """The compiled pre-tokenization path (bpe/compiled.py, gigatoken) counts exactly what the Python path counts, or not at all.
 
+gigatoken counts where the compiled core is absent (with it, the core's own pre-tokenizer
+counts: tests/test_core_pretokenize.py), so every test here switches the core off, in this
+process and in the worker processes it starts (BPE_CORE=0).
+
 Each equality test calls the compiled path itself (compiled.count_utf8), so a
 fallback cannot hide a difference; and each case the compiled path refuses
 (invalid UTF-8, other pre-tokenizers, characters whose Unicode class differs,
@@ -36,6 +40,13 @@ SHARED = ROOT.parent / "shared"
 EOT = "<|endoftext|>"
 
 needs_gigatoken = pytest.mark.skipif(compiled.unavailable("gpt2") is not None, reason=str(compiled.unavailable("gpt2")))
+
+
+@pytest.fixture(autouse=True)
+def without_the_core(monkeypatch):
+    monkeypatch.setenv("BPE_CORE", "0")
+    monkeypatch.setattr("bpe.core.core", None)
+    monkeypatch.setattr("bpe.core.missing", "BPE_CORE=0 is set")
 
 
 def python_counts(data: bytes, special_tokens=(), split_lines=False) -> dict[bytes, int]:
@@ -162,7 +173,7 @@ def test_other_pre_tokenizers_use_the_python_path(pattern):
     assert compiled.unavailable(pattern) == "gigatoken 0.10.0 counts only the gpt2 pre-tokenizer's pre-tokens"
     tally = Tally(pattern)
     tally.add(["it's 42 words"])
-    assert tally.compiled_bytes == 0 and tally.python_why == {compiled.unavailable(pattern)}
+    assert tally.compiled_bytes == 0 and tally.python_why == {"the compiled core is absent (BPE_CORE=0 is set)"}
     assert tally.counts() == pretokenize_module.pretokenize("it's 42 words", pattern=pattern, compiled=False).counts
 
 
@@ -263,7 +274,7 @@ def test_bpe_count_says_which_path_counted(corpus, tmp_path, capsys):
     assert "pre-tokens counted by gigatoken 0.10.0 (compiled)" in capsys.readouterr().out
     args = ["count", path, "--out", str(tmp_path / "b.parquet"), "--special-token", EOT, "--workers", "1", "--pattern", "gpt4"]
     assert main(args) == 0
-    assert "pre-tokens counted in Python (gigatoken 0.10.0 counts only the gpt2 pre-tokenizer's pre-tokens)" in capsys.readouterr().out
+    assert "pre-tokens counted in Python (the compiled core is absent (BPE_CORE=0 is set))" in capsys.readouterr().out
     assert main(["count", path, "--out", str(tmp_path / "c.parquet"), "--special-token", EOT, "--workers", "1", "--no-compiled"]) == 0
     assert "pre-tokens counted in Python (the Python path was asked for)" in capsys.readouterr().out
     assert pq.read_table(tmp_path / "a.parquet").equals(pq.read_table(tmp_path / "c.parquet"))

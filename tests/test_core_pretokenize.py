@@ -1,0 +1,233 @@
+"""The compiled pre-tokenizers (bpe/c/pretokenize.c) split and count exactly as pretokenize.py's regexes do.
+
+Each test calls the core itself (core.pretokens, core.PreTokenCounter) and compares with the
+Python path (the `regex` module), so a fallback cannot hide a difference: on text over all of
+Unicode, where the patterns are subtle (contractions in any case, whitespace runs before a
+newline or the end, o200k's case classes and marks, digits in threes), on invalid UTF-8 (each
+bad byte a character of its own, as surrogateescape makes it), with special tokens and lines as
+documents, and on real corpora. The character tables are checked against `regex` for every
+code point. Skipped where the compiled core is not built (bpe/core.py says why); the fallback
+is tested too.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+import regex
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from bpe import count_inputs, pretokenize_c, unicode_classes
+from bpe.cli import main
+from bpe.core import core, missing
+from bpe.corpora import stdlib_prose
+from bpe.pretokenize import ENCODING, ERRORS, PATTERNS, Tally, sequence_of_text
+
+needs_core = pytest.mark.skipif(core is None, reason=f"the compiled core is absent: {missing}")
+NAMED = [name for name in PATTERNS]  # gpt2, cl100k, o200k, whitespace, none
+EOT = "<|endoftext|>"
+
+# where the five patterns are subtle
+PIECES = [
+    "'s", "'t", "'re", "'ve", "'m", "'ll", "'d", "'S", "'T", "'RE", "'Ve", "'LL", "'D", "'ſ", "'K", "'", "''", " 's", "'x", "’s",
+    " ", "  ", "   ", "\t", "\n", "\n\n", "\r\n", "\r", " \n ", "\x0b", "\x0c", "\x1c", "\x1f", "\x85", "\xa0",
+    "\u1680", "\u2000", "\u200a", "\u200b", "\u2028", "\u2029", "\u202f", "\u205f", "\u3000", "\u180e", "\ufeff",
+    "a", "Z", "é", "e\u0301", "\u0915\u093f", "日本", "ß", "ǅ", "ǈ", "ʰ", "ˆ", "\u0301", "\u20dd", "\u0903",
+    "HTTPServer", "camelCase", "iPhone", "McDonald's", "DON'T", "ÉcoleNormale",
+    "1", "42", "2024", "1234567", "²", "½", "٣", "३", "Ⅻ", "①", "𝟙", "１",
+    "!", "?!", ".", "...", "-", "—", "“", "”", "€", "😀", "👩‍👩‍👧", "/", "//", "!/", "\x00", "\x7f", "\U0010fffd",
+]  # fmt: skip
+ALL_CHARACTERS = st.characters(exclude_categories=["Cs"])
+# bytes that are not UTF-8, or only nearly: cut sequences, overlong forms, surrogates, past U+10FFFF
+BAD_BYTES = [b"\xc3", b"\xa9", b"\xe2\x82", b"\xed\xa0\x80", b"\xf4\x90\x80\x80", b"\xc0\xaf", b"\xe0\x80\xaf", b"\xf8", b"\xff"]
+
+
+def unicode_text() -> st.SearchStrategy[str]:
+    piece = st.one_of(st.sampled_from(PIECES), ALL_CHARACTERS, st.text(ALL_CHARACTERS, max_size=6))
+    return st.lists(piece, max_size=40).map("".join)
+
+
+def any_bytes() -> st.SearchStrategy[bytes]:
+    piece = st.one_of(st.sampled_from(PIECES).map(str.encode), st.sampled_from(BAD_BYTES), st.binary(max_size=6))
+    return st.lists(piece, max_size=30).map(b"".join)
+
+
+def python_pretokens(data: bytes, pattern: str) -> list[bytes]:
+    return [token.encode(ENCODING, ERRORS) for token in sequence_of_text(data.decode(ENCODING, ERRORS), pattern)]
+
+
+def python_counts(documents: list[bytes], pattern: str, special_tokens=(), split_lines=False) -> dict[bytes, int]:
+    tally = Tally(pattern, split_lines, compiled=False)
+    tally.add(documents, special_tokens)
+    return tally.counts()
+
+
+def core_counts(documents: list[bytes], pattern: str, special_tokens=(), split_lines=False) -> dict[bytes, int]:
+    counter = pretokenize_c.counter(pattern)
+    for document in documents:
+        counter.add(document, tuple(t.encode() for t in special_tokens), split_lines)
+    return counter.counts()
+
+
+# ---------------------------------------------------------------------------
+# the character tables are regex's
+
+
+@needs_core
+def test_the_compiled_classes_are_regexs_for_every_code_point():
+    assert regex.__version__ == core.REGEX_VERSION, "python -m bpe.unicode_classes remakes the tables for this regex"
+    assert core.class_table() == bytes(unicode_classes.classes())
+
+
+def test_the_committed_tables_are_what_regex_gives():
+    assert unicode_classes.HEADER.read_text(encoding="utf-8") == unicode_classes.header(), "run python -m bpe.unicode_classes"
+
+
+def test_case_insensitive_contraction_letters_include_the_long_s():
+    assert unicode_classes.folded_letters()[0x17F] == "s"  # regex's (?i)s matches ſ; (?i)k's Kelvin sign is no contraction letter
+
+
+# ---------------------------------------------------------------------------
+# pre-tokens in order
+
+
+@needs_core
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(text=unicode_text(), pattern=st.sampled_from(NAMED))
+def test_pretokens_equal_the_regexs_on_text_over_all_of_unicode(text, pattern):
+    data = text.encode()
+    assert pretokenize_c.pretokens(data, pattern) == python_pretokens(data, pattern)
+
+
+@needs_core
+@settings(max_examples=300, deadline=None)
+@given(data=any_bytes(), pattern=st.sampled_from(NAMED))
+def test_invalid_utf8_splits_as_the_python_path_splits_its_surrogates(data, pattern):
+    assert pretokenize_c.pretokens(data, pattern) == python_pretokens(data, pattern)
+
+
+@needs_core
+@pytest.mark.parametrize("pattern", NAMED)
+@pytest.mark.parametrize(
+    "text",
+    ["", " ", "a" * 5000, " " * 5000, "\n" * 3000 + "x", "1" * 4000, "!" * 4000 + "\n\n", "ab" * 3000 + "'S", "\u0301" * 3000],
+)
+def test_empty_text_and_long_runs(pattern, text):
+    data = text.encode()
+    assert pretokenize_c.pretokens(data, pattern) == python_pretokens(data, pattern)
+
+
+@needs_core
+def test_special_tokens_are_kept_whole_in_order():
+    assert pretokenize_c.pretokens(b"Hello world<|e|>!", "o200k", [b"<|e|>"]) == [b"Hello", b" world", b"<|e|>", b"!"]
+
+
+def test_the_pattern_can_be_named_or_given_as_its_regex():
+    if core is None:
+        assert pretokenize_c.kind("gpt2") is None
+        return
+    assert pretokenize_c.kind("gpt4") == pretokenize_c.kind("cl100k") == pretokenize_c.kind(PATTERNS["cl100k"]) is not None
+    assert pretokenize_c.kind(r"\w+") is None
+    assert pretokenize_c.unavailable(r"\w+") == "a regex of your own runs in Python"
+
+
+# ---------------------------------------------------------------------------
+# counting, as Tally counts
+
+
+@needs_core
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    parts=st.lists(st.one_of(unicode_text(), any_bytes().map(lambda b: b.decode(ENCODING, ERRORS))), min_size=1, max_size=4),
+    specials=st.lists(st.sampled_from([EOT, "<|s|>", "<|", "|>", "ab", "aa", "a", " ", "\n", "é"]), max_size=3, unique=True),
+    split_lines=st.booleans(),
+    pattern=st.sampled_from(NAMED),
+)
+def test_counts_cut_at_special_tokens_and_lines_as_tally(parts, specials, split_lines, pattern):
+    # specials at the edges, doubled, overlapping one another ('<|' in '<|s|>'), overlapping themselves ('aa')
+    joiners = specials or [""]
+    text = joiners[0] + "".join(p + joiners[i % len(joiners)] for i, p in enumerate(parts)) + joiners[-1]
+    documents = [text.encode(ENCODING, ERRORS), parts[0].encode(ENCODING, ERRORS)]
+    assert core_counts(documents, pattern, specials, split_lines) == python_counts(documents, pattern, specials, split_lines)
+
+
+@pytest.fixture(scope="module")
+def prose() -> bytes:
+    return stdlib_prose(400_000).encode("utf-8", "surrogateescape")
+
+
+@needs_core
+@pytest.mark.parametrize("pattern", NAMED)
+def test_real_prose_counts_the_same(prose, pattern):
+    assert core_counts([prose], pattern, [EOT]) == python_counts([prose], pattern, [EOT])
+
+
+@needs_core
+def test_the_cs336_corpus_counts_the_same(cs336):
+    data = (cs336 / "corpus.en").read_bytes()
+    for pattern in ("gpt2", "cl100k", "o200k"):
+        assert core_counts([data], pattern, [EOT]) == python_counts([data], pattern, [EOT])
+
+
+# ---------------------------------------------------------------------------
+# Tally, count_inputs and the CLI count with it
+
+
+@needs_core
+@settings(max_examples=100, deadline=None)
+@given(data=any_bytes(), text=unicode_text(), pattern=st.sampled_from(NAMED))
+def test_tally_counts_any_bytes_with_the_core(data, text, pattern):
+    tally = Tally(pattern)
+    tally.add([data, text, "caf\udce9"], [EOT])  # a str holding a surrogate: the Python path's
+    python = Tally(pattern, compiled=False)
+    python.add([data, text, "caf\udce9"], [EOT])
+    assert tally.counts() == python.counts()
+    assert tally.compiled_bytes == len(data) + len(text.encode()) and tally.python_why == {"text holding a surrogate"}
+
+
+@pytest.fixture(scope="module")
+def corpus_file(tmp_path_factory, prose) -> Path:
+    path = tmp_path_factory.mktemp("corpus") / "corpus.txt"
+    path.write_bytes((prose + b"\xff\xfe invalid " + EOT.encode()) * 6)  # past 2 MB: shards of 1 MB for two workers
+    return path
+
+
+@needs_core
+@pytest.mark.parametrize("pattern", ["cl100k", "o200k"])
+def test_counting_in_workers_equals_the_python_path(corpus_file, pattern, monkeypatch):
+    monkeypatch.setattr("bpe.count.PARALLEL_MIN_BYTES", 0)  # a pool even for this small corpus
+    monkeypatch.setattr("bpe.count.COMPILED_PARALLEL_FACTOR", 1)
+    fast = count_inputs(corpus_file, pattern=pattern, special_tokens=[EOT], workers=2, chunk_bytes=1 << 17)
+    slow = count_inputs(corpus_file, pattern=pattern, special_tokens=[EOT], workers=1, compiled=False)
+    assert fast.workers == 2 and fast.counts == slow.counts
+    assert fast.counted_by() == "counted by bpe._core (compiled)"
+
+
+@needs_core
+def test_bpe_count_says_the_core_counted(corpus_file, tmp_path, capsys):
+    base = ["count", str(corpus_file), "--special-token", EOT, "--workers", "1", "--pretokenizer", "gpt4"]
+    assert main([*base, "--out", str(tmp_path / "a.parquet")]) == 0
+    assert "pre-tokens counted by bpe._core (compiled)" in capsys.readouterr().out
+    assert main([*base, "--out", str(tmp_path / "b.parquet"), "--no-compiled"]) == 0
+    assert "pre-tokens counted in Python (the Python path was asked for)" in capsys.readouterr().out
+    assert pq.read_table(tmp_path / "a.parquet").equals(pq.read_table(tmp_path / "b.parquet"))
+
+
+# ---------------------------------------------------------------------------
+# when it is not used
+
+
+@needs_core
+def test_another_regex_version_is_refused_in_one_reason(monkeypatch):
+    monkeypatch.setattr(pretokenize_c.regex, "__version__", "2020.1.1")
+    why = pretokenize_c.unavailable("o200k")
+    assert why.startswith("regex 2020.1.1 is installed") and "python -m bpe.unicode_classes" in why
+
+
+def test_without_the_core_it_says_why(monkeypatch):
+    monkeypatch.setattr("bpe.core.core", None)
+    assert pretokenize_c.unavailable("gpt2").startswith("the compiled core is absent")
+    assert pretokenize_c.kind("gpt2") is None
