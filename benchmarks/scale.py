@@ -4,6 +4,8 @@
     python benchmarks/scale.py --mb 2000 --vocab 10000 --tools ours
     python benchmarks/scale.py --corpus FILE --tools ours,ours-python,hf,rustbpe,gigatoken,ffbpe --workers 2
     python benchmarks/scale.py --corpus FILE --pretokenize-only --tools-python /tmp/tools/bin/python
+    python benchmarks/scale.py --corpus benchmarks/data/corpus48.txt --pretokenizer cl100k --tools ours,rustbpe \
+        --vocab 10000 --no-counts --rounds 3      # GPT-4's pattern: ours and rustbpe only (the others split with GPT-2's)
     python benchmarks/scale.py --corpus benchmarks/data/corpus48.txt --vocab 10000 32000 --no-counts \
         --tools ours,ours-heap,gigatoken,rustbpe,ffbpe,hf --rounds 3      # alternated, medians at the end
 
@@ -43,6 +45,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 SPECIAL = "<|endoftext|>"
 GPT2 = r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
+PRETOKENIZER = ["gpt2"]  # --pretokenizer: the pattern ours and rustbpe split with (a name of bpe.patterns.PATTERNS)
 
 
 def run(command: list[str], env: dict | None = None) -> tuple[float, float, int, str]:
@@ -71,7 +74,7 @@ def load() -> str:
 def ours(corpus: Path, vocab_sizes: list[int], workers: int, from_counts: bool = True, compiled: bool = True, algorithm: str = "") -> None:
     bpe = [sys.executable, "-m", "bpe"]
     chosen = ["--algorithm", algorithm] if algorithm else []
-    path = ([] if compiled else ["--no-compiled"]) + chosen
+    path = ([] if compiled else ["--no-compiled"]) + chosen + ["--pretokenizer", PRETOKENIZER[0]]
     what = ("" if compiled else ", Python path (--no-compiled)") + (f", --algorithm {algorithm}" if algorithm else "")
     with tempfile.TemporaryDirectory() as tmp:
         for vocab in vocab_sizes:
@@ -81,7 +84,7 @@ def ours(corpus: Path, vocab_sizes: list[int], workers: int, from_counts: bool =
         if not from_counts:
             return
         counts = f"{tmp}/counts.parquet"
-        reading = [] if compiled else ["--no-compiled"]
+        reading = ([] if compiled else ["--no-compiled"]) + ["--pretokenizer", PRETOKENIZER[0]]
         *measured, text = run(
             [*bpe, "count", str(corpus), "--special-token", SPECIAL, "--workers", str(workers), "--out", counts, *reading]
         )
@@ -121,11 +124,18 @@ def documents(path, block=8 << 20):
             yield from whole
     yield carry
 tok = rustbpe.Tokenizer()
-tok.train_from_iterator(documents({str(corpus)!r}), {vocab}, pattern={GPT2!r})
+tok.train_from_iterator(documents({str(corpus)!r}), {vocab}, pattern={pattern_regex()!r})
 print(len(tok.get_mergeable_ranks()))
 """
         *measured, text = run([sys.executable, "-c", code])
-        report(f"rustbpe, vocab {vocab:,}", *measured, f"ranks {text.strip()}")
+        report(f"rustbpe ({PRETOKENIZER[0]}), vocab {vocab:,}", *measured, f"ranks {text.strip()}")
+
+
+def pattern_regex() -> str:
+    sys.path.insert(0, str(ROOT))
+    from bpe.patterns import PATTERNS
+
+    return PATTERNS[PRETOKENIZER[0]] if PRETOKENIZER[0] != "gpt2" else GPT2
 
 
 def gigatoken(corpus: Path, vocab_sizes: list[int], python: str) -> None:
@@ -235,7 +245,9 @@ if __name__ == "__main__":
     parser.add_argument("--no-counts", action="store_true", help="ours: end to end only, not bpe count + train --from-counts")
     parser.add_argument("--tools-python", default=sys.executable, help="the interpreter with gigatoken and ffbpe installed")
     parser.add_argument("--pretokenize-only", action="store_true", help="time file -> counts alone, one process each")
+    parser.add_argument("--pretokenizer", default="gpt2", help="ours and rustbpe: gpt2 (default), cl100k or o200k")
     args = parser.parse_args()
+    PRETOKENIZER[0] = args.pretokenizer
     corpus = ensure_corpus(args.corpus or ROOT / "benchmarks" / "data" / f"corpus{args.mb}.txt", args.mb)
     print(f"# {corpus.name}: {corpus.stat().st_size / 1e6:,.1f} MB; python {sys.version.split()[0]}, {os.cpu_count()} CPUs")
     print(subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip())
