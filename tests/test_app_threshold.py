@@ -193,3 +193,13 @@ def test_a_typed_t_moves_the_slider_to_the_value_that_keeps_the_same_merges(type
     assert at.number_input(key="w_threshold_typed").value == snapped  # the box says the t the numbers are for
     at.select_slider(key="w_threshold").set_value(1).run()  # and the slider moves the box
     assert at.number_input(key="w_threshold_typed").value == 1
+
+
+def test_an_old_t_the_box_sends_along_with_a_slider_move_is_not_typing():
+    """A run cut short leaves the browser's box at an older t, sent with the next slider move: the slider's t stands."""
+    at = open_page()
+    at.select_slider(key="w_threshold").set_value(9)
+    at.number_input(key="w_threshold_typed").set_value(3)  # the box's old value, in the same message
+    at.run()
+    assert at.session_state["threshold"] == 9 and kept_label(at) == "Merges kept at t = 9"
+    assert at.number_input(key="w_threshold_typed").value == 9

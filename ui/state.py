@@ -41,6 +41,7 @@ DEFAULTS: dict[str, object] = {
     "speedup": None,  # the last parallel pre-tokenization timing: ui.views.race.SpeedupRecord
     "threshold": 1,  # min_pair_frequency on the threshold explorer
     "threshold_typed": 1,  # the number box beside the threshold slider: ui.views.threshold.slider
+    "threshold_box_for": None,  # the slider's t the box was last set for (a box value that comes with another is stale)
     "threshold_options": (),  # what the threshold slider's options were when drawn: ui.views.threshold.restore_slider
     "tok_text": None,  # the tokenize page's text; None: a sample of the corpus
     "tok_ids": True,  # the tokenize page shows each token's id under it (a projector has no hover)

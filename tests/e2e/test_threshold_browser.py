@@ -101,7 +101,7 @@ def test_a_preset_sets_the_slider_and_real_text_tokenizes(page):
     assert page.get_by_role("button", name="tokenizer.json").count() == 1
     # a chip holds one token, or several when they split one character (🙂 is 4 byte tokens): data-tokens
     chips = page.evaluate(
-        "() => [...document.querySelector('[data-testid=stHtml]').querySelectorAll('.tok')].reduce((n, e) => n + (+e.dataset.tokens || 1), 0)"
+        "() => [...document.querySelector('[data-testid=stMain] .toks').querySelectorAll('.tok')].reduce((n, e) => n + (+e.dataset.tokens || 1), 0)"
     )
     assert chips == int(metric(page, "Tokens").replace(",", ""))
     shot(page, "tokenize")

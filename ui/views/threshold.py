@@ -114,7 +114,10 @@ def slider(options: list[int]) -> int:
             format_func=lambda v: f"{v:,}",
             help="The slider stops at each winning count (and at the presets): the values where the answer changes.",
         )
-    st.session_state["threshold_typed"] = t
+    # subtle: the box shows the slider's t, set here on every run; a run cut short (a student holding an arrow key)
+    # leaves the browser's box at an older t, which it sends along with the next slider move. A box value that comes
+    # with a slider the box was not last set for is that old t, not typing: it is set back (state.widget's stale)
+    st.session_state["threshold_typed"] = st.session_state["threshold_box_for"] = t
     state.widget(
         right.number_input,
         "or type t",
@@ -123,6 +126,7 @@ def slider(options: list[int]) -> int:
         max_value=options[-1],
         step=1,
         on_change=lambda: choose(snap(int(st.session_state["threshold_typed"]), options)),
+        stale=lambda: st.session_state.get("w_threshold") != st.session_state["threshold_box_for"],
         help="Any t: it is moved up to the next value on the slider, which keeps the same merges.",
     )
     return st.session_state["threshold"]
