@@ -26,6 +26,7 @@ from bpe.heap import Heap
 from bpe.naive import Naive
 from bpe.tokenizer import Tokenizer
 from bpe.trainer import Trainer
+from ui.render import show
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -120,7 +121,7 @@ def trainer_excerpts(algorithm: str) -> list[tuple[Excerpt, str]]:
 def step_code(event: MergeEvent, algorithm: str) -> str:
     """The code that made this merge, its lines lit with what they did here (this merge's work counters and pair)."""
     done = dict(event.work)
-    pair = f"{_show(event.left)} + {_show(event.right)}"
+    pair = f"{show(event.left)} + {show(event.right)}"
     said = {
         "recount": f"counted {done.get('pairs_counted', 0):,} pairs, every pair of every word",
         "scan": f"the highest count: {pair}, {event.count:,}",
@@ -145,12 +146,6 @@ def _stale(event: MergeEvent, winner: bool) -> str:
     n = heap.winner_pops if winner else heap.stale_popped_total - heap.winner_pops
     whom = "the winner" if winner else "the runner-up"
     return f"popped {n:,} stale entr{'y' if n == 1 else 'ies'} above {whom}" if n else f"no stale entry above {whom}"
-
-
-def _show(token: bytes) -> str:
-    from ui.render import show
-
-    return show(token)
 
 
 # ---------------------------------------------------------------------------
