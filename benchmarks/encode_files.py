@@ -49,18 +49,42 @@ def load() -> str:
     return os.getloadavg().__repr__()
 
 
+# Each command runs under this wrapper, which writes the process's own peak (VmHWM) to a file as it exits.
+# subtle: not wait4's ru_maxrss, which on Linux also holds the parent's size at the fork before exec (this
+# benchmark holds the arrays it compares: every child would seem as big).
+WRAP = """
+import atexit, runpy, sys
+out, target, *args = sys.argv[1:]
+def peak():
+    with open(out, "w") as f:
+        f.write(next(line.split()[1] for line in open("/proc/self/status") if line.startswith("VmHWM")))
+atexit.register(peak)
+sys.argv = [target, *args]
+runpy.run_module(target, run_name="__main__") if not target.endswith(".py") else runpy.run_path(target, run_name="__main__")
+"""
+
+
 def peak_of(argv: list[str], env: dict | None = None) -> tuple[float, int, str]:
-    """Wall seconds, the child's own peak RSS (bytes, by wait4: Popen's own wait would reap it first) and its stdout."""
-    start = time.perf_counter()
-    proc = subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
-    out = proc.stdout.read()
-    err = proc.stderr.read()
-    _, status, usage = os.wait4(proc.pid, 0)
-    seconds = time.perf_counter() - start
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    if proc.returncode != 0:
-        raise SystemExit(f"{' '.join(argv)} failed: {err.decode()[-2000:]}")
-    return seconds, usage.ru_maxrss * 1024, out.decode()
+    """Run `python -m MODULE ARGS` (argv[0] the module) or a script: wall seconds, the process's own peak (VmHWM, bytes), stdout."""
+    with tempfile.NamedTemporaryFile(suffix=".peak") as mark:
+        start = time.perf_counter()
+        done = subprocess.run([sys.executable, "-c", WRAP, mark.name, *argv], cwd=ROOT, capture_output=True, env=env)
+        seconds = time.perf_counter() - start
+        if done.returncode != 0:
+            raise SystemExit(f"{' '.join(argv)} failed: {done.stderr.decode()[-2000:]}")
+        return seconds, int(Path(mark.name).read_text() or 0) * 1024, done.stdout.decode()
+
+
+def digest(path: Path, tail: bytes = b"") -> str:
+    """sha256 of a file's bytes (and tail after them), read a block at a time."""
+    import hashlib
+
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        while block := f.read(1 << 24):
+            h.update(block)
+    h.update(tail)
+    return h.hexdigest()
 
 
 def tiktoken_env(folder: Path) -> dict:
@@ -76,7 +100,7 @@ def tiktoken_env(folder: Path) -> dict:
 
 def ours(corpus: Path, out: Path, workers: int) -> tuple[float, int, int, str]:
     """bpe encode: wall seconds, the main process's peak, the largest worker's peak (from its summary), the summary."""
-    argv = [sys.executable, "-m", "bpe", "encode", str(GPT2), str(corpus), "--out", str(out), "--workers", str(workers)]
+    argv = ["bpe", "encode", str(GPT2), str(corpus), "--out", str(out), "--workers", str(workers)]
     seconds, peak, summary = peak_of(argv, os.environ | {"PYTHONPATH": str(ROOT)})
     found = re.search(r"(\d+) workers each at most ([\d,.]+) MB", summary)
     worker = int(float(found.group(2).replace(",", "")) * 1e6) if found else 0
@@ -84,7 +108,9 @@ def ours(corpus: Path, out: Path, workers: int) -> tuple[float, int, int, str]:
 
 
 def theirs(corpus: Path, out: Path, env: dict) -> tuple[float, int]:
-    seconds, peak, _ = peak_of([sys.executable, "-c", TIKTOKEN_SCRIPT, str(corpus), str(out)], env)
+    script = out.parent / "tiktoken_script.py"
+    script.write_text(TIKTOKEN_SCRIPT)
+    seconds, peak, _ = peak_of([str(script), str(corpus), str(out)], env)
     return seconds, peak
 
 
@@ -113,12 +139,11 @@ def encode_section(corpus: Path, folder: Path, rounds: int, workers: int) -> Pat
 
 
 def decode_section(corpus: Path, ids: Path, folder: Path) -> None:
-    argv = [sys.executable, "-m", "bpe", "decode", str(GPT2), "--file", str(ids), "--out", str(folder / "text.txt")]
+    argv = ["bpe", "decode", str(GPT2), "--file", str(ids), "--out", str(folder / "text.txt")]
     seconds, peak, _ = peak_of(argv, os.environ | {"PYTHONPATH": str(ROOT)})
     size = (folder / "text.txt").stat().st_size / 1e6
-    text = (folder / "text.txt").read_bytes()
     # the decoded text is the corpus with an <|endoftext|> after it (the document's end)
-    same = text == corpus.read_bytes() + b"<|endoftext|>"
+    same = digest(folder / "text.txt") == digest(corpus, b"<|endoftext|>")
     print(
         f"bpe decode: {size:.1f} MB of text in {seconds:.2f} s ({size / seconds:.0f} MB/s, process start included), peak {peak / 1e6:.0f} MB; the corpus back: {same}; load {load()}"
     )
