@@ -9,8 +9,9 @@ from __future__ import annotations
 from urllib.parse import parse_qs
 
 import pytest
-from apptest import ROOT
 from conftest import open_app
+
+from ui.pages import PAGES
 
 
 def page_links(at) -> dict[str, dict[str, str]]:
@@ -24,7 +25,7 @@ def test_every_page_link_in_the_sidebar_carries_the_run_and_the_page_keeps_it():
     run = {"corpus": "stdlib", "pretokenizer": "cl100k", "rule": "rustbpe"}
     assert dict(at.query_params) == run  # the threshold page's own URL
     links = page_links(at)
-    pages = (ROOT / "app.py").read_text().count("st.Page(")  # every page of app.SECTIONS
+    pages = len(PAGES)  # every page of app.py's navigation (ui/pages.py)
     assert len(links) == pages and all(params == run for params in links.values())
     at.sidebar.number_input(key="vocab_size").set_value(400).run()
     assert dict(at.query_params) == {**run, "vocab_size": "400"}

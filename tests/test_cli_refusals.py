@@ -16,7 +16,7 @@ import pytest
 
 from bpe import StoppedEarly, train_bpe, train_bpe_text, train_from_counts
 from bpe.cli import main, shown
-from bpe.counts_file import MAX_COUNT, CountsInfo, load_counts, merge_counts_files, save_counts
+from bpe.counts_file import MAX_COUNT, CountsInfo, load_counts, merge_counts_files, metadata_of, save_counts
 from bpe.pretokenize import not_text
 
 TEXT = "the lowest lower newest widest " * 20
@@ -164,7 +164,7 @@ def counts_at(path, counts: dict[bytes, int]):
     """A counts file as another tool could write it: any int64 count."""
     info = CountsInfo("gpt2", (), (), 0, sum(counts.values()), len(counts))
     table = pa.table({"token": pa.array(list(counts), pa.binary()), "count": pa.array(list(counts.values()), pa.int64())})
-    pq.write_table(table.replace_schema_metadata({b"bpe.counts": json.dumps(info.__dict__).encode()}), path)
+    pq.write_table(table.replace_schema_metadata({b"bpe.counts": json.dumps(metadata_of(info)).encode()}), path)
     return path
 
 
