@@ -15,7 +15,8 @@ fresh:  the issue 23 target: Tokenizer.encode against tiktoken's encode on 10 MB
         time, processor time beside it, and whether the ids are identical (their sha256).
         --no-compiled times ours with BPE_CORE=0 (the Python path).
 load:   seconds to load cl100k_base and o200k_base in a fresh process: Tokenizer.load of OpenAI's
-        rank file against tiktoken.get_encoding, alternated, medians.
+        rank file (its merges recovered, and read back from the cache an earlier load kept: BPE_CACHE)
+        against tiktoken.get_encoding, alternated, medians.
 
 Needs ../shared/gpt2 (GPT-2's encoder.json and vocab.bpe) and ../shared/tiktoken (the rank files);
 tiktoken is given the same files offline. The load average is printed beside every figure.
@@ -148,7 +149,7 @@ def child(tool: str, encoding: str, path: str, encode: bool) -> None:
         run = lambda text: enc.encode(text, allowed_special="all")  # noqa: E731
     else:
         tok = gpt2() if encoding == "gpt2" else Tokenizer.load(TIKTOKEN_FILES / f"{encoding}.tiktoken")
-        run = tok.encode
+        run = lambda text: tok.encode(text, allowed_special="all")  # noqa: E731  (as tiktoken is called)
     loaded, loaded_cpu = time.perf_counter() - started, time.process_time() - cpu
     out = {"load": loaded, "load_cpu": loaded_cpu}
     if encode:
@@ -160,8 +161,8 @@ def child(tool: str, encoding: str, path: str, encode: bool) -> None:
     print(json.dumps(out))
 
 
-def measure(tool: str, encoding: str, path: Path, encode: bool, compiled: bool, cache: Path) -> dict:
-    env = {**os.environ, "TIKTOKEN_CACHE_DIR": str(cache)}
+def measure(tool: str, encoding: str, path: Path, encode: bool, compiled: bool, cache: Path, ours_cache: str = "off") -> dict:
+    env = {**os.environ, "TIKTOKEN_CACHE_DIR": str(cache), "BPE_CACHE": ours_cache}
     if not compiled:
         env["BPE_CORE"] = "0"
     command = [sys.executable, __file__, "--child", tool, encoding, str(path)] + ([] if encode else ["--load-only"])
@@ -199,20 +200,24 @@ def fresh(rounds: int = 5, encodings: tuple[str, ...] = ("gpt2", "cl100k_base"),
 
 
 def load(rounds: int = 5) -> None:
-    cache = tiktoken_cache()
+    """ours: the merges recovered from the ranks (no cache), and read back from the cache of an earlier load (BPE_CACHE)."""
+    cache, kept = tiktoken_cache(), Path(tempfile.mkdtemp(prefix="bpe-cache-"))
     print(f"## loading OpenAI's encodings in a fresh process, {rounds} rounds alternated (median wall s, processor s)")
     for encoding in ("cl100k_base", "o200k_base"):
-        runs: dict[str, list[dict]] = {"ours": [], "tiktoken": []}
+        runs: dict[str, list[dict]] = {"ours, recovered": [], "ours, cached": [], "tiktoken": []}
         before = load_average()
+        measure("ours", encoding, PROSE, False, True, cache, str(kept))  # fills the cache
         for _ in range(rounds):
             for tool in runs:
-                runs[tool].append(measure(tool, encoding, PROSE, False, True, cache))
+                where = str(kept) if tool == "ours, cached" else "off"
+                runs[tool].append(measure(tool.split(",")[0], encoding, PROSE, False, True, cache, where))
         figures = "  ".join(
             f"{tool} {statistics.median(r['load'] for r in runs[tool]):.3f} s ({statistics.median(r['load_cpu'] for r in runs[tool]):.3f} cpu)"
             for tool in runs
         )
         print(f"{encoding:<12} {figures}   {before} / {load_average()}")
     shutil.rmtree(cache)
+    shutil.rmtree(kept)
 
 
 SECTIONS = {"speed": speed, "stream": stream, "fresh": fresh, "load": load}

@@ -26,14 +26,16 @@ from __future__ import annotations
 
 import base64
 import binascii
+import contextlib
 import hashlib
 import json
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from heapq import heapify, heappop, heappush
 from pathlib import Path
 
-from . import openai
+from . import atomic, openai
 from .gpt2_bytes import from_unicode, to_unicode
 from .patterns import DEFAULT_PATTERN, PATTERNS, check_pattern, check_special_tokens, pattern_name, regex_of
 
@@ -273,9 +275,10 @@ def parse_tiktoken(text: str, name: str = "tokenizer.tiktoken") -> Loaded:
 
     One of OpenAI's own files (OPENAI_ENCODINGS) also gets its pre-tokenizer and special tokens.
     """
-    compiled = _parse_tiktoken_compiled(text)
+    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    known = OPENAI_ENCODINGS.get(digest)
+    compiled = _parse_tiktoken_compiled(text, merges_cache(digest) if known else None)
     taken, merges = compiled if compiled is not None else _parse_tiktoken(text, name)
-    known = OPENAI_ENCODINGS.get(hashlib.sha256(text.encode("utf-8")).hexdigest())
     if known is None:
         return Loaded(merges, (), "gpt2", None, dict(taken), "tiktoken")
     encoding, pattern, special_ids = known
@@ -313,19 +316,51 @@ def parse_tiktoken_spec(loaded: Loaded, text: str, name: str, ranks_text: str) -
     return Loaded(loaded.merges, tuple(specials), pattern, None, vocab, loaded.format, loaded.encoding, recorded=True)
 
 
-def _parse_tiktoken_compiled(text: str) -> tuple[dict[int, bytes], Merges] | None:
+def cache_folder() -> Path | None:
+    """Where this tool keeps what it builds between runs: BPE_CACHE, else $XDG_CACHE_HOME/bpe-workbench, else
+    ~/.cache/bpe-workbench; None when BPE_CACHE is off (or 0, none). The app's server keeps its work there too
+    (serve/disk.py, through serve/settings.py)."""
+    configured = os.environ.get("BPE_CACHE", "")
+    if configured.lower() in ("off", "0", "none"):
+        return None
+    return Path(configured) if configured else Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "bpe-workbench"
+
+
+def merges_cache(digest: str) -> Path | None:
+    """Where the merges recovered from the rank file with this sha256 are kept (None: BPE_CACHE=off).
+
+    Only OpenAI's own files are cached (four at most, 1.6 MB for o200k_base): recovering their merges is
+    two thirds of loading them. What is read back is checked merge by merge before it is used (bpe/c/ranks.c).
+    """
+    folder = cache_folder()
+    return None if folder is None else folder / f"merges-{digest}.bin"
+
+
+def _parse_tiktoken_compiled(text: str, cache: Path | None = None) -> tuple[dict[int, bytes], Merges] | None:
     """(rank -> token, merges) read by the compiled core (bpe/c/ranks.c), or None where _parse_tiktoken must read the
-    file: no core, or anything but the plain form OpenAI's files have (it reads those, or says what is wrong)."""
+    file: no core, or anything but the plain form OpenAI's files have (it reads those, or says what is wrong).
+
+    With a cache path, the merges come from it when it holds exactly the merges of this file (the core checks each),
+    and are written there when it does not; a cache that cannot be read or written is left alone.
+    """
     from .core import core  # subtle: on first use, not with bpe (python -m bpe.core must import it first)
 
     if core is None:
         return None
     from .pretokenize_c import SEED
 
-    found = core.load_ranks(text, SEED)
+    cached = None
+    if cache is not None:
+        with contextlib.suppress(OSError):
+            cached = cache.read_bytes()
+    found = core.load_ranks(text, SEED, cached)
     if found is None:
         return None
-    tokens, ranks, merges = found
+    tokens, ranks, merges, fresh = found
+    if cache is not None and fresh is not None:
+        with contextlib.suppress(OSError, atomic.OutputError):  # a read-only home, a full disk: the next load recovers them again
+            cache.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            atomic.write_bytes(cache, fresh)
     return dict(zip(ranks, tokens)), merges
 
 

@@ -4,7 +4,7 @@
 |---|---|---|
 | BPE_WORKERS | cores - 1 (at least 1) | the pool's worker processes for long jobs (races, sweeps, big trainings) |
 | BPE_WORKER_MEMORY_MB | serve.pool.MEMORY_MB (4096) | the address space one worker process may use; past it its job fails in one sentence |
-| BPE_CACHE | $XDG_CACHE_HOME or ~/.cache, /bpe-workbench | where what the server builds for every class is kept between starts; off keeps nothing |
+| BPE_CACHE | $XDG_CACHE_HOME or ~/.cache, /bpe-workbench | where what the server builds for every class is kept between starts (and the library the merges of OpenAI's rank files, bpe/load.py); off keeps nothing |
 | BPE_PRELOAD | 1 | 0 leaves the real tokenizers unloaded until a page needs one |
 | BPE_POOL, BPE_POOL_KEY, BPE_REPLICA | unset | set by serve/replicas.py for each replica: the machine's pool server (its socket, its key) and the replica's name |
 | STREAMLIT_SERVER_COOKIE_SECRET | a random one per start | Streamlit's own; the replicas are given one (every machine the same) |
@@ -52,11 +52,11 @@ def worker_memory_mb(default: int) -> int:
 
 def cache_folder() -> Path | None:
     """Where serve/disk.py keeps what the server builds between starts: BPE_CACHE, else $XDG_CACHE_HOME/bpe-workbench,
-    else ~/.cache/bpe-workbench; None when BPE_CACHE is off (or 0, none)."""
-    configured = os.environ.get("BPE_CACHE", "")
-    if configured.lower() in ("off", "0", "none"):
-        return None
-    return Path(configured) if configured else Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "bpe-workbench"
+    else ~/.cache/bpe-workbench; None when BPE_CACHE is off (or 0, none). The library's rule (bpe.load.cache_folder),
+    which keeps the merges recovered from OpenAI's rank files there too."""
+    from bpe.load import cache_folder as library_cache_folder  # when asked: this module imports nothing at start
+
+    return library_cache_folder()
 
 
 def preload() -> bool:

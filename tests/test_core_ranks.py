@@ -138,3 +138,67 @@ def test_a_long_token_is_split_without_quadratic_work():
     tokens = [bytes([b]) for b in range(256)] + [b"a" * 2**k for k in range(1, 15)]
     text = "".join(f"{base64.b64encode(t).decode()} {i}\n" for i, t in enumerate(tokens))
     assert compiled_parse(text) == python_parse(text)
+
+
+# ---------------------------------------------------------------------------
+# the merges of OpenAI's files, kept on disk between loads
+
+
+def loads(monkeypatch) -> list[bool]:
+    """Record, for each load_ranks call, whether it took the merges from the cache (it hands back nothing to keep then)."""
+    taken: list[bool] = []
+    real = core.load_ranks
+
+    def spy(text, seed, cached=None):
+        found = real(text, seed, cached)
+        taken.append(found is not None and found[3] is None)
+        return found
+
+    monkeypatch.setattr(core, "load_ranks", spy)
+    return taken
+
+
+@needs_core
+def test_openai_merges_are_kept_and_read_back(tiktoken_files, tmp_path, monkeypatch):
+    monkeypatch.setenv("BPE_CACHE", str(tmp_path))
+    taken = loads(monkeypatch)
+    path = tiktoken_files / "cl100k_base.tiktoken"
+    first, second = Tokenizer.load(path), Tokenizer.load(path)
+    assert taken == [False, True] and first.merges == second.merges and first.vocab == second.vocab
+    (kept,) = tmp_path.glob("merges-*.bin")
+    digest = next(sha for sha, known in load.OPENAI_ENCODINGS.items() if known[0] == "cl100k_base")
+    assert kept.name == f"merges-{digest}.bin" and kept.stat().st_size == 8 * len(first.merges)
+
+
+@needs_core
+@pytest.mark.parametrize("damage", ["flip", "cut", "other file's"])
+def test_a_damaged_cache_is_not_used_and_is_written_again(tiktoken_files, tmp_path, monkeypatch, damage):
+    monkeypatch.setenv("BPE_CACHE", str(tmp_path))
+    path = tiktoken_files / "cl100k_base.tiktoken"
+    expected = Tokenizer.load(path).merges
+    (kept,) = tmp_path.glob("merges-*.bin")
+    data = bytearray(kept.read_bytes())
+    if damage == "flip":
+        data[8 * 5000] ^= 1  # merge 5000's left part: another token, whose bytes do not make it
+    elif damage == "cut":
+        data = data[:-8]
+    else:
+        data[0:16] = data[8:16] + data[0:8]  # two merges' parts swapped: each pair is still two tokens
+    kept.write_bytes(bytes(data))
+    taken = loads(monkeypatch)
+    assert Tokenizer.load(path).merges == expected and taken == [False]
+    assert Tokenizer.load(path).merges == expected and taken == [False, True]  # written again, and used
+
+
+@needs_core
+def test_no_cache_when_off_or_unwritable_and_none_for_other_files(tiktoken_files, ours, tmp_path, monkeypatch):
+    monkeypatch.setenv("BPE_CACHE", "off")
+    Tokenizer.load(tiktoken_files / "cl100k_base.tiktoken")
+    blocked = tmp_path / "a-file"
+    blocked.write_text("not a folder")
+    monkeypatch.setenv("BPE_CACHE", str(blocked / "cache"))  # cannot be made (even by root, who may write anywhere)
+    assert len(Tokenizer.load(tiktoken_files / "cl100k_base.tiktoken").merges) == 100_000  # loads, keeps nothing
+    monkeypatch.setenv("BPE_CACHE", str(tmp_path / "cache"))
+    (tmp_path / "ours.tiktoken").write_text(ours)
+    Tokenizer.load(tmp_path / "ours.tiktoken")  # not one of OpenAI's: never kept (an upload must not fill a disk)
+    assert blocked.read_text() == "not a folder" and not (tmp_path / "cache").exists()

@@ -416,7 +416,7 @@ done_buffer:
 /* PreTokenCounter(kind, seed): counts of unique pre-tokens over many calls of add(), as Tally keeps them */
 /* Counts of short pre-tokens (at most 8 bytes: most of them) gather first in a small direct-mapped table that stays in
    the processor's cache; a pre-token that takes another's place there moves that one's count into the map. */
-#define HOT_SLOTS 8192
+#define HOT_SLOTS 32768
 #define HOT_LEN_SHIFT 56 /* hot.tally: the key's length above this bit, its count below */
 
 typedef struct {
