@@ -391,6 +391,8 @@ static void sift_down(HeapObject *h, size_t i) {
         size_t first = ARITY * i + 1, best = first;
         if (first >= n) break;
         size_t last = first + ARITY < n ? first + ARITY : n;
+        if (ARITY * first + 1 < n) /* the next level down: one of these four groups is read next */
+            for (size_t child = first; child < last; child++) __builtin_prefetch(&heap[ARITY * child + 1]);
         for (size_t child = first + 1; child < last; child++)
             if (before(h, &heap[child], &heap[best])) best = child;
         if (!before(h, &heap[best], &e)) break;
