@@ -41,7 +41,13 @@ static void fill_tables(void) {
    not begin a valid UTF-8 sequence -- as Python's strict decoder judges: no overlong forms, no
    surrogates, nothing past U+10FFFF, nothing cut short -- is one character of no class, the lone
    surrogate surrogateescape makes of it. */
-static inline uint8_t char_at(const uint8_t *s, size_t i, size_t n, uint32_t *cp, size_t *len) {
+#if defined(__GNUC__)
+#define HOT_INLINE inline __attribute__((always_inline))
+#else
+#define HOT_INLINE inline
+#endif
+
+static HOT_INLINE uint8_t char_at(const uint8_t *s, size_t i, size_t n, uint32_t *cp, size_t *len) {
     uint8_t b = s[i];
     size_t left = n - i;
     if (b < 0x80) {
@@ -76,7 +82,7 @@ static inline uint8_t char_at(const uint8_t *s, size_t i, size_t n, uint32_t *cp
     return 0;
 }
 
-static inline uint8_t class_at(const uint8_t *s, size_t i, size_t n, size_t *len) {
+static HOT_INLINE uint8_t class_at(const uint8_t *s, size_t i, size_t n, size_t *len) {
     uint32_t cp;
     return char_at(s, i, n, &cp, len);
 }
@@ -471,26 +477,45 @@ static int flush_hot(Counter *self, hot_slot *slot) {
     return status;
 }
 
-static int count_piece(Counter *self, const uint8_t *s, size_t n) {
-    size_t pos = 0, start, end;
-    while (bpe_next_pretoken(self->kind, s, n, &pos, &start, &end)) {
-        size_t len = end - start;
-        if (len > 8) {
-            if (count_in_map(self, s + start, len, 1) < 0) return -1;
-            continue;
-        }
-        uint64_t key = 0;
-        memcpy(&key, s + start, len);
-        uint64_t mixed = (key ^ ((uint64_t)len << HOT_LEN_SHIFT) ^ self->map.seed) * 0x9E3779B97F4A7C15ULL;
-        hot_slot *slot = &self->hot[(mixed >> 40) & (HOT_SLOTS - 1)];
-        if (slot->key != key || slot->tally >> HOT_LEN_SHIFT != len) {
-            if (flush_hot(self, slot) < 0) return -1;
-            slot->key = key;
-            slot->tally = (uint64_t)len << HOT_LEN_SHIFT;
-        }
-        slot->tally++; /* subtle: a count cannot reach 2**56 (that many pre-tokens would be petabytes of text) */
+/* count one pre-token, s[0:len] */
+static inline int count_one(Counter *self, const uint8_t *s, size_t len) {
+    if (len > 8) return count_in_map(self, s, len, 1);
+    uint64_t key = 0;
+    memcpy(&key, s, len);
+    uint64_t mixed = (key ^ ((uint64_t)len << HOT_LEN_SHIFT) ^ self->map.seed) * 0x9E3779B97F4A7C15ULL;
+    hot_slot *slot = &self->hot[(mixed >> 40) & (HOT_SLOTS - 1)];
+    if (slot->key != key || slot->tally >> HOT_LEN_SHIFT != len) {
+        if (flush_hot(self, slot) < 0) return -1;
+        slot->key = key;
+        slot->tally = (uint64_t)len << HOT_LEN_SHIFT;
     }
+    slot->tally++; /* subtle: a count cannot reach 2**56 (that many pre-tokens would be petabytes of text) */
     return 0;
+}
+
+/* one loop per scanner, so that each is inlined into its loop */
+#define COUNT_WITH(next)                                          \
+    for (size_t pos = 0, end; pos < n; pos = end) {               \
+        end = next(s, pos, n);                                    \
+        if (count_one(self, s + pos, end - pos) < 0) return -1;   \
+    }                                                             \
+    return 0
+
+static int count_piece(Counter *self, const uint8_t *s, size_t n) {
+    switch (self->kind) {
+    case BPE_KIND_GPT2:
+        COUNT_WITH(next_gpt2);
+    case BPE_KIND_CL100K:
+        COUNT_WITH(next_cl100k);
+    case BPE_KIND_O200K:
+        COUNT_WITH(next_o200k);
+    default: {
+        size_t pos = 0, start, end;
+        while (bpe_next_pretoken(self->kind, s, n, &pos, &start, &end))
+            if (count_one(self, s + start, end - start) < 0) return -1;
+        return 0;
+    }
+    }
 }
 
 /* add(data, special_tokens=(), split_lines=False): count a document's pre-tokens (special tokens cut out, not counted;
