@@ -320,12 +320,13 @@ def test_a_signal_while_workers_encode_ends_every_process_and_keeps_the_old_arra
     from test_faults import PIPE_CLOSES, alive, at_least, descendants, wait_for
 
     big = tmp_path / "big.txt"
-    big.write_text("the lowest lower newest widest naïve café 日本 hello world 12345\n" * 400_000)  # ~26 MB: seconds of work
+    big.write_text("the lowest lower newest widest naïve café 日本 hello world 12345\n" * 400_000)  # ~26 MB
     out = tmp_path / "ids.npy"
     np.save(out, np.arange(5, dtype=np.uint16))
     before = out.read_bytes()
     argv = [sys.executable, "-m", "bpe", "encode", str(folder), str(big), "--out", str(out), "--workers", "2"]
-    proc, tree = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT), {}
+    slow = os.environ | {"BPE_CORE": "0"}  # the Python encoder: seconds of work, so the signal always finds the workers busy
+    proc, tree = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT, env=slow), {}
     try:
         tree = wait_for(lambda: at_least(4, descendants(proc.pid)), 60, "starting two workers")  # + forkserver, resource tracker
         wait_for(lambda: [p for p in tmp_path.iterdir() if ".part" in p.name], 60, "a worker writing its shard")
