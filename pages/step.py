@@ -13,7 +13,8 @@ from bpe import ALGORITHMS
 from bpe.events import StopReason, stop_sentence
 from serve.jobs import RunKey
 from ui import link, runs, sidebar, state, step_data
-from ui.play import Player, controls
+from ui.play import Player, play, steps
+from ui.render import Html
 from ui.views import step as step_views
 
 settings = sidebar.current()
@@ -93,6 +94,12 @@ if timer[0]:
 
 @st.fragment(run_every=1 / timer[1] if timer[0] else None)
 def stepper() -> None:
+    """What a Next click redraws: the buttons and slider that move the merge, and merge k's views.
+
+    Laid out by one CSS grid with what is drawn outside (ui/style.py, .st-key-step_page), not st.columns: each
+    column is a message and a block to build on every click. Play, the speed and the sentence box are drawn
+    outside this fragment, so a click does not send them again (a change to one reruns the whole page).
+    """
     k = player.tick()
 
     def where(row) -> None:
@@ -105,42 +112,35 @@ def stepper() -> None:
                 row.slider, "Jump to merge", 1, n, key="step", on_change=player.restart, stale=clicked, label_visibility="collapsed"
             )
 
-    controls(
-        "", "merge", first=k <= 1, last=k >= n, go=player.go, set_playing=player.set_playing, on_speed=player.changed_speed, between=where
-    )
+    row = st.container(horizontal=True, vertical_alignment="center", gap="medium", key="step_controls")
+    steps(row, "", first=k <= 1, last=k >= n, go=player.go, between=where)
     whole = step_data.trace_views(trace_id, trace_key, events)
     view = whole.merge(k)
-    st.html(view.top)
+    st.html(Html(view.top))
     # its lines lit for this merge; sent only while open (a Next click sends no code to a class that has it folded)
     code = st.expander("The code that made this merge, from the library's own source", key="step_code", on_change="rerun")
     if code.open:
-        code.html(view.code)
-
-    c3, c4 = st.columns([3, 2], gap="medium")
-    with c3:
-        data = st.session_state["sample"].encode("utf-8", "surrogateescape") or corpus_sample(settings.corpus.data)
-        st.html(whole.sentence(k, data))  # built once per (trace, merge, sentence), shared by the class
-        state.widget(
-            st.text_input,
-            "Your own sentence",
-            key="sample",
-            placeholder="Type a sentence to tokenize it above, at this merge",
-        )
-    c4.html(view.words)
-
+        code.html(Html(view.code))
+    data = st.session_state["sample"].encode("utf-8", "surrogateescape") or corpus_sample(settings.corpus.data)
+    st.html(Html(whole.sentence(k, data)))  # built once per (trace, merge, sentence), shared by the class
+    st.html(Html(view.words))
     if not presenter:
-        c5, c6 = st.columns([2, 3], gap="medium")
-        c5.html(view.changes)
-        with c6:
-            st.html(f"<h3>{whole.counts_heading}</h3>")
+        with st.container(key="step_counts"):  # the pair-count changes beside the winning-count chart
+            st.html(Html(view.changes))
+            st.html(Html(f"<h3>{whole.counts_heading}</h3>"))
             step_views.counts_chart(whole.spec, whole.counts, view.now)
 
     link.show(k)
-    if player.timer != timer:  # Play or Pause, a new speed, or the clock stopped at the last merge
-        st.rerun()  # the whole page, so that the fragment's timer starts, stops or changes speed
+    if player.timer != timer:  # the clock stopped at the last merge (Play, Pause and a new speed rerun the whole page)
+        st.rerun()  # the whole page, so that the fragment's timer stops
 
 
-stepper()
+with st.container(key="step_page"):
+    with st.container(horizontal=True, vertical_alignment="center", gap="medium", key="step_play"):
+        play(st, "", "merge", set_playing=player.set_playing, on_speed=player.changed_speed)
+    with st.container(key="step_sample"):
+        state.widget(st.text_input, "Your own sentence", key="sample", placeholder="Type a sentence to tokenize it above, at this merge")
+    stepper()
 if not presenter:
     st.caption(
         f"Trace: {n:,} merges by `{settings.algorithm}` (ties: the {settings.tie_break} rule) over {trace.unique_words:,} unique pre-tokens, "

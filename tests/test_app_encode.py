@@ -160,7 +160,11 @@ def test_a_special_tokens_ancestry_says_what_it_is():
 
 
 def test_the_play_row_is_the_step_pages():
-    """One helper (ui.play.controls) draws both rows: the same buttons in the same order, the same speeds, each page's unit."""
+    """One module (ui.play) draws both rows: the same buttons, the same speeds, each page's unit.
+
+    The step page draws Play and the speed outside its fragment, before it in the page's elements; the browser test
+    (test_step_browser.assert_one_row_of_controls) checks that they read in the Encode page's order on screen.
+    """
     from ui.play import SPEEDS
 
     def row(at, keys: str) -> list[str]:
@@ -172,7 +176,7 @@ def test_the_play_row_is_the_step_pages():
     assert row(at, "enc_") == ["previous", "next", "play"] and encode.options == [f"{s:g} step/s" for s in SPEEDS]
     at.switch_page("pages/step.py").run()
     step = at.selectbox(key="w_speed")
-    assert row(at, "") == ["previous", "next", "play"] and step.options == [f"{s:g} merge/s" for s in SPEEDS]
+    assert row(at, "") == ["play", "previous", "next"] and step.options == [f"{s:g} merge/s" for s in SPEEDS]
 
 
 def test_a_link_opens_the_page_on_its_text_and_tokenizer(tiktoken_files):

@@ -432,3 +432,25 @@ def test_the_code_beside_the_step_is_sent_only_while_its_box_is_open(app):
     app.run()
     code = next(h.value for h in app.html if 'class="code-excerpt"' in h.value)
     assert "Heap.choose" in code and "popped the winner: s + t, 9" in code  # (a browser keeps it open on Next: test_lecture_browser)
+
+
+def test_a_next_click_sends_the_merge_not_the_widgets_around_it(app, monkeypatch):
+    """A browser's Next click reruns the page's fragment alone (what benchmarks/step_click.py times): it sends the
+    buttons, the slider and merge k's views; not Play, the speed or the sentence box, drawn outside the fragment, and no
+    st.columns (ui/style.py's grid lays the page out), so that a lecture hall's clicks cost the server less."""
+    from streamlit.testing.v1 import local_script_runner
+
+    fragments = list(app._fragment_storage._fragments)
+    assert len(fragments) == 1
+    make = local_script_runner.RerunData
+    monkeypatch.setattr(local_script_runner, "RerunData", lambda **kwargs: make(**kwargs, fragment_id_queue=fragments))
+    sent = []
+    parse = local_script_runner.parse_tree_from_messages
+    monkeypatch.setattr(local_script_runner, "parse_tree_from_messages", lambda msgs: sent.append(list(msgs)) or parse(msgs))
+    app.button(key="next").click().run()
+    assert app.session_state["step"] == 2
+    deltas = [m.delta for m in sent[-1] if m.WhichOneof("type") == "delta"]
+    elements = [d.new_element.WhichOneof("type") for d in deltas if d.WhichOneof("type") == "new_element"]
+    blocks = [d.add_block.WhichOneof("type") for d in deltas if d.WhichOneof("type") == "add_block"]
+    assert sorted(elements) == ["button", "button", "html", "html", "html", "html", "html", "slider", "vega_lite_chart"], elements
+    assert "column" not in blocks and len(blocks) == 4, blocks  # the fragment, the row of buttons, the code's box, the counts

@@ -62,7 +62,7 @@ MAX_SPECIALS = 200  # characters of special tokens a link may carry
 
 def follow() -> None:
     """Apply a link this session has not applied yet; a bad part gets a one-sentence warning and the sidebar's value stays."""
-    params = st.query_params
+    params = st.query_params.to_dict()
     said_now = tuple(params.get(name) for name in SAID)
     if not new_link(said_now, "link"):
         return
@@ -204,13 +204,15 @@ def show(k: int) -> None:
 def write(wanted: dict[str, str | None]) -> None:
     """Set these URL parameters (None: remove), only those that differ; then remember the URL as this session's own link."""
     params = st.query_params
+    now = params.to_dict()  # read once: st.query_params.get raises and words a KeyError inside for each name it lacks
     for name, value in wanted.items():
-        if params.get(name) != value:
+        if now.get(name) != value:
             if value is None:
                 params.pop(name, None)
+                now.pop(name, None)
             else:
-                params[name] = value
-    st.session_state["link"] = tuple(params.get(name) for name in SAID)  # follow() must not apply it again
+                params[name] = now[name] = value
+    st.session_state["link"] = tuple(now.get(name) for name in SAID)  # follow() must not apply it again
 
 
 def href(merge: int, settings) -> str | None:

@@ -153,20 +153,32 @@ def controls(
     on_speed: Callable[[], None],
     between: Callable | None = None,
 ):
-    """Previous, Next, (between), Play or Pause, the speed: the row the step page and the Encode page share; returns it.
+    """Previous, Next, (between), Play or Pause, the speed: the row the Encode page draws in its fragment; returns it.
 
     keys is the page's prefix of session and widget keys: "" on the step page (playing, speed, the buttons previous,
     next, play, pause), "enc_" on the Encode page (enc_playing, enc_speed, enc_previous...); unit names what Play
     advances ("4 merge/s"). go(±1), set_playing(bool) and on_speed() (after the speed changed) are the page's
     callbacks; between(row) draws what goes after Next. The row wraps on a narrow screen instead of cutting labels off.
+    The step page draws the two halves apart (steps in its fragment, play outside it: pages/step.py says why).
     """
-    from ui import state
-
     row = st.container(horizontal=True, vertical_alignment="center", gap="medium")
+    steps(row, keys, first=first, last=last, go=go, between=between)
+    play(row, keys, unit, set_playing=set_playing, on_speed=on_speed)
+    return row
+
+
+def steps(row, keys: str, *, first: bool, last: bool, go: Callable[[int], None], between: Callable | None = None) -> None:
+    """Previous and Next (← and → on the keyboard), then between(row): what a click moves by one."""
     row.button("Previous", on_click=go, args=(-1,), disabled=first, shortcut="Left", key=f"{keys}previous")
     row.button("Next", on_click=go, args=(+1,), disabled=last, shortcut="Right", key=f"{keys}next", type="primary")
     if between is not None:
         between(row)
+
+
+def play(row, keys: str, unit: str, *, set_playing: Callable[[bool], None], on_speed: Callable[[], None]) -> None:
+    """Play or Pause, and the speed."""
+    from ui import state
+
     # Play and Pause are buttons, not a toggle: a click is an event, never an old value sent back.
     # subtle: two buttons (keys "play" and "pause") that each say what they do, not one that flips:
     # a click landing while the playing fragment reruns could be delivered twice, and a flip twice
@@ -185,4 +197,3 @@ def controls(
         label_visibility="collapsed",
         width=175,
     )
-    return row

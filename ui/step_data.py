@@ -3,14 +3,11 @@
 A class steps through the same trace, so the first click on merge k builds its
 views (ui.views.step.merge_view) and the sentence tokenized at k, and every later
 click on it, from any session, is a dictionary lookup. The trace's views are
-found by one cached call per click, keyed on a short string (`trace_id`): the
-cache hashes its arguments on every call, and a RunKey (a dataclass holding a
-TrainSpec) cost ~0.25 ms a call to hash, a string ~0.05 ms; the trace itself is
-passed unhashed (the leading underscore), as ui.runs does. The key's length n
-is in it too (a time limit can end a trace early).
+found by one lookup per click, keyed on a short string (`trace_id`) that names
+the RunKey and the trace's length n (a time limit can end a trace early).
 
-Defined here, once, rather than in the page: a cached function defined in a
-page script is wrapped again on every run, which costs more than the lookup.
+Kept here, in a module, rather than in the page: a page script's globals are
+made anew on every run, a module's live as long as the server.
 """
 
 from __future__ import annotations
@@ -22,8 +19,6 @@ from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from typing import Any
-
-import streamlit as st
 
 from bpe.events import MergeEvent
 from bpe.tokenizer import Tokenizer
@@ -72,7 +67,7 @@ class TraceViews:
     events: tuple[MergeEvent, ...]
     tokenizer: Tokenizer
     spec: dict
-    counts: bytes  # every merge's winning count, as Arrow
+    counts: bytes  # every merge's winning count, as Arrow (views.counts_arrow)
     counts_heading: str  # the count chart's heading, which says its scale
     merges: Shelf = field(default_factory=lambda: Shelf(MERGES_KEPT))
     sentences: Shelf = field(default_factory=lambda: Shelf(SENTENCES_KEPT))
@@ -109,21 +104,34 @@ def trace_id(key: RunKey, n: int) -> str:
     return hashlib.blake2b(f"{key!r} {n}".encode(), digest_size=16).hexdigest()
 
 
-@st.cache_resource(max_entries=8, show_spinner=False)
-def trace_views(trace_id: str, _key: RunKey, _events: tuple[MergeEvent, ...]) -> TraceViews:
-    """Built once per trace (trace_id names _key and len(_events))."""
-    pattern, special_tokens = _key.spec.pattern, _key.spec.special_tokens
-    counts = [e.count for e in _events]
+TRACES_KEPT = 8  # traces whose views are kept: a class steps through one or two
+
+
+_traces = Shelf(TRACES_KEPT)
+
+
+def trace_views(trace_id: str, key: RunKey, events: tuple[MergeEvent, ...]) -> TraceViews:
+    """The views of the trace named trace_id (which names key and len(events)), built once per server and shared.
+
+    A Shelf, not st.cache_resource: this is called on every click, and Streamlit's cache wrapper (hashing the
+    arguments, recording the call for replay) cost ~0.15 ms of it; the Shelf is a dictionary lookup.
+    """
+    return _traces.get(trace_id, lambda: _build(key, events))
+
+
+def _build(key: RunKey, events: tuple[MergeEvent, ...]) -> TraceViews:
+    pattern, special_tokens = key.spec.pattern, key.spec.special_tokens
+    counts = [e.count for e in events]
     # subtle: a trace is a quarter of a million objects that live as long as the class steps through it, and
     # each of Python's full collections walked them all (up to 85 ms, in the middle of a click). gc.freeze moves
     # every object alive now out of the collector's sight, so it walks only what is newer; nothing leaks: a trace
     # has no reference cycles, so reference counting frees it when it is evicted, frozen or not.
     gc.freeze()
     return TraceViews(
-        key=_key,
-        events=_events,
-        tokenizer=Tokenizer.from_merges([(e.left, e.right) for e in _events], special_tokens, pattern),
+        key=key,
+        events=events,
+        tokenizer=Tokenizer.from_merges([(e.left, e.right) for e in events], special_tokens, pattern),
         spec=views.counts_spec(counts),
         counts_heading=views.counts_heading(counts),
-        counts=views.arrow({"merge": list(range(1, len(_events) + 1)), "count": counts}),
+        counts=views.counts_arrow(counts),
     )

@@ -99,6 +99,38 @@ h3{font-size:1.35rem !important;padding:.2rem 0 .3rem 0 !important}
 .code-excerpt .lit{background:#fff1b8;border-left:5px solid #b8860b}
 .code-excerpt .what{font-family:sans-serif;font-weight:700;color:#173f7a;flex:0 1 40%}
 
+/* ---- the step page's layout (pages/step.py): one grid for the views its fragment redraws on a click and the
+   widgets drawn outside it (Play and the speed, at the right end of the row of buttons; the sentence box under the
+   sentence), so that a click sends no st.columns blocks and not those widgets. The fragment's own wrapper and block
+   take no box (display:contents): its elements are the grid's items. Narrower than 640 px, one column, as st.columns. */
+[data-testid="stLayoutWrapper"]:has(> .st-key-step_page){container-type:inline-size}
+.st-key-step_page{display:grid !important;grid-template-columns:minmax(0,3fr) minmax(0,2fr);gap:1rem 2rem;
+  grid-template-areas:"controls controls" "top top" "code code" "sentence words" "sample words" "counts counts";
+  grid-template-rows:auto auto auto auto 1fr auto}
+.st-key-step_page > [data-testid="stLayoutWrapper"]:not(:has(> [class*="st-key-"])),
+.st-key-step_page > [data-testid="stLayoutWrapper"]:not(:has(> [class*="st-key-"])) > [data-testid="stVerticalBlock"]{display:contents}
+.st-key-step_page [data-testid="stLayoutWrapper"]:has(> .st-key-step_play){grid-area:controls;justify-self:end;width:auto;z-index:1}
+.st-key-step_page [data-testid="stLayoutWrapper"]:has(> .st-key-step_controls){grid-area:controls;width:calc(100% - var(--play-width)) !important}
+.st-key-step_page{--play-width:calc(175px + 9rem)}  /* the speed box (175 px), Play (~5 rem) and the row's two 2 rem gaps */
+.st-key-step_page [data-testid="stElementContainer"]:has(.merge-card){grid-area:top}
+.st-key-step_page .st-key-step_code{grid-area:code}
+.st-key-step_page [data-testid="stElementContainer"]:has(.toks.sentence){grid-area:sentence}
+.st-key-step_page [data-testid="stLayoutWrapper"]:has(> .st-key-step_sample){grid-area:sample;align-self:start}
+.st-key-step_page [data-testid="stElementContainer"]:has(.words){grid-area:words;align-self:start}
+.st-key-step_page [data-testid="stLayoutWrapper"]:has(> .st-key-step_counts){grid-area:counts}
+.st-key-step_counts{display:grid !important;grid-template-columns:minmax(0,2fr) minmax(0,3fr);gap:1rem 2rem;
+  grid-template-areas:"changes heading" "changes chart";grid-template-rows:auto 1fr}
+.st-key-step_counts > :nth-child(1){grid-area:changes}
+.st-key-step_counts > :nth-child(2){grid-area:heading}
+.st-key-step_counts > :nth-child(3){grid-area:chart;align-self:start}
+@container (max-width:640px){
+  .st-key-step_page{grid-template-columns:minmax(0,1fr);grid-template-rows:none;
+    grid-template-areas:"play" "controls" "top" "code" "sentence" "sample" "words" "counts"}
+  .st-key-step_page [data-testid="stLayoutWrapper"]:has(> .st-key-step_play){grid-area:play;justify-self:start}
+  .st-key-step_page [data-testid="stLayoutWrapper"]:has(> .st-key-step_controls){width:100% !important}
+  .st-key-step_counts{grid-template-columns:minmax(0,1fr);grid-template-areas:"changes" "heading" "chart";grid-template-rows:none}
+}
+
 /* ---- the step page's views (ui/views/step.py) ---- */
 .step-row{display:flex;flex-wrap:wrap;gap:.8rem 2rem;margin-top:1rem}
 .step-row > .left{flex:2 1 300px;min-width:0}

@@ -40,6 +40,19 @@ def bottom_of(page, selector: str) -> float:
     return page.locator(selector).first.evaluate("e => e.getBoundingClientRect().bottom")
 
 
+# Previous, Next, the slider (Play's progress bar while playing), Play or Pause, the speed: [left, right, middle] of each
+ROW_JS = """() => ['.st-key-previous', '.st-key-next', '.st-key-w_step, [data-testid=stProgress]', '.st-key-play, .st-key-pause', '.st-key-w_speed']
+  .map(s => { const r = document.querySelector(s).getBoundingClientRect(); return [r.left, r.right, (r.top + r.bottom) / 2]; })"""
+
+
+def assert_one_row_of_controls(page) -> None:
+    """The row of controls reads left to right on one line, none over another, as one row (pages/step.py draws Play
+    and the speed outside the fragment and ui/style.py's grid puts them back at the row's end)."""
+    boxes = page.evaluate(ROW_JS)
+    for (_, right, middle), (left, _, other) in zip(boxes, boxes[1:]):
+        assert right + 12 <= left and abs(middle - other) < 8, boxes
+
+
 # ---------------------------------------------------------------------------
 
 
@@ -81,6 +94,7 @@ def test_a_projector_sees_the_card_the_pair_table_and_the_heap_on_the_first_scre
         assert bottom_of(page, selector) <= 720, selector
     assert clipped(page) == []
     assert page.evaluate(SMALL_TEXT_JS) == []
+    assert_one_row_of_controls(page)
     # "Your own sentence" sits right under the sentence it changes
     sentence = page.locator(".sentence").bounding_box()
     box = page.get_by_label("Your own sentence").bounding_box()
@@ -160,6 +174,7 @@ def test_play_runs_at_the_speed_it_says(page, app_url):
     started = page.evaluate("() => performance.now()")
     page.get_by_role("button", name="Play").click()
     page.wait_for_function("() => window.seen.length && window.seen.at(-1)[1] >= 25", timeout=60_000)  # about 6 s at 4 merge/s
+    assert_one_row_of_controls(page)  # Pause, and the progress bar in the slider's place
     paused = pause(page)
     merges = merge_shown(page) - 1
     expected = 4 * (paused - started) / 1000
@@ -192,6 +207,7 @@ def test_presenter_mode_is_larger_and_simpler(page, app_url):
     for selector in (".merge-card", "table.pairs", ".htree"):
         assert bottom_of(page, selector) <= 720, selector
     assert clipped(page) == []
+    assert_one_row_of_controls(page)
     page.locator(".merge-card .where").click()  # off the toggle: the arrow keys step wherever the focus is not in a widget
     page.keyboard.press("ArrowRight")
     wait_idle(page)
