@@ -11,7 +11,9 @@
 
 `ours` is `bpe train` as it stands (the compiled heap trainer where the core is built: `bpe core`),
 `ours-heap` the same with `--algorithm heap` (the Python heap trainer: the figures before the
-compiled one), `ours-python` with the Python pre-tokenizer only (`--no-compiled`).
+compiled one), `ours-python` with the Python pre-tokenizer only (`--no-compiled`), `baseline` the `bpe` of another checkout
+(`--baseline DIR`: `git archive REV | tar -x -C DIR`, then `python setup.py build_ext --inplace` there), for
+before/after figures in one sitting.
 `--rounds N` runs every tool N times, one after the other in turn (A, B, C, A, B, C, ...), so that
 a shared machine's load falls on all of them alike, and prints each one's median at the end. gigatoken and ffbpe run in
 `--tools-python` (default this interpreter): install them there, not as the project's dependencies.
@@ -48,7 +50,7 @@ GPT2 = r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\
 PRETOKENIZER = ["gpt2"]  # --pretokenizer: the pattern ours and rustbpe split with (a name of bpe.patterns.PATTERNS)
 
 
-def run(command: list[str], env: dict | None = None) -> tuple[float, float, int, str]:
+def run(command: list[str], env: dict | None = None, cwd: Path = ROOT) -> tuple[float, float, int, str]:
     """Run a command; (wall seconds, processor seconds, peak RSS in bytes of the largest process, its stdout).
 
     Processor time and peak are the process's and its waited-for children's: all
@@ -57,7 +59,7 @@ def run(command: list[str], env: dict | None = None) -> tuple[float, float, int,
     """
     start = time.perf_counter()
     with tempfile.TemporaryFile("w+") as out:
-        process = subprocess.Popen(command, stdout=out, stderr=subprocess.DEVNULL, cwd=ROOT, env=env)
+        process = subprocess.Popen(command, stdout=out, stderr=subprocess.DEVNULL, cwd=cwd, env=env)
         _, status, usage = os.wait4(process.pid, 0)
         seconds = time.perf_counter() - start
         out.seek(0)
@@ -71,28 +73,37 @@ def load() -> str:
     return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
-def ours(corpus: Path, vocab_sizes: list[int], workers: int, from_counts: bool = True, compiled: bool = True, algorithm: str = "") -> None:
-    bpe = [sys.executable, "-m", "bpe"]
+def ours(
+    corpus: Path,
+    vocab_sizes: list[int],
+    workers: int,
+    from_counts: bool = True,
+    compiled: bool = True,
+    algorithm: str = "",
+    at: Path = ROOT,
+) -> None:
+    bpe = [sys.executable, "-m", "bpe"]  # run in `at` (python -m puts the working folder first on the path)
     chosen = ["--algorithm", algorithm] if algorithm else []
     path = ([] if compiled else ["--no-compiled"]) + chosen + ["--pretokenizer", PRETOKENIZER[0]]
     what = ("" if compiled else ", Python path (--no-compiled)") + (f", --algorithm {algorithm}" if algorithm else "")
+    what += "" if at == ROOT else f", baseline {at}"
     with tempfile.TemporaryDirectory() as tmp:
         for vocab in vocab_sizes:
             *measured, text = run([*bpe, "train", str(corpus), "--vocab-size", str(vocab), "--special-token", SPECIAL,
-                                       "--workers", str(workers), "--out", f"{tmp}/e2e{vocab}", *path])  # fmt: skip
+                                       "--workers", str(workers), "--out", f"{tmp}/e2e{vocab}", *path], cwd=at)  # fmt: skip
             report(f"ours end to end{what}, vocab {vocab:,}", *measured, text)
         if not from_counts:
             return
         counts = f"{tmp}/counts.parquet"
         reading = ([] if compiled else ["--no-compiled"]) + ["--pretokenizer", PRETOKENIZER[0]]
         *measured, text = run(
-            [*bpe, "count", str(corpus), "--special-token", SPECIAL, "--workers", str(workers), "--out", counts, *reading]
+            [*bpe, "count", str(corpus), "--special-token", SPECIAL, "--workers", str(workers), "--out", counts, *reading], cwd=at
         )
         report("ours: bpe count (once)", *measured, text)
         print(f"counts file: {Path(counts).stat().st_size / 1e6:,.1f} MB")
         for vocab in vocab_sizes:
             *measured, text = run(
-                [*bpe, "train", "--from-counts", counts, "--vocab-size", str(vocab), "--out", f"{tmp}/fc{vocab}", *chosen]
+                [*bpe, "train", "--from-counts", counts, "--vocab-size", str(vocab), "--out", f"{tmp}/fc{vocab}", *chosen], cwd=at
             )
             report(f"ours: train --from-counts{what}, vocab {vocab:,}", *measured, text)
 
@@ -239,16 +250,21 @@ if __name__ == "__main__":
     parser.add_argument("--vocab", type=int, nargs="+", default=[10_000, 32_000])
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument(
-        "--tools", default="ours,hf,rustbpe", help="comma-separated: ours, ours-heap, ours-python, hf, rustbpe, gigatoken, ffbpe"
+        "--tools", default="ours,hf,rustbpe", help="comma-separated: ours, ours-heap, ours-python, baseline, hf, rustbpe, gigatoken, ffbpe"
     )
     parser.add_argument("--rounds", type=int, default=1, help="run every tool this many times, taking turns; medians at the end")
     parser.add_argument("--no-counts", action="store_true", help="ours: end to end only, not bpe count + train --from-counts")
     parser.add_argument("--tools-python", default=sys.executable, help="the interpreter with gigatoken and ffbpe installed")
     parser.add_argument("--pretokenize-only", action="store_true", help="time file -> counts alone, one process each")
     parser.add_argument("--pretokenizer", default="gpt2", help="ours and rustbpe: gpt2 (default), cl100k or o200k")
+    parser.add_argument(
+        "--baseline",
+        type=Path,
+        help="the tool 'baseline': ours from another checkout (git archive REV | tar -x -C DIR; build its core there)",
+    )
     args = parser.parse_args()
     PRETOKENIZER[0] = args.pretokenizer
-    corpus = ensure_corpus(args.corpus or ROOT / "benchmarks" / "data" / f"corpus{args.mb}.txt", args.mb)
+    corpus = ensure_corpus(args.corpus or ROOT / "benchmarks" / "data" / f"corpus{args.mb}.txt", args.mb).resolve()
     print(f"# {corpus.name}: {corpus.stat().st_size / 1e6:,.1f} MB; python {sys.version.split()[0]}, {os.cpu_count()} CPUs")
     print(subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip())
     tools = args.tools.split(",")
@@ -259,6 +275,7 @@ if __name__ == "__main__":
         "ours": lambda: ours(corpus, args.vocab, args.workers, from_counts=not args.no_counts),
         "ours-heap": lambda: ours(corpus, args.vocab, args.workers, from_counts=not args.no_counts, algorithm="heap"),
         "ours-python": lambda: ours(corpus, args.vocab, args.workers, from_counts=not args.no_counts, compiled=False),
+        "baseline": lambda: ours(corpus, args.vocab, args.workers, from_counts=not args.no_counts, at=args.baseline.resolve()),
         "hf": lambda: hf(corpus, args.vocab),
         "rustbpe": lambda: rustbpe(corpus, args.vocab),
         "gigatoken": lambda: gigatoken(corpus, args.vocab, args.tools_python),

@@ -154,6 +154,26 @@ def test_counts_cut_at_special_tokens_and_lines_as_tally(parts, specials, split_
     assert core_counts(documents, pattern, specials, split_lines) == python_counts(documents, pattern, specials, split_lines)
 
 
+@needs_core
+@pytest.mark.parametrize("pattern", ["none", "gpt2"])
+def test_keys_of_every_length_counted_where_the_text_ends_and_before_it(pattern):
+    # the counter keeps keys of up to 16 bytes in its slots, read as two words (masked, or copied near the text's end),
+    # longer ones apart: NUL bytes, lengths about 8 and 16, keys that are prefixes of one another, at and before the end
+    documents = []
+    for n in range(1, 41):
+        for key in (b"\x00" * n, b"!" * (n - 1) + b"\x00", b"\xff" * n, bytes(range(200, 200 + n))):
+            documents += [key, key + b"<|s|>" + b"x" * 20, b"<|s|>" + key]
+    assert core_counts(documents, pattern, ["<|s|>"]) == python_counts(documents, pattern, ["<|s|>"])
+
+
+@needs_core
+def test_many_unique_pre_tokens_grow_the_table_and_the_arena():
+    words = [f" w{i}" if i % 3 else f" {'long' * (i % 9)}word{i}" for i in range(60_000)]
+    text = "".join(words * 2).encode()
+    counts = core_counts([text], "gpt2")
+    assert counts == python_counts([text], "gpt2") and len(counts) > 60_000
+
+
 @pytest.fixture(scope="module")
 def prose() -> bytes:
     return stdlib_prose(400_000).encode("utf-8", "surrogateescape")

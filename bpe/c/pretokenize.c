@@ -13,6 +13,9 @@
 
 #include <stdlib.h>
 #include <string.h>
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
 
 #include "unicode_classes.h"
 
@@ -419,22 +422,188 @@ done_buffer:
     return out;
 }
 
-/* PreTokenCounter(kind, seed): counts of unique pre-tokens over many calls of add(), as Tally keeps them */
-/* Counts of short pre-tokens (at most 8 bytes: most of them) gather first in a small direct-mapped table that stays in
-   the processor's cache; a pre-token that takes another's place there moves that one's count into the map. */
-#define HOT_SLOTS 32768
-#define HOT_LEN_SHIFT 56 /* hot.tally: the key's length above this bit, its count below */
+/* PreTokenCounter(kind, seed): counts of unique pre-tokens over many calls of add(), as Tally keeps them.
+
+   One open-addressing table (linear probing, at most half full) whose slots hold keys of up to 16 bytes themselves
+   (all but ~0.5 % of the pre-tokens of prose), so counting one is a hash of two words and one slot; longer keys live in
+   an arena. One-byte pre-tokens (a third of them: spaces, newlines, punctuation) are counted in a plain array. Counting
+   waits on memory (the table of a large corpus is tens of megabytes): each pre-token's slot is prefetched when it is
+   found and counted PENDING pre-tokens later, so that the wait overlaps with scanning the next ones. */
+#define PENDING 16 /* a power of two */
+#define SHORT_KEY 16
+#define FIRST_SLOTS 4096
+#define HUGE_PAGE (2u << 20)
 
 typedef struct {
-    uint64_t key;   /* the bytes, zero-padded */
-    uint64_t tally; /* len << HOT_LEN_SHIFT | count; 0: empty */
-} hot_slot;
+    uint64_t k0, k1; /* the key's bytes, zero-padded, when it has at most SHORT_KEY; else k0 is its offset in the arena */
+    uint64_t count;
+    uint32_t len;   /* 0: the slot is empty (a pre-token is never empty) */
+    uint32_t check; /* the hash's top half: a long key is compared byte by byte only when this matches */
+} count_slot;
+
+typedef struct {
+    const uint8_t *s; /* the pre-token in the text add() was given (which outlives the queue: add() empties it) */
+    uint64_t k0, k1, hash;
+    uint32_t len;
+} pending;
 
 typedef struct {
     PyObject_HEAD int kind;
-    bpe_bytesmap map;
-    hot_slot *hot;
+    uint64_t seed;
+    count_slot *table; /* mask + 1 slots */
+    size_t mask, used;
+    uint8_t *arena; /* the keys longer than SHORT_KEY */
+    size_t arena_used, arena_cap;
+    uint64_t single[256]; /* the one-byte pre-tokens' counts */
+    pending queue[PENDING];
+    size_t queued, head; /* the queue's entries, oldest first, end just before head (mod PENDING) */
 } Counter;
+
+/* The key's bytes as two zero-padded words: k0 = bytes 0-7, k1 = bytes 8-15. Two unaligned loads where the text
+   goes on for 16 bytes (limit is its end), masked to the key's length; else copied. */
+static HOT_INLINE void key_words(const uint8_t *s, size_t len, const uint8_t *limit, uint64_t *k0, uint64_t *k1) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    if (limit - s >= 16) {
+        uint64_t w0, w1;
+        memcpy(&w0, s, 8);
+        memcpy(&w1, s + 8, 8);
+        if (len < 8) { /* the first len bytes are the low ones */
+            *k0 = w0 & ((1ULL << (8 * len)) - 1);
+            *k1 = 0;
+        } else {
+            *k0 = w0;
+            *k1 = len >= 16 ? w1 : w1 & ((1ULL << (8 * (len - 8))) - 1);
+        }
+        return;
+    }
+#endif
+    uint8_t padded[16] = {0};
+    memcpy(padded, s, len < 16 ? len : 16);
+    memcpy(k0, padded, 8);
+    memcpy(k1, padded + 8, 8);
+}
+
+/* a keyed hash of a short key's words and length (any value will do: a slot is marked empty by its length) */
+static HOT_INLINE uint64_t short_hash(uint64_t k0, uint64_t k1, size_t len, uint64_t seed) {
+    uint64_t h = (k0 ^ seed) * 0x9E3779B97F4A7C15ULL;
+    h ^= (k1 ^ ((uint64_t)len << 56)) * 0xBF58476D1CE4E5B9ULL;
+    h ^= h >> 29;
+    h *= 0x94D049BB133111EBULL;
+    h ^= h >> 32;
+    return h;
+}
+
+static uint64_t slot_hash(const Counter *self, const count_slot *slot) {
+    return slot->len <= SHORT_KEY ? short_hash(slot->k0, slot->k1, slot->len, self->seed) : bpe_hash(self->arena + slot->k0, slot->len, self->seed);
+}
+
+/* a table of zeroed slots; one of megabytes in 2 MB pages where the system has them (Linux's transparent huge pages,
+   when asked for): the slots are visited at random, and with 4 KB pages most visits would also miss the TLB */
+static count_slot *new_table(size_t slots) {
+    size_t bytes = slots * sizeof(count_slot);
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    if (bytes >= HUGE_PAGE) {
+        void *table = aligned_alloc(HUGE_PAGE, bytes);
+        if (!table) return NULL;
+        madvise(table, bytes, MADV_HUGEPAGE); /* only advice: without it the table is the same, in small pages */
+        return memset(table, 0, bytes);
+    }
+#endif
+    return calloc(slots, sizeof(count_slot));
+}
+
+static int grow_table(Counter *self) {
+    if (self->mask >= SIZE_MAX / 2 / sizeof(count_slot)) return -1;
+    size_t size = (self->mask + 1) * 2;
+    count_slot *table = new_table(size);
+    if (!table) return -1;
+    for (size_t k = 0; k <= self->mask; k++) {
+        const count_slot *slot = &self->table[k];
+        if (!slot->len) continue;
+        size_t i = (size_t)slot_hash(self, slot) & (size - 1);
+        while (table[i].len) i = (i + 1) & (size - 1);
+        table[i] = *slot;
+    }
+    free(self->table);
+    self->table = table;
+    self->mask = size - 1;
+    return 0;
+}
+
+/* a new key (p's) in an empty slot */
+static int insert(Counter *self, const pending *p) {
+    if ((self->used + 1) * 2 > self->mask + 1 && grow_table(self) < 0) return -1;
+    uint64_t k0 = p->k0;
+    if (p->len > SHORT_KEY) { /* into the arena */
+        if (p->len > self->arena_cap - self->arena_used) {
+            size_t cap = self->arena_cap ? self->arena_cap : 1 << 16;
+            while (p->len > cap - self->arena_used) {
+                if (cap > SIZE_MAX / 2) return -1;
+                cap *= 2;
+            }
+            uint8_t *arena = realloc(self->arena, cap);
+            if (!arena) return -1;
+            self->arena = arena;
+            self->arena_cap = cap;
+        }
+        memcpy(self->arena + self->arena_used, p->s, p->len);
+        k0 = self->arena_used;
+        self->arena_used += p->len;
+    }
+    size_t i = (size_t)p->hash & self->mask;
+    while (self->table[i].len) i = (i + 1) & self->mask;
+    self->table[i] = (count_slot){k0, p->k1, 1, p->len, (uint32_t)(p->hash >> 32)};
+    self->used++;
+    return 0;
+}
+
+/* count a queued pre-token in the table */
+static HOT_INLINE int settle(Counter *self, const pending *p) {
+    for (size_t i = (size_t)p->hash & self->mask;; i = (i + 1) & self->mask) {
+        count_slot *slot = &self->table[i];
+        if (!slot->len) return insert(self, p);
+        if (slot->len != p->len) continue;
+        if (p->len <= SHORT_KEY ? slot->k0 == p->k0 && slot->k1 == p->k1
+                                : slot->check == (uint32_t)(p->hash >> 32) && memcmp(self->arena + slot->k0, p->s, p->len) == 0) {
+            slot->count++; /* subtle: cannot pass 2**64: that many pre-tokens would be far more text than any disk holds */
+            return 0;
+        }
+    }
+}
+
+/* count one pre-token, s[0:len] (limit: the end of the text it is in): queue it, its slot prefetched, and count the
+   oldest queued one */
+static HOT_INLINE int count_one(Counter *self, const uint8_t *s, size_t len, const uint8_t *limit) {
+    if (len == 1) {
+        self->single[s[0]]++;
+        return 0;
+    }
+    pending *p = &self->queue[self->head];
+    if (self->queued == PENDING) {
+        if (settle(self, p) < 0) return -1;
+    } else {
+        self->queued++;
+    }
+    p->s = s;
+    p->len = (uint32_t)len;
+    if (len <= SHORT_KEY) {
+        key_words(s, len, limit, &p->k0, &p->k1);
+        p->hash = short_hash(p->k0, p->k1, len, self->seed);
+    } else {
+        p->k0 = p->k1 = 0;
+        p->hash = bpe_hash(s, len, self->seed);
+    }
+    __builtin_prefetch(&self->table[(size_t)p->hash & self->mask], 1);
+    self->head = (self->head + 1) & (PENDING - 1);
+    return 0;
+}
+
+/* count every queued pre-token (before add() returns: they point into its text) */
+static int settle_all(Counter *self) {
+    for (; self->queued; self->queued--)
+        if (settle(self, &self->queue[(self->head - self->queued) & (PENDING - 1)]) < 0) return -1;
+    return 0;
+}
 
 static int counter_init(Counter *self, PyObject *args, PyObject *kwargs) {
     static char *names[] = {"kind", "seed", NULL};
@@ -442,66 +611,36 @@ static int counter_init(Counter *self, PyObject *args, PyObject *kwargs) {
     unsigned long long seed;
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "iK", names, &kind, &seed)) return -1;
     if (check_kind(kind) < 0) return -1;
-    bpe_bytesmap_free(&self->map);
-    PyMem_Free(self->hot);
-    self->hot = PyMem_Calloc(HOT_SLOTS, sizeof(hot_slot));
-    if (!self->hot || bpe_bytesmap_init(&self->map, seed) < 0) {
+    free(self->table);
+    free(self->arena);
+    memset((char *)self + offsetof(Counter, kind), 0, sizeof(Counter) - offsetof(Counter, kind));
+    self->table = new_table(FIRST_SLOTS);
+    if (!self->table) {
         PyErr_NoMemory();
         return -1;
     }
+    self->mask = FIRST_SLOTS - 1;
     self->kind = kind;
+    self->seed = seed;
     return 0;
 }
 
 static void counter_dealloc(Counter *self) {
-    bpe_bytesmap_free(&self->map);
-    PyMem_Free(self->hot);
+    free(self->table);
+    free(self->arena);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
-/* add count occurrences of s[0:n] to the map */
-static int count_in_map(Counter *self, const uint8_t *s, size_t n, size_t count) {
-    bpe_entry *e = bpe_bytesmap_put(&self->map, s, n, bpe_hash(s, n, self->map.seed));
-    if (!e) return -1;
-    e->value += count;
-    return 0;
-}
-
-/* move a hot slot's count into the map and empty it */
-static int flush_hot(Counter *self, hot_slot *slot) {
-    if (!slot->tally) return 0;
-    uint8_t bytes[8];
-    memcpy(bytes, &slot->key, 8);
-    int status = count_in_map(self, bytes, (size_t)(slot->tally >> HOT_LEN_SHIFT), (size_t)(slot->tally & ((1ULL << HOT_LEN_SHIFT) - 1)));
-    slot->tally = 0;
-    return status;
-}
-
-/* count one pre-token, s[0:len] */
-static inline int count_one(Counter *self, const uint8_t *s, size_t len) {
-    if (len > 8) return count_in_map(self, s, len, 1);
-    uint64_t key = 0;
-    memcpy(&key, s, len);
-    uint64_t mixed = (key ^ ((uint64_t)len << HOT_LEN_SHIFT) ^ self->map.seed) * 0x9E3779B97F4A7C15ULL;
-    hot_slot *slot = &self->hot[(mixed >> 40) & (HOT_SLOTS - 1)];
-    if (slot->key != key || slot->tally >> HOT_LEN_SHIFT != len) {
-        if (flush_hot(self, slot) < 0) return -1;
-        slot->key = key;
-        slot->tally = (uint64_t)len << HOT_LEN_SHIFT;
-    }
-    slot->tally++; /* subtle: a count cannot reach 2**56 (that many pre-tokens would be petabytes of text) */
-    return 0;
-}
-
 /* one loop per scanner, so that each is inlined into its loop */
-#define COUNT_WITH(next)                                          \
-    for (size_t pos = 0, end; pos < n; pos = end) {               \
-        end = next(s, pos, n);                                    \
-        if (count_one(self, s + pos, end - pos) < 0) return -1;   \
-    }                                                             \
+#define COUNT_WITH(next)                                                 \
+    for (size_t pos = 0, end; pos < n; pos = end) {                      \
+        end = next(s, pos, n);                                           \
+        if (count_one(self, s + pos, end - pos, limit) < 0) return -1;   \
+    }                                                                    \
     return 0
 
-static int count_piece(Counter *self, const uint8_t *s, size_t n) {
+/* count the pre-tokens of s[0:n], a piece of a text that ends at limit */
+static int count_piece(Counter *self, const uint8_t *s, size_t n, const uint8_t *limit) {
     switch (self->kind) {
     case BPE_KIND_GPT2:
         COUNT_WITH(next_gpt2);
@@ -512,10 +651,35 @@ static int count_piece(Counter *self, const uint8_t *s, size_t n) {
     default: {
         size_t pos = 0, start, end;
         while (bpe_next_pretoken(self->kind, s, n, &pos, &start, &end))
-            if (count_one(self, s + start, end - start) < 0) return -1;
+            if (count_one(self, s + start, end - start, limit) < 0) return -1;
         return 0;
     }
     }
+}
+
+/* count a document: its pieces between special tokens, or each line of them; -1 when out of memory */
+static int count_document(Counter *self, bpe_specials *sp, const uint8_t *s, size_t n, int split_lines) {
+    const uint8_t *limit = s + n;
+    size_t pos = 0;
+    bpe_specials_reset(sp, s, n);
+    for (;;) {
+        size_t cut = n;
+        Py_ssize_t which = -1;
+        if (!bpe_specials_next(sp, s, n, pos, &cut, &which)) cut = n;
+        if (split_lines) {
+            while (pos < cut) {
+                const uint8_t *newline = memchr(s + pos, '\n', cut - pos);
+                size_t line_end = newline ? (size_t)(newline - s) + 1 : cut;
+                if (count_piece(self, s + pos, line_end - pos, limit) < 0) return -1;
+                pos = line_end;
+            }
+        } else if (count_piece(self, s + pos, cut - pos, limit) < 0) {
+            return -1;
+        }
+        if (which < 0) break;
+        pos = cut + sp->len[which];
+    }
+    return settle_all(self);
 }
 
 /* add(data, special_tokens=(), split_lines=False): count a document's pre-tokens (special tokens cut out, not counted;
@@ -529,31 +693,12 @@ static PyObject *counter_add(Counter *self, PyObject *args, PyObject *kwargs) {
     bpe_specials sp;
     PyObject *result = NULL;
     if (bpe_specials_init(&sp, tokens) < 0) goto done_buffer;
-    const uint8_t *s = buffer.buf;
-    size_t n = (size_t)buffer.len, pos = 0;
-    bpe_specials_reset(&sp, s, n);
-    for (;;) {
-        size_t cut = n;
-        Py_ssize_t which = -1;
-        if (!bpe_specials_next(&sp, s, n, pos, &cut, &which)) cut = n;
-        if (split_lines) {
-            while (pos < cut) {
-                const uint8_t *newline = memchr(s + pos, '\n', cut - pos);
-                size_t line_end = newline ? (size_t)(newline - s) + 1 : cut;
-                if (count_piece(self, s + pos, line_end - pos) < 0) goto no_memory;
-                pos = line_end;
-            }
-        } else if (count_piece(self, s + pos, cut - pos) < 0) {
-            goto no_memory;
-        }
-        if (which < 0) break;
-        pos = cut + sp.len[which];
+    if (count_document(self, &sp, buffer.buf, (size_t)buffer.len, split_lines) < 0) {
+        self->queued = 0; /* what was queued is not counted: the counter is incomplete, and says so */
+        PyErr_NoMemory();
+    } else {
+        result = Py_NewRef(Py_None);
     }
-    result = Py_NewRef(Py_None);
-    goto done;
-no_memory:
-    PyErr_NoMemory();
-done:
     bpe_specials_free(&sp);
 done_buffer:
     PyBuffer_Release(&buffer);
@@ -562,34 +707,50 @@ done_buffer:
 
 /* counts() -> {pre-token bytes: count} */
 static PyObject *counter_counts(Counter *self, PyObject *unused) {
-    for (size_t k = 0; k < HOT_SLOTS; k++)
-        if (flush_hot(self, &self->hot[k]) < 0) return PyErr_NoMemory();
     PyObject *out = PyDict_New();
     if (!out) return NULL;
-    for (size_t k = 0; k <= self->map.mask; k++) {
-        bpe_entry *e = &self->map.table[k];
-        if (!e->hash) continue;
-        PyObject *key = PyBytes_FromStringAndSize((const char *)bpe_key(&self->map, e), e->len);
-        PyObject *count = key ? PyLong_FromSize_t(e->value) : NULL;
-        if (!count || PyDict_SetItem(out, key, count) < 0) {
-            Py_XDECREF(key);
-            Py_XDECREF(count);
+    for (size_t k = 0; k <= self->mask + 256; k++) {
+        uint8_t bytes[SHORT_KEY], byte;
+        const uint8_t *key;
+        size_t len;
+        uint64_t count;
+        if (k <= self->mask) {
+            const count_slot *slot = &self->table[k];
+            if (!slot->len) continue;
+            len = slot->len;
+            count = slot->count;
+            if (len <= SHORT_KEY) {
+                memcpy(bytes, &slot->k0, 8);
+                memcpy(bytes + 8, &slot->k1, 8);
+                key = bytes;
+            } else {
+                key = self->arena + slot->k0;
+            }
+        } else {
+            byte = (uint8_t)(k - self->mask - 1);
+            count = self->single[byte];
+            if (!count) continue;
+            key = &byte;
+            len = 1;
+        }
+        PyObject *token = PyBytes_FromStringAndSize((const char *)key, (Py_ssize_t)len);
+        PyObject *number = token ? PyLong_FromUnsignedLongLong(count) : NULL;
+        if (!number || PyDict_SetItem(out, token, number) < 0) {
+            Py_XDECREF(token);
+            Py_XDECREF(number);
             Py_DECREF(out);
             return NULL;
         }
-        Py_DECREF(key);
-        Py_DECREF(count);
+        Py_DECREF(token);
+        Py_DECREF(number);
     }
     return out;
 }
 
 static Py_ssize_t counter_len(Counter *self) {
-    for (size_t k = 0; k < HOT_SLOTS; k++)
-        if (flush_hot(self, &self->hot[k]) < 0) {
-            PyErr_NoMemory();
-            return -1;
-        }
-    return (Py_ssize_t)self->map.used;
+    Py_ssize_t n = (Py_ssize_t)self->used;
+    for (int b = 0; b < 256; b++) n += self->single[b] != 0;
+    return n;
 }
 
 static PyMethodDef counter_methods[] = {
