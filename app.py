@@ -23,8 +23,7 @@ SECTIONS = sections()  # the page list: ui/pages.py
 # the menu is drawn by the sidebar, under the training run, as links that keep the run in the URL (ui.sidebar._page_links)
 pages = st.navigation(SECTIONS, position="hidden")
 st.session_state["settings"] = sidebar.render(SECTIONS, link.page_params)
-# ?playlist=…&at=…: that item, on its page. subtle: after the sidebar, whose widgets keep their session values only
-# when a run draws them: a page switch before they drew reset them (the corpus went back to the default preset)
+# ?playlist=…&at=…: that item, on its page; after the sidebar, which has taken the link's run by then
 playlist.follow(pages)
 link.show_run(pages.url_path)  # every page's URL names the run
 link.sync_presenter()

@@ -62,6 +62,19 @@ def test_the_step_page_button_opens_that_merge():
     assert any("Step through" in t.value for t in at.title)
 
 
+def test_the_step_page_button_keeps_the_sidebars_run_and_presenter_mode():
+    """A page switch made by the server (st.switch_page) sends no widget values, and Streamlit dropped the keyed ones:
+    the sidebar's run and presenter mode are kept (ui.state.widget: persist_state="session")."""
+    at = open_page(tie_break="rustbpe", algorithm="naive")
+    at.sidebar.toggle(key="presenter").set_value(True).run()
+    at.text_input(key="w_enc_text").set_value("newest").run()
+    at.button(key="enc_to_step").click().run()
+    assert any("Merge <b>" in h.value for h in at.html)  # the step page, drawn
+    kept = {key: at.session_state[key] for key in ("source", "tie_break", "algorithm", "presenter")}
+    assert kept == {"source": "textbook", "tie_break": "rustbpe", "algorithm": "naive", "presenter": True}
+    assert at.sidebar.selectbox(key="tie_break").value == "rustbpe"
+
+
 def test_previous_and_play_move_through_the_walk():
     at = open_page()
     at.text_input(key="w_enc_text").set_value("lowest newest").run()

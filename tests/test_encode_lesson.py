@@ -94,7 +94,7 @@ def text_of(at) -> str:
 
 
 def test_the_lesson_page_walks_to_the_end_and_opens_the_encode_page():
-    at = open_app("pages/encode_lesson.py")
+    at = open_app("pages/encode_lesson.py", tie_break="rustbpe")
     assert at.title[0].value == "1. Start from the bytes"
     n = len(encode_lesson.screens(TOK))
     for i in range(2, n + 1):
@@ -106,6 +106,8 @@ def test_the_lesson_page_walks_to_the_end_and_opens_the_encode_page():
     assert not at.exception
     assert at.session_state["enc_text"] == "lowest" and at.session_state["source"] == "textbook"
     assert at.title[0].value == "Encode, step by step"
+    # the page switch (st.switch_page, from the server) kept what the lesson does not set: the sidebar's rule
+    assert at.session_state["tie_break"] == "rustbpe" and at.sidebar.selectbox(key="tie_break").value == "rustbpe"
 
 
 @pytest.mark.parametrize("pick_right", [True, False])

@@ -169,10 +169,7 @@ def go(at: int) -> None:
     show(item)
     wanted = params(items, at)
     st.session_state["playlist_link"] = (wanted["playlist"], wanted["at"])
-    # subtle: a page switched to from the server keeps no widget's state (Streamlit keeps those the browser sends with a
-    # click on a link), so the sidebar's settings go back to their defaults; the new page's URL names the run and
-    # presenter mode, and forgetting that this session applied that link makes ui.link apply it again, as a link
-    st.session_state["link"] = st.session_state["present_link"] = None
+    # (the sidebar's run and presenter mode survive the switch: ui.state.widget keeps the sidebar's widgets for the session)
     st.switch_page(KINDS[item.kind].page, query_params=wanted)
 
 

@@ -133,7 +133,10 @@ def widget(
     The widget gets three things, each for a reason:
     - its own key, "w_" + key, filled from `key`: Streamlit forgets a widget's state when a run does not
       draw it (a visit to another page), so the value lives in `key`; `kept=True` is for the sidebar's
-      widgets, drawn on every run of every page, which hold `key` itself;
+      widgets, drawn on every run of every page, which hold `key` itself and are kept for the whole session
+      (persist_state="session"). subtle: a page switch made by the server (st.switch_page: the Encode page's
+      step-page button, the second lesson's last screen, a playlist's Next view) sends no widget values, and
+      Streamlit then dropped every keyed one as the new page began: the sidebar went back to the default run;
     - a callback that copies a change back to `key` (`save`), then calls on_change(*args) if given;
       pills and segmented controls never copy None (no choice) back; nor does any widget when stale() says the
       change came with a click on something else (the browser sent the widget's old value along): it is set back;
@@ -186,6 +189,8 @@ def widget(
         if on_change is not None:
             on_change(*args)
 
+    if kept:
+        options["persist_state"] = "session"  # through a page switch made by the server, too (the docstring says why)
     drawn = draw(label, *positional, key=own, on_change=changed, **options)
     if limit is not None and st.session_state["limited"][key][1]:
         st.warning(st.session_state["limited"][key][1])  # said once, under the box

@@ -1,6 +1,6 @@
 """A student walks "lowest" through the encoder in the second lesson, opens it on the Encode page, then answers the quiz."""
 
-from .conftest import open_from_sidebar, settled, wait_idle
+from .conftest import open_from_sidebar, pick, settled, wait_idle
 from .screens import look
 
 
@@ -21,6 +21,7 @@ def every_merge_on_the_first_screen(page) -> int:
 
 
 def test_a_student_walks_lowest_through_the_encoder_and_opens_it_on_the_encode_page(page):
+    pick(page, "Tie-break rule", "rustbpe")  # a setting the lesson does not set: the page switch keeps it
     open_page(page, "How a tokenizer encodes", "1. Start from the bytes")
     assert look(page, "encode-lesson-start") == []
     assert every_merge_on_the_first_screen(page) == 12
@@ -42,6 +43,10 @@ def test_a_student_walks_lowest_through_the_encoder_and_opens_it_on_the_encode_p
     page.get_by_role("heading", name="Encode, step by step").first.wait_for()
     assert page.get_by_label("A word or a sentence").input_value() == "lowest"
     assert page.locator('[data-testid="stException"]').count() == 0
+    # a page switch made by the server (st.switch_page) sends no widget values: the sidebar's rule is kept all the same
+    # (Streamlit dropped it, and the Encode page walked the lesson's run under cs336's rule)
+    assert "rule=rustbpe" in page.url
+    assert page.get_by_role("combobox", name="Tie-break rule", exact=True).input_value() == "rustbpe"
 
 
 def test_a_student_answers_which_merge_applies_first(page):

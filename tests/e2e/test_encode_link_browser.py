@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from urllib.parse import parse_qs, urlparse
 
 from playwright.sync_api import expect
@@ -41,3 +42,22 @@ def test_a_link_opens_the_encode_page_on_its_word_with_gpt4(page, app_url):
         assert shown(student, "raspberry", "GPT-4 (cl100k)") == shown(page, "raspberry", "GPT-4 (cl100k)")
     finally:
         other.close()
+
+
+def test_the_step_page_button_keeps_the_run_and_presenter_mode(page, app_url):
+    """See merge k on the step page is a page switch made by the server (st.switch_page), which sends no widget values:
+    the step page still shows the sidebar's run (here from a link: textbook, rustbpe's rule, naive) in presenter mode."""
+    page.set_viewport_size({"width": 1280, "height": 720})
+    page.goto(f"{app_url}/encode?corpus=textbook&rule=rustbpe&algorithm=naive&present=1&text=newest&tokenizer=run")
+    wait_idle(page, 180_000)
+    button = page.get_by_role("button", name=re.compile(r"See merge \d+ on the step page"))
+    merge = int(re.search(r"merge (\d+)", button.inner_text(timeout=60_000)).group(1))
+    button.click()
+    page.locator(".merge-card").wait_for(timeout=120_000)
+    wait_idle(page)
+    assert f"Merge {merge} of 12" in page.locator(".merge-card").inner_text().replace("\n", " ")
+    query = parse_qs(urlparse(page.url).query)
+    said = {name: query.get(name) for name in ("corpus", "rule", "algorithm", "present", "merge")}
+    assert said == {"corpus": ["textbook"], "rule": ["rustbpe"], "algorithm": ["naive"], "present": ["1"], "merge": [str(merge)]}
+    expect(page.get_by_test_id("stSidebar")).to_have_attribute("data-collapsed", "true")  # presenter mode: folded away
+    assert page.locator("h1").count() == 0  # and the page without its title
