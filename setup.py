@@ -34,7 +34,7 @@ HEADERS = ["bpe/c/core.h", "bpe/c/encode.h", "bpe/c/unicode_classes.h"]
 
 def sources_digest() -> str:
     """bpe.core.sources_digest, read from its file: the package itself is not importable while it is being built."""
-    spec = importlib.util.spec_from_file_location("bpe_core_digest", HERE / "bpe" / "core.py")
+    spec = importlib.util.spec_from_file_location("bpe_core_digest", HERE / "bpe" / "core" / "__init__.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module.sources_digest(HERE / "bpe" / "c")

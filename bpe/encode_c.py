@@ -9,7 +9,7 @@ ours), with and without special tokens, with the first k merges, on text over al
 invalid UTF-8.
 
 Where the Python path encodes instead (tokenizer.py decides, text by text): the compiled core is
-absent (bpe/core.py says why); a regex of the user's, or a `regex` other than the one the
+absent (bpe/core/ says why); a regex of the user's, or a `regex` other than the one the
 compiled tables were made from (Python pre-tokenizes, and the core still merges each pre-token);
 a str holding a lone surrogate; a byte the vocabulary lacks (the Python path raises its sentence).
 

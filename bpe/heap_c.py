@@ -9,7 +9,7 @@ to what the algorithm saves.
 
 Not here: detail. `merges(detail=True)` hands the run to the Python heap (the
 `reference`), which records what the step page shows -- the same merges. Where
-the core is absent (bpe/core.py says why), bpe.train runs the reference instead.
+the core is absent (bpe/core/ says why), bpe.train runs the reference instead.
 """
 
 from __future__ import annotations

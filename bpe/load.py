@@ -343,7 +343,7 @@ def _parse_tiktoken_compiled(text: str, cache: Path | None = None) -> tuple[dict
     With a cache path, the merges come from it when it holds exactly the merges of this file (the core checks each),
     and are written there when it does not; a cache that cannot be read or written is left alone.
     """
-    from .core import core  # subtle: on first use, not with bpe (python -m bpe.core must import it first)
+    from .core import core  # read when called: a test may switch it off (monkeypatch bpe.core.core)
 
     if core is None:
         return None

@@ -9,7 +9,7 @@ UTF-8 is a character of no class, as the lone surrogate the Python path decodes 
 tests/test_compiled_encoder.py holds the two to identical pre-tokens and counts on text over all
 of Unicode, on invalid UTF-8 and on real corpora.
 
-When it is not used (`unavailable` says why): the compiled core is absent (bpe/core.py says
+When it is not used (`unavailable` says why): the compiled core is absent (bpe/core/ says
 why: not built, BPE_CORE=0...); BPE_COMPILED=0 asks for the Python pre-tokenizers; the installed `regex` is not the version the tables were made
 from (another version may class new characters differently); a regex of the user's (Python
 runs it). Then pretokenize.py counts, or gigatoken (compiled.py) for GPT-2's pattern.
@@ -34,8 +34,7 @@ SEED = int.from_bytes(os.urandom(8), "little")
 
 
 def loaded():
-    """(the compiled core module or None, why it is absent). subtle: imported on first use, not with bpe, so that
-    `python -m bpe.core` finds bpe.core not yet imported (runpy warns otherwise)."""
+    """(the compiled core module or None, why it is absent), read when called: a test may switch it off (bpe.core.core)."""
     from .core import core, missing
 
     return core, missing

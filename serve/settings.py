@@ -11,7 +11,7 @@
 
 Each is read when asked for, not at import: the replicas' supervisor and the tests set them per process.
 Not here: what the library reads itself, which is the library's, not the app's: BPE_COMPILED=0
-(bpe/compiled.py: count pre-tokens in Python only), BPE_CORE (bpe/core.py: 0 for no compiled core, or
+(bpe/compiled.py: count pre-tokens in Python only), BPE_CORE (bpe/core/: 0 for no compiled core, or
 the path of one to load), and tiktoken's cache folder, TIKTOKEN_CACHE_DIR, as tiktoken reads it
 (bpe/openai.py's cache_dir, which ui/real.py asks too). This module imports nothing of the app: a worker process reads it too.
 

@@ -5,7 +5,7 @@ taken away: tokenizer.py's own rounds), on text over all of Unicode, invalid UTF
 tokens, empty text, long runs (merged with the heap), the first k merges, and streamed; the
 merging itself on made-up merge lists that no trainer makes (a pair listed twice, parts that
 are no token, a merge ranked below the merge that makes its part). Skipped where the compiled
-core is not built (bpe/core.py says why); a process without it is shown to encode the same.
+core is not built (bpe/core/ says why); a process without it is shown to encode the same.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ Unicode, where the patterns are subtle (contractions in any case, whitespace run
 newline or the end, o200k's case classes and marks, digits in threes), on invalid UTF-8 (each
 bad byte a character of its own, as surrogateescape makes it), with special tokens and lines as
 documents, and on real corpora. The character tables are checked against `regex` for every
-code point. Skipped where the compiled core is not built (bpe/core.py says why); the fallback
+code point. Skipped where the compiled core is not built (bpe/core/ says why); the fallback
 is tested too.
 """
 

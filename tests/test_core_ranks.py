@@ -5,7 +5,7 @@ core.load_ranks either returns exactly the Python path's tokens, ranks and merge
 and then the Python parser reads the file or says in one sentence what is wrong: on OpenAI's
 own files, on rank files of ours, and on such files mutated (lines swapped or dropped, other
 whitespace, base64 that only a lenient decoder reads, tokens and ranks twice). Skipped where
-the compiled core is not built (bpe/core.py says why).
+the compiled core is not built (bpe/core/ says why).
 """
 
 from __future__ import annotations

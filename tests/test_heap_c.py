@@ -16,6 +16,7 @@ import ctypes
 import os
 import subprocess
 import sys
+import types
 from collections import Counter
 from itertools import zip_longest
 from pathlib import Path
@@ -216,6 +217,18 @@ def test_without_the_core_bpe_core_says_why_in_one_sentence():
     assert missing.startswith("The compiled core (bpe._core) is absent: BPE_CORE=/no/such/core.so could not be loaded (")
 
 
+@pytest.mark.parametrize("setting", ["0", None])
+def test_python_m_bpe_core_says_it_in_one_sentence_and_nothing_else(setting):
+    # subtle: bpe imports bpe.core as it starts; runpy warned (RuntimeWarning on stderr) while bpe.core was a module
+    env = {key: value for key, value in os.environ.items() if key != "BPE_CORE"} | ({"BPE_CORE": setting} if setting else {})
+    said = subprocess.run([sys.executable, "-W", "error", "-m", "bpe.core"], capture_output=True, text=True, cwd=ROOT, env=env, timeout=120)
+    assert said.returncode == 0 and said.stderr == ""
+    if setting == "0":
+        assert said.stdout == "The compiled core (bpe._core) is absent: BPE_CORE=0 is set; the trainers run in Python.\n"
+    else:  # built or not, one line (this process may have been started with BPE_CORE=0)
+        assert said.stdout.startswith("The compiled core (bpe._core) is ") and said.stdout.count("\n") == 1
+
+
 def test_asking_for_heap_c_without_the_core_trains_in_python_and_the_summary_says_why(tmp_path):
     (tmp_path / "corpus.txt").write_text("low lower lowest newer newest " * 20)
     command = [sys.executable, "-m", "bpe", "train", str(tmp_path / "corpus.txt"), "--vocab-size", "270", "--workers", "1"]
@@ -233,9 +246,15 @@ def test_asking_for_heap_c_without_the_core_trains_in_python_and_the_summary_say
 
 
 def test_a_core_built_from_other_sources_is_not_used(tmp_path, monkeypatch):
+    # a stand-in for the build (which may be absent here): a module carrying the digest of the checkout's sources
+    build = types.ModuleType("bpe._core")
+    build.SOURCES = bpe.core.sources_digest()
+    monkeypatch.setitem(sys.modules, "bpe._core", build)
+    monkeypatch.setattr(bpe, "_core", build, raising=False)
+    monkeypatch.delenv("BPE_CORE", raising=False)
+    assert bpe.core.load() == (build, "")
     (tmp_path / "heap.c").write_text("/* a newer heap.c than the build's */\n")
     monkeypatch.setattr(bpe.core, "SOURCES", tmp_path)
-    monkeypatch.delenv("BPE_CORE", raising=False)
     module, why = bpe.core.load()
     assert module is None and why == "it was built from older sources than bpe/c holds (bash scripts/setup.sh rebuilds it)"
 

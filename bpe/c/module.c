@@ -15,7 +15,7 @@
 #endif
 
 static int exec_module(PyObject *module) {
-    /* sha256 of the sources it was built from: bpe/core.py refuses a core older than its sources */
+    /* sha256 of the sources it was built from: bpe/core/ refuses a core older than its sources */
     if (PyModule_AddStringConstant(module, "SOURCES", BPE_CORE_SOURCES) < 0) return -1;
     if (bpe_heap_init(module) < 0) return -1;
     if (bpe_pretokenize_init(module) < 0) return -1;
@@ -32,7 +32,7 @@ static PyModuleDef_Slot slots[] = {
 static struct PyModuleDef module_def = {
     PyModuleDef_HEAD_INIT,
     .m_name = "bpe._core",
-    .m_doc = "The compiled core of bpe: exact twins of its Python hot paths (see bpe/core.py).",
+    .m_doc = "The compiled core of bpe: exact twins of its Python hot paths (see bpe/core/).",
     .m_size = 0,
     .m_slots = slots,
 };

@@ -9,7 +9,7 @@ off with BPE_CORE=0 -- `core` is None, `missing` says why, and the Python code r
 BPE_CORE=/path/to/_core.so loads that build instead (scripts/sanitize.sh: the
 AddressSanitizer copy).
 
-    bpe core   # is the core built here, and if not why (describe)
+    bpe core   # is the core built here, and if not why (describe); python -m bpe.core says the same
 
 Not here: what the core computes (bpe/c/*.c and their Python twins, such as heap_c.py).
 """
@@ -22,7 +22,7 @@ import os
 from pathlib import Path
 from types import ModuleType
 
-SOURCES = Path(__file__).resolve().parent / "c"
+SOURCES = Path(__file__).resolve().parents[1] / "c"
 
 
 def sources_digest(folder: Path = SOURCES) -> str:
@@ -43,7 +43,7 @@ def load() -> tuple[ModuleType | None, str]:
         if setting:
             module = _load_file(setting)
         else:
-            from . import _core as module
+            from .. import _core as module
     except ImportError as error:
         if setting:
             return None, f"BPE_CORE={setting} could not be loaded ({error})"
