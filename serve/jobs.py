@@ -161,9 +161,19 @@ class Throttle:
 
 
 def race(
-    key: RunKey, label: str, data: bytes, spec: TrainSpec, num_merges: int, budget_s: float, with_references: bool, *, report: Report
+    key: RunKey,
+    label: str,
+    data: bytes,
+    spec: TrainSpec,
+    num_merges: int,
+    budget_s: float,
+    with_references: bool,
+    algorithms: tuple[str, ...] = (),
+    *,
+    report: Report,
 ) -> RaceRecord:
-    """The four trainers taking turns on one pre-tokenized corpus under spec; then, if asked, the Rust references."""
+    """The trainers (algorithms: those the page knows; () every one this process has) taking turns on one
+    pre-tokenized corpus under spec; then, if asked, the Rust references."""
     record = RaceRecord(
         key,
         label,
@@ -181,7 +191,7 @@ def race(
     prepared = R.prepare(data, spec)
     record = replace(record, n_bytes=prepared.corpus.n_bytes, prep_seconds=prepared.seconds, clock_overhead_s=R.clock_overhead(), doing="")
     throttle = Throttle(report)
-    for results in R.race(prepared.corpus, num_merges, budget_s, spec=spec):
+    for results in R.race(prepared.corpus, num_merges, budget_s, algorithms or None, spec=spec):
         record = replace(record, results=results)
         throttle(record)  # between turns: every trainer's clock is stopped
     if with_references:

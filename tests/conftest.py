@@ -19,6 +19,10 @@ import pytest
 os.environ.setdefault("STREAMLIT_CLIENT_SHOW_ERROR_DETAILS", "full")
 # and builds what it uses, never reading what another run kept on disk (serve/disk.py; tests/test_disk.py turns it on)
 os.environ["BPE_CACHE"] = "off"
+# the scripts/app.sh a test starts leaves the compiled core as it is (scripts/setup.sh): a build into the checkout mid-run
+# gave the pool workers started after it heap_c, which this process (and the servers already running) lacked. A test
+# that builds the core builds a copy in a temporary folder (test_package.py, scripts/sanitize.sh)
+os.environ["BPE_CORE_BUILD"] = "0"
 
 from apptest import finish, open_app, rerun_until  # noqa: F401  (the page AppTests import it from here)
 

@@ -24,7 +24,9 @@ from bpe import ALGORITHMS
 from bpe import race as R
 from bpe import references as refs
 from bpe import sweep as sweeps
-from ui.views.race import REFERENCE_LINES, slopes, time_domain
+from bpe.heap_c import HeapC
+from bpe.train import ABSENT
+from ui.views.race import REFERENCE_LINES, colour, slopes, time_domain
 
 SECTIONS = ["Scaling", "Parallel pre-tokenization"]
 
@@ -81,6 +83,19 @@ def test_race_runs_in_a_worker_then_draws_a_chart_and_an_agreement_verdict(app):
     assert set(phases["status"]) == {"finished"}
     assert not app.dataframe  # tables whose type size the app sets (a dataframe is a canvas at 15.75 px)
     assert work.set_index("work per merge").loc["heap pops", "heap"] == "1.0"  # one pop per merge
+
+
+def test_a_server_lacking_a_trainer_its_workers_have_races_and_draws_the_trainers_it_knows(app, monkeypatch):
+    # a core built into the checkout mid-run once gave the pool's new workers heap_c, which the server lacked, and
+    # drawing their race raised KeyError 'heap_c': the page now asks for the trainers it knows, and knows the others by name
+    monkeypatch.delitem(ALGORITHMS, "heap_c", raising=False)
+    monkeypatch.setitem(ABSENT, "heap_c", HeapC)
+    app.sidebar.number_input(key="vocab_size").set_value(256 + 10 + 1).run()  # a race no other test ran (none to replay)
+    app.button(key="race_start").click().run()
+    finish(app)
+    assert not app.exception
+    assert [r.algorithm for r in app.session_state["race"].results] == list(ALGORITHMS)
+    assert colour("heap_c") == HeapC.colour  # a race raced elsewhere (a replica's, a replay) may hold it
 
 
 def test_the_complexity_table_names_each_cost_in_the_work_counters_words(app):

@@ -28,7 +28,8 @@ from bpe import sweep as sweeps
 from bpe.corpora import END_OF_TEXT
 from bpe.events import StopReason
 from bpe.spec import DEFAULT, TrainSpec
-from bpe.train import work_names
+from bpe.train import ABSENT, work_names
+from bpe.trainer import Trainer
 from serve import jobs
 from serve.jobs import RaceRecord, RunKey, SpeedupRecord, SweepRecord
 from serve.pool import Status
@@ -45,9 +46,19 @@ REFERENCE_COLOURS = {
 }  # HF is the grey reference
 
 
+def trainer_named(name: str) -> type[Trainer] | None:
+    """The trainer class of a name in a race's results; None for a reference tool.
+
+    subtle: a compiled trainer this server cannot run (train.ABSENT) is still known by name: a worker
+    started after the core was built, or a pool shared with another replica, may have raced it.
+    """
+    return ALGORITHMS.get(name) or ABSENT.get(name)
+
+
 def colour(name: str) -> str:
     """One colour per trainer (its class says it: Trainer.colour) or reference tool, the same in every chart."""
-    return ALGORITHMS[name].colour if name in ALGORITHMS else REFERENCE_COLOURS[name]
+    trainer = trainer_named(name)
+    return trainer.colour if trainer else REFERENCE_COLOURS[name]
 
 
 REFERENCE_LINES = {  # a Rust reference's name in the legend and the tables, and the phases its one time covers
@@ -86,7 +97,8 @@ def start_race(settings, budget_s: float, with_references: bool, live: bool = Fa
         live_runs()[(race, asked)] = time.time_ns()
     generation = newest(race, asked)
     key = replace(race, extra=(*asked, generation) if generation else asked)
-    args = (race, settings.corpus.name, settings.corpus.data, race.spec, settings.num_merges, budget_s, with_references)
+    # the trainers this server knows race, whatever a worker process would find installed (trainer_named)
+    args = (race, settings.corpus.name, settings.corpus.data, race.spec, settings.num_merges, budget_s, with_references, tuple(ALGORITHMS))
     st.session_state["race_asked"] = time.time()
     work.ask("race", key, jobs.race, *args)
     st.session_state["failed"].pop("race", None)
@@ -421,7 +433,8 @@ def interpreter_notes(record: RaceRecord) -> list[str]:
     """
     notes = []
     for compiled in record.results:
-        reference = ALGORITHMS[compiled.algorithm].reference if compiled.algorithm in ALGORITHMS else None
+        trainer = trainer_named(compiled.algorithm)
+        reference = trainer.reference if trainer else None
         python = next((r for r in record.results if reference is not None and r.algorithm == reference.name), None)
         n = min(len(compiled.merges), len(python.merges)) if python else 0
         if not n or not compiled.times[n - 1]:
