@@ -6,10 +6,10 @@ server around it; tests/test_server_config.py fetches a file from the real serve
 
 from __future__ import annotations
 
-import asyncio
 import gzip
 
 import pytest
+from conftest import run_async
 
 from serve.assets import Assets, static_folder
 
@@ -38,7 +38,7 @@ def ask(assets: Assets, path: str, method: str = "GET", gzip_ok: bool = True) ->
     async def receive():
         return {"type": "http.request", "body": b""}
 
-    asyncio.run(assets({"type": "http", "method": method, "path": path, "headers": headers}, receive, send))
+    run_async(assets({"type": "http", "method": method, "path": path, "headers": headers}, receive, send))
     return sent[0]["status"], dict(sent[0]["headers"]), b"".join(m.get("body", b"") for m in sent[1:])
 
 
@@ -114,7 +114,7 @@ def test_other_methods_and_websockets_go_to_streamlit():
     async def app(scope, receive, send):
         seen.append(scope["type"])
 
-    asyncio.run(Assets(app)({"type": "websocket", "path": path}, None, None))
+    run_async(Assets(app)({"type": "websocket", "path": path}, None, None))
     assert seen == ["websocket"]
 
 

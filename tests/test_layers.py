@@ -3,7 +3,8 @@
 A worker process of the pool imports serve/ and bpe/ only, so either importing Streamlit, pandas or
 Altair would cost every worker its start-up (Streamlit alone was 195 ms of a worker's 200 ms); and
 pages may import bpe, never the other way round. Every module is imported, found by pkgutil, in
-one fresh interpreter, so a module added tomorrow is checked too.
+one fresh interpreter, so a module added tomorrow is checked too. And no test starts an event loop in the
+main thread, where the browser tests' Playwright holds one.
 """
 
 from __future__ import annotations
@@ -84,3 +85,15 @@ def test_bpe_has_no_import_circle():
 def test_compiled_imports_first_in_a_fresh_interpreter():
     result = subprocess.run([sys.executable, "-c", "import bpe.compiled"], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr[-2000:]
+
+
+def test_no_test_runs_an_event_loop_in_the_main_thread():
+    # subtle: the browser tests' Playwright (sync API, one per session) keeps an event loop running in the main thread from
+    # the first browser test on, and asyncio.run refuses to start inside it: tests/test_assets.py passed alone and failed
+    # all 33 of its tests in the whole suite. conftest.run_async runs the coroutine on a thread of its own.
+    calls = []
+    for path in sorted((ROOT / "tests").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Call) and ast.unparse(node.func).endswith(("asyncio.run", ".run_until_complete")):
+                calls.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    assert calls == [], f"these start an event loop in the main thread; call conftest.run_async instead: {calls}"
