@@ -27,6 +27,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from .core import follow
+from .core import settings as core_settings
 from .inputs import CHUNK_BYTES, DEFAULT_READING, Input, Options, Shard, read_shard, resolve_inputs, shards
 from .memory import peak_rss
 from .patterns import DEFAULT_PATTERN, check_pattern, check_special_tokens
@@ -232,8 +234,9 @@ _done = None  # in a worker: where it reports the disk bytes it has read
 _stop = None  # in a worker: set when another worker failed
 
 
-def _attach(jobs, done, stop, alive) -> None:
+def _attach(jobs, done, stop, alive, chosen) -> None:
     global _jobs, _done, _stop
+    follow(chosen)  # the caller's BPE_CORE and BPE_COMPILED, not the forkserver's
     _jobs, _done, _stop = jobs, done, stop
     threading.Thread(target=_end_with_parent, args=(alive,), daemon=True, name="bpe-watch-parent").start()
     done.put(-os.getpid())  # who this worker is, so that the main process can end it at once (a negative number: not bytes)
@@ -277,7 +280,7 @@ def _count_in_pool(jobs: list[Shard], options: Options, workers: int, report) ->
     for _ in range(workers):
         job_queue.put(None)  # one end marker per drain task
     try:
-        attach = (job_queue, done_queue, stop, alive)
+        attach = (job_queue, done_queue, stop, alive, core_settings())
         with ProcessPoolExecutor(workers, mp_context=context, initializer=_attach, initargs=attach) as pool:
             try:
                 futures = [pool.submit(_drain, options) for _ in range(workers)]

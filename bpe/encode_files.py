@@ -25,6 +25,7 @@ Not here: the file formats of the array (ids.py), encoding itself (tokenizer.py)
 from __future__ import annotations
 
 import contextlib
+import copy
 import os
 import queue
 import signal
@@ -37,6 +38,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import atomic
+from .core import follow
+from .core import settings as core_settings
 from .count import check_workers
 from .ids import DTYPES, IdsWriter, dtype_for
 from .inputs import CHUNK_BYTES, DEFAULT_READING, Input, Options, Shard, read_shard, resolve_inputs, shards
@@ -83,6 +86,7 @@ class Part:
     path: str | None = None  # a worker's temporary file of the ids (None: written straight to the output)
     peak_rss: int = 0
     cpu_seconds: float = 0.0
+    encoder: str = ""  # a worker's: which encoder merged (encoder_of)
 
 
 @dataclass(frozen=True)
@@ -188,7 +192,7 @@ def encode_files(
         used,
         worker_peak,
         worker_cpu,
-        encoder_of(tok),
+        ", ".join(sorted({p.encoder for p in parts if p.encoder})) or encoder_of(tok),  # the workers' where they encoded
     )
 
 
@@ -287,8 +291,10 @@ _run = ""  # names this run's temporary files, so that the main process can remo
 _writing: Path | None = None  # in a worker: the temporary file it is writing now
 
 
-def _start(tok: Tokenizer, settings: Settings, folder: str, run: str, alive, pids) -> None:
+def _start(tok: Tokenizer, settings: Settings, folder: str, run: str, alive, pids, chosen) -> None:
     global _tok, _settings, _folder, _run
+    if follow(chosen):  # the caller's BPE_CORE and BPE_COMPILED, not the forkserver's, which tok was unpickled with
+        tok = copy.copy(tok)  # built again from its vocab and merges (Tokenizer.__reduce__)
     _tok, _settings, _folder, _run = tok, settings, folder, run
     threading.Thread(target=_end_with_parent, args=(alive,), daemon=True, name="bpe-watch-parent").start()
     pids.put(os.getpid())
@@ -325,7 +331,17 @@ def _encode_part(job: Job) -> Part:
         with contextlib.suppress(OSError):
             path.unlink()
         raise
-    return Part(part.index, part.tokens, part.documents, part.text_bytes, part.disk_bytes, str(path), peak_rss(), time.process_time())
+    return Part(
+        part.index,
+        part.tokens,
+        part.documents,
+        part.text_bytes,
+        part.disk_bytes,
+        str(path),
+        peak_rss(),
+        time.process_time(),
+        encoder_of(_tok),
+    )
 
 
 def _encode_in_pool(tok: Tokenizer, jobs: list[Job], settings: Settings, workers: int, writer: IdsWriter, report) -> tuple[list[Part], int]:
@@ -339,7 +355,7 @@ def _encode_in_pool(tok: Tokenizer, jobs: list[Job], settings: Settings, workers
     folder, run = str(writer.path.parent), f"{writer.path.name}.{os.getpid()}.{time.monotonic_ns()}"
     parts: list[Part] = []
     try:
-        initargs = (tok, settings, folder, run, alive, pids)
+        initargs = (tok, settings, folder, run, alive, pids, core_settings())
         with ProcessPoolExecutor(workers, mp_context=context, initializer=_start, initargs=initargs) as pool:
             try:
                 waiting, ahead = deque(), iter(jobs)

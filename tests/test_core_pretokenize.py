@@ -226,6 +226,31 @@ def test_counting_in_workers_equals_the_python_path(corpus_file, pattern, monkey
     assert fast.counted_by() == "counted by bpe._core (compiled)"
 
 
+def switch_the_core_off(monkeypatch) -> None:
+    """BPE_CORE=0 for this process as tests/test_compiled.py sets it, and for the workers it asks for."""
+    monkeypatch.setenv("BPE_CORE", "0")
+    monkeypatch.setattr("bpe.core.core", None)
+    monkeypatch.setattr("bpe.core.missing", "BPE_CORE=0 is set")
+
+
+@needs_core
+def test_workers_count_with_the_core_setting_of_the_call_that_asks(corpus_file, monkeypatch):
+    # subtle: the workers come from one forkserver per process, which has the environment of the call that started it;
+    # one call with the core off and one with it on: one of them differs from the forkserver's, whoever started it
+    # (in the whole suite this test's twin above failed after a test of tests/test_compiled.py started it with BPE_CORE=0)
+    monkeypatch.setattr("bpe.count.PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr("bpe.count.COMPILED_PARALLEL_FACTOR", 1)
+    said = []
+    for core_off in (True, False):
+        with monkeypatch.context() as m:
+            if core_off:
+                switch_the_core_off(m)
+            counted = count_inputs(corpus_file, pattern="cl100k", special_tokens=[EOT], workers=2, chunk_bytes=1 << 17)
+        assert counted.workers == 2
+        said.append(counted.counted_by())
+    assert said == ["counted in Python (the compiled core is absent (BPE_CORE=0 is set))", "counted by bpe._core (compiled)"]
+
+
 @needs_core
 def test_bpe_count_says_the_core_counted(corpus_file, tmp_path, capsys):
     base = ["count", str(corpus_file), "--special-token", EOT, "--workers", "1", "--pretokenizer", "gpt4"]

@@ -112,6 +112,24 @@ def test_the_array_is_encode_of_each_document_and_the_eot_for_every_format_and_w
     assert np.load(out, mmap_mode="r").dtype == np.uint16
 
 
+def test_workers_encode_with_the_encoder_the_caller_chose(tok, inputs, tmp_path, monkeypatch):
+    from test_core_pretokenize import switch_the_core_off
+
+    from bpe.core import core, missing
+
+    if core is None:
+        pytest.skip(f"the compiled core is absent: {missing}")
+    # the workers' forkserver has the environment of whichever call started it (tests/test_core_pretokenize.py's twin)
+    path, documents = inputs["records.jsonl"]
+    for core_off, encoder in ((True, "Python (tokenizer.py)"), (False, "compiled (bpe._core)")):
+        with monkeypatch.context() as m:
+            if core_off:
+                switch_the_core_off(m)
+            done = encode_files(tok, [path], tmp_path / "ids.npy", workers=2, chunk_bytes=64, parallel_min_bytes=0)
+        assert done.workers == 2 and done.encoder == encoder
+        assert np.load(tmp_path / "ids.npy").tolist() == expected(tok, documents, tok.ids[SPECIAL.encode()])
+
+
 def read_shards(path: Path):
     from bpe.inputs import Options, describe, shards
 

@@ -67,6 +67,34 @@ def _load_file(path: str) -> ModuleType:
 
 core, missing = load()
 
+SETTINGS = ("BPE_CORE", "BPE_COMPILED")  # the environment variables that choose the compiled paths (BPE_COMPILED: pretokenize_c.py)
+
+
+def settings() -> dict[str, str | None]:
+    """This process's choice of compiled paths, as its environment makes it: what a worker it asks for must follow."""
+    return {name: os.environ.get(name) for name in SETTINGS}
+
+
+def follow(chosen: dict[str, str | None]) -> bool:
+    """In a worker process: choose the compiled paths as the process that asked for the worker did; True if that changed them.
+
+    subtle: a forkserver's worker has the environment of the process that started the forkserver, once and
+    for all, not that of the call asking for the worker now: one count under BPE_CORE=0 left every later
+    count's workers without the core. What was built in the worker before this call (a Tokenizer unpickled
+    with its arguments) was built with the forkserver's choice: build it again after. Workers count and
+    encode; heap_c.py, which takes `core` at import, is not used in them.
+    """
+    if chosen == settings():
+        return False
+    for name, value in chosen.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
+    global core, missing
+    core, missing = load()
+    return True
+
 
 def describe() -> str:
     """One sentence: the core is built here, or why not."""
