@@ -54,6 +54,9 @@ PATTERNS: dict[str, str | None] = {
     "none": None,
 }
 ALIASES = {"gpt4": "cl100k"}  # older names that keep working
+# The names whose regex, given as a regex, splits as the name does: it matches every character. Not whitespace:
+# `\S+` as a regex keeps the whitespace between matches, as pre-tokens of their own.
+COMPLETE = ("gpt2", "cl100k", "o200k")
 # What the app and the CLI say about each choice.
 PATTERN_HELP = {
     "gpt2": "GPT-2's regex: words with their leading space, numbers and punctuation apart.",

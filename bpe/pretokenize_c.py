@@ -26,7 +26,7 @@ from collections.abc import Sequence
 
 import regex
 
-from .patterns import ALIASES, PATTERNS
+from .patterns import ALIASES, COMPLETE, PATTERNS
 
 LIBRARY = "bpe._core"  # how the CLI's summary names it: 'counted by bpe._core (compiled)'
 # the key of each hash table the core builds, one per process: text made to collide in one run does not in the next
@@ -47,7 +47,7 @@ def kind(pattern: str) -> int | None:
         return None
     name = ALIASES.get(pattern, pattern)
     if name not in PATTERNS:
-        name = next((known for known, text in PATTERNS.items() if text is not None and text == pattern), name)
+        name = next((known for known in COMPLETE if PATTERNS[known] == pattern), name)  # not r"\S+": it keeps gaps
     return core.KINDS.get(name)
 
 

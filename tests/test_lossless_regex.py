@@ -12,7 +12,7 @@ import pytest
 
 from bpe import Tokenizer, pretokenize, train_bpe_text
 from bpe.patterns import check_pattern
-from bpe.pretokenize import sequence_of_text
+from bpe.pretokenize import Tally, sequence_of_text
 
 SENTENCE = "the cat sat on the mat"
 
@@ -77,3 +77,15 @@ def test_huggingface_isolated_split_by_the_whitespace_regex_keeps_whitespace_on_
     assert loaded.pattern == r"\S+"  # not 'whitespace', which would drop what HuggingFace keeps
     theirs = hf.Tokenizer.from_file(str(tmp_path / "tokenizer.json"))
     assert theirs.encode("lo  lo").ids == loaded.encode("lo  lo")
+
+
+@pytest.mark.parametrize("core", ["0", "1"])
+def test_the_whitespace_regex_keeps_whitespace_on_every_path(core, monkeypatch):
+    """`\\S+` given as a regex is not the name 'whitespace': the compiled core must not take one for the other."""
+    monkeypatch.setenv("BPE_CORE", core)
+    tok = Tokenizer.from_merges([(b"l", b"o")], pattern=r"\S+")
+    assert tok.encode("lo  lo") == [256, 32, 32, 256]
+    assert Tokenizer.from_merges([(b"l", b"o")], pattern="whitespace").encode("lo  lo") == [256, 256]
+    tally = Tally(r"\S+")
+    tally.add(["lo  lo"])
+    assert tally.counts() == {b"lo": 2, b"  ": 1}
