@@ -23,7 +23,6 @@ from __future__ import annotations
 import hashlib
 import os
 import tempfile
-import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -252,6 +251,8 @@ def local(file: File, folder: str | os.PathLike | None = None) -> tuple[bytes, s
 
 def download(file: File) -> bytes:
     """Fetch a file from OpenAI's URL, check it, and keep it in tiktoken's cache; ValueError saying why when it cannot."""
+    import urllib.request  # here: importing it (with http, ssl, email) takes ~20 ms that no other use of bpe needs
+
     try:
         with urllib.request.urlopen(file.url, timeout=DOWNLOAD_TIMEOUT_S) as response:
             data = response.read()

@@ -19,10 +19,12 @@ back the same way, so every input byte reaches the trainer as itself.
 
 from __future__ import annotations
 
+import operator
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from itertools import filterfalse
 
 import regex
 
@@ -401,17 +403,31 @@ def not_text(counts: dict[bytes, int]) -> str | None:
     {b'\\x00\\x00': 9, b'ok': 1} -> '... of its 20 bytes, 90% are NUL bytes (a binary file?).' One pass over
     the unique pre-tokens, not the text: ASCII and valid UTF-8 are checked in C.
     """
-    total = nul = invalid = 0
-    for token, n in counts.items():
-        total += len(token) * n
-        if b"\x00" in token:
-            nul += token.count(0) * n
-        if not token.isascii():
-            try:
-                token.decode(ENCODING)
-            except UnicodeDecodeError:  # each invalid byte is a lone surrogate U+DC80-U+DCFF once decoded as it is read
-                invalid += sum(1 for c in token.decode(ENCODING, ERRORS) if "\udc80" <= c <= "\udcff") * n
+    # each sum a loop in C where it can be (0.12 s for 400,000 tokens as one Python loop): most tokens are ASCII
+    # without NUL bytes, and the rest are checked together before one by one
+    total = sum(map(operator.mul, map(len, counts), counts.values()))  # len(token) * n for each
+    nul = sum(token.count(0) * counts[token] for token in counts if 0 in token)
+    invalid = sum(invalid_bytes(token) * counts[token] for token in not_utf8(counts))
     if not total or nul + invalid < NOT_TEXT_SHARE * total:
         return None
     found = [f"{share:.0%} {what}" for share, what in ((nul / total, "are NUL bytes"), (invalid / total, "are not valid UTF-8")) if share]
     return f"the input does not look like text: of its {total:,} bytes, {' and '.join(found)} (a binary file?)."
+
+
+def not_utf8(tokens: Iterable[bytes]) -> list[bytes]:
+    """The tokens that are not valid UTF-8: [b'ok', b'\xff', b'\xc3\xa9'] -> [b'\xff'].
+
+    The non-ASCII ones are decoded together first, joined by a newline (a sequence cut short before it, or
+    continued after it, is invalid either way), and one by one only when that fails.
+    """
+    others = list(filterfalse(bytes.isascii, tokens))
+    try:
+        b"\n".join(others).decode(ENCODING)
+        return []
+    except UnicodeDecodeError:
+        return [token for token in others if invalid_bytes(token)]
+
+
+def invalid_bytes(token: bytes) -> int:
+    """How many of the token's bytes are not valid UTF-8: b'a\xffb\xc3' -> 2 (each a lone surrogate once decoded as read)."""
+    return sum(1 for c in token.decode(ENCODING, ERRORS) if "\udc80" <= c <= "\udcff")

@@ -13,11 +13,13 @@ import warnings
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from bpe import StoppedEarly, train_bpe, train_bpe_text, train_from_counts
 from bpe.cli import main, shown
 from bpe.counts_file import MAX_COUNT, CountsInfo, load_counts, merge_counts_files, metadata_of, save_counts
-from bpe.pretokenize import not_text
+from bpe.pretokenize import not_text, not_utf8
 
 TEXT = "the lowest lower newest widest " * 20
 
@@ -224,3 +226,16 @@ def test_a_read_error_names_the_input(tmp_path, capsys, monkeypatch):
     monkeypatch.setattr(inputs, "_read_range", failing)
     code, _, err = run(capsys, "count", str(tmp_path / "a.txt"), "--out", str(tmp_path / "c.parquet"), "--workers", "1")
     assert code == 2 and err.splitlines()[-1] == f"error: Input/output error: {tmp_path / 'a.txt'}"
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.binary(max_size=6), max_size=12))
+def test_the_tokens_found_not_utf8_together_are_those_found_one_by_one(tokens):
+    def invalid(token: bytes) -> bool:
+        try:
+            token.decode("utf-8")
+            return False
+        except UnicodeDecodeError:
+            return True
+
+    assert not_utf8(tokens) == [token for token in tokens if invalid(token)]
