@@ -129,7 +129,7 @@ def count_with(paths: Paths, reading: Options, workers: int | None = None, progr
     options = replace(reading, chunk_bytes=chunk_bytes)
     jobs = [shard for source in inputs for shard in shards(source, options)]
     jobs.sort(key=lambda shard: -shard.size)  # largest first: the last shards to finish are short ones
-    report = _progress_reporter(progress, total)
+    report = reporter(progress, total)
     if workers == 1 or total < min_bytes or len(jobs) < 2:
         tallies = [count_shards(jobs, options, report)]
         used = 1
@@ -213,7 +213,8 @@ def combine(parts: Iterable[dict[bytes, int]]) -> dict[bytes, int]:
     return total
 
 
-def _progress_reporter(progress: Progress | None, total: int) -> Callable[[int], None] | None:
+def reporter(progress: Progress | None, total: int) -> Callable[[int], None] | None:
+    """A callback that adds up the bytes read so far and gives progress(done, total); None without progress."""
     if progress is None:
         return None
     done = 0
@@ -391,7 +392,7 @@ def _with_sequence(paths: Paths, options: Options, progress: Progress | None) ->
     check_pattern(pattern)
     check_special_tokens(special_tokens)
     inputs = resolve_inputs(paths)
-    report = _progress_reporter(progress, sum(source.size for source in inputs))
+    report = reporter(progress, sum(source.size for source in inputs))
     tally, sequence, text_bytes = Tally(pattern, split_lines, options.compiled), [], 0
     for source in inputs:
         for shard in shards(source, options):

@@ -40,7 +40,7 @@ from pathlib import Path
 from . import atomic
 from .core import follow
 from .core import settings as core_settings
-from .count import check_workers
+from .count import check_workers, reporter
 from .ids import DTYPES, IdsWriter, dtype_for
 from .inputs import CHUNK_BYTES, DEFAULT_READING, Input, Options, Shard, read_shard, resolve_inputs, shards
 from .memory import peak_rss
@@ -167,7 +167,7 @@ def encode_files(
     options = Options(text_field, text_column, tuple(cut_at), tok.pattern, chunk_bytes)
     settings = Settings(special, eot_id, k, options, dtype_for(tok.max_token_value))
     jobs = _jobs(inputs, options)
-    report = _reporter(progress, total)
+    report = reporter(progress, total)
     meta = {"tokenizer": tok.name, "eot": eot_id, "special": special}
     used, worker_peak, worker_cpu = 1, 0, 0.0
     with IdsWriter(out, settings.dtype, meta) as writer:
@@ -203,19 +203,6 @@ def _jobs(inputs: Iterable[Input], options: Options) -> list[Job]:
         for n, shard in enumerate(pieces):
             jobs.append(Job(len(jobs), shard, source.format == "text" and n == len(pieces) - 1))
     return jobs
-
-
-def _reporter(progress: Progress | None, total: int) -> Callable[[int], None] | None:
-    if progress is None:
-        return None
-    done = 0
-
-    def report(disk_bytes: int) -> None:
-        nonlocal done
-        done += disk_bytes
-        progress(done, total)
-
-    return report
 
 
 # ---------------------------------------------------------------------------
