@@ -27,6 +27,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
+from conftest import interruptible  # noqa: E402  (SIGINT taken as from a terminal, even in a background job)
 from test_faults import alive, descendants  # noqa: E402  (the same /proc walk the tests use)
 
 LINE = "the lowest lower newest widest naïve café 日本 hello world 12345\n"
@@ -36,7 +37,9 @@ def one_run(sig: signal.Signals, corpus: Path, out: Path, package: Path, limit: 
     """Seconds from the signal to the pipes' end of file (None: still open after limit), and processes left."""
     env = {**os.environ, "PYTHONPATH": str(package)}
     command = [sys.executable, "-m", "bpe", "count", str(corpus), "--workers", "2", "--no-compiled", "--out", str(out)]
-    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=corpus.parent)  # not this checkout's bpe
+    proc = subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=corpus.parent, preexec_fn=interruptible
+    )  # not this checkout's bpe
     deadline = time.monotonic() + 60
     tree = descendants(proc.pid)
     while len(tree) < 4 and time.monotonic() < deadline:  # the forkserver, the resource tracker, two workers

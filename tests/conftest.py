@@ -6,6 +6,7 @@ import asyncio
 import hashlib
 import os
 import shutil
+import signal
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -130,3 +131,12 @@ def openai_tokenizers(tiktoken_files) -> dict:
     from bpe import Tokenizer
 
     return {name: Tokenizer.from_openai(name, download=False) for name in ("cl100k_base", "o200k_base")}  # from ../shared, once a process
+
+
+def interruptible() -> None:
+    """Popen's preexec_fn for a child that must take Ctrl-C as a terminal gives it: SIGINT back to its default.
+
+    A shell starts a background job (`cmd &`, nohup, a CI runner's step) with SIGINT ignored, its children
+    inherit that, and Python then never raises KeyboardInterrupt: a SIGINT test would see the run finish.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_DFL)

@@ -22,6 +22,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 import zstandard
+from conftest import interruptible
 
 from bpe import Tokenizer, pretokenize, train
 from bpe.cli import main
@@ -344,7 +345,7 @@ def test_a_signal_while_workers_encode_ends_every_process_and_keeps_the_old_arra
     before = out.read_bytes()
     argv = [sys.executable, "-m", "bpe", "encode", str(folder), str(big), "--out", str(out), "--workers", "2"]
     slow = os.environ | {"BPE_CORE": "0"}  # the Python encoder: seconds of work, so the signal always finds the workers busy
-    proc, tree = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT, env=slow), {}
+    proc, tree = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT, env=slow, preexec_fn=interruptible), {}
     try:
         tree = wait_for(lambda: at_least(4, descendants(proc.pid)), 60, "starting two workers")  # + forkserver, resource tracker
         wait_for(lambda: [p for p in tmp_path.iterdir() if ".part" in p.name], 60, "a worker writing its shard")
