@@ -29,7 +29,7 @@ import json
 from collections.abc import Sequence
 from json.encoder import encode_basestring
 
-from .gpt2_bytes import to_unicode
+from .gpt2_bytes import to_unicode_all
 from .load import FORMAT, TIKTOKEN_SPEC, VERSION, hf_pre_tokenizer
 from .patterns import DEFAULT_PATTERN, PATTERNS, regex_of
 from .train import build_vocab
@@ -45,11 +45,11 @@ Merges = list[tuple[bytes, bytes]]
 def gpt2_vocab(vocab: Vocab, special_tokens: Sequence[str] = ()) -> dict[str, int]:
     """Token as GPT-2 writes it -> id: {0: b'!', 256: b' t'} -> {'!': 0, 'Ġt': 256}; special tokens as their own text."""
     special_bytes = {t.encode("utf-8") for t in special_tokens}
+    items = sorted(vocab.items())
     table = {}
-    for i, token in sorted(vocab.items()):
+    for (i, token), key in zip(items, to_unicode_all([token for _, token in items])):
         # subtle: two merges can make the same bytes; JSON keeps the first id
-        key = token.decode("utf-8") if token in special_bytes else to_unicode(token)
-        table.setdefault(key, i)
+        table.setdefault(token.decode("utf-8") if token in special_bytes else key, i)
     return table
 
 
@@ -58,8 +58,14 @@ def gpt2_vocab_json(vocab: Vocab, special_tokens: Sequence[str] = ()) -> str:
 
 
 def gpt2_merges_txt(merges: Merges) -> str:
-    lines = ["#version: 0.2"] + [f"{to_unicode(a)} {to_unicode(b)}" for a, b in merges]
+    lines = ["#version: 0.2"] + [f"{a} {b}" for a, b in gpt2_pairs(merges)]
     return "\n".join(lines) + "\n"
+
+
+def gpt2_pairs(merges: Merges) -> list[tuple[str, str]]:
+    """The merges as GPT-2 writes them: [(b' ', b't')] -> [('Ġ', 't')]."""
+    parts = to_unicode_all([token for pair in merges for token in pair])
+    return list(zip(parts[::2], parts[1::2]))
 
 
 # ---------------------------------------------------------------------------
@@ -110,7 +116,7 @@ def hf_tokenizer_json(
     # the document's last two values, so the last stand-ins are theirs (a special token could hold the same text)
     text, _, end = json.dumps(document, ensure_ascii=False, indent=1).rpartition(json.dumps(_MERGES))
     text, _, middle = text.rpartition(json.dumps(_VOCAB))
-    return text + json_table(table, 2) + middle + json_pairs([(to_unicode(a), to_unicode(b)) for a, b in merges], 2) + end
+    return text + json_table(table, 2) + middle + json_pairs(gpt2_pairs(merges), 2) + end
 
 
 _VOCAB, _MERGES = "\x00vocab\x00", "\x00merges\x00"  # stand-ins for model.vocab and model.merges

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bpe import PATTERNS, formats, pretokenize, train
-from bpe.gpt2_bytes import byte_to_char, to_unicode
+from bpe.gpt2_bytes import byte_to_char, to_unicode, to_unicode_all
 from bpe.patterns import regex_of
 from bpe.tokenizer import Tokenizer
 
@@ -122,6 +122,13 @@ def test_json_files_are_json_dumps_text_exactly(merges, special_tokens, counts, 
     assert [(bytes.fromhex(m["left"]), bytes.fromhex(m["right"]), m["count"]) for m in plain["merges"]] == [
         (a, b, c) for (a, b), c in zip(merges, counts or [None] * len(merges))
     ]
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.binary(max_size=6), max_size=20))
+def test_tokens_converted_together_read_as_each_alone(tokens):
+    """to_unicode_all decodes the tokens joined, then cuts them apart: each is GPT-2's table applied byte by byte."""
+    assert to_unicode_all(tokens) == [to_unicode(t) for t in tokens] == ["".join(byte_to_char()[b] for b in t) for t in tokens]
 
 
 def test_hex_or_byte_lists_both_load(tmp_path):
