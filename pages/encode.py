@@ -142,8 +142,10 @@ def token_pills(where: str) -> None:
     )
 
 
+# the view switch and, beside it, the text's tokens with their ids: on a projector's first screen (issue 28.12)
+switch, ids_at = st.columns([1, 1], vertical_alignment="bottom")
 view = state.widget(
-    st.segmented_control,
+    switch.segmented_control,
     "View",
     ["steps", "ancestry"],
     format_func={"steps": "The encoder's steps", "ancestry": "A token's ancestry"}.get,
@@ -268,5 +270,6 @@ def ancestry() -> None:
 if view == "ancestry":
     ancestry()
 else:
+    with ids_at:
+        token_pills("click one for its ancestry")
     walker()
-    token_pills("click one to see how it was built")

@@ -339,6 +339,14 @@ def test_12_the_encode_page_names_each_tokens_id_and_follows_the_typing(page, ap
     said = [p.strip() for p in pills.all_inner_texts()]
     assert any(re.fullmatch(r"newest · \d+", p) for p in said) and any(re.fullmatch(r"widest · \d+", p) for p in said), said
     settled(page)
+    page.evaluate("window.scrollTo(0, 0)")
+    for pill in pills.all():  # beside the view switch, on the first screen: no scrolling to read them (they were at ~850 px)
+        box = pill.bounding_box()
+        assert box is not None and box["y"] + box["height"] <= 720, box
+    switch = page.get_by_test_id("stMain").locator("button", has_text="A token's ancestry")
+    assert switch.evaluate(
+        "b => b.scrollWidth <= b.clientWidth && b.getBoundingClientRect().right <= b.closest('[data-testid=stColumn]').getBoundingClientRect().right + 1"
+    )
     shots(page, "lecture-12-encode-ids")
 
 
