@@ -29,10 +29,8 @@ import json
 from collections.abc import Sequence
 from json.encoder import encode_basestring
 
-from .gpt2_bytes import to_unicode_all
-from .load import FORMAT, TIKTOKEN_SPEC, VERSION, hf_pre_tokenizer
+from .load import FORMAT, TIKTOKEN_SPEC, VERSION, Loaded, hf_pre_tokenizer
 from .patterns import DEFAULT_PATTERN, PATTERNS, regex_of
-from .train import build_vocab
 
 Vocab = dict[int, bytes]
 Merges = list[tuple[bytes, bytes]]
@@ -42,42 +40,22 @@ Merges = list[tuple[bytes, bytes]]
 # GPT-2: vocab.json + merges.txt
 
 
-def gpt2_vocab(vocab: Vocab, special_tokens: Sequence[str] = ()) -> dict[str, int]:
-    """Token as GPT-2 writes it -> id: {0: b'!', 256: b' t'} -> {'!': 0, 'Ġt': 256}; special tokens as their own text."""
-    special_bytes = {t.encode("utf-8") for t in special_tokens}
-    items = sorted(vocab.items())
-    table = {}
-    for (i, token), key in zip(items, to_unicode_all([token for _, token in items])):
-        # subtle: two merges can make the same bytes; JSON keeps the first id
-        table.setdefault(token.decode("utf-8") if token in special_bytes else key, i)
-    return table
+def gpt2_vocab_json(t: Loaded) -> str:
+    return json_table(t.gpt2_vocab)
 
 
-def gpt2_vocab_json(vocab: Vocab, special_tokens: Sequence[str] = ()) -> str:
-    return json_table(gpt2_vocab(vocab, special_tokens))
-
-
-def gpt2_merges_txt(merges: Merges) -> str:
-    lines = ["#version: 0.2"] + [f"{a} {b}" for a, b in gpt2_pairs(merges)]
+def gpt2_merges_txt(t: Loaded) -> str:
+    lines = ["#version: 0.2"] + [f"{a} {b}" for a, b in t.gpt2_merges]
     return "\n".join(lines) + "\n"
-
-
-def gpt2_pairs(merges: Merges) -> list[tuple[str, str]]:
-    """The merges as GPT-2 writes them: [(b' ', b't')] -> [('Ġ', 't')]."""
-    parts = to_unicode_all([token for pair in merges for token in pair])
-    return list(zip(parts[::2], parts[1::2]))
 
 
 # ---------------------------------------------------------------------------
 # HuggingFace tokenizer.json
 
 
-def hf_tokenizer_json(
-    merges: Merges, special_tokens: Sequence[str] = (), pattern: str = DEFAULT_PATTERN, vocab: Vocab | None = None
-) -> str:
-    """A tokenizer.json for `tokenizers.Tokenizer.from_file`: byte-level BPE, special_bytes as added tokens."""
-    vocab = vocab if vocab is not None else build_vocab(merges, special_tokens)
-    table = gpt2_vocab(vocab, special_tokens)
+def hf_tokenizer_json(t: Loaded) -> str:
+    """A tokenizer.json for `tokenizers.Tokenizer.from_file`: byte-level BPE, the special tokens as added tokens."""
+    table = t.gpt2_vocab
     added = [
         {
             "id": table[token],
@@ -88,7 +66,7 @@ def hf_tokenizer_json(
             "normalized": False,
             "special": True,
         }
-        for token in special_tokens
+        for token in t.special_tokens
     ]
     document = {
         "version": "1.0",
@@ -96,7 +74,7 @@ def hf_tokenizer_json(
         "padding": None,
         "added_tokens": added,
         "normalizer": None,
-        "pre_tokenizer": hf_pre_tokenizer(pattern),
+        "pre_tokenizer": hf_pre_tokenizer(t.pattern),
         "post_processor": None,
         "decoder": {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": True},
         "model": {
@@ -116,7 +94,7 @@ def hf_tokenizer_json(
     # the document's last two values, so the last stand-ins are theirs (a special token could hold the same text)
     text, _, end = json.dumps(document, ensure_ascii=False, indent=1).rpartition(json.dumps(_MERGES))
     text, _, middle = text.rpartition(json.dumps(_VOCAB))
-    return text + json_table(table, 2) + middle + json_pairs(gpt2_pairs(merges), 2) + end
+    return text + json_table(table, 2) + middle + json_pairs(t.gpt2_merges, 2) + end
 
 
 _VOCAB, _MERGES = "\x00vocab\x00", "\x00merges\x00"  # stand-ins for model.vocab and model.merges
@@ -187,9 +165,7 @@ def tiktoken_pattern(pattern: str) -> str:
     return f"(?:{regex})|(?s:(?:(?!(?:{regex})).)+)"
 
 
-def tiktoken_files(
-    merges: Merges, special_tokens: Sequence[str] = (), pattern: str = DEFAULT_PATTERN, vocab: Vocab | None = None, name: str = ""
-) -> dict[str, str]:
+def tiktoken_files(merges: Merges, special_tokens: Sequence[str], pattern: str, vocab: Vocab, name: str = "") -> dict[str, str]:
     """tokenizer.tiktoken (each token's bytes in base64 and its rank, which is its id) and tokenizer.tiktoken.json; {} when the ids cannot be ranks.
 
     tiktoken merges the pair whose token has the lowest rank, so a token's id must be
@@ -197,7 +173,6 @@ def tiktoken_files(
     may make the same bytes. This tool's own layout always can; another tool's ids
     usually can (GPT-2's, HuggingFace's). TIKTOKEN_PYTHON builds the tiktoken.Encoding.
     """
-    vocab = vocab if vocab is not None else build_vocab(merges, special_tokens)
     ids = {token: i for i, token in sorted(vocab.items(), reverse=True)}
     specials = {t.encode("utf-8") for t in special_tokens}
     made = [a + b for a, b in merges]

@@ -39,7 +39,6 @@ from pathlib import Path
 from . import atomic, export, load
 from .load import Loaded, Merges, Vocab, read_text
 from .patterns import DEFAULT_PATTERN, check_pattern
-from .train import build_vocab
 
 Texts = dict[str, str]  # a file's name (or path, for messages) -> its text, in the order its format reads them
 
@@ -119,10 +118,6 @@ def _one(parse: Callable[[str, str], Loaded]) -> Callable[[Texts], Loaded]:
     return read
 
 
-def _vocab(loaded: Loaded) -> Vocab:
-    return loaded.vocab if loaded.vocab is not None else build_vocab(loaded.merges, loaded.special_tokens)
-
-
 register(
     Format(
         "workbench",
@@ -145,10 +140,7 @@ register(
         load.HF,
         find=_named(load.HF, load.HF),
         read=_one(load.parse_hf),
-        write=lambda t: (
-            {load.HF: export.hf_tokenizer_json(t.merges, t.special_tokens, t.pattern, t.vocab)}
-            | export.hf_config_files(_vocab(t), t.special_tokens)
-        ),
+        write=lambda t: {load.HF: export.hf_tokenizer_json(t)} | export.hf_config_files(t.full_vocab, t.special_tokens),
         sniff=lambda probe: isinstance(probe.document, dict) and "model" in probe.document,
         help={
             load.HF: "HuggingFace tokenizers: Tokenizer.from_file",
@@ -178,8 +170,8 @@ register(
         find=_find_gpt2,
         read=lambda texts: load.parse_gpt2(*texts.values(), *texts.keys()),
         write=lambda t: {
-            load.VOCAB: export.gpt2_vocab_json(_vocab(t), t.special_tokens),
-            load.MERGES: export.gpt2_merges_txt(t.merges),
+            load.VOCAB: export.gpt2_vocab_json(t),
+            load.MERGES: export.gpt2_merges_txt(t),
         },
         records_pattern=False,
         help={load.VOCAB: "GPT-2 format, with merges.txt", load.MERGES: "GPT-2 format, with vocab.json"},
@@ -206,7 +198,7 @@ register(
         f"one {load.TIKTOKEN} file (with its .tiktoken.json)",
         find=_find_tiktoken,
         read=_read_tiktoken,
-        write=lambda t: export.tiktoken_files(t.merges, t.special_tokens, t.pattern, t.vocab),
+        write=lambda t: export.tiktoken_files(t.merges, t.special_tokens, t.pattern, t.full_vocab),
         sniff=lambda probe: probe.document is None,  # any other text: its lines say whether it is ranks
         records_pattern=False,  # a rank file alone does not; the .tiktoken.json beside it does
         help={

@@ -1,13 +1,14 @@
 """GPT-2's byte-to-unicode table: every byte as a printable character.
 
 vocab.json and merges.txt files (GPT-2, CS336, HuggingFace byte-level BPE)
-write token bytes through this table, so that b' the' reads 'Ġthe'.
+write token bytes through this table, so that b' the' reads 'Ġthe'; so do
+tokenizer.json's vocab and merges (gpt2_vocab, gpt2_pairs).
 """
 
 from __future__ import annotations
 
 import codecs
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from functools import cache
 from itertools import accumulate
 
@@ -58,3 +59,20 @@ def from_unicode(text: str) -> bytes:
         return bytes(table[c] for c in text)
     except KeyError as e:
         raise ValueError(f"{e.args[0]!r} is not a GPT-2 byte character.") from None
+
+
+def gpt2_vocab(vocab: Mapping[int, bytes], special_tokens: Sequence[str] = ()) -> dict[str, int]:
+    """Token as GPT-2 writes it -> id: {0: b'!', 256: b' t'} -> {'!': 0, 'Ġt': 256}; special tokens as their own text."""
+    special_bytes = {t.encode("utf-8") for t in special_tokens}
+    items = sorted(vocab.items())
+    table = {}
+    for (i, token), key in zip(items, to_unicode_all([token for _, token in items])):
+        # subtle: two merges can make the same bytes; JSON keeps the first id
+        table.setdefault(token.decode("utf-8") if token in special_bytes else key, i)
+    return table
+
+
+def gpt2_pairs(merges: Sequence[tuple[bytes, bytes]]) -> list[tuple[str, str]]:
+    """The merges as GPT-2 writes them: [(b' ', b't')] -> [('Ġ', 't')]."""
+    parts = to_unicode_all([token for pair in merges for token in pair])
+    return list(zip(parts[::2], parts[1::2]))

@@ -32,12 +32,14 @@ import json
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from heapq import heapify, heappop, heappush
 from pathlib import Path
 
 from . import atomic, openai
-from .gpt2_bytes import from_unicode, to_unicode
+from .gpt2_bytes import from_unicode, gpt2_pairs, gpt2_vocab, to_unicode
 from .patterns import DEFAULT_PATTERN, PATTERNS, check_pattern, check_special_tokens, pattern_name, regex_of
+from .train import build_vocab
 
 Vocab = dict[int, bytes]
 Merges = list[tuple[bytes, bytes]]
@@ -61,6 +63,23 @@ class Loaded:
     format: str = "workbench"  # a key of formats.FORMATS
     encoding: str = ""  # the OpenAI encoding a .tiktoken file is, recognised by its sha256 ("o200k_base"); "" otherwise
     recorded: bool | None = None  # whether the files record the pre-tokenizer; None: as its format does (formats.Format)
+
+    # derived when first asked for, then kept: formats.files hands one Loaded to every format's writer
+
+    @cached_property
+    def full_vocab(self) -> Vocab:
+        """id -> bytes, special tokens included: the ids the files give, else this tool's layout, derived from the merges."""
+        return self.vocab if self.vocab is not None else build_vocab(self.merges, self.special_tokens)
+
+    @cached_property
+    def gpt2_vocab(self) -> dict[str, int]:
+        """Each token as GPT-2 writes it -> its id: vocab.json's table, and tokenizer.json's."""
+        return gpt2_vocab(self.full_vocab, self.special_tokens)
+
+    @cached_property
+    def gpt2_merges(self) -> list[tuple[str, str]]:
+        """The merges as GPT-2 writes them: merges.txt's lines, and tokenizer.json's pairs."""
+        return gpt2_pairs(self.merges)
 
 
 def check_merges(merges: Merges) -> None:
