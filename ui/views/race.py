@@ -413,7 +413,8 @@ def phase_table(record: RaceRecord) -> None:
     if record.references:
         st.caption(
             "Every time here is processor time, the clock each trainer is raced on. Ours share one pre-tokenization "
-            "(counted through gigatoken's compiled pre-tokenizer where it gives the same counts, plus the sequence "
+            "(counted by a compiled pre-tokenizer where it gives the same counts: the project's core, or gigatoken where the "
+            "core is not built; plus the sequence "
             "positions walks), then each counts and merges on one core. A Rust reference's one time covers its own "
             "pre-tokenizing too (ffbpe's only counting and merging our pre-tokens), on every core it uses: compare its "
             "'all phases' with ours. Its wall-clock time is how long it took with those cores."
