@@ -30,6 +30,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from . import atomic, formats, merges_file
 from .count import Counted, count_with, pretokenize_with
@@ -40,9 +41,11 @@ from .patterns import ENCODING, PATTERNS, check_pattern, check_special_tokens, p
 from .pretokenize import PreTokens, Progress, not_text
 from .rule import RULES
 from .spec import DEFAULT, TrainSpec
-from .tokenizer import Tokenizer
 from .train import ALGORITHMS, Run, build_vocab, check_spec, keeps_sequence
 from .trainer import paused_gc
+
+if TYPE_CHECKING:  # imported to encode and decode: training does without it (~20 ms of start-up)
+    from .tokenizer import Tokenizer
 
 # ---------------------------------------------------------------------------
 # phases: progress, time and peak memory
@@ -281,6 +284,8 @@ TOKENIZER_HELP = f"a directory written by train, or another tool's tokenizer: {f
 
 def load_tokenizer(args: argparse.Namespace) -> Tokenizer:
     """The tokenizer named; --pattern is refused in one sentence where the files record their own."""
+    from .tokenizer import Tokenizer
+
     given = args.pattern
     if given is not None:
         check_pattern(given)

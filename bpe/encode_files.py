@@ -36,6 +36,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from . import atomic
 from .core import follow
@@ -45,7 +46,9 @@ from .ids import DTYPES, IdsWriter, dtype_for
 from .inputs import CHUNK_BYTES, DEFAULT_READING, Input, Options, Shard, read_shard, resolve_inputs, shards
 from .memory import peak_rss
 from .patterns import ENCODING, ERRORS, find_specials
-from .tokenizer import END_OF_TEXT, Tokenizer
+
+if TYPE_CHECKING:  # imported where a Tokenizer is made: bpe train, whose help lists SPECIAL_TEXT, does without it
+    from .tokenizer import Tokenizer
 
 SPECIAL_TEXT = {
     "special": "encoded as special tokens",
@@ -122,6 +125,8 @@ def default_special(tok: Tokenizer) -> str:
 
 def default_eot(tok: Tokenizer) -> int | None:
     """The end-of-text id where the tokenizer has <|endoftext|> as a special token, else None."""
+    from .tokenizer import END_OF_TEXT
+
     return tok.ids[END_OF_TEXT.encode(ENCODING)] if END_OF_TEXT in tok.special_tokens else None
 
 
