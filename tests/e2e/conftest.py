@@ -236,7 +236,14 @@ def settled(page, frames: int = 8, timeout: int = 60_000) -> None:
     changes, and a check made mid-way would measure a half-drawn page.
     """
     wait_idle(page, timeout)
+    # subtle: an element whose component is still loading (Streamlit's lazy chunks, React's Suspense) is drawn as a
+    # grey stSkeleton box, and its layout does not move meanwhile: on a first visit the Tokenize page's text box and
+    # metrics stayed skeletons ~1.5 s after its run ended, and the projector screenshots showed grey boxes
+    page.wait_for_function(NO_SKELETON_JS, timeout=timeout)
     page.wait_for_function(SETTLED_JS, arg=frames, timeout=timeout)
+
+
+NO_SKELETON_JS = """() => !document.querySelector('[data-testid="stAppViewContainer"] [data-testid="stSkeleton"]')"""
 
 
 def shot(page, name: str) -> Path:
