@@ -136,8 +136,10 @@ def token_pills(where: str) -> None:
         f"{label}, each with its id: {where}",
         options,
         default=st.session_state["enc_pick"],
-        format_func=lambda t: f"{plain(show(t))} · {tok.ids.get(t, '?')}",  # the id on the projector, not on hover
+        format_func=lambda t: f"{plain(show(t))} · id {tok.ids.get(t, '?')}",  # the id on the projector, not on hover
         key="enc_pick",
+        # presenter mode keeps the step's sentence on the first screen: the pills say "id" themselves
+        label_visibility="collapsed" if st.session_state["presenter"] else "visible",
         on_change=picked,
     )
 

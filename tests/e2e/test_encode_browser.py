@@ -61,7 +61,7 @@ def test_walk_one_word_and_open_a_tokens_ancestry(page):
     assert cut == [], cut
     assert small_text(page) == []
 
-    page.get_by_role("radio", name=re.compile(r"^est · \d+$")).click()  # each token with its id
+    page.get_by_role("radio", name=re.compile(r"^est · id \d+$")).click()  # each token with its id
     wait_idle(page)
     tree = page.locator(".tree")
     tree.wait_for()

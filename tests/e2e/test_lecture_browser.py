@@ -337,7 +337,7 @@ def test_12_the_encode_page_names_each_tokens_id_and_follows_the_typing(page, ap
     wait_idle(page)
     assert page.get_by_text("The 2 tokens, each with its id").count() == 1
     said = [p.strip() for p in pills.all_inner_texts()]
-    assert any(re.fullmatch(r"newest · \d+", p) for p in said) and any(re.fullmatch(r"widest · \d+", p) for p in said), said
+    assert any(re.fullmatch(r"newest · id \d+", p) for p in said) and any(re.fullmatch(r"widest · id \d+", p) for p in said), said
     settled(page)
     page.evaluate("window.scrollTo(0, 0)")
     for pill in pills.all():  # beside the view switch, on the first screen: no scrolling to read them (they were at ~850 px)
