@@ -12,17 +12,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from test_export import CORPUS, SPECIAL  # the same mixed text: prose, numbers, code, CJK, emoji, a special token
 
 from bpe import Tokenizer, export, formats, openai, pretokenize, train
 from bpe.cli import main
 
-SPECIAL = "<|endoftext|>"
-CORPUS = (
-    "The quick brown fox jumps over the lazy dog. It's the dog's day; they'll say we've won, I'm sure.\n"
-    "Numbers: 12345, 3.14159, 2024-06-01 and 1,000,000 of them.   Multiple   spaces\tand tabs.\n\n"
-    f"{SPECIAL}Naïve café owners — 日本語のテキスト — say 🙂 and ünïcödé.\n"
-    "def tokenize(text):\n    return [t for t in text.split()]  # code, too\n"
-) * 3
 SAMPLES = [
     "Hello world",
     "  leading, trailing   and    spaces  \n\n\t\ttabs\r\n",
