@@ -28,6 +28,7 @@ SOURCES = [
     "bpe/c/bytesmap.c",  # a hash map of byte strings, for pretokenize.c and encode.c
     "bpe/c/encode.c",  # Tokenizer.encode's merging by rank (bpe/encode_c.py)
     "bpe/c/ranks.c",  # reading a tiktoken rank file fast (bpe/load.py)
+    "bpe/c/words.c",  # a counts file's tokens and counts, read from its columns (bpe/counts_file.py)
 ]
 HEADERS = ["bpe/c/core.h", "bpe/c/encode.h", "bpe/c/unicode_classes.h"]
 

@@ -428,12 +428,12 @@ def shown(token: bytes, limit: int = 60) -> str:
 
 def load_counted(args: argparse.Namespace, phases: Phases) -> tuple[PreTokens, TrainSpec]:
     """A counts file's pre-tokens, checked against the request (settings not given are taken from the file)."""
-    from .counts_file import check_request, load_counts
+    from .counts_file import check_request, read_counts
 
     special_tokens = check_request(args.from_counts, args.pattern, args.special_token, args.split_lines)
     check_spec(spec_of(args, special_tokens=special_tokens), args.vocab_size)
     with phases.phase("load counts"):
-        counts, info = load_counts(args.from_counts)
+        counts, info = read_counts(args.from_counts)  # held by the core where it is built: the compiled heap reads it as is
     say(f"load counts: {len(counts):,} unique pre-tokens from {args.from_counts} in {phases.seconds['load counts']:.1f}s")
     spec = spec_of(args, special_tokens=special_tokens, pattern=info.pattern, split_lines=info.split_lines)
     return PreTokens(counts, None, info.text_bytes), spec

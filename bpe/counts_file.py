@@ -19,7 +19,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
@@ -127,17 +127,25 @@ def read_info(path: str | os.PathLike) -> CountsInfo:
 
 
 def load_counts(path: str | os.PathLike) -> tuple[dict[bytes, int], CountsInfo]:
-    """The counts and settings of a counts file, every part checked.
+    """The counts and settings of a counts file, every part checked: ({b' the': 9, b'cat': 2}, CountsInfo(...))."""
+    counts, info = read_counts(path)
+    return counts if isinstance(counts, dict) else counts.to_dict(), info
+
+
+def read_counts(path: str | os.PathLike) -> tuple[Mapping[bytes, int], CountsInfo]:
+    """load_counts, the counts as they are cheapest to train on: a CountedWords where the core is built, else a dict.
 
     Read a batch of rows at a time, each batch checked before the next is read:
     a small file can hold millions of rows (dictionary and run-length encoding),
     and a repeated token is refused at its first batch, not after all are in memory.
     """
+    import pyarrow as pa
     import pyarrow.parquet as pq
+
+    from .core import core
 
     p = Path(path)
     info = _info_of(p, _schema(p))
-    loaded: dict[bytes, int] = {}
     rows = 0
     try:
         parquet = pq.ParquetFile(p)
@@ -145,24 +153,73 @@ def load_counts(path: str | os.PathLike) -> tuple[dict[bytes, int], CountsInfo]:
             raise ValueError(
                 f"{p} has {parquet.metadata.num_rows:,} rows but its metadata says {info.unique:,}; the file was changed or cut short."
             )
+        # the columns go to the core as they are (CountedWords), unless a count needs converting first
+        columns = core is not None and parquet.schema_arrow.field("count").type == pa.int64()
+        loaded = CountedWords(core.Words(SEED)) if columns else {}
         for batch in parquet.iter_batches(batch_size=BATCH_ROWS, columns=["token", "count"]):
             tokens, counts = batch.column(0), batch.column(1)
             if tokens.null_count or counts.null_count:
                 raise ValueError(f"{p} has empty cells; a counts file has a token and a count on every row.")
-            counts = counts.to_pylist()  # checked in Python: pyarrow.compute alone takes 35 ms to import
-            if counts and min(counts) < 1:
-                raise ValueError(f"{p} has a count below 1; counts are numbers of occurrences.")
-            loaded.update(zip(tokens.to_pylist(), counts))
+            if columns:
+                repeated = loaded.add(tokens, counts)
+            else:
+                counts = counts.to_pylist()  # checked in Python: pyarrow.compute alone takes 35 ms to import
+                if counts and min(counts) < 1:
+                    raise ValueError(f"{p} has a count below 1; counts are numbers of occurrences.")
+                loaded.update(zip(tokens.to_pylist(), counts))
+                repeated = len(loaded) != rows + batch.num_rows
             rows += batch.num_rows
-            if len(loaded) != rows:
+            if repeated:
                 raise ValueError(f"{p} lists a token twice; each row must be a different token.")
     except Exception as e:  # a corrupt page: ArrowInvalid (a ValueError too), OSError, ...
-        if type(e) is ValueError:  # one of ours, above
+        if type(e) is ValueError and str(e).startswith(str(p)):  # one of ours, above
             raise
+        if type(e) is ValueError and str(e) == "a count below 1":  # the core's check
+            raise ValueError(f"{p} has a count below 1; counts are numbers of occurrences.") from None
         raise ValueError(f"{p} cannot be read as a counts file ({one_line(e)}).") from None
     if rows != info.unique:
         raise ValueError(f"{p} has {rows:,} rows but its metadata says {info.unique:,}; the file was changed or cut short.")
     return loaded, info
+
+
+SEED = int.from_bytes(os.urandom(8), "little")  # CountedWords' hash key: a file made to collide in one run does not in the next
+
+
+class CountedWords(Mapping[bytes, int]):
+    """A counts file's tokens and counts held by the core (bpe/c/words.c), read as a dict is.
+
+    The compiled heap and not_text read the core's arrays straight away; anything
+    else that reads it as a Mapping gets a dict made on first use, in the file's order.
+    """
+
+    def __init__(self, compiled) -> None:
+        self.compiled = compiled  # a bpe._core.Words
+        self._dict: dict[bytes, int] | None = None
+
+    def add(self, tokens, counts) -> bool:
+        """Add a batch's columns (binary tokens, int64 counts without nulls); True if a token was there already."""
+        import pyarrow as pa
+
+        wide = pa.types.is_large_binary(tokens.type)  # int64 offsets; binary's are int32
+        _, offsets, data = tokens.buffers()
+        size = 8 if wide else 4
+        offsets = memoryview(offsets)[tokens.offset * size : (tokens.offset + len(tokens) + 1) * size]
+        values = memoryview(counts.buffers()[1])[counts.offset * 8 : (counts.offset + len(counts)) * 8]
+        return self.compiled.add(b"" if data is None else data, offsets, values, wide) >= 0
+
+    def to_dict(self) -> dict[bytes, int]:
+        if self._dict is None:
+            self._dict = self.compiled.to_dict()
+        return self._dict
+
+    def __len__(self) -> int:
+        return len(self.compiled)
+
+    def __getitem__(self, token: bytes) -> int:
+        return self.to_dict()[token]
+
+    def __iter__(self) -> Iterator[bytes]:
+        return iter(self.to_dict())
 
 
 def one_line(error: BaseException) -> str:

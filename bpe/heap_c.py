@@ -56,7 +56,8 @@ class HeapC(Trainer):
         self._events = 0
         self._python: Heap | None = None  # the reference, when detail was asked for
         kind, byte_keys = core_rule(self.rule)
-        words = words if isinstance(words, dict) else dict(words)
+        # a counts file's columns as the core holds them (counts_file.CountedWords), or a dict
+        words = getattr(words, "compiled", None) or (words if isinstance(words, dict) else dict(words))
         # the C object appends each new token's bytes to self.vocab and makes each MergeEvent itself
         self._core = core.Heap(words, kind, byte_keys, self.rule.reuses_tokens, self.vocab, MergeEvent)
 

@@ -376,12 +376,12 @@ def train_from_counts(
     the ones the counts were made with, or a ValueError says which differs (pretokenizer= is pattern=).
     Training from the counts of a text gives the merges of training on the text.
     """
-    from .counts_file import check_request, load_counts
+    from .counts_file import check_request, read_counts
 
     special_tokens = check_request(counts_path, pattern, special_tokens)
     spec = TrainSpec.of(special_tokens=special_tokens, tie_break=tie_break, algorithm=algorithm, min_pair_frequency=min_pair_frequency)
     num_merges = check_spec(spec, vocab_size)
-    counts, info = load_counts(counts_path)
+    counts, info = read_counts(counts_path)
     spec = spec.but(pattern=info.pattern)
     corpus = PreTokens(counts, None, info.text_bytes)
     try:

@@ -8,9 +8,28 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
+#include <stdint.h>
+
 int bpe_heap_init(PyObject *module); /* heap.c: the heap trainer (bpe/heap.py), type Heap */
 int bpe_pretokenize_init(PyObject *module); /* pretokenize.c: the named pre-tokenizers (pretokenize_c.py), type PreTokenCounter */
 int bpe_encode_init(PyObject *module);     /* encode.c: Tokenizer.encode's merging by rank (encode_c.py), type Encoder */
 int bpe_ranks_init(PyObject *module);      /* ranks.c: reading a tiktoken rank file (load.parse_tiktoken) */
+int bpe_words_init(PyObject *module);      /* words.c: a counts file's tokens and counts (counts_file.py), type Words */
+
+/* words.c's Words, which heap.c also reads: word k is data[start[k]:start[k + 1]], counted count[k] times */
+typedef struct {
+    PyObject_HEAD
+    uint8_t *data; /* every token's bytes, concatenated in the order added */
+    size_t n_data, cap_data;
+    uint64_t *start; /* n + 1 */
+    int64_t *count;  /* each at least 1 */
+    uint64_t *hash;  /* each token's, to rehash the table */
+    size_t n, cap;
+    uint32_t *slots; /* open addressing, at most half full: the word's index + 1, 0 for an empty slot */
+    size_t mask;
+    uint64_t seed; /* the hash's key, random per process: a file made to collide in one run does not in the next */
+} bpe_WordsObject;
+
+extern PyTypeObject bpe_WordsType;
 
 #endif

@@ -21,6 +21,10 @@ enum { BPE_KIND_NONE = 0, BPE_KIND_GPT2 = 1, BPE_KIND_CL100K = 2, BPE_KIND_O200K
    0 when there is none left. *pos moves past it. */
 int bpe_next_pretoken(int kind, const uint8_t *s, size_t n, size_t *pos, size_t *start, size_t *end);
 
+/* How many of s[0:n]'s bytes are not part of a valid UTF-8 character: the lone surrogates Python's
+   surrogateescape decoding makes (pretokenize.invalid_bytes). */
+size_t bpe_invalid_utf8(const uint8_t *s, size_t n);
+
 /* Special tokens, found as pretokenize.find_specials finds them: left to right, not overlapping,
    the longest of those starting at one place. */
 typedef struct {

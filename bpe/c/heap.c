@@ -73,6 +73,12 @@ typedef struct {
 } WordHead;
 
 #define HEAD_UNITS (sizeof(WordHead) / sizeof(uint32_t))
+
+/* the index's lists of up to POOL_MAX words come from a pool, in power-of-two sizes from POOL_MIN (list_room) */
+#define POOL_MIN 8
+#define POOL_CLASSES 12
+#define POOL_MAX (POOL_MIN << (POOL_CLASSES - 1))
+#define CHUNK_BYTES (1 << 20)
 #define PREFETCH 8 /* listed words ahead: checking a word waits on memory, so the next ones are asked for early */
 
 /* what a merge gathers about one neighbouring token, to fold its changes into a few pair updates (Heap.fold) */
@@ -133,6 +139,12 @@ typedef struct {
     Listing *listings;
     size_t n_listings, cap_listings;
     int64_t twins; /* what (new, new) gains in this merge */
+    /* the pool the index's short lists come from (list_room) */
+    uint32_t *free_lists[POOL_CLASSES]; /* freed lists of each size, linked through their first 8 bytes */
+    uint8_t *chunk_at;                  /* the current chunk's unused part */
+    size_t chunk_left;
+    void **chunks; /* every chunk, freed with the object */
+    size_t n_chunks, cap_chunks;
     /* work counters, totals (bpe/events.py's names) */
     uint64_t heap_pops, stale_pops, heap_pushes, words_checked, words_touched;
 } HeapObject;
@@ -338,11 +350,99 @@ static int64_t pair_rec(HeapObject *h, uint32_t a, uint32_t b) {
     return r;
 }
 
+/* ------------------------------------------------------------------------ */
+/* the index's lists: a pool. subtle: a merge gives birth to pairs listed under a few words each, and 390,000
+ * lists malloc'd, grown and freed one by one cost the 1 GB corpus's 32k run ~0.08 s of its merge loop and its
+ * end; a list of up to POOL_MAX words is a block of a chunk the object keeps, and a freed one is reused by the
+ * next list of its size. Under AddressSanitizer a free block and a chunk's unused part are poisoned. */
+
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+#define POISON(p, n) ASAN_POISON_MEMORY_REGION((p), (n))
+#define UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION((p), (n))
+#else
+#define POISON(p, n) ((void)(p), (void)(n))
+#define UNPOISON(p, n) ((void)(p), (void)(n))
+#endif
+
+static inline int size_class(size_t cap) { return __builtin_ctzll(cap) - __builtin_ctz(POOL_MIN); }
+
+/* a block for a list of cap words (a power of two, POOL_MIN to POOL_MAX); NULL with MemoryError set */
+static uint32_t *pool_take(HeapObject *h, size_t cap) {
+    int c = size_class(cap);
+    uint32_t *block = h->free_lists[c];
+    size_t bytes = cap * sizeof(uint32_t);
+    if (block != NULL) {
+        UNPOISON(block, bytes);
+        memcpy(&h->free_lists[c], block, sizeof(uint32_t *));
+        return block;
+    }
+    if (bytes > h->chunk_left) { /* the rest of this chunk, smaller than the block, stays unused */
+        if (grow((void **)&h->chunks, &h->cap_chunks, h->n_chunks + 1, sizeof(void *)) < 0) return NULL;
+        uint8_t *chunk = malloc(CHUNK_BYTES);
+        if (chunk == NULL) {
+            PyErr_NoMemory();
+            return NULL;
+        }
+        POISON(chunk, CHUNK_BYTES);
+        h->chunks[h->n_chunks++] = chunk;
+        h->chunk_at = chunk;
+        h->chunk_left = CHUNK_BYTES;
+    }
+    block = (uint32_t *)h->chunk_at;
+    UNPOISON(block, bytes);
+    h->chunk_at += bytes;
+    h->chunk_left -= bytes;
+    return block;
+}
+
+/* give back a list of cap words (NULL: none): to the pool, or to malloc when it is longer than POOL_MAX */
+static void list_free(HeapObject *h, uint32_t *list, size_t cap) {
+    if (list == NULL) return;
+    if (cap > POOL_MAX) {
+        free(list);
+        return;
+    }
+    int c = size_class(cap);
+    memcpy(list, &h->free_lists[c], sizeof(uint32_t *));
+    h->free_lists[c] = list;
+    POISON((uint8_t *)list + sizeof(uint32_t *), cap * sizeof(uint32_t) - sizeof(uint32_t *));
+}
+
+/* room for need words in p's list (kept in order): its capacity doubles from POOL_MIN; 0, or -1 with an error */
+static int list_room(HeapObject *h, PairRec *p, size_t need) {
+    if (need <= p->cap_listed) return 0;
+    if (need > UINT32_MAX) {
+        PyErr_SetString(PyExc_OverflowError, "more than 2^32 entries");
+        return -1;
+    }
+    size_t cap = p->cap_listed ? p->cap_listed : POOL_MIN;
+    while (cap < need) cap *= 2;
+    uint32_t *list;
+    if (p->cap_listed > POOL_MAX) { /* malloc'd already */
+        if ((list = realloc(p->listed, cap * sizeof(uint32_t))) == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+    } else {
+        list = cap <= POOL_MAX ? pool_take(h, cap) : malloc(cap * sizeof(uint32_t));
+        if (list == NULL) {
+            if (!PyErr_Occurred()) PyErr_NoMemory();
+            return -1;
+        }
+        if (p->n_listed) memcpy(list, p->listed, p->n_listed * sizeof(uint32_t));
+        list_free(h, p->listed, p->cap_listed);
+    }
+    p->listed = list;
+    p->cap_listed = (uint32_t)(cap > UINT32_MAX ? UINT32_MAX : cap);
+    return 0;
+}
+
 /* list word w under record r (index(where, pair, [w])); a word listed last already is not listed twice */
 static int list_word(HeapObject *h, uint32_t r, uint32_t w) {
     PairRec *p = &h->recs[r];
     if (p->n_listed && p->listed[p->n_listed - 1] == w) return 0;
-    if (grow32((void **)&p->listed, &p->cap_listed, (size_t)p->n_listed + 1, sizeof(uint32_t)) < 0) return -1;
+    if (list_room(h, p, (size_t)p->n_listed + 1) < 0) return -1;
     p->listed[p->n_listed++] = w;
     return 0;
 }
@@ -573,7 +673,7 @@ static int apply(HeapObject *h, uint64_t *pushes) {
         if (p->delta == 0) continue;
         p->count += p->delta;
         if (p->count == 0) {
-            free(p->listed);
+            list_free(h, p->listed, p->cap_listed);
             p->listed = NULL;
             p->n_listed = p->cap_listed = 0;
         }
@@ -590,21 +690,24 @@ static int apply(HeapObject *h, uint64_t *pushes) {
 /* the Python type */
 
 typedef struct {
-    PyObject *key; /* held while its bytes are read */
+    PyObject *key; /* held while its bytes are read (NULL: they are a Words', which the caller holds) */
     const uint8_t *p;
     Py_ssize_t n;
     int64_t count;
 } Word;
 
 static void release(Word *kept, Py_ssize_t n) {
-    for (Py_ssize_t i = 0; i < n; i++) Py_DECREF(kept[i].key);
+    for (Py_ssize_t i = 0; i < n; i++) Py_XDECREF(kept[i].key);
     free(kept);
 }
 
 static void heap_dealloc(HeapObject *h) {
     Py_XDECREF(h->vocab);
     Py_XDECREF(h->event_type);
-    for (uint32_t r = 0; r < h->n_recs; r++) free(h->recs[r].listed);
+    for (uint32_t r = 0; r < h->n_recs; r++)
+        if (h->recs[r].cap_listed > POOL_MAX) free(h->recs[r].listed); /* the others are in the chunks */
+    for (size_t k = 0; k < h->n_chunks; k++) free(h->chunks[k]);
+    free(h->chunks);
     free(h->recs);
     free(h->slots);
     free(h->heap);
@@ -620,16 +723,21 @@ static void heap_dealloc(HeapObject *h) {
     Py_TYPE(h)->tp_free((PyObject *)h);
 }
 
-/* Heap(words: dict[bytes, int], rule: int, byte_keys: bytes of 256 uint32 keys or b"", reuses: bool,
+/* Heap(words: dict[bytes, int] or Words, rule: int, byte_keys: bytes of 256 uint32 keys or b"", reuses: bool,
  *      vocab: list of the 256 bytes (the wrapper's; merged tokens are appended), event: MergeEvent) */
 static int heap_init(HeapObject *h, PyObject *args, PyObject *kwds) {
     static char *names[] = {"words", "rule", "byte_keys", "reuses", "vocab", "event", NULL};
     PyObject *words, *vocab, *event;
     int rule, reuses;
     Py_buffer keys;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O!iy*pO!O!", names, &PyDict_Type, &words, &rule, &keys, &reuses, &PyList_Type, &vocab,
-                                     &PyType_Type, &event))
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "Oiy*pO!O!", names, &words, &rule, &keys, &reuses, &PyList_Type, &vocab, &PyType_Type,
+                                     &event))
         return -1;
+    if (!PyDict_Check(words) && !Py_IS_TYPE(words, &bpe_WordsType)) {
+        PyBuffer_Release(&keys);
+        PyErr_Format(PyExc_TypeError, "words must be a dict or a Words, not %.50s", Py_TYPE(words)->tp_name);
+        return -1;
+    }
     if (PyList_GET_SIZE(vocab) != 256) {
         PyBuffer_Release(&keys);
         PyErr_SetString(PyExc_ValueError, "vocab must hold the 256 bytes");
@@ -666,40 +774,53 @@ static int heap_init(HeapObject *h, PyObject *args, PyObject *kwds) {
         for (uint32_t i = 0; i < 256; i++) slot_token(h, i);
     }
 
-    /* the words longer than one byte */
-    Py_ssize_t n_items = PyDict_Size(words), pos = 0, n = 0;
+    /* the words longer than one byte, from a dict or a Words (a counts file's columns, words.c) */
+    int columns = Py_IS_TYPE(words, &bpe_WordsType);
+    const bpe_WordsObject *counted = (const bpe_WordsObject *)words;
+    Py_ssize_t n_items = columns ? (Py_ssize_t)counted->n : PyDict_Size(words), pos = 0, n = 0;
     Word *kept = malloc((size_t)(n_items ? n_items : 1) * sizeof(Word));
     if (kept == NULL) goto nomemory;
-    PyObject *key, *value;
+    PyObject *key = NULL, *value;
     size_t units = 0; /* the arena's size */
     int64_t total = 0; /* every pair's count added up: never grows, so no count can overflow if it fits */
-    while (PyDict_Next(words, &pos, &key, &value)) {
-        if (!PyBytes_Check(key)) {
-            PyErr_Format(PyExc_TypeError, "pre-tokens must be bytes, not %.50s", Py_TYPE(key)->tp_name);
-            goto fail;
-        }
-        /* subtle: a count that is not an int runs Python code (__index__), which could change the dict:
-         * the keys kept so far are held (Py_INCREF) until their bytes are copied */
-        int overflow;
-        PyObject *number = PyNumber_Index(value);
-        long long count = number ? PyLong_AsLongLongAndOverflow(number, &overflow) : -1;
-        Py_XDECREF(number);
-        if (number == NULL || (count == -1 && PyErr_Occurred())) {
-            if (PyErr_ExceptionMatches(PyExc_TypeError)) {
-                PyErr_Clear();
-                PyErr_SetString(PyExc_ValueError, "a pre-token's count must be a whole number of at least 1");
+    for (Py_ssize_t k = 0; k < n_items; k++) {
+        const uint8_t *p;
+        Py_ssize_t len;
+        long long count;
+        if (columns) { /* checked as they were added: each count at least 1 */
+            p = counted->data + counted->start[k];
+            len = (Py_ssize_t)(counted->start[k + 1] - counted->start[k]);
+            count = counted->count[k];
+        } else {
+            if (!PyDict_Next(words, &pos, &key, &value)) break; /* subtle: the dict may shrink below (__index__) */
+            if (!PyBytes_Check(key)) {
+                PyErr_Format(PyExc_TypeError, "pre-tokens must be bytes, not %.50s", Py_TYPE(key)->tp_name);
+                goto fail;
             }
-            goto fail;
+            /* subtle: a count that is not an int runs Python code (__index__), which could change the dict:
+             * the keys kept so far are held (Py_INCREF) until their bytes are copied */
+            int overflow;
+            PyObject *number = PyNumber_Index(value);
+            count = number ? PyLong_AsLongLongAndOverflow(number, &overflow) : -1;
+            Py_XDECREF(number);
+            if (number == NULL || (count == -1 && PyErr_Occurred())) {
+                if (PyErr_ExceptionMatches(PyExc_TypeError)) {
+                    PyErr_Clear();
+                    PyErr_SetString(PyExc_ValueError, "a pre-token's count must be a whole number of at least 1");
+                }
+                goto fail;
+            }
+            if (overflow > 0) {
+                PyErr_SetString(PyExc_OverflowError, "a pre-token's count is beyond the compiled trainer's 64-bit counters");
+                goto fail;
+            }
+            if (overflow < 0 || count < 1) {
+                PyErr_SetString(PyExc_ValueError, "a pre-token's count must be a whole number of at least 1");
+                goto fail;
+            }
+            p = (const uint8_t *)PyBytes_AS_STRING(key);
+            len = PyBytes_GET_SIZE(key);
         }
-        if (overflow > 0) {
-            PyErr_SetString(PyExc_OverflowError, "a pre-token's count is beyond the compiled trainer's 64-bit counters");
-            goto fail;
-        }
-        if (overflow < 0 || count < 1) {
-            PyErr_SetString(PyExc_ValueError, "a pre-token's count must be a whole number of at least 1");
-            goto fail;
-        }
-        Py_ssize_t len = PyBytes_GET_SIZE(key);
         if (len < 2) continue;
         int64_t pairs;
         if (len > UINT32_MAX || __builtin_mul_overflow((int64_t)count, (int64_t)(len - 1), &pairs) ||
@@ -707,8 +828,8 @@ static int heap_init(HeapObject *h, PyObject *args, PyObject *kwds) {
             PyErr_SetString(PyExc_OverflowError, "the pair counts are beyond the compiled trainer's 64-bit counters");
             goto fail;
         }
-        Py_INCREF(key);
-        kept[n++] = (Word){key, (const uint8_t *)PyBytes_AS_STRING(key), len, count};
+        if (!columns) Py_INCREF(key);
+        kept[n++] = (Word){columns ? NULL : key, p, len, count};
         units += HEAD_UNITS + (size_t)len + (size_t)len % 2; /* even: the next head stays aligned */
     }
     if ((uint64_t)n > UINT32_MAX) {
@@ -736,23 +857,56 @@ static int heap_init(HeapObject *h, PyObject *args, PyObject *kwds) {
     }
     release(kept, n);
 
-    /* phase 1: list every word under each pair it holds, once per occurrence; a pair's count is its words' counts */
+    /* phase 1: list every word under each pair it holds, once per occurrence; a pair's count is its words' counts.
+     * Every pair is two bytes yet, so a table of 65,536 finds its record without hashing: a first pass counts
+     * each pair's occurrences, so that each list is made once at its size, and a second lists the words. */
     uint64_t slots = 1024; /* about two slots a word to start with: fewer doublings on the way */
     while (slots < 2 * (uint64_t)h->n_words) slots *= 2;
     if (rehash(h, slots) < 0) return -1;
+    uint32_t *byte_pair = calloc(256 * 256, sizeof(uint32_t)); /* a << 8 | b -> its record + 1 */
+    if (byte_pair == NULL) goto nomemory;
+    for (uint32_t w = 0; w < h->n_words; w++) {
+        const WordHead *word = (const WordHead *)(h->arena + h->offsets[w]);
+        const uint32_t *t = h->arena + h->offsets[w] + HEAD_UNITS;
+        for (uint32_t j = 0; j + 1 < word->len; j++) {
+            uint32_t *r = &byte_pair[t[j] << 8 | t[j + 1]];
+            if (*r == 0) {
+                int64_t made = pair_rec(h, t[j], t[j + 1]);
+                if (made < 0) {
+                    free(byte_pair);
+                    return -1;
+                }
+                *r = (uint32_t)made + 1;
+            }
+            h->recs[*r - 1].n_listed++; /* counted here, listed below */
+            h->recs[*r - 1].count += word->count;
+        }
+    }
+    for (uint32_t r = 0; r < h->n_recs; r++) {
+        PairRec *p = &h->recs[r];
+        size_t need = p->n_listed;
+        p->n_listed = 0;
+        if (need > POOL_MAX) { /* a list of its size exactly: malloc'd */
+            if ((p->listed = malloc(need * sizeof(uint32_t))) == NULL) {
+                free(byte_pair);
+                goto nomemory;
+            }
+            p->cap_listed = (uint32_t)need;
+        } else if (list_room(h, p, need) < 0) {
+            free(byte_pair);
+            return -1;
+        }
+    }
     for (uint32_t w = 0; w < h->n_words; w++) {
         uint32_t at = h->offsets[w];
         const WordHead *word = (const WordHead *)(h->arena + at);
         const uint32_t *t = h->arena + at + HEAD_UNITS;
         for (uint32_t j = 0; j + 1 < word->len; j++) {
-            int64_t r = pair_rec(h, t[j], t[j + 1]);
-            if (r < 0) return -1;
-            PairRec *p = &h->recs[r];
-            if (grow32((void **)&p->listed, &p->cap_listed, (size_t)p->n_listed + 1, sizeof(uint32_t)) < 0) return -1;
+            PairRec *p = &h->recs[byte_pair[t[j] << 8 | t[j + 1]] - 1];
             p->listed[p->n_listed++] = at;
-            p->count += word->count;
         }
     }
+    free(byte_pair);
     /* phase 2: one heap entry per pair, heapified */
     if (grow((void **)&h->heap, &h->heap_cap, (size_t)h->n_recs + 1, sizeof(Entry)) < 0) return -1;
     for (uint32_t r = 0; r < h->n_recs; r++) h->heap[r] = (Entry){h->recs[r].count, h->recs[r].a, h->recs[r].b};
@@ -869,7 +1023,7 @@ static PyObject *heap_step(HeapObject *h, PyObject *arg) {
     if (made < 0) return broken(h);
     uint32_t x_new = (uint32_t)made;
     PairRec *p = find_pair(h, best.a, best.b);
-    uint32_t *listed = p->listed, n_listed = p->n_listed;
+    uint32_t *listed = p->listed, n_listed = p->n_listed, cap_listed = p->cap_listed;
     p->listed = NULL;
     p->n_listed = p->cap_listed = 0;
     h->stamp++;
@@ -889,12 +1043,12 @@ static PyObject *heap_step(HeapObject *h, PyObject *arg) {
         checked++;
         int done = merge_word(h, w, best.a, best.b, x_new);
         if (done < 0) {
-            free(listed);
+            list_free(h, listed, cap_listed);
             return broken(h);
         }
         rewritten += (uint64_t)done;
     }
-    free(listed);
+    list_free(h, listed, cap_listed);
     if (fold(h, best.a, best.b, x_new) < 0) return broken(h);
     /* subtle: merging left to right leaves no occurrence of the pair in any word ('aaa' -> 'Āa'), and the
      * index listed every word that held it, so its count goes to zero whatever the sites added up to */

@@ -85,6 +85,16 @@ static HOT_INLINE uint8_t char_at(const uint8_t *s, size_t i, size_t n, uint32_t
     return 0;
 }
 
+size_t bpe_invalid_utf8(const uint8_t *s, size_t n) {
+    size_t bad = 0, len;
+    uint32_t cp;
+    for (size_t i = 0; i < n; i += len) {
+        char_at(s, i, n, &cp, &len);
+        bad += len == 1 && s[i] >= 0x80; /* one byte of 0x80 and above alone: not valid UTF-8 */
+    }
+    return bad;
+}
+
 static HOT_INLINE uint8_t class_at(const uint8_t *s, size_t i, size_t n, size_t *len) {
     uint32_t cp;
     return char_at(s, i, n, &cp, len);
