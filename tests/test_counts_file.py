@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import json
 import pickle
+import subprocess
+import sys
+from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -19,6 +22,7 @@ from bpe import ALGORITHMS, count_inputs, train_bpe, train_from_counts
 from bpe.cli import main
 from bpe.counts_file import KEY, CountsInfo, describe_inputs, load_counts, merge_counts_files, read_info, save_counts
 
+ROOT = Path(__file__).resolve().parents[1]
 SPECIAL = "<|endoftext|>"
 TEXT = (
     ("low lower lowest newer newest widest, it's 123 naïve café.\n" * 30) + SPECIAL + "more low text \udcff\n"
@@ -72,6 +76,19 @@ def test_cli_count_then_train_from_counts_writes_the_same_tokenizer(corpus, tmp_
     for name in ("merges.txt", "vocab.json", "tokenizer.json", "tokenizer.bpe.json"):
         assert (tmp_path / "320" / name).read_bytes() == (tmp_path / "direct" / name).read_bytes()
     assert (tmp_path / "300" / "merges.txt").read_text().splitlines() == (tmp_path / "320" / "merges.txt").read_text().splitlines()[:44]
+
+
+def test_a_cli_process_trains_from_counts_without_numpy_and_writes_the_same_tokenizer(corpus, tmp_path):
+    """`bpe train --from-counts` keeps numpy out of its process (a third of pyarrow's import): the same files."""
+    count_to_file(corpus, tmp_path / "c.parquet")
+    assert main(["train", "--from-counts", str(tmp_path / "c.parquet"), "--vocab-size", "320", "--out", str(tmp_path / "here")]) == 0
+    argv = ["train", "--from-counts", str(tmp_path / "c.parquet"), "--vocab-size", "320", "--out", str(tmp_path / "alone")]
+    code = f"import sys; from bpe.cli import main; code = main({argv!r}); print(code, 'numpy' in sys.modules, 'pyarrow' in sys.modules)"
+    run = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.splitlines()[-1] == "0 False True"
+    for name in ("merges.txt", "vocab.json", "tokenizer.json", "tokenizer.bpe.json", "tokenizer.tiktoken"):
+        assert (tmp_path / "alone" / name).read_bytes() == (tmp_path / "here" / name).read_bytes()
 
 
 @pytest.mark.parametrize(
