@@ -23,9 +23,9 @@ reading files (load.py); encoding (tokenizer.py).
 
 from __future__ import annotations
 
-import base64
 import hashlib
 import json
+from binascii import b2a_base64
 from collections.abc import Sequence
 from json.encoder import encode_basestring
 
@@ -182,7 +182,7 @@ def tiktoken_files(merges: Merges, special_tokens: Sequence[str], pattern: str, 
     ranks = {bytes([b]): ids.get(bytes([b])) for b in range(256)} | dict(zip(made, made_ids))
     if None in ranks.values() or any(t not in ranks and t not in specials for t in ids) or specials & set(ranks):
         return {}
-    text = "".join(f"{base64.b64encode(t).decode()} {r}\n" for t, r in sorted(ranks.items(), key=lambda item: item[1]))
+    text = "".join([f"{b2a_base64(t, newline=False).decode()} {r}\n" for t, r in sorted(ranks.items(), key=lambda item: item[1])])
     encoding = {
         "name": name or "bpe-workbench",
         "pat_str": tiktoken_pattern(pattern),
