@@ -26,6 +26,7 @@ from bpe.core import core
 from bpe.counts_file import KEY, CountedWords, CountsInfo, load_counts, metadata_of, read_counts, save_counts
 from bpe.pretokenize import invalid_bytes, not_text
 from bpe.rule import TIE_BREAKS
+from bpe.train import train_from_counts
 from tests.test_heap_c import assert_same_run
 
 built = pytest.mark.skipif(core is None, reason=f"the compiled core is absent: {bpe.core.missing}")
@@ -168,3 +169,14 @@ def test_a_count_below_1_in_the_columns_is_the_files_sentence(tmp_path):
     pq.write_table(table.replace_schema_metadata({KEY: json.dumps(metadata_of(info)).encode()}), tmp_path / "c.parquet")
     with pytest.raises(ValueError, match=r"c\.parquet has a count below 1; counts are numbers of occurrences\.$"):
         read_counts(tmp_path / "c.parquet")
+
+
+def test_without_the_core_a_counts_file_is_read_into_a_dict_and_trains_the_same(tmp_path, monkeypatch):
+    counts = {b" low": 5, b" lower": 2, b" newest": 6, b" widest": 3, b"\xff\xfe": 2}
+    save_counts(tmp_path / "c.parquet", counts, CountsInfo("gpt2", ()))
+    with_core = train_from_counts(tmp_path / "c.parquet", 270)
+    monkeypatch.setattr("bpe.core.core", None)
+    monkeypatch.setattr("bpe.core.missing", "BPE_CORE=0 is set")
+    loaded, _ = read_counts(tmp_path / "c.parquet")
+    assert type(loaded) is dict and loaded == counts
+    assert train_from_counts(tmp_path / "c.parquet", 270) == with_core
