@@ -180,3 +180,11 @@ def test_without_the_core_a_counts_file_is_read_into_a_dict_and_trains_the_same(
     loaded, _ = read_counts(tmp_path / "c.parquet")
     assert type(loaded) is dict and loaded == counts
     assert train_from_counts(tmp_path / "c.parquet", 270) == with_core
+
+
+@built
+def test_words_made_without_init_refuse_to_add():
+    words = core.Words.__new__(core.Words)
+    with pytest.raises(RuntimeError, match="not initialised"):
+        words.add(b"ab", pa.array([0, 2], pa.int32()).buffers()[1], pa.array([1], pa.int64()).buffers()[1], False)
+    assert len(words) == 0 and words.to_dict() == {} and words.sums() == (0, 0, 0)

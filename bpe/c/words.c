@@ -17,6 +17,10 @@
 
 static int grow_to(void **array, size_t *cap, size_t need, size_t size) {
     if (need <= *cap) return 0;
+    if (need > SIZE_MAX / 2 / size) {
+        PyErr_NoMemory();
+        return -1;
+    }
     size_t n = *cap ? *cap : 1024;
     while (n < need) n *= 2;
     void *p = realloc(*array, n * size);
@@ -82,6 +86,10 @@ static inline int64_t offset_at(const Py_buffer *offsets, int wide, Py_ssize_t i
 static PyObject *words_add(bpe_WordsObject *w, PyObject *args) {
     Py_buffer data, offsets, counts;
     int wide;
+    if (w->start == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "Words was not initialised");
+        return NULL;
+    }
     if (!PyArg_ParseTuple(args, "y*y*y*p", &data, &offsets, &counts, &wide)) return NULL;
     PyObject *result = NULL;
     Py_ssize_t rows = counts.len / 8;
