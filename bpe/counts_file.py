@@ -143,6 +143,7 @@ def read_counts(path: str | os.PathLike) -> tuple[Mapping[bytes, int], CountsInf
     import pyarrow.parquet as pq
 
     from .core import core
+    from .pretokenize_c import SEED  # the process's key for the core's hash tables
 
     p = Path(path)
     info = _info_of(p, _schema(p))
@@ -171,10 +172,10 @@ def read_counts(path: str | os.PathLike) -> tuple[Mapping[bytes, int], CountsInf
             rows += batch.num_rows
             if repeated:
                 raise ValueError(f"{p} lists a token twice; each row must be a different token.")
-    except Exception as e:  # a corrupt page: ArrowInvalid (a ValueError too), OSError, ...
-        if type(e) is ValueError and str(e).startswith(str(p)):  # one of ours, above
+    except Exception as e:  # a corrupt page: ArrowInvalid (a ValueError too), OSError, the core's BadColumns ...
+        if type(e) is ValueError:  # one of ours, above
             raise
-        if type(e) is ValueError and str(e) == "a count below 1":  # the core's check
+        if isinstance(e, BadColumns) and e.count_below_1:
             raise ValueError(f"{p} has a count below 1; counts are numbers of occurrences.") from None
         raise ValueError(f"{p} cannot be read as a counts file ({one_line(e)}).") from None
     if rows != info.unique:
@@ -182,7 +183,12 @@ def read_counts(path: str | os.PathLike) -> tuple[Mapping[bytes, int], CountsInf
     return loaded, info
 
 
-SEED = int.from_bytes(os.urandom(8), "little")  # CountedWords' hash key: a file made to collide in one run does not in the next
+class BadColumns(ValueError):
+    """The core refused a batch's columns: a count below 1, offsets outside the tokens' bytes."""
+
+    @property
+    def count_below_1(self) -> bool:
+        return str(self) == "a count below 1"  # words.c's sentence for it
 
 
 class CountedWords(Mapping[bytes, int]):
@@ -205,7 +211,10 @@ class CountedWords(Mapping[bytes, int]):
         size = 8 if wide else 4
         offsets = memoryview(offsets)[tokens.offset * size : (tokens.offset + len(tokens) + 1) * size]
         values = memoryview(counts.buffers()[1])[counts.offset * 8 : (counts.offset + len(counts)) * 8]
-        return self.compiled.add(b"" if data is None else data, offsets, values, wide) >= 0
+        try:
+            return self.compiled.add(b"" if data is None else data, offsets, values, wide) >= 0
+        except ValueError as e:
+            raise BadColumns(str(e)) from None
 
     def to_dict(self) -> dict[bytes, int]:
         if self._dict is None:

@@ -9,6 +9,7 @@
 #include <Python.h>
 
 #include <stdint.h>
+#include <stdlib.h>
 
 int bpe_heap_init(PyObject *module); /* heap.c: the heap trainer (bpe/heap.py), type Heap */
 int bpe_pretokenize_init(PyObject *module); /* pretokenize.c: the named pre-tokenizers (pretokenize_c.py), type PreTokenCounter */
@@ -31,5 +32,25 @@ typedef struct {
 } bpe_WordsObject;
 
 extern PyTypeObject bpe_WordsType;
+
+/* Room for `need` items of `size` bytes in *array, whose capacity *cap doubles (from 8): 0, or -1 with
+   MemoryError set (the array is left as it was). heap.c's and words.c's growing arrays. */
+static inline int bpe_grow(void **array, size_t *cap, size_t need, size_t size) {
+    if (need <= *cap) return 0;
+    if (need > SIZE_MAX / 2 / size) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    size_t n = *cap ? *cap : 8;
+    while (n < need) n *= 2;
+    void *p = realloc(*array, n * size);
+    if (p == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    *array = p;
+    *cap = n;
+    return 0;
+}
 
 #endif

@@ -150,21 +150,7 @@ typedef struct {
 } HeapObject;
 
 /* ------------------------------------------------------------------------ */
-/* growing arrays: every allocation is checked; on failure the caller returns NULL with MemoryError set */
-
-static int grow(void **array, size_t *cap, size_t need, size_t size) {
-    if (need <= *cap) return 0;
-    size_t n = *cap ? *cap : 8;
-    while (n < need) n *= 2;
-    void *p = realloc(*array, n * size);
-    if (p == NULL) {
-        PyErr_NoMemory();
-        return -1;
-    }
-    *array = p;
-    *cap = n;
-    return 0;
-}
+/* growing arrays (bpe_grow, core.h): every allocation is checked; on failure the caller returns NULL with MemoryError set */
 
 static int grow32(void **array, uint32_t *cap, size_t need, size_t size) {
     size_t c = *cap;
@@ -173,7 +159,7 @@ static int grow32(void **array, uint32_t *cap, size_t need, size_t size) {
         PyErr_SetString(PyExc_OverflowError, "more than 2^32 entries");
         return -1;
     }
-    if (grow(array, &c, need, size) < 0) return -1;
+    if (bpe_grow(array, &c, need, size) < 0) return -1;
     *cap = (uint32_t)(c > UINT32_MAX ? UINT32_MAX : c);
     return 0;
 }
@@ -256,7 +242,7 @@ static int grow_sides(HeapObject *h, size_t need) {
 /* a new token with bytes of a then b: Trainer.mint. Under a rule that reuses tokens, one with those bytes already. */
 static int64_t mint(HeapObject *h, uint32_t a, uint32_t b) {
     size_t la = h->toks[a].len, lb = h->toks[b].len;
-    if (grow((void **)&h->bytes, &h->cap_bytes, h->n_bytes + la + lb, 1) < 0) return -1;
+    if (bpe_grow((void **)&h->bytes, &h->cap_bytes, h->n_bytes + la + lb, 1) < 0) return -1;
     uint8_t *p = h->bytes + h->n_bytes; /* after grow: bytes may have moved */
     memcpy(p, h->bytes + h->toks[a].start, la);
     memcpy(p + la, h->bytes + h->toks[b].start, lb);
@@ -380,7 +366,7 @@ static uint32_t *pool_take(HeapObject *h, size_t cap) {
         return block;
     }
     if (bytes > h->chunk_left) { /* the rest of this chunk, smaller than the block, stays unused */
-        if (grow((void **)&h->chunks, &h->cap_chunks, h->n_chunks + 1, sizeof(void *)) < 0) return NULL;
+        if (bpe_grow((void **)&h->chunks, &h->cap_chunks, h->n_chunks + 1, sizeof(void *)) < 0) return NULL;
         uint8_t *chunk = malloc(CHUNK_BYTES);
         if (chunk == NULL) {
             PyErr_NoMemory();
@@ -453,7 +439,7 @@ static int list_word(HeapObject *h, uint32_t r, uint32_t w) {
 static int add_change_at(HeapObject *h, uint32_t r, int64_t change) {
     PairRec *p = &h->recs[r];
     if (p->stamp != h->stamp) {
-        if (grow((void **)&h->touched, &h->cap_touched, h->n_touched + 1, sizeof(uint32_t)) < 0) return -1;
+        if (bpe_grow((void **)&h->touched, &h->cap_touched, h->n_touched + 1, sizeof(uint32_t)) < 0) return -1;
         h->touched[h->n_touched++] = r;
         p->stamp = h->stamp;
         p->delta = 0;
@@ -505,7 +491,7 @@ static void sift_down(HeapObject *h, size_t i) {
 }
 
 static int push(HeapObject *h, int64_t count, uint32_t a, uint32_t b) {
-    if (grow((void **)&h->heap, &h->heap_cap, h->heap_n + 1, sizeof(Entry)) < 0) return -1;
+    if (bpe_grow((void **)&h->heap, &h->heap_cap, h->heap_n + 1, sizeof(Entry)) < 0) return -1;
     Entry e = {count, a, b}, *heap = h->heap;
     size_t i = h->heap_n++;
     while (i > 0) {
@@ -550,7 +536,7 @@ static void clean_top(HeapObject *h) {
 static Side *side_of(HeapObject *h, uint32_t t) {
     Side *side = &h->sides[t];
     if (side->stamp != h->stamp) {
-        if (grow((void **)&h->neighbours, &h->cap_neighbours, h->n_neighbours + 1, sizeof(uint32_t)) < 0) return NULL;
+        if (bpe_grow((void **)&h->neighbours, &h->cap_neighbours, h->n_neighbours + 1, sizeof(uint32_t)) < 0) return NULL;
         h->neighbours[h->n_neighbours++] = t;
         *side = (Side){0, 0, 0, 0, 0, h->stamp};
     }
@@ -558,7 +544,7 @@ static Side *side_of(HeapObject *h, uint32_t t) {
 }
 
 static int list_later(HeapObject *h, uint32_t w, uint32_t token, uint32_t side) {
-    if (grow((void **)&h->listings, &h->cap_listings, h->n_listings + 1, sizeof(Listing)) < 0) return -1;
+    if (bpe_grow((void **)&h->listings, &h->cap_listings, h->n_listings + 1, sizeof(Listing)) < 0) return -1;
     h->listings[h->n_listings++] = (Listing){w, token, side};
     return 0;
 }
@@ -762,7 +748,7 @@ static int heap_init(HeapObject *h, PyObject *args, PyObject *kwds) {
     h->event_type = (PyTypeObject *)Py_NewRef(event);
 
     /* the 256 byte tokens */
-    if (grow((void **)&h->bytes, &h->cap_bytes, 256, 1) < 0) return -1;
+    if (bpe_grow((void **)&h->bytes, &h->cap_bytes, 256, 1) < 0) return -1;
     if (grow32((void **)&h->toks, &h->cap_tokens, 256, sizeof(Token)) < 0) return -1;
     for (uint32_t i = 0; i < 256; i++) {
         h->bytes[i] = (uint8_t)i;
@@ -910,7 +896,7 @@ static int heap_init(HeapObject *h, PyObject *args, PyObject *kwds) {
     }
     free(byte_pair);
     /* phase 2: one heap entry per pair, heapified */
-    if (grow((void **)&h->heap, &h->heap_cap, (size_t)h->n_recs + 1, sizeof(Entry)) < 0) return -1;
+    if (bpe_grow((void **)&h->heap, &h->heap_cap, (size_t)h->n_recs + 1, sizeof(Entry)) < 0) return -1;
     for (uint32_t r = 0; r < h->n_recs; r++) h->heap[r] = (Entry){h->recs[r].count, h->recs[r].a, h->recs[r].b};
     h->heap_n = h->n_recs;
     for (size_t i = h->heap_n / ARITY + 1; i-- > 0;) sift_down(h, i);

@@ -15,24 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int grow_to(void **array, size_t *cap, size_t need, size_t size) {
-    if (need <= *cap) return 0;
-    if (need > SIZE_MAX / 2 / size) {
-        PyErr_NoMemory();
-        return -1;
-    }
-    size_t n = *cap ? *cap : 1024;
-    while (n < need) n *= 2;
-    void *p = realloc(*array, n * size);
-    if (p == NULL) {
-        PyErr_NoMemory();
-        return -1;
-    }
-    *array = p;
-    *cap = n;
-    return 0;
-}
-
 /* make room for `more` words: the arrays, and a table at most half full (rehashed from the stored hashes) */
 static int room_for(bpe_WordsObject *w, size_t more) {
     size_t need = w->n + more;
@@ -40,13 +22,13 @@ static int room_for(bpe_WordsObject *w, size_t more) {
         PyErr_SetString(PyExc_OverflowError, "more than 2^32 pre-tokens");
         return -1;
     }
-    if (need + 1 > w->cap) { /* the three grow alike from the same capacity, so they stay the same size */
-        size_t cap = w->cap, c1 = cap, c2 = cap, c3 = cap;
-        if (grow_to((void **)&w->count, &c1, need + 1, sizeof(int64_t)) < 0 ||
-            grow_to((void **)&w->hash, &c2, need + 1, sizeof(uint64_t)) < 0 ||
-            grow_to((void **)&w->start, &c3, need + 1, sizeof(uint64_t)) < 0) /* start[n]: where the next begins */
+    if (need + 1 > w->cap) { /* the three grow alike from one capacity, so they stay one size */
+        size_t c1 = w->cap, c2 = w->cap, c3 = w->cap;
+        if (bpe_grow((void **)&w->count, &c1, need + 1, sizeof(int64_t)) < 0 ||
+            bpe_grow((void **)&w->hash, &c2, need + 1, sizeof(uint64_t)) < 0 ||
+            bpe_grow((void **)&w->start, &c3, need + 1, sizeof(uint64_t)) < 0) /* start[n]: where the next begins */
             return -1;
-        w->cap = c1 < c2 ? (c1 < c3 ? c1 : c3) : (c2 < c3 ? c2 : c3);
+        w->cap = c1;
     }
     if (w->slots != NULL && need * 2 <= w->mask + 1) return 0;
     size_t size = w->mask + 1 ? (w->mask + 1) * 2 : 2048;
@@ -116,7 +98,7 @@ static PyObject *words_add(bpe_WordsObject *w, PyObject *args) {
     }
     if (room_for(w, (size_t)rows) < 0) goto done;
     size_t bytes = (size_t)(end - begin);
-    if (grow_to((void **)&w->data, &w->cap_data, w->n_data + bytes + 1, 1) < 0) goto done;
+    if (bpe_grow((void **)&w->data, &w->cap_data, w->n_data + bytes + 1, 1) < 0) goto done;
     const uint8_t *src = data.buf;
     for (Py_ssize_t i = 0; i < rows; i++) {
         const uint8_t *p = src + offset_at(&offsets, wide, i);
