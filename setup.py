@@ -24,11 +24,11 @@ HERE = Path(__file__).resolve().parent
 SOURCES = [
     "bpe/c/module.c",  # the module: calls each file's init
     "bpe/c/heap.c",  # the heap trainer (bpe/heap.py), wrapped by bpe/heap_c.py
-    "bpe/c/pretokenize.c",  # the named pre-tokenizers (bpe/pretokenize_c.py)
+    "bpe/c/pretokenize.c",  # the named pre-tokenizers (bpe/text/pretokenize_c.py)
     "bpe/c/bytesmap.c",  # a hash map of byte strings, for pretokenize.c and encode.c
-    "bpe/c/encode.c",  # Tokenizer.encode's merging by rank (bpe/encode_c.py)
-    "bpe/c/ranks.c",  # reading a tiktoken rank file fast (bpe/load.py)
-    "bpe/c/words.c",  # a counts file's tokens and counts, read from its columns (bpe/counts_file.py)
+    "bpe/c/encode.c",  # Tokenizer.encode's merging by rank (bpe/tokenizer/encode_c.py)
+    "bpe/c/ranks.c",  # reading a tiktoken rank file fast (bpe/files/load.py)
+    "bpe/c/words.c",  # a counts file's tokens and counts, read from its columns (bpe/data/counts_file.py)
 ]
 HEADERS = ["bpe/c/core.h", "bpe/c/encode.h", "bpe/c/unicode_classes.h"]
 

@@ -25,9 +25,16 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bpe import ALGORITHMS, TIE_BREAKS, pretokenize, pretokenize_file, train, train_bpe  # noqa: E402
-from bpe import references as refs  # noqa: E402
-from bpe.corpora import stdlib_prose  # noqa: E402
+from bpe import (  # noqa: E402
+    ALGORITHMS,
+    TIE_BREAKS,
+    pretokenize,
+    pretokenize_file,
+    train,
+    train_bpe,
+)
+from bpe.data.corpora import stdlib_prose  # noqa: E402
+from bpe.lab import references as refs  # noqa: E402
 
 CS336 = ROOT.parent / "shared" / "cs336" / "corpus.en"
 BIG = ROOT / "benchmarks" / "data" / "corpus50.txt"
@@ -115,7 +122,7 @@ def rustbpe(vocab_size: int = 10_000) -> None:
     except ImportError:
         print("rustbpe: not installed; skipped (pip install rustbpe)")
         return
-    from bpe.pretokenize import PATTERNS
+    from bpe.text.pretokenize import PATTERNS
 
     path = ensure_big(50)
     t = time.perf_counter()

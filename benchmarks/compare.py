@@ -28,8 +28,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bpe import Tokenizer, pretokenize, train  # noqa: E402
-from bpe.corpora import stdlib_prose  # noqa: E402
+from bpe import (  # noqa: E402
+    Tokenizer,
+    pretokenize,
+    train,
+)
+from bpe.data.corpora import stdlib_prose  # noqa: E402
 from ui import encoding, real  # noqa: E402
 from ui.lessons import quirks  # noqa: E402
 from ui.views import compare as compare_views  # noqa: E402

@@ -1,6 +1,6 @@
-"""How long bpe.diagnose takes to say where and why a student's merges part from the reference.
+"""How long bpe.lab.diagnose takes to say where and why a student's merges part from the reference.
 
-For each known mistake (bpe.diagnose.MISTAKES) a student's list is made by a trainer with that mistake
+For each known mistake (bpe.lab.diagnose.MISTAKES) a student's list is made by a trainer with that mistake
 (make_mistake), then diagnosed; the table gives where it parts, the cause named, how many of the list
 that mistake makes, and the time (processor time of this process, and wall-clock). Also the reference's
 own merges (`same`).
@@ -17,8 +17,8 @@ import time
 from pathlib import Path
 
 from bpe import TrainSpec, train_bpe_text
-from bpe.corpora import stdlib_prose
-from bpe.diagnose import MISTAKES, diagnose, make_mistake
+from bpe.data.corpora import stdlib_prose
+from bpe.lab.diagnose import MISTAKES, diagnose, make_mistake
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "cs336"
 SPECIAL = "<|endoftext|>"

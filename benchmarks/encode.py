@@ -42,7 +42,7 @@ sys.path.insert(0, str(ROOT))
 from bench import best_of  # noqa: E402  (benchmarks/ is on the path when this runs as a script)
 
 from bpe import Tokenizer  # noqa: E402
-from bpe.corpora import stdlib_prose  # noqa: E402
+from bpe.data.corpora import stdlib_prose  # noqa: E402
 
 SHARED = ROOT.parent / "shared"
 GPT2 = SHARED / "gpt2"

@@ -150,7 +150,7 @@ def decode_section(corpus: Path, ids: Path, folder: Path) -> None:
     # the stream alone (read a block of ids, decode it, write it), after the tokenizer is loaded: what grows with the input
     sys.path.insert(0, str(ROOT))
     from bpe import Tokenizer
-    from bpe.ids import Decoder, read_ids
+    from bpe.files.ids import Decoder, read_ids
 
     decoder = Decoder(Tokenizer.load(GPT2).vocab)
     start, cpu = time.perf_counter(), time.process_time()

@@ -44,7 +44,7 @@ CASES = {
         table = pa.table({"token": pa.array([b"a"] * rows, pa.binary()), "count": pa.array([1] * rows, pa.int64())})
         pq.write_table(table.replace_schema_metadata({b"bpe.counts": json.dumps(meta).encode()}), d / "c.parquet")
         """,
-        "__import__('bpe.counts_file').counts_file.load_counts(d / 'c.parquet')",
+        "__import__('bpe.data.counts_file').counts_file.load_counts(d / 'c.parquet')",
     ),
     "truncated .zst (half the stream)": (
         """
@@ -59,7 +59,7 @@ CASES = {
 MEASURE = """
 import json, resource, sys, time
 from pathlib import Path
-import bpe, bpe.counts_file
+import bpe, bpe.data.counts_file
 d = Path(sys.argv[1])
 before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 start = time.perf_counter()

@@ -3,7 +3,7 @@
     python benchmarks/make_corpus.py --mb 50 --out benchmarks/data/corpus50.txt
 
 What it does: list the text already on a Debian machine with Python, namely
-the prose (docstrings and comments, via `bpe/corpora.py`) of the standard
+the prose (docstrings and comments, via `bpe/data/corpora.py`) of the standard
 library and of the running interpreter's site-packages, the standard library's
 ``*.txt``/``*.rst``, ``/usr/share/common-licenses``, ``copyright``,
 ``changelog*``/``NEWS*``/``README*``/``*.txt``/``*.md``/``*.rst`` under
@@ -76,8 +76,8 @@ SOURCES = (
 
 
 def import_corpora() -> ModuleType:
-    """Load bpe/corpora.py by path: stdlib only, and bpe/__init__.py may import more."""
-    spec = importlib.util.spec_from_file_location("bpe_corpora", ROOT / "bpe" / "corpora.py")
+    """Load bpe/data/corpora.py by path: stdlib only, and bpe/__init__.py may import more."""
+    spec = importlib.util.spec_from_file_location("bpe_corpora", ROOT / "bpe" / "data" / "corpora.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module

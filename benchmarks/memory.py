@@ -25,7 +25,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bpe.count import count_inputs  # noqa: E402
+from bpe.data.count import count_inputs  # noqa: E402
 from bpe.heap import Heap  # noqa: E402
 from bpe.memory import peak_rss  # noqa: E402
 
@@ -99,7 +99,7 @@ def main() -> None:
     gc.disable()
     base = rss()
     if args.counts:
-        from bpe.counts_file import load_counts
+        from bpe.data.counts_file import load_counts
 
         counts, _ = load_counts(args.counts)
         source = args.counts.name

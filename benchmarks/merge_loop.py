@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bpe import PreTokens  # noqa: E402
-from bpe.count import count_inputs  # noqa: E402
+from bpe.data.count import count_inputs  # noqa: E402
 from bpe.spec import TrainSpec  # noqa: E402
 from bpe.train import Run  # noqa: E402
 from bpe.trainer import paused_gc  # noqa: E402
@@ -60,7 +60,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
     if args.counts:
-        from bpe.counts_file import load_counts
+        from bpe.data.counts_file import load_counts
 
         counts, _ = load_counts(args.counts)
         source = args.counts.name

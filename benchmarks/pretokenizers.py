@@ -5,15 +5,15 @@
 
 For each pattern, file -> counts of unique pre-tokens (documents cut at <|endoftext|>), one
 process, one core, processor seconds (the median of --rounds), and whether the counts are
-exactly the Python path's (the `regex` module, bpe/pretokenize.py):
+exactly the Python path's (the `regex` module, bpe/text/pretokenize.py):
 
-- ours compiled: bpe/c/pretokenize.c through Tally (bpe/pretokenize_c.py);
+- ours compiled: bpe/c/pretokenize.c through Tally (bpe/text/pretokenize_c.py);
 - Python: the regex module (Tally with compiled=False), the reference;
 - gigatoken 0.10.0: gpt2 only (its cl100k and o200k splitters run only inside its encoder);
 - ffbpe 0.1.10: PreTokenizer(pat_str=the pattern's regex), a str in, counts of str out;
 - PCRE2 (Debian's libpcre2-8, JIT, UTF + UCP): a small C loop over pcre2_jit_match, compiled here with
   gcc against the runtime library (no -dev headers needed); also, how many code points its Unicode
-  tables class differently from regex's (\\p{L}, \\p{N}, \\s), the check bpe/compiled.py makes for gigatoken.
+  tables class differently from regex's (\\p{L}, \\p{N}, \\s), the check bpe/text/gigatoken.py makes for gigatoken.
 
 The load average is printed beside every figure. Nothing here is a dependency of the project.
 """
@@ -33,8 +33,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bpe.patterns import PATTERNS  # noqa: E402
-from bpe.pretokenize import Tally  # noqa: E402
+from bpe.text.pretokenize import Tally  # noqa: E402
+from bpe.text.pretokenizers import PATTERNS  # noqa: E402
 
 SPECIAL = "<|endoftext|>"
 CORPUS = ROOT / "benchmarks" / "data" / "corpus48.txt"

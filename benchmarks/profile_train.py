@@ -28,7 +28,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bpe.count import count_inputs  # noqa: E402
+from bpe.data.count import count_inputs  # noqa: E402
 from bpe.heap import Heap  # noqa: E402
 
 SPECIAL = "<|endoftext|>"

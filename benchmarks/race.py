@@ -4,7 +4,7 @@
     python benchmarks/race.py --merges 300 --budget 5  # what the app's sweep does by default
     python benchmarks/race.py --in-worker              # the same, run as the app runs it: in a worker process of its pool
 
-It calls bpe.race, the code the app's race page runs: each size is pre-tokenized
+It calls bpe.lab.race, the code the app's race page runs: each size is pre-tokenized
 once and the same PreTokens go to every trainer; trainers run with detail off on
 a processor-time clock with the garbage collector paused; a trainer over its
 budget is cut off at that size and not run at larger ones. The sizes are the
@@ -35,9 +35,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bpe import ALGORITHMS  # noqa: E402
-from bpe import race as R  # noqa: E402
-from bpe import sweep as sweeps  # noqa: E402
-from bpe.corpora import END_OF_TEXT, stdlib_prose  # noqa: E402
+from bpe.data.corpora import END_OF_TEXT, stdlib_prose  # noqa: E402
+from bpe.lab import race as R  # noqa: E402
+from bpe.lab import sweep as sweeps  # noqa: E402
 from bpe.spec import TrainSpec  # noqa: E402
 from serve import jobs  # noqa: E402
 from serve.pool import Pool  # noqa: E402

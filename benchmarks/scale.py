@@ -48,7 +48,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 SPECIAL = "<|endoftext|>"
 GPT2 = r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
-PRETOKENIZER = ["gpt2"]  # --pretokenizer: the pattern ours and rustbpe split with (a name of bpe.patterns.PATTERNS)
+PRETOKENIZER = ["gpt2"]  # --pretokenizer: the pattern ours and rustbpe split with (a name of bpe.text.pretokenizers.PATTERNS)
 
 
 def run(command: list[str], env: dict | None = None, cwd: Path = ROOT) -> tuple[float, float, int, str]:
@@ -156,7 +156,7 @@ print(len(tok.get_mergeable_ranks()))
 
 def pattern_regex() -> str:
     sys.path.insert(0, str(ROOT))
-    from bpe.patterns import PATTERNS
+    from bpe.text.pretokenizers import PATTERNS
 
     return PATTERNS[PRETOKENIZER[0]] if PRETOKENIZER[0] != "gpt2" else GPT2
 
@@ -188,11 +188,11 @@ print(trainer.vocab_size)
 
 PRETOKENIZERS = {
     "ours, compiled path, 1 process": (
-        "from bpe.count import count_inputs",
+        "from bpe.data.count import count_inputs",
         "c = count_inputs(PATH, special_tokens=[SPECIAL], workers=1); n = len(c.counts); how = c.counted_by()",
     ),
     "ours, Python path, 1 process": (
-        "from bpe.count import count_inputs",
+        "from bpe.data.count import count_inputs",
         "c = count_inputs(PATH, special_tokens=[SPECIAL], workers=1, compiled=False); n = len(c.counts); how = c.counted_by()",
     ),
     "gigatoken 0.10.0 pretokenized_counts, 1 thread": (

@@ -21,9 +21,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bpe import pretokenize, train  # noqa: E402
-from bpe.corpora import SEPARATOR, stdlib_prose  # noqa: E402
-from bpe.threshold import kept, replay, sample_of, thresholds  # noqa: E402
-from bpe.tokenizer import Tokenizer  # noqa: E402
+from bpe.data.corpora import SEPARATOR, stdlib_prose  # noqa: E402
+from bpe.lab.threshold import kept, replay, sample_of, thresholds  # noqa: E402
+from bpe.tokenizer.tokenizer import Tokenizer  # noqa: E402
 
 MERGES, SPECIAL = 1000, "<|endoftext|>"  # the "stdlib" preset's settings
 

@@ -7,13 +7,13 @@ The package imports no UI library; pyarrow, zstandard and ray only when a
 Parquet, .zst or counts file or a cluster is used.
 """
 
-from .count import count_inputs, pretokenize_file, pretokenize_files
-from .diagnose import Diagnosis, diagnose
+from .data.count import count_inputs, pretokenize_file, pretokenize_files
 from .events import MergeDetail, MergeEvent
-from .patterns import PATTERNS
-from .pretokenize import PreTokens, pretokenize
+from .lab.diagnose import Diagnosis, diagnose
 from .rule import RULES, TIE_BREAKS, TieChoice, explain_tie
 from .spec import TrainSpec
+from .text.pretokenize import PreTokens, pretokenize
+from .text.pretokenizers import PATTERNS
 from .train import ALGORITHMS, StoppedEarly, Training, build_vocab, train, train_bpe, train_bpe_text, train_from_counts, train_spec
 
 __all__ = [
@@ -48,7 +48,7 @@ __all__ = [
 def __getattr__(name: str) -> object:
     """bpe.Tokenizer, imported when first asked for: `bpe train` does without it (~20 ms of start-up)."""
     if name == "Tokenizer":
-        from .tokenizer import Tokenizer
+        from .tokenizer.tokenizer import Tokenizer
 
         return Tokenizer
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -32,20 +32,21 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from . import atomic, formats, merges_file
-from .count import Counted, count_with, pretokenize_with
-from .encode_files import SPECIAL_TEXT
+from . import atomic
+from .data.count import Counted, count_with, pretokenize_with
 from .events import MergeEvent, stop_sentence
+from .files import formats, merges_file
 from .memory import megabytes, peak_rss, reset_peak
-from .patterns import ENCODING, PATTERNS, check_pattern, check_special_tokens, pattern_name
-from .pretokenize import PreTokens, Progress, not_text
 from .rule import RULES
 from .spec import DEFAULT, TrainSpec
+from .text.pretokenize import PreTokens, Progress, not_text
+from .text.pretokenizers import ENCODING, PATTERNS, check_pattern, check_special_tokens, pattern_name
+from .tokenizer.encode_files import SPECIAL_TEXT
 from .train import ALGORITHMS, Run, build_vocab, check_spec, keeps_sequence
 from .trainer import paused_gc
 
 if TYPE_CHECKING:  # imported to encode and decode: training does without it (~20 ms of start-up)
-    from .tokenizer import Tokenizer
+    from .tokenizer.tokenizer import Tokenizer
 
 # ---------------------------------------------------------------------------
 # phases: progress, time and peak memory
@@ -284,7 +285,7 @@ TOKENIZER_HELP = f"a directory written by train, or another tool's tokenizer: {f
 
 def load_tokenizer(args: argparse.Namespace) -> Tokenizer:
     """The tokenizer named; --pattern is refused in one sentence where the files record their own."""
-    from .tokenizer import Tokenizer
+    from .tokenizer.tokenizer import Tokenizer
 
     given = args.pattern
     if given is not None:
@@ -448,7 +449,7 @@ def arrow_without_numpy() -> None:
 
 def load_counted(args: argparse.Namespace, phases: Phases) -> tuple[PreTokens, TrainSpec]:
     """A counts file's pre-tokens, checked against the request (settings not given are taken from the file)."""
-    from .counts_file import check_request, read_counts
+    from .data.counts_file import check_request, read_counts
 
     arrow_without_numpy()
 
@@ -462,7 +463,7 @@ def load_counted(args: argparse.Namespace, phases: Phases) -> tuple[PreTokens, T
 
 
 def count_command(args: argparse.Namespace) -> None:
-    from .counts_file import CountsInfo, describe_inputs, merge_counts_files, save_counts
+    from .data.counts_file import CountsInfo, describe_inputs, merge_counts_files, save_counts
 
     if not args.inputs:
         raise ValueError("Name the inputs to count (files or globs), or the counts files to --merge.")
@@ -477,7 +478,7 @@ def count_command(args: argparse.Namespace) -> None:
         check_pattern(spec.pattern)
         check_special_tokens(spec.special_tokens)
         if args.ray:
-            from .ray_count import count_on_ray_with
+            from .data.ray_count import count_on_ray_with
 
             with phases.phase("pre-tokenize"):
                 counted = count_on_ray_with(args.inputs, args.ray, replace(spec.reading(), compiled=args.compiled))
@@ -516,7 +517,7 @@ def encode_command(args: argparse.Namespace) -> None:
     elif args.out is None:
         raise ValueError("Name where the ids go: --out ids.npy (NumPy) or --out ids.bin (raw).")
     else:
-        from .ids import kind_of
+        from .files.ids import kind_of
 
         kind_of(args.out)
         atomic.check_writable(args.out)  # before the work
@@ -529,7 +530,7 @@ def encode_command(args: argparse.Namespace) -> None:
 
 def special_options(args: argparse.Namespace, tok: Tokenizer) -> tuple[str, dict]:
     """--special-text (or the tokenizer's default) and the encode() keywords that do it."""
-    from .encode_files import default_special
+    from .tokenizer.encode_files import default_special
 
     special = args.special_text or default_special(tok)
     allowed = "all" if special == "special" else ()
@@ -585,7 +586,7 @@ def _refusal(message: str, tok: Tokenizer) -> str:
 
 
 def encode_dataset(args: argparse.Namespace, tok: Tokenizer) -> None:
-    from .encode_files import encode_files
+    from .tokenizer.encode_files import encode_files
 
     special, _ = special_options(args, tok)
     if args.no_eot:
@@ -631,7 +632,7 @@ def encode_dataset(args: argparse.Namespace, tok: Tokenizer) -> None:
 
 
 def decode_command(args: argparse.Namespace) -> None:
-    from .ids import Decoder, parse_ids, read_ids, text_ids
+    from .files.ids import Decoder, parse_ids, read_ids, text_ids
 
     tokenizer = load_tokenizer(args)
     if args.ids and args.file is not None:
@@ -669,7 +670,7 @@ def core_command(args: argparse.Namespace) -> None:
 
 
 def diff_command(args: argparse.Namespace) -> None:
-    from .diagnose import diagnose, show_pair
+    from .lab.diagnose import diagnose, show_pair
 
     theirs = merges_file.read_merges(args.theirs)
     spec = spec_of(args)

@@ -33,7 +33,7 @@ WORK_NAMES = {
 
 
 class StopReason(StrEnum):
-    """Why a run stopped: the trainer's three reasons, and the two budgets bpe.race and the app's traces add.
+    """Why a run stopped: the trainer's three reasons, and the two budgets bpe.lab.race and the app's traces add.
 
     A StrEnum, so a reason is also its plain string ("vocab_size" == StopReason.VOCAB_SIZE), prints as
     it, and crosses to and from worker processes as it. A time budget may say which: "time budget (30 s)".

@@ -22,7 +22,7 @@ class ParentSet(Trainer):
     complexity = ("scan every distinct pair: O(pairs scanned)", "rewrite the pair's parent words: O(words rewritten × word length)")
     measured = ("pairs_scanned", "words_touched")
     slow = "scans all pairs for the best one at each merge."
-    rewrite = staticmethod(merge_word)  # how a word is rewritten; bpe/diagnose.py's mistaken trainer swaps it
+    rewrite = staticmethod(merge_word)  # how a word is rewritten; bpe/lab/diagnose.py's mistaken trainer swaps it
 
     def __init__(self, words: Mapping[bytes, int], sequence: Sequence[bytes] | None = None, *, tie_break: str = DEFAULT_RULE) -> None:
         super().__init__(words, tie_break=tie_break)

@@ -34,8 +34,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 
-from .gpt2_bytes import byte_to_char
 from .renamed import renamed
+from .text.gpt2_bytes import byte_to_char
 
 Pair = tuple[int, int]
 

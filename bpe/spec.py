@@ -20,11 +20,11 @@ from __future__ import annotations
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
+from .data.inputs import DEFAULT_READING, Options
 from .heap_c import HeapC
-from .inputs import DEFAULT_READING, Options
-from .patterns import DEFAULT_PATTERN
 from .renamed import renamed
 from .rule import DEFAULT_RULE
+from .text.pretokenizers import DEFAULT_PATTERN
 
 # the default trainer: the heap compiled where the core is built (bpe core), else the heap in Python
 DEFAULT_ALGORITHM = HeapC.reference.name if HeapC.missing else HeapC.name
@@ -68,7 +68,7 @@ class TrainSpec:
         return TrainSpec.of(self, **settings)
 
     def reading(self) -> Options:
-        """How inputs are read for this spec (bpe.inputs.Options).
+        """How inputs are read for this spec (bpe.data.inputs.Options).
 
         With split_lines each line (newline kept) is read as a document of its own.
         """

@@ -17,18 +17,18 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .count import Paths, pretokenize_with
+from .data.count import Paths, pretokenize_with
 from .events import MIN_FREQUENCY, VOCAB_SIZE, WORK_NAMES, MergeEvent, stop_sentence
 from .heap import Heap
 from .heap_c import HeapC
 from .naive import Naive
 from .parent_set import ParentSet
-from .patterns import check_pattern, check_special_tokens
 from .positions import Positions
-from .pretokenize import PreTokens, Progress, pretokenize
 from .renamed import renamed
 from .rule import rule_for
 from .spec import DEFAULT, TrainSpec
+from .text.pretokenize import PreTokens, Progress, pretokenize
+from .text.pretokenizers import check_pattern, check_special_tokens
 from .trainer import Trainer, paused_gc
 
 ALGORITHMS: dict[str, type[Trainer]] = {}  # name -> trainer class: the registry every page, the race and the CLI read
@@ -277,7 +277,7 @@ def train(
 def steps(
     corpus: PreTokens, num_merges: int, spec: TrainSpec | None = None, *, detail: bool = False, **settings: Any
 ) -> tuple[Trainer, Iterator[MergeEvent]]:
-    """A trainer and its merge generator, for callers that step through the merges themselves (bpe.race.pair_count_after)."""
+    """A trainer and its merge generator, for callers that step through the merges themselves (bpe.lab.race.pair_count_after)."""
     going = Run(corpus, num_merges, TrainSpec.of(spec, **settings), detail=detail)
     return going.trainer, going._events
 
@@ -376,7 +376,7 @@ def train_from_counts(
     the ones the counts were made with, or a ValueError says which differs (pretokenizer= is pattern=).
     Training from the counts of a text gives the merges of training on the text.
     """
-    from .counts_file import check_request, read_counts
+    from .data.counts_file import check_request, read_counts
 
     special_tokens = check_request(counts_path, pattern, special_tokens)
     spec = TrainSpec.of(special_tokens=special_tokens, tie_break=tie_break, algorithm=algorithm, min_pair_frequency=min_pair_frequency)

@@ -4,12 +4,12 @@ The sidebar's run is the reference (its corpus, pre-tokenizer, special tokens,
 tie-break rule and vocab size). The check -- reading the file, training the
 reference and the known mistakes -- runs in the server's worker pool, shared by
 sessions that check the same list on the same run; this page draws its progress,
-then the diagnosis (bpe.diagnose).
+then the diagnosis (bpe.lab.diagnose).
 """
 
 import streamlit as st
 
-from bpe.merges_file import FORMATS
+from bpe.files.merges_file import FORMATS
 from serve import jobs
 from serve.jobs import RunKey
 from ui import corpus as corpora

@@ -10,7 +10,7 @@ import os
 import streamlit as st
 
 from bpe import ALGORITHMS
-from bpe import references as refs
+from bpe.lab import references as refs
 from ui import corpus as corpora
 from ui import state, work
 from ui.views import race as race_views

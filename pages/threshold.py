@@ -8,7 +8,7 @@ value in the same run (each says which t it is for), so none can belong to anoth
 import streamlit as st
 
 from bpe.events import StopReason
-from bpe.threshold import kept, thresholds
+from bpe.lab.threshold import kept, thresholds
 from ui import runs, sidebar
 from ui.views import threshold as threshold_views
 

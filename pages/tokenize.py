@@ -9,7 +9,8 @@ import codecs
 
 import streamlit as st
 
-from bpe import PATTERNS, formats
+from bpe import PATTERNS
+from bpe.files import formats
 from serve import jobs
 from serve.jobs import RunKey
 from ui import corpus, runs, sidebar, state, typing, work

@@ -4,7 +4,7 @@ Each job takes small picklable arguments (a corpus's bytes, its settings) and a
 `report` callback, and returns immutable data: a race, sweep or timing record,
 a step-through trace, a training, a replayed text. A job reports a few times a
 second. A race reports between the trainers' turns, when every clock is stopped,
-so reporting costs the trainers nothing (bpe/race.py explains the timing), and it
+so reporting costs the trainers nothing (bpe/lab/race.py explains the timing), and it
 runs in the worker's main thread, where bpe pauses the garbage collector as
 benchmarks/race.py does: the figures are the benchmark's.
 
@@ -24,15 +24,15 @@ from time import perf_counter
 from typing import Any
 
 from bpe import PreTokens, Training, pretokenize, train
-from bpe import race as R
-from bpe import references as refs
-from bpe import sweep as sweeps
-from bpe.corpora import END_OF_TEXT
-from bpe.diagnose import Diagnosis
+from bpe.data.corpora import END_OF_TEXT
 from bpe.events import MergeEvent, StopReason
+from bpe.lab import race as R
+from bpe.lab import references as refs
+from bpe.lab import sweep as sweeps
+from bpe.lab.diagnose import Diagnosis
+from bpe.lab.threshold import Replay, replay, sample_of
 from bpe.spec import DEFAULT, TrainSpec
-from bpe.threshold import Replay, replay, sample_of
-from bpe.tokenizer import Tokenizer
+from bpe.tokenizer.tokenizer import Tokenizer
 from bpe.train import pretokenize_for
 from bpe.train import run as train_run
 from serve import disk
@@ -283,7 +283,7 @@ def check_reference(
 
 
 def sweep(label: str, data: bytes, spec: TrainSpec, num_merges: int, budget_s: float, *, report: Report) -> SweepRecord:
-    """Every trainer on six growing prefixes of data (bpe.sweep.scaling_sweep), one point at a time."""
+    """Every trainer on six growing prefixes of data (bpe.lab.sweep.scaling_sweep), one point at a time."""
     record = SweepRecord(label, tuple(sweeps.sweep_sizes(len(data))), num_merges, budget_s, (), "running", "Pre-tokenizing the first size…")
     report(record)
     throttle = Throttle(report)
@@ -388,7 +388,7 @@ def training(data: bytes, spec: TrainSpec, num_merges: int, *, report: Report) -
 
 
 def replays(merges: tuple, spec: TrainSpec, texts: tuple[bytes, ...], *, report: Report) -> tuple[Replay, ...]:
-    """Each text encoded once with every merge, as bpe.threshold.replay keeps it."""
+    """Each text encoded once with every merge, as bpe.lab.threshold.replay keeps it."""
     tokenizer = Tokenizer.from_merges(list(merges), spec.special_tokens, spec.pattern)
     return tuple(replay(tokenizer, sample_of(data, spec.pattern, spec.special_tokens)) for data in texts)
 
@@ -418,7 +418,7 @@ def tokenize(
     never encodes a book chapter itself, or None. Returns both Tokenized, the second a sentence when the
     real one cannot take the text or its files.
     """
-    from bpe import formats
+    from bpe.files import formats
 
     report("the run trained here")
     ours = tokenized(Tokenizer.from_merges(list(merges), special_tokens, pattern), text, k, shown)
@@ -434,7 +434,7 @@ def tokenize(
 
 
 def vocabulary_rows(files: tuple[tuple[str, str], ...], held_out: bytes, *, report: Report) -> tuple:
-    """Every token of a real tokenizer with its uses on the held-out text (bpe.vocabulary.TokenRow, in id order).
+    """Every token of a real tokenizer with its uses on the held-out text (bpe.lab.vocabulary.TokenRow, in id order).
 
     files: (name, path) of the tokenizer's files as OpenAI names them (encoder.json + vocab.bpe, or one .tiktoken):
     loaded here, in the worker, so the server never pays the load and the count twice. OpenAI's rank files are
@@ -442,8 +442,8 @@ def vocabulary_rows(files: tuple[tuple[str, str], ...], held_out: bytes, *, repo
     """
     from pathlib import Path
 
-    from bpe import formats
-    from bpe.vocabulary import token_rows
+    from bpe.files import formats
+    from bpe.lab.vocabulary import token_rows
 
     def make() -> tuple:
         tok = Tokenizer.from_loaded(formats.read_uploads({name: Path(path).read_bytes() for name, path in files}))
@@ -493,8 +493,8 @@ def check_merges(
 
     Bad files raise ValueError with one sentence, which the page shows.
     """
-    from bpe.diagnose import diagnose, make_mistake
-    from bpe.merges_file import parse_uploads
+    from bpe.files.merges_file import parse_uploads
+    from bpe.lab.diagnose import diagnose, make_mistake
 
     throttle = Throttle(report)
     if files:

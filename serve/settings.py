@@ -4,16 +4,16 @@
 |---|---|---|
 | BPE_WORKERS | cores - 1 (at least 1) | the pool's worker processes for long jobs (races, sweeps, big trainings) |
 | BPE_WORKER_MEMORY_MB | serve.pool.MEMORY_MB (4096) | the address space one worker process may use; past it its job fails in one sentence |
-| BPE_CACHE | $XDG_CACHE_HOME or ~/.cache, /bpe-workbench | where what the server builds for every class is kept between starts (and the library the merges of OpenAI's rank files, bpe/load.py); off keeps nothing |
+| BPE_CACHE | $XDG_CACHE_HOME or ~/.cache, /bpe-workbench | where what the server builds for every class is kept between starts (and the library the merges of OpenAI's rank files, bpe/files/load.py); off keeps nothing |
 | BPE_PRELOAD | 1 | 0 leaves the real tokenizers unloaded until a page needs one |
 | BPE_POOL, BPE_POOL_KEY, BPE_REPLICA | unset | set by serve/replicas.py for each replica: the machine's pool server (its socket, its key) and the replica's name |
 | STREAMLIT_SERVER_COOKIE_SECRET | a random one per start | Streamlit's own; the replicas are given one (every machine the same) |
 
 Each is read when asked for, not at import: the replicas' supervisor and the tests set them per process.
 Not here: what the library reads itself, which is the library's, not the app's: BPE_COMPILED=0
-(bpe/compiled.py: count pre-tokens in Python only), BPE_CORE (bpe/core/: 0 for no compiled core, or
+(bpe/text/gigatoken.py: count pre-tokens in Python only), BPE_CORE (bpe/core/: 0 for no compiled core, or
 the path of one to load), and tiktoken's cache folder, TIKTOKEN_CACHE_DIR, as tiktoken reads it
-(bpe/openai.py's cache_dir, which ui/real.py asks too). This module imports nothing of the app: a worker process reads it too.
+(bpe/files/openai.py's cache_dir, which ui/real.py asks too). This module imports nothing of the app: a worker process reads it too.
 
     settings.long_job_workers()  # -> 1 on a 2-core machine, unless BPE_WORKERS says otherwise
 """
@@ -36,8 +36,8 @@ COOKIE_SECRET = "STREAMLIT_SERVER_COOKIE_SECRET"
 def long_job_workers() -> int:
     """Processes for long runs: BPE_WORKERS if set, else one core fewer than the machine has (at least one).
 
-    subtle: one core is left to the server, which draws every student's clicks; bpe.count's counting,
-    a short job of its own process, takes every core instead (bpe.count.counting_workers).
+    subtle: one core is left to the server, which draws every student's clicks; bpe.data.count's counting,
+    a short job of its own process, takes every core instead (bpe.data.count.counting_workers).
     """
     configured = os.environ.get(WORKERS, "").strip()
     if configured:
@@ -52,9 +52,9 @@ def worker_memory_mb(default: int) -> int:
 
 def cache_folder() -> Path | None:
     """Where serve/disk.py keeps what the server builds between starts: BPE_CACHE, else $XDG_CACHE_HOME/bpe-workbench,
-    else ~/.cache/bpe-workbench; None when BPE_CACHE is off (or 0, none). The library's rule (bpe.load.cache_folder),
+    else ~/.cache/bpe-workbench; None when BPE_CACHE is off (or 0, none). The library's rule (bpe.files.load.cache_folder),
     which keeps the merges recovered from OpenAI's rank files there too."""
-    from bpe.load import cache_folder as library_cache_folder  # when asked: this module imports nothing at start
+    from bpe.files.load import cache_folder as library_cache_folder  # when asked: this module imports nothing at start
 
     return library_cache_folder()
 

@@ -2,7 +2,7 @@
 
 Written apart from bpe/ on purpose (its own regex, counting, choosing and
 merging; nothing imported from the library), so that tests/test_diagnose.py
-checks bpe.diagnose against trainers it did not write. One plain recount loop:
+checks bpe.lab.diagnose against trainers it did not write. One plain recount loop:
 count every pair of every pre-token, take the best, merge it everywhere, again.
 A mistake is one flag:
 

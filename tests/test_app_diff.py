@@ -9,8 +9,8 @@ from conftest import open_app, rerun_until
 from streamlit.testing.v1 import AppTest
 
 from bpe import TrainSpec, train_bpe_text
-from bpe.corpora import stdlib_prose
-from bpe.gpt2_bytes import to_unicode
+from bpe.data.corpora import stdlib_prose
+from bpe.text.gpt2_bytes import to_unicode
 from ui.corpus import SOURCES
 
 PAGE = "pages/diff.py"

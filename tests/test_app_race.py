@@ -21,10 +21,10 @@ from streamlit.testing.v1 import AppTest
 
 import ui.work
 from bpe import ALGORITHMS
-from bpe import race as R
-from bpe import references as refs
-from bpe import sweep as sweeps
 from bpe.heap_c import HeapC
+from bpe.lab import race as R
+from bpe.lab import references as refs
+from bpe.lab import sweep as sweeps
 from bpe.train import ABSENT
 from ui.views.race import REFERENCE_LINES, colour, slopes, time_domain
 

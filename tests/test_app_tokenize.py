@@ -10,7 +10,8 @@ import pytest
 from conftest import open_app
 from streamlit.testing.v1 import AppTest
 
-from bpe import Tokenizer, formats, pretokenize, train
+from bpe import Tokenizer, pretokenize, train
+from bpe.files import formats
 from ui.render import text_spans
 from ui.views.tokenize import LOAD_ELSEWHERE
 

@@ -1,7 +1,7 @@
-"""`bpe diff THEIRS --corpus INPUT...` and reading a student's merges file (bpe/merges_file.py).
+"""`bpe diff THEIRS --corpus INPUT...` and reading a student's merges file (bpe/files/merges_file.py).
 
 Every kind of file a student has (merges.txt with or without '#version', any
-tokenizer bpe.load reads, Python literal pairs) gives the same merges; every
+tokenizer bpe.files.load reads, Python literal pairs) gives the same merges; every
 hostile or malformed one (binary, huge, '<script>', a pickle, bad literals,
 deep nesting) gives one sentence naming it, and the command exits 2.
 """
@@ -19,10 +19,10 @@ import student_bpe as student
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bpe import formats
 from bpe.cli import main
-from bpe.gpt2_bytes import to_unicode
-from bpe.merges_file import parse_merges, parse_uploads, read_merges
+from bpe.files import formats
+from bpe.files.merges_file import parse_merges, parse_uploads, read_merges
+from bpe.text.gpt2_bytes import to_unicode
 
 ROOT = Path(__file__).resolve().parents[1]
 SPECIAL = "<|endoftext|>"
@@ -93,7 +93,7 @@ def test_hostile_and_malformed_files_get_one_sentence(name, data, says, capsys):
 
 
 def test_a_huge_file_is_refused_before_it_is_read(tmp_path, monkeypatch):
-    from bpe import merges_file
+    from bpe.files import merges_file
 
     monkeypatch.setattr(merges_file, "MAX_BYTES", 1000)
     path = tmp_path / "huge.txt"

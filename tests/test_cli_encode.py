@@ -13,9 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from bpe import formats, train_bpe
+from bpe import train_bpe
 from bpe.cli import main
-from bpe.tokenizer import Tokenizer
+from bpe.files import formats
+from bpe.tokenizer.tokenizer import Tokenizer
 
 ROOT = Path(__file__).resolve().parents[1]
 SPECIAL = "<|endoftext|>"

@@ -18,8 +18,8 @@ from hypothesis import strategies as st
 
 from bpe import StoppedEarly, train_bpe, train_bpe_text, train_from_counts
 from bpe.cli import main, shown
-from bpe.counts_file import MAX_COUNT, CountsInfo, load_counts, merge_counts_files, metadata_of, save_counts
-from bpe.pretokenize import not_text, not_utf8
+from bpe.data.counts_file import MAX_COUNT, CountsInfo, load_counts, merge_counts_files, metadata_of, save_counts
+from bpe.text.pretokenize import not_text, not_utf8
 
 TEXT = "the lowest lower newest widest " * 20
 
@@ -217,7 +217,7 @@ def test_counting_in_this_process_reports_its_peak_memory(tmp_path):
 def test_a_read_error_names_the_input(tmp_path, capsys, monkeypatch):
     import errno
 
-    from bpe import inputs
+    from bpe.data import inputs
 
     def failing(*_):
         raise OSError(errno.EIO, "Input/output error")  # as read() raises it: no file name (issue 27.10)

@@ -16,7 +16,7 @@ import pytest
 from bpe import pretokenize, train
 from bpe.heap import Heap
 from bpe.naive import Naive
-from bpe.tokenizer import Tokenizer
+from bpe.tokenizer.tokenizer import Tokenizer
 from ui.views import code
 
 TEXT = "low low low low low lower lower widest widest widest newest newest newest newest newest newest " * 3

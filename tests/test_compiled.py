@@ -1,10 +1,10 @@
-"""The compiled pre-tokenization path (bpe/compiled.py, gigatoken) counts exactly what the Python path counts, or not at all.
+"""The compiled pre-tokenization path (bpe/text/gigatoken.py, gigatoken) counts exactly what the Python path counts, or not at all.
 
 gigatoken counts where the compiled core is absent (with it, the core's own pre-tokenizer
 counts: tests/test_core_pretokenize.py), so every test here switches the core off, in this
 process and in the worker processes it starts (BPE_CORE=0).
 
-Each equality test calls the compiled path itself (compiled.count_utf8), so a
+Each equality test calls the compiled path itself (gigatoken.count_utf8), so a
 fallback cannot hide a difference; and each case the compiled path refuses
 (invalid UTF-8, other pre-tokenizers, characters whose Unicode class differs,
 gigatoken missing or another version) is shown to fall back and still count
@@ -27,19 +27,19 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bpe import compiled
 from bpe.cli import main
-from bpe.corpora import SEPARATOR as DOCUMENT_END
-from bpe.count import count_inputs
-from bpe.patterns import ALIASES, PATTERNS
-from bpe.pretokenize import Tally
+from bpe.data.corpora import SEPARATOR as DOCUMENT_END
+from bpe.data.count import count_inputs
+from bpe.text import gigatoken
+from bpe.text.pretokenize import Tally
+from bpe.text.pretokenizers import ALIASES, PATTERNS
 
-pretokenize_module = importlib.import_module("bpe.pretokenize")
+pretokenize_module = importlib.import_module("bpe.text.pretokenize")
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared"
 EOT = "<|endoftext|>"
 
-needs_gigatoken = pytest.mark.skipif(compiled.unavailable("gpt2") is not None, reason=str(compiled.unavailable("gpt2")))
+needs_gigatoken = pytest.mark.skipif(gigatoken.unavailable("gpt2") is not None, reason=str(gigatoken.unavailable("gpt2")))
 
 
 @pytest.fixture(autouse=True)
@@ -54,8 +54,8 @@ def python_counts(data: bytes, special_tokens=(), split_lines=False) -> dict[byt
 
 
 def compiled_counts(data: bytes, special_tokens=(), split_lines=False) -> dict[bytes, int]:
-    assert compiled.refusal(data) is None, compiled.refusal(data)
-    pairs = compiled.count_utf8(data, list(special_tokens), split_lines, joined=False)
+    assert gigatoken.refusal(data) is None, gigatoken.refusal(data)
+    pairs = gigatoken.count_utf8(data, list(special_tokens), split_lines, joined=False)
     counts = dict(pairs)
     assert len(counts) == len(pairs)  # each pre-token once
     return counts
@@ -83,7 +83,7 @@ def unicode_text() -> st.SearchStrategy[str]:
 
 
 def without_disagreements(text: str) -> str:
-    return "".join(c for c in text if not any(first <= ord(c) <= last for first, last in compiled.DISAGREE))
+    return "".join(c for c in text if not any(first <= ord(c) <= last for first, last in gigatoken.DISAGREE))
 
 
 @needs_gigatoken
@@ -118,11 +118,11 @@ def test_invalid_utf8_is_refused_and_counted_by_python(data):
         valid = True
     except UnicodeDecodeError:
         valid = False
-    assert (compiled.refusal(data) is None) == (valid and data == without_disagreements(data.decode()).encode())
+    assert (gigatoken.refusal(data) is None) == (valid and data == without_disagreements(data.decode()).encode())
     tally = Tally("gpt2")
     tally.add([data])
     assert tally.counts() == python_counts(data)
-    assert tally.compiled_bytes == (len(data) if compiled.refusal(data) is None else 0)
+    assert tally.compiled_bytes == (len(data) if gigatoken.refusal(data) is None else 0)
 
 
 @settings(max_examples=200, deadline=None)
@@ -135,8 +135,8 @@ def test_utf8_is_checked_a_slice_at_a_time_as_one_piece(data, size):
     except UnicodeDecodeError:
         valid = False
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(compiled, "_SLICE", size)
-        assert (compiled.refusal(data) != "not valid UTF-8") == valid
+        patch.setattr(gigatoken, "_SLICE", size)
+        assert (gigatoken.refusal(data) != "not valid UTF-8") == valid
 
 
 # ---------------------------------------------------------------------------
@@ -146,21 +146,21 @@ def test_utf8_is_checked_a_slice_at_a_time_as_one_piece(data, size):
 @needs_gigatoken
 def test_the_disagreement_table_is_measured_from_both_libraries():
     # every code point in three contexts: if gigatoken or regex change their Unicode tables, this fails
-    assert compiled.disagreements() == compiled.DISAGREE
+    assert gigatoken.disagreements() == gigatoken.DISAGREE
 
 
 @needs_gigatoken
 def test_a_character_whose_class_differs_goes_to_the_python_path():
-    first, _ = compiled.DISAGREE[0]
+    first, _ = gigatoken.DISAGREE[0]
     data = f"it is a{chr(first)}b 42".encode()
-    assert compiled.refusal(data) == "characters whose Unicode class gigatoken and regex disagree on"
-    assert dict(compiled.count_utf8(data)) != python_counts(data)  # why: gigatoken would count it otherwise
+    assert gigatoken.refusal(data) == "characters whose Unicode class gigatoken and regex disagree on"
+    assert dict(gigatoken.count_utf8(data)) != python_counts(data)  # why: gigatoken would count it otherwise
     tally, python = Tally("gpt2"), Tally("gpt2", compiled=False)
     for t in (tally, python):
         t.add([data, "plain text", "caf\udce9"])  # a batch of three documents: only the first two are refused
     assert tally.counts() == python.counts()
     assert tally.compiled_bytes == len("plain text")
-    assert tally.python_why == {compiled.refusal(data), "not valid UTF-8"}
+    assert tally.python_why == {gigatoken.refusal(data), "not valid UTF-8"}
 
 
 # ---------------------------------------------------------------------------
@@ -170,7 +170,7 @@ def test_a_character_whose_class_differs_goes_to_the_python_path():
 @needs_gigatoken
 @pytest.mark.parametrize("pattern", [p for p in [*PATTERNS, *ALIASES] if p != "gpt2"] + [r"\w+|\W"])
 def test_other_pre_tokenizers_use_the_python_path(pattern):
-    assert compiled.unavailable(pattern) == "gigatoken 0.10.0 counts only the gpt2 pre-tokenizer's pre-tokens"
+    assert gigatoken.unavailable(pattern) == "gigatoken 0.10.0 counts only the gpt2 pre-tokenizer's pre-tokens"
     tally = Tally(pattern)
     tally.add(["it's 42 words"])
     assert tally.compiled_bytes == 0 and tally.python_why == {"the compiled core is absent (BPE_CORE=0 is set)"}
@@ -179,7 +179,7 @@ def test_other_pre_tokenizers_use_the_python_path(pattern):
 
 @needs_gigatoken
 def test_gpt2s_regex_given_as_a_string_is_gpt2():
-    assert compiled.unavailable(PATTERNS["gpt2"]) is None
+    assert gigatoken.unavailable(PATTERNS["gpt2"]) is None
 
 
 @pytest.mark.parametrize(
@@ -196,14 +196,14 @@ def test_gpt2s_regex_given_as_a_string_is_gpt2():
 )
 def test_without_a_checked_gigatoken_the_python_path_counts(monkeypatch, setup, why):
     setup(monkeypatch)
-    compiled._library.cache_clear()
+    gigatoken._library.cache_clear()
     try:
-        assert compiled.unavailable("gpt2").startswith(why)
+        assert gigatoken.unavailable("gpt2").startswith(why)
         tally = Tally("gpt2")
         tally.add([b"it is what it is"])
         assert tally.counts() == python_counts(b"it is what it is") and tally.compiled_bytes == 0
     finally:
-        compiled._library.cache_clear()
+        gigatoken._library.cache_clear()
 
 
 # ---------------------------------------------------------------------------
@@ -212,7 +212,7 @@ def test_without_a_checked_gigatoken_the_python_path_counts(monkeypatch, setup, 
 
 def real_text() -> bytes:
     """The CS336 corpus and the prose of the standard library: English, code comments, some of every script."""
-    from bpe.corpora import extract_prose, find_python_files, read_python
+    from bpe.data.corpora import extract_prose, find_python_files, read_python
 
     parts = []
     if (SHARED / "cs336" / "corpus.en").is_file():
@@ -239,7 +239,7 @@ def corpus(tmp_path_factory) -> Path:
 @pytest.mark.parametrize("name", ["corpus.txt", "corpus.txt.gz", "corpus.jsonl", "corpus.parquet"])
 def test_real_corpora_in_every_format_count_the_same_in_workers(corpus, name, monkeypatch):
     path = corpus / name
-    monkeypatch.setattr("bpe.count.PARALLEL_MIN_BYTES", 0)  # a pool even for this small corpus
+    monkeypatch.setattr("bpe.data.count.PARALLEL_MIN_BYTES", 0)  # a pool even for this small corpus
     kwargs = {"special_tokens": [EOT], "chunk_bytes": 1 << 20}
     fast = count_inputs(path, workers=2, **kwargs)
     slow = count_inputs(path, workers=1, compiled=False, **kwargs)
@@ -285,10 +285,10 @@ def test_gigatoken_counts_on_one_thread_and_prints_nothing():
     # a fresh process: rayon's pool starts at the first call, with RAYON_NUM_THREADS=1 then
     script = (
         "import os\n"
-        "from bpe import compiled\n"
+        "from bpe.text import gigatoken\n"
         "def threads(): return int(next(l for l in open('/proc/self/status') if l.startswith('Threads:')).split()[1])\n"
         "before = threads()\n"
-        "compiled.count_utf8(b'it is what it is ' * 100000)\n"
+        "gigatoken.count_utf8(b'it is what it is ' * 100000)\n"
         "print(threads() - before, os.environ.get('RAYON_NUM_THREADS'))\n"
     )
     env = {k: v for k, v in os.environ.items() if k != "RAYON_NUM_THREADS"}

@@ -23,8 +23,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_core_pretokenize import BAD_BYTES, PIECES, any_bytes, unicode_text
 
-from bpe import Tokenizer, pretokenize, pretokenize_c, train
+from bpe import Tokenizer, pretokenize, train
 from bpe.core import core, missing
+from bpe.text import pretokenize_c
 
 needs_core = pytest.mark.skipif(core is None, reason=f"the compiled core is absent: {missing}")
 ROOT = Path(__file__).resolve().parents[1]
@@ -125,7 +126,7 @@ def test_empty_text_and_long_runs(tokenizers, name, text):
 
 @needs_core
 def test_real_prose_encodes_the_same(tokenizers):
-    from bpe.corpora import stdlib_prose
+    from bpe.data.corpora import stdlib_prose
 
     text = stdlib_prose(200_000)
     for name in ("gpt2", "cl100k_base", "o200k_base"):

@@ -20,11 +20,12 @@ import regex
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bpe import count_inputs, pretokenize_c, unicode_classes
+from bpe import count_inputs
 from bpe.cli import main
 from bpe.core import core, missing
-from bpe.corpora import stdlib_prose
-from bpe.pretokenize import ENCODING, ERRORS, PATTERNS, Tally, sequence_of_text
+from bpe.data.corpora import stdlib_prose
+from bpe.text import pretokenize_c, unicode_classes
+from bpe.text.pretokenize import ENCODING, ERRORS, PATTERNS, Tally, sequence_of_text
 
 needs_core = pytest.mark.skipif(core is None, reason=f"the compiled core is absent: {missing}")
 NAMED = [name for name in PATTERNS]  # gpt2, cl100k, o200k, whitespace, none
@@ -78,12 +79,12 @@ def core_counts(documents: list[bytes], pattern: str, special_tokens=(), split_l
 
 @needs_core
 def test_the_compiled_classes_are_regexs_for_every_code_point():
-    assert regex.__version__ == core.REGEX_VERSION, "python -m bpe.unicode_classes remakes the tables for this regex"
+    assert regex.__version__ == core.REGEX_VERSION, "python -m bpe.text.unicode_classes remakes the tables for this regex"
     assert core.class_table() == bytes(unicode_classes.classes())
 
 
 def test_the_committed_tables_are_what_regex_gives():
-    assert unicode_classes.HEADER.read_text(encoding="utf-8") == unicode_classes.header(), "run python -m bpe.unicode_classes"
+    assert unicode_classes.HEADER.read_text(encoding="utf-8") == unicode_classes.header(), "run python -m bpe.text.unicode_classes"
 
 
 def test_case_insensitive_contraction_letters_include_the_long_s():
@@ -218,8 +219,8 @@ def corpus_file(tmp_path_factory, prose) -> Path:
 @needs_core
 @pytest.mark.parametrize("pattern", ["cl100k", "o200k"])
 def test_counting_in_workers_equals_the_python_path(corpus_file, pattern, monkeypatch):
-    monkeypatch.setattr("bpe.count.PARALLEL_MIN_BYTES", 0)  # a pool even for this small corpus
-    monkeypatch.setattr("bpe.count.COMPILED_PARALLEL_FACTOR", 1)
+    monkeypatch.setattr("bpe.data.count.PARALLEL_MIN_BYTES", 0)  # a pool even for this small corpus
+    monkeypatch.setattr("bpe.data.count.COMPILED_PARALLEL_FACTOR", 1)
     fast = count_inputs(corpus_file, pattern=pattern, special_tokens=[EOT], workers=2, chunk_bytes=1 << 17)
     slow = count_inputs(corpus_file, pattern=pattern, special_tokens=[EOT], workers=1, compiled=False)
     assert fast.workers == 2 and fast.counts == slow.counts
@@ -238,8 +239,8 @@ def test_workers_count_with_the_core_setting_of_the_call_that_asks(corpus_file, 
     # subtle: the workers come from one forkserver per process, which has the environment of the call that started it;
     # one call with the core off and one with it on: one of them differs from the forkserver's, whoever started it
     # (in the whole suite this test's twin above failed after a test of tests/test_compiled.py started it with BPE_CORE=0)
-    monkeypatch.setattr("bpe.count.PARALLEL_MIN_BYTES", 0)
-    monkeypatch.setattr("bpe.count.COMPILED_PARALLEL_FACTOR", 1)
+    monkeypatch.setattr("bpe.data.count.PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr("bpe.data.count.COMPILED_PARALLEL_FACTOR", 1)
     said = []
     for core_off in (True, False):
         with monkeypatch.context() as m:
@@ -269,7 +270,7 @@ def test_bpe_count_says_the_core_counted(corpus_file, tmp_path, capsys):
 def test_another_regex_version_is_refused_in_one_reason(monkeypatch):
     monkeypatch.setattr(pretokenize_c.regex, "__version__", "2020.1.1")
     why = pretokenize_c.unavailable("o200k")
-    assert why.startswith("regex 2020.1.1 is installed") and "python -m bpe.unicode_classes" in why
+    assert why.startswith("regex 2020.1.1 is installed") and "python -m bpe.text.unicode_classes" in why
 
 
 def test_without_the_core_it_says_why(monkeypatch):

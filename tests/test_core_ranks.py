@@ -17,9 +17,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bpe import Tokenizer, load, pretokenize, train
+from bpe import Tokenizer, pretokenize, train
 from bpe.core import core, missing
-from bpe.pretokenize_c import SEED
+from bpe.files import load
+from bpe.text.pretokenize_c import SEED
 
 needs_core = pytest.mark.skipif(core is None, reason=f"the compiled core is absent: {missing}")
 TEXT = "the lowest lower newest widest, it's 12 naïve cafés — 日本 🙂\n\tindented line\n" * 8

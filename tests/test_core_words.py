@@ -23,9 +23,9 @@ from hypothesis import strategies as st
 
 import bpe.core
 from bpe.core import core
-from bpe.counts_file import KEY, CountedWords, CountsInfo, load_counts, metadata_of, read_counts, save_counts
-from bpe.pretokenize import invalid_bytes, not_text
+from bpe.data.counts_file import KEY, CountedWords, CountsInfo, load_counts, metadata_of, read_counts, save_counts
 from bpe.rule import TIE_BREAKS
+from bpe.text.pretokenize import invalid_bytes, not_text
 from bpe.train import train_from_counts
 from tests.test_heap_c import assert_same_run
 

@@ -1,4 +1,4 @@
-"""Tests for bpe.corpora (standard-library prose) and benchmarks/make_corpus.py."""
+"""Tests for bpe.data.corpora (standard-library prose) and benchmarks/make_corpus.py."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from types import ModuleType
 
 import pytest
 
-from bpe.corpora import (
+from bpe.data.corpora import (
     END_OF_TEXT,
     SEPARATOR,
     drop_doctests,

@@ -20,7 +20,7 @@ import pytest
 
 from bpe import ALGORITHMS, count_inputs, train_bpe, train_from_counts
 from bpe.cli import main
-from bpe.counts_file import KEY, CountsInfo, describe_inputs, load_counts, merge_counts_files, read_info, save_counts
+from bpe.data.counts_file import KEY, CountsInfo, describe_inputs, load_counts, merge_counts_files, read_info, save_counts
 
 ROOT = Path(__file__).resolve().parents[1]
 SPECIAL = "<|endoftext|>"

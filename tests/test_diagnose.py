@@ -1,4 +1,4 @@
-"""bpe.diagnose against a student's own trainers (tests/student_bpe.py), on real text.
+"""bpe.lab.diagnose against a student's own trainers (tests/student_bpe.py), on real text.
 
 Each mistake a student makes is trained by a plain recount loop written apart
 from the library; the diagnosis must name where their merges first part from
@@ -16,9 +16,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bpe import TrainSpec
-from bpe.corpora import stdlib_prose
-from bpe.diagnose import CAUSES, KINDS, MISTAKES, diagnose, merge_right_to_left
-from bpe.load import parse_merges_txt
+from bpe.data.corpora import stdlib_prose
+from bpe.files.load import parse_merges_txt
+from bpe.lab.diagnose import CAUSES, KINDS, MISTAKES, diagnose, merge_right_to_left
 
 SPECIAL = "<|endoftext|>"
 SPEC = TrainSpec(special_tokens=(SPECIAL,))
@@ -158,7 +158,7 @@ def test_a_merge_of_a_token_not_yet_made_is_impossible(reference_en, corpus_en):
 
 def test_real_tools_lists_are_their_rules(corpus_en):
     """Merges made by HuggingFace tokenizers and rustbpe themselves, checked against CS336's rule: their tie rules."""
-    refs = pytest.importorskip("bpe.references")
+    refs = pytest.importorskip("bpe.lab.references")
     found = []
     for available, train_it, cause in (
         (refs.hf_available, refs.hf_reference, "tie:huggingface"),

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 import zstandard
 
-from bpe.counts_file import CountsInfo, save_counts
+from bpe.data.counts_file import CountsInfo, save_counts
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared"
@@ -122,7 +122,7 @@ def test_every_snippet_runs_as_written(folder, page, tmp_path):
 
 
 def test_the_unicode_tables_command_the_docs_name_runs_without_a_warning():
-    """It was `python -m bpe.compiled`, which printed runpy's RuntimeWarning first: the package imports bpe.compiled.
+    """It was `python -m bpe.text.gigatoken`, which printed runpy's RuntimeWarning first: the package imports bpe.text.gigatoken.
 
     The command is named where counting at compiled speed is described: docs/inputs.md (the README links it).
     """

@@ -26,9 +26,9 @@ from conftest import interruptible
 
 from bpe import Tokenizer, pretokenize, train
 from bpe.cli import main
-from bpe.corpora import stdlib_prose
-from bpe.encode_files import encode_files
-from bpe.ids import read_ids
+from bpe.data.corpora import stdlib_prose
+from bpe.files.ids import read_ids
+from bpe.tokenizer.encode_files import encode_files
 
 SPECIAL = "<|endoftext|>"
 DOCS = [
@@ -132,7 +132,7 @@ def test_workers_encode_with_the_encoder_the_caller_chose(tok, inputs, tmp_path,
 
 
 def read_shards(path: Path):
-    from bpe.inputs import Options, describe, shards
+    from bpe.data.inputs import Options, describe, shards
 
     return shards(describe(path), Options(chunk_bytes=64, special_tokens=(SPECIAL,)))
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from bpe import Tokenizer, pretokenize, train
-from bpe.corpora import stdlib_prose
+from bpe.data.corpora import stdlib_prose
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -11,9 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bpe import Tokenizer, pretokenize, train
-from bpe.pretokenize import sequence_of_text
-from bpe.threshold import replay, sample_of
-from bpe.vocabulary import BYTE, MERGE, SPECIAL, compression_curve, length_histogram, rarely_used, token_rows, zipf, zipf_slope
+from bpe.lab.threshold import replay, sample_of
+from bpe.lab.vocabulary import BYTE, MERGE, SPECIAL, compression_curve, length_histogram, rarely_used, token_rows, zipf, zipf_slope
+from bpe.text.pretokenize import sequence_of_text
 
 SPECIAL_TOKEN = "<|endoftext|>"
 TEXT = (

@@ -11,10 +11,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bpe import PATTERNS, formats, pretokenize, train
-from bpe.gpt2_bytes import byte_to_char, to_unicode, to_unicode_all
-from bpe.patterns import regex_of
-from bpe.tokenizer import Tokenizer
+from bpe import PATTERNS, pretokenize, train
+from bpe.files import formats
+from bpe.text.gpt2_bytes import byte_to_char, to_unicode, to_unicode_all
+from bpe.text.pretokenizers import regex_of
+from bpe.tokenizer.tokenizer import Tokenizer
 
 SPECIAL = "<|endoftext|>"
 CORPUS = (

@@ -14,8 +14,9 @@ from pathlib import Path
 import pytest
 from test_export import CORPUS, SPECIAL  # the same mixed text: prose, numbers, code, CJK, emoji, a special token
 
-from bpe import Tokenizer, export, formats, openai, pretokenize, train
+from bpe import Tokenizer, pretokenize, train
 from bpe.cli import main
+from bpe.files import export, formats, openai
 
 SAMPLES = [
     "Hello world",

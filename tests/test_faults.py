@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from conftest import interruptible
 
-from bpe.counts_file import CountsInfo, load_counts, save_counts
+from bpe.data.counts_file import CountsInfo, load_counts, save_counts
 
 ROOT = Path(__file__).resolve().parents[1]
 ENV = {**os.environ, "PYTHONPATH": str(ROOT)}

@@ -13,8 +13,9 @@ from contextlib import redirect_stderr, redirect_stdout
 import pytest
 from conftest import open_app
 
-from bpe import Tokenizer, formats, load
+from bpe import Tokenizer
 from bpe.cli import main
+from bpe.files import formats, load
 
 TEXT = "low low low lower lower widest widest newest newest newest"
 TOY = "merges.toy"

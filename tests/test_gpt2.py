@@ -16,8 +16,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bpe import Tokenizer
-from bpe.corpora import stdlib_prose
-from bpe.gpt2_bytes import byte_to_char
+from bpe.data.corpora import stdlib_prose
+from bpe.text.gpt2_bytes import byte_to_char
 
 EOT = "<|endoftext|>"
 DOCUMENTS = {
@@ -182,7 +182,7 @@ def streamed(tok: Tokenizer, text: str, cuts: list[int], as_bytes: bool):
     """encode_iterable over text cut at cuts (as bytes: maybe inside a character), gathering only 8 characters at a time."""
     data = text.encode() if as_bytes else text
     bounds = sorted({0, len(data), *(c for c in cuts if c < len(data))})
-    with mock.patch("bpe.tokenizer.STREAM_CHUNK", 8):  # cut as often as possible, so every boundary is tried
+    with mock.patch("bpe.tokenizer.tokenizer.STREAM_CHUNK", 8):  # cut as often as possible, so every boundary is tried
         return list(tok.encode_iterable(data[a:b] for a, b in zip(bounds, bounds[1:])))
 
 

@@ -16,8 +16,8 @@ import pytest
 
 from bpe import ALGORITHMS, Tokenizer, train_bpe, train_bpe_text
 from bpe.cli import main
-from bpe.gpt2_bytes import from_unicode
-from bpe.patterns import split_on_special
+from bpe.text.gpt2_bytes import from_unicode
+from bpe.text.pretokenizers import split_on_special
 
 tokenizers = pytest.importorskip("tokenizers")
 
@@ -102,7 +102,7 @@ def test_train_from_iterator_counts_special_text_too_and_cut_documents_are_ours_
     _, recipe = train_bpe_text(text, 256 + NUM_MERGES, [], tie_break="huggingface")
     assert first_difference(recipe, merges_of(whole)) is None
     cut, trainer = huggingface([SPECIAL])
-    cut.train_from_iterator(split_on_special(text, [SPECIAL]), trainer)  # as bpe.references.hf_reference gives it the text
+    cut.train_from_iterator(split_on_special(text, [SPECIAL]), trainer)  # as bpe.lab.references.hf_reference gives it the text
     _, ours = train_bpe_text(text, 256 + 1 + NUM_MERGES, [SPECIAL], tie_break="huggingface")
     assert first_difference(ours, merges_of(cut)) is None
 

@@ -29,10 +29,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_core_encoder import python_twin
 
-from bpe import Tokenizer, count_inputs, formats, load, pretokenize, train, train_from_counts
+from bpe import Tokenizer, count_inputs, pretokenize, train, train_from_counts
 from bpe.cli import main
-from bpe.counts_file import CountsInfo, load_counts, metadata_of, save_counts
-from bpe.patterns import find_specials, split_on_special
+from bpe.data.counts_file import CountsInfo, load_counts, metadata_of, save_counts
+from bpe.files import formats, load
+from bpe.text.pretokenizers import find_specials, split_on_special
 
 SPECIAL = "<|endoftext|>"
 TEXT = "the lowest lower newest widest, it's 12 naïve cafés — 日本 🙂\n\tindented line\n" * 8

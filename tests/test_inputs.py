@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 from bpe import count_inputs, pretokenize, train_bpe
 from bpe.cli import main
 
-count_module = importlib.import_module("bpe.count")
+count_module = importlib.import_module("bpe.data.count")
 SPECIAL = "<|endoftext|>"
 DOCUMENTS = [
     "The cat sat.\nIt's 42 o'clock!",

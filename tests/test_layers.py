@@ -17,7 +17,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 UI_LIBRARIES = ("streamlit", "pandas", "altair")
-ON_DEMAND = ("tokenizers",)  # the references' libraries (bpe/references.py) are imported when a race asks for them
+ON_DEMAND = ("tokenizers",)  # the references' libraries (bpe/lab/references.py) are imported when a race asks for them
 
 # In a fresh interpreter: import every module of the packages, one at a time, and say which one
 # brought each forbidden library in (a module run as a script, __main__, is left out: it would run).
@@ -43,32 +43,103 @@ def test_no_module_of_bpe_or_serve_imports_a_ui_library():
     result = subprocess.run([sys.executable, "-c", WALK, json.dumps(forbidden)], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr[-2000:]
     walked = json.loads(result.stdout)
-    assert {"bpe.heap", "bpe.patterns", "bpe.race", "serve.pool", "serve.jobs", "serve.settings"} <= set(walked["modules"])
+    assert {"bpe.heap", "bpe.text.pretokenizers", "bpe.lab.race", "serve.pool", "serve.jobs", "serve.settings"} <= set(walked["modules"])
     assert walked["found"] == {}, (
         f"importing these brought in a library they must not (directly or through another module): {walked['found']}"
     )
 
 
-def imports_within(package: str) -> dict[str, set[str]]:
-    """Each module of the package -> the modules of the package it imports, anywhere in the file (inside functions too)."""
-    names = {p.stem for p in (ROOT / package).glob("*.py")} - {"__init__", "__main__"}
-    graph: dict[str, set[str]] = {}
-    for name in names:
-        found = set()
-        for node in ast.walk(ast.parse((ROOT / package / f"{name}.py").read_text())):
-            if isinstance(node, ast.ImportFrom) and (node.level == 1 or (node.module or "").startswith(package)):
-                module = (node.module or "").removeprefix(package).lstrip(".")
-                found |= {module.split(".")[0]} if module else {a.name for a in node.names}
-            elif isinstance(node, ast.Import):
-                found |= {a.name.split(".")[1] for a in node.names if a.name.startswith(package + ".")}
-        graph[name] = found & names - {name}
-    return graph
+# bpe/'s rooms, lowest first: a module imports only from its own room and the rooms before it (inside functions
+# too), so that every arrow runs down. A compiled version sits in its Python original's room (heap_c beside heap,
+# pretokenize_c beside pretokenize), since it imports its original. The package itself (bpe/__init__) is the top.
+LAYERS = (
+    ("base", ("bpe.renamed", "bpe.atomic", "bpe.memory", "bpe.core", "bpe._core")),  # helpers every room uses; the compiled core's loader
+    ("text", ("bpe.text",)),  # text -> pre-tokens: the pre-tokenizers, special tokens, the scanners
+    ("data", ("bpe.data",)),  # inputs of every format, counting at scale, counts files, the built-in corpus
+    (
+        "training",
+        (
+            "bpe.rule",
+            "bpe.events",
+            "bpe.spec",
+            "bpe.trainer",
+            "bpe.naive",
+            "bpe.positions",
+            "bpe.parent_set",
+            "bpe.heap",
+            "bpe.heap_c",
+            "bpe.train",
+        ),
+    ),
+    ("files", ("bpe.files",)),  # tokenizer files: every format, read and written; arrays of ids
+    ("tokenizer", ("bpe.tokenizer",)),  # the byte-level family: the encoder, the Tokenizer, tiktoken's interface, datasets
+    ("sentencepiece", ("bpe.sentencepiece",)),  # the SentencePiece family
+    ("lab", ("bpe.lab",)),  # measuring and explaining: races, thresholds, the vocabulary, diagnosing a student's merges
+    ("cli", ("bpe.cli", "bpe.__main__", "bpe")),
+)
+
+
+def layer_of(module: str) -> int:
+    """The room of a module of bpe: 'bpe.text.pretokenize' -> 1; 'bpe' -> the top."""
+    best, found = -1, -1
+    for i, (_, prefixes) in enumerate(LAYERS):
+        for prefix in prefixes:
+            if (module == prefix or module.startswith(prefix + ".")) and len(prefix) > best:
+                best, found = len(prefix), i
+    assert found >= 0, f"{module} is in no room of LAYERS: add it to one (tests/test_layers.py)"
+    return found
+
+
+def module_names(package: str = "bpe") -> dict[str, Path]:
+    """Every module of the package by its dotted name: {'bpe.text.pretokenize': path, ...}."""
+    out = {}
+    for path in sorted((ROOT / package).rglob("*.py")):
+        parts = list(path.relative_to(ROOT).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        out[".".join(parts)] = path
+    out["bpe._core"] = ROOT / "bpe" / "c" / "module.c"  # the compiled core, a module built from C: it imports nothing of bpe
+    return out
+
+
+def imports_of(name: str, path: Path, known: set[str]) -> set[str]:
+    """The modules of the package a module imports, anywhere in the file (inside functions too), as dotted names."""
+    if path.suffix != ".py":
+        return set()
+    package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                module = ".".join(base + ([node.module] if node.module else []))
+            else:
+                module = node.module or ""
+            if not module.startswith("bpe"):
+                continue
+            for alias in node.names:  # `from . import heap` names a module; `from .spec import TrainSpec` a name
+                found.add(f"{module}.{alias.name}" if f"{module}.{alias.name}" in known else module)
+        elif isinstance(node, ast.Import):
+            found |= {a.name for a in node.names if a.name.startswith("bpe.")}
+    return {m for m in found if m in known} - {name}
+
+
+def test_every_import_in_bpe_runs_down_its_rooms():
+    modules = module_names()
+    known = set(modules)
+    upward = []
+    for name, path in modules.items():
+        for other in sorted(imports_of(name, path, known)):
+            if layer_of(other) > layer_of(name):
+                upward.append(f"{name} ({LAYERS[layer_of(name)][0]}) imports {other} ({LAYERS[layer_of(other)][0]})")
+    assert upward == [], "imports that run back up:\n" + "\n".join(upward)
 
 
 def test_bpe_has_no_import_circle():
-    # compiled.py once took names from pretokenize.py, which imported compiled inside Tally: patterns.py is below both now
-    graph = imports_within("bpe")
-    assert graph["compiled"] >= {"patterns"} and "pretokenize" not in graph["compiled"]
+    modules = module_names()
+    graph = {name: imports_of(name, path, set(modules)) for name, path in modules.items()}
+    # a package's __init__ is imported with any of its modules, so a module importing its own package's __init__ is no circle
+    graph = {name: {m for m in deps if not name.startswith(m + ".")} for name, deps in graph.items()}
     done: set[str] = set()
 
     def visit(name: str, path: tuple[str, ...]) -> None:
@@ -83,7 +154,7 @@ def test_bpe_has_no_import_circle():
 
 
 def test_compiled_imports_first_in_a_fresh_interpreter():
-    result = subprocess.run([sys.executable, "-c", "import bpe.compiled"], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    result = subprocess.run([sys.executable, "-c", "import bpe.text.gigatoken"], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr[-2000:]
 
 

@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bpe import pretokenize, train
-from bpe.tokenizer import Tokenizer
+from bpe.tokenizer.tokenizer import Tokenizer
 from bpe.trainer import count_pairs, word_lists
 from ui.corpus import SOURCES
 from ui.lessons import lesson

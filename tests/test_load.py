@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from bpe import PATTERNS, Tokenizer, formats, load, pretokenize, train
-from bpe.gpt2_bytes import to_unicode
+from bpe import PATTERNS, Tokenizer, pretokenize, train
+from bpe.files import formats, load
+from bpe.text.gpt2_bytes import to_unicode
 
 SPECIAL = "<|endoftext|>"
 CORPUS = (

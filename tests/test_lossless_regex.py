@@ -11,8 +11,8 @@ from __future__ import annotations
 import pytest
 
 from bpe import Tokenizer, pretokenize, train_bpe_text
-from bpe.patterns import check_pattern
-from bpe.pretokenize import Tally, sequence_of_text
+from bpe.text.pretokenize import Tally, sequence_of_text
+from bpe.text.pretokenizers import check_pattern
 
 SENTENCE = "the cat sat on the mat"
 

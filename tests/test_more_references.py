@@ -1,7 +1,7 @@
 """gigatoken and ffbpe, the fastest trainers we know, beside HuggingFace and rustbpe: which rule of ours each
 of their tie-break settings is, merge for merge, and where the one that is none of ours parts from us.
 
-Each is trained by bpe.race on the same pre-tokens as ours (skipped when not installed). Real text:
+Each is trained by bpe.lab.race on the same pre-tokens as ours (skipped when not installed). Real text:
 CS336's corpus.en (../shared/cs336) and 300 KB of the standard library's docstrings.
 """
 
@@ -12,9 +12,9 @@ from functools import cache
 import pytest
 
 from bpe import ALGORITHMS, pretokenize, train
-from bpe import race as R
-from bpe import references as refs
-from bpe.corpora import stdlib_prose
+from bpe.data.corpora import stdlib_prose
+from bpe.lab import race as R
+from bpe.lab import references as refs
 
 SPECIAL = "<|endoftext|>"
 NUM_MERGES = 300

@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bpe.corpora import stdlib_prose
+from bpe.data.corpora import stdlib_prose
 
 NAMES = ("cl100k_base", "o200k_base")
 WHITESPACE = [" ", "  ", "\n", "\n\n", "\t", "\r\n", "\r", "\u00a0", "\u3000", "\u2028", " \n ", "\x0b", "\x0c", "\u0085"]

@@ -13,9 +13,10 @@ import regex
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bpe import PATTERNS, Tokenizer, formats, load, pretokenize
-from bpe.patterns import check_pattern, pattern_name, regex_of
-from bpe.pretokenize import sequence_of_text
+from bpe import PATTERNS, Tokenizer, pretokenize
+from bpe.files import formats, load
+from bpe.text.pretokenize import sequence_of_text
+from bpe.text.pretokenizers import check_pattern, pattern_name, regex_of
 
 # text where the pre-tokenizers differ: case, contractions, digits, newlines, slashes, scripts, invalid bytes
 ALPHABET = st.sampled_from(list("aZé 'sStTdD\n\r\t0123456789/.,!?-_ßΩжあ中👍\u200d\u0301") + ["'ll", "'VE", "  ", "\n\n", "HTTPServer"])

@@ -11,7 +11,7 @@ import pytest
 from apptest import open_app, rerun_until
 
 from bpe import ALGORITHMS, pretokenize, train
-from bpe import race as R
+from bpe.lab import race as R
 from bpe.rule import Pair, merge_word
 from bpe.spec import TrainSpec
 from bpe.train import register, work_names

@@ -14,8 +14,8 @@ import pytest
 from conftest import open_app
 
 from bpe import train_bpe_text
-from bpe.pretokenize import pretokenize
 from bpe.rule import RULES
+from bpe.text.pretokenize import pretokenize
 from ui.corpus import SOURCES
 from ui.preset_notes import preset_note
 from ui.render import show

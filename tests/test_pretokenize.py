@@ -22,14 +22,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bpe import PATTERNS, pretokenize, pretokenize_file, train, train_bpe, train_bpe_text
-from bpe.inputs import chunk_boundaries
-from bpe.patterns import split_on_special
-from bpe.pretokenize import count_text
+from bpe.data.inputs import chunk_boundaries
+from bpe.text.pretokenize import count_text
+from bpe.text.pretokenizers import split_on_special
 
-# subtle: `bpe.pretokenize` is also the name of a function that bpe/__init__ re-exports,
+# subtle: `bpe.text.pretokenize` is also the name of a function that bpe/__init__ re-exports,
 # so attribute access finds the function; the module has to be looked up by name.
-pretokenize_module = importlib.import_module("bpe.pretokenize")
-count_module = importlib.import_module("bpe.count")
+pretokenize_module = importlib.import_module("bpe.text.pretokenize")
+count_module = importlib.import_module("bpe.data.count")
 
 ROOT = Path(__file__).resolve().parents[1]
 SPECIAL = "<|s|>"
@@ -397,7 +397,7 @@ def test_unit_whitespace_is_exactly_the_whitespace_of_the_gpt2_regex():
     """_UNITS spells out whitespace because `re` and `regex` disagree on \\s (\\x1c-\\x1f); the list must be exact."""
     import regex
 
-    module = importlib.import_module("bpe.pretokenize")
+    module = importlib.import_module("bpe.text.pretokenize")
     spaces = regex.compile(r"\s")
     expected = {chr(c) for c in range(sys.maxunicode + 1) if spaces.match(chr(c))}
     assert set(module._WHITESPACE) == expected
@@ -406,7 +406,7 @@ def test_unit_whitespace_is_exactly_the_whitespace_of_the_gpt2_regex():
 @given(st.lists(st.sampled_from(list("ab é'sllve\n\t.,1²Ⅻ\udc80\xa0\x1c") + ["  ", "naïve"]), max_size=40).map("".join))
 @settings(max_examples=300, deadline=None)
 def test_ascii_fast_path_counts_like_the_gpt2_regex(text):
-    module = importlib.import_module("bpe.pretokenize")
+    module = importlib.import_module("bpe.text.pretokenize")
     assert module.count_text(text, "gpt2") == Counter(regex.findall(PATTERNS["gpt2"], text))
 
 
@@ -420,7 +420,7 @@ unit_text = st.lists(
 @settings(max_examples=400, deadline=None)
 @given(text=unit_text)
 def test_units_cover_the_text_and_each_splits_alone_as_in_context(text):
-    module = importlib.import_module("bpe.pretokenize")
+    module = importlib.import_module("bpe.text.pretokenize")
     units = module._UNITS.findall(text)
     assert "".join(units) == text
     alone = Counter(token for unit in units for token in regex.findall(PATTERNS["gpt2"], unit))
@@ -430,7 +430,7 @@ def test_units_cover_the_text_and_each_splits_alone_as_in_context(text):
 @settings(max_examples=400, deadline=None)
 @given(text=unit_text)
 def test_whitespace_led_units_glued_in_any_order_split_like_apart(text):
-    module = importlib.import_module("bpe.pretokenize")
+    module = importlib.import_module("bpe.text.pretokenize")
     led = [unit for unit in module._UNITS.findall(text) if regex.fullmatch(r"\s+\S+", unit)]  # as count_units picks them
     glued = Counter(module.split_gpt2(led[::-1]))
     assert glued == Counter(token for unit in led for token in regex.findall(PATTERNS["gpt2"], unit))
@@ -440,6 +440,6 @@ def test_whitespace_led_units_glued_in_any_order_split_like_apart(text):
 @given(text=unit_text, repeats=st.integers(1, 4))
 def test_repeated_units_count_like_the_gpt2_regex(text, repeats):
     """Repetition puts units in count groups above one (count_units scales their pre-tokens)."""
-    module = importlib.import_module("bpe.pretokenize")
+    module = importlib.import_module("bpe.text.pretokenize")
     text = (text + "\n") * repeats + text
     assert module.count_text(text, "gpt2") == Counter(regex.findall(PATTERNS["gpt2"], text))

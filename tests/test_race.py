@@ -14,9 +14,9 @@ import pytest
 from conftest import EVERY_ALGORITHM
 
 from bpe import ALGORITHMS, pretokenize, train
-from bpe import race as R
-from bpe import references as refs
-from bpe import sweep as sweeps
+from bpe.lab import race as R
+from bpe.lab import references as refs
+from bpe.lab import sweep as sweeps
 
 TEXTBOOK = "low low low low low lower lower widest widest widest newest newest newest newest newest newest"
 

@@ -20,7 +20,7 @@ from bpe.cli import main
 
 pytestmark = pytest.mark.ray
 ray = pytest.importorskip("ray")
-ray_count = pytest.importorskip("bpe.ray_count")
+ray_count = pytest.importorskip("bpe.data.ray_count")
 
 ROOT = Path(__file__).resolve().parents[1]
 SPECIAL = "<|endoftext|>"
@@ -60,10 +60,11 @@ def test_ray_counts_equal_local_counts_bit_for_bit(cluster, inputs):
 
 
 def test_ray_map_tasks_count_with_the_compiled_path_and_say_so(cluster, inputs):
-    from bpe import compiled
 
-    if compiled.unavailable("gpt2") is not None:
-        pytest.skip(compiled.unavailable("gpt2"))
+    from bpe.text import gigatoken
+
+    if gigatoken.unavailable("gpt2") is not None:
+        pytest.skip(gigatoken.unavailable("gpt2"))
     on_ray = ray_count.count_on_ray(inputs, None, special_tokens=[SPECIAL], chunk_bytes=4096)
     python = count_inputs(inputs, special_tokens=[SPECIAL], workers=1, compiled=False)
     here = count_inputs(inputs, special_tokens=[SPECIAL], workers=1)  # the core's scanner, or gigatoken without it
@@ -93,7 +94,7 @@ def test_no_input_text_gives_no_counts(cluster, tmp_path):
 
 
 def test_shards_are_dealt_into_groups_of_about_equal_size():
-    from bpe.inputs import Input, Shard
+    from bpe.data.inputs import Input, Shard
 
     source = Input(Path("x"), "text", "", 100)
     sizes = [50, 10, 10, 10, 10, 5, 5]

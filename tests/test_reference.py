@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from bpe import ALGORITHMS, PreTokens, pretokenize_file, train, train_bpe
-from bpe.gpt2_bytes import to_unicode
+from bpe.text.gpt2_bytes import to_unicode
 
 SPECIAL = "<|endoftext|>"
 VOCAB_SIZE = 500

@@ -13,11 +13,11 @@ import pytest
 
 from bpe import TrainSpec, explain_tie, train_bpe_text, train_from_counts
 from bpe.cli import parser
-from bpe.counts_file import KEY, CountsInfo, read_info, save_counts
+from bpe.data.counts_file import KEY, CountsInfo, read_info, save_counts
 from bpe.events import stop_sentence
-from bpe.threshold import replay, sample_of
-from bpe.tokenizer import Tokenizer
-from bpe.vocabulary import compression_curve
+from bpe.lab.threshold import replay, sample_of
+from bpe.lab.vocabulary import compression_curve
+from bpe.tokenizer.tokenizer import Tokenizer
 
 TEXT = "low lower widest newest " * 3
 

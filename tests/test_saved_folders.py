@@ -17,8 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from bpe import Tokenizer, atomic, formats, pretokenize, train
-from bpe.corpora import stdlib_prose
+from bpe import Tokenizer, atomic, pretokenize, train
+from bpe.data.corpora import stdlib_prose
+from bpe.files import formats
 
 TEXT = "low low low lower lower widest widest newest newest newest the cat sat on the mat " * 3
 ROOT = Path(__file__).resolve().parents[1]

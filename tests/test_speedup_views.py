@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bpe import sweep as sweeps
+from bpe.lab import sweep as sweeps
 from serve.jobs import SpeedupRecord
 from ui.views import race as views
 

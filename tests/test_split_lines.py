@@ -15,9 +15,9 @@ import pytest
 
 from bpe import ALGORITHMS, count_inputs, train_bpe, train_bpe_text
 from bpe.cli import main
-from bpe.counts_file import load_counts, read_info
-from bpe.gpt2_bytes import from_unicode
-from bpe.pretokenize import Tally, lines_of, pretokenize
+from bpe.data.counts_file import load_counts, read_info
+from bpe.text.gpt2_bytes import from_unicode
+from bpe.text.pretokenize import Tally, lines_of, pretokenize
 
 NUM_MERGES = 200
 VERSE = (
@@ -49,7 +49,7 @@ def verse(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def hf_merges(verse):
-    """HuggingFace's BpeTrainer trained with Tokenizer.train([file]), byte-level as in bpe.references.hf_reference."""
+    """HuggingFace's BpeTrainer trained with Tokenizer.train([file]), byte-level as in bpe.lab.references.hf_reference."""
     tokenizers = pytest.importorskip("tokenizers")
     tokenizer = tokenizers.Tokenizer(tokenizers.models.BPE())
     tokenizer.pre_tokenizer = tokenizers.pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)

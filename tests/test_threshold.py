@@ -14,8 +14,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bpe import PATTERNS, pretokenize, train
-from bpe.threshold import kept, replay, sample_of, thresholds
-from bpe.tokenizer import Tokenizer
+from bpe.lab.threshold import kept, replay, sample_of, thresholds
+from bpe.tokenizer.tokenizer import Tokenizer
 
 SPECIAL = "<|s|>"
 TEXTBOOK = "low low low low low lower lower widest widest widest newest newest newest newest newest newest"

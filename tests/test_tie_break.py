@@ -21,11 +21,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bpe import ALGORITHMS, TIE_BREAKS, explain_tie, pretokenize, train, train_bpe_text
-from bpe import race as R
-from bpe import references as refs
-from bpe.corpora import stdlib_prose
-from bpe.gpt2_bytes import to_unicode
-from bpe.patterns import split_on_special
+from bpe.data.corpora import stdlib_prose
+from bpe.lab import race as R
+from bpe.lab import references as refs
+from bpe.text.gpt2_bytes import to_unicode
+from bpe.text.pretokenizers import split_on_special
 
 SPECIAL = "<|endoftext|>"
 REFERENCES = {"huggingface": (refs.hf_available, refs.hf_reference), "rustbpe": (refs.rustbpe_available, refs.rustbpe_reference)}

@@ -15,7 +15,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bpe import Tokenizer, openai, pretokenize, train
+from bpe import Tokenizer, pretokenize, train
+from bpe.files import openai
 
 tiktoken = pytest.importorskip("tiktoken")
 NAMES = ("r50k_base", "cl100k_base", "o200k_base")

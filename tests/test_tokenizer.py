@@ -15,9 +15,9 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from bpe import PATTERNS, pretokenize, train
-from bpe.pretokenize import sequence_of_text
 from bpe.rule import merge_word
-from bpe.tokenizer import Tokenizer
+from bpe.text.pretokenize import sequence_of_text
+from bpe.tokenizer.tokenizer import Tokenizer
 
 SPECIAL = "<|endoftext|>"
 TEXT = (
@@ -252,7 +252,7 @@ def test_encode_iterable_equals_encode_however_the_text_is_cut(pattern, text, cu
     tok = TOKENIZERS[pattern]
     data = text.encode() if as_bytes else text
     bounds = sorted({0, len(data), *(c for c in cuts if c < len(data))})
-    with mock.patch("bpe.tokenizer.STREAM_CHUNK", 8):  # cut as often as possible, so every boundary is tried
+    with mock.patch("bpe.tokenizer.tokenizer.STREAM_CHUNK", 8):  # cut as often as possible, so every boundary is tried
         streamed = list(tok.encode_iterable(data[a:b] for a, b in zip(bounds, bounds[1:])))
     assert streamed == tok.encode(text)
 
@@ -271,7 +271,7 @@ def test_encode_iterable_equals_encode_for_bytes_cut_short_and_special_tokens_as
     data = text.encode() + middle + text.encode() + tail  # invalid bytes inside, and a character cut short at the end
     options = {"allowed_special": set(), "disallowed_special": ()} if ordinary else {}
     bounds = sorted({0, len(data), *(c for c in cuts if c < len(data))})
-    with mock.patch("bpe.tokenizer.STREAM_CHUNK", 8):
+    with mock.patch("bpe.tokenizer.tokenizer.STREAM_CHUNK", 8):
         streamed = list(tok.encode_iterable((data[a:b] for a, b in zip(bounds, bounds[1:])), **options))
     assert streamed == tok.encode(data, **options)
     assert tok.decode_bytes(streamed) == data

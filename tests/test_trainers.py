@@ -392,7 +392,7 @@ def test_heap_detail_shows_stale_entries():
 
 def test_heap_detail_says_which_stale_pops_found_the_winner_and_which_the_runner_up():
     """The heap drawn is the one choosing started from: its root is stale exactly when the winner needed pops first."""
-    from bpe.corpora import stdlib_prose
+    from bpe.data.corpora import stdlib_prose
 
     events = train(pretokenize(stdlib_prose(300_000), pattern="gpt2"), 80, algorithm="heap", detail=True).events
     for e in events:

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from bpe import pretokenize, train
 from bpe.events import DETAIL_CAP, HeapEntry, HeapView, MergeDetail, MergeEvent
-from bpe.tokenizer import Tokenizer
+from bpe.tokenizer.tokenizer import Tokenizer
 from ui.render import character_runs, chips, show
 from ui.views import step as views
 

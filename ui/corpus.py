@@ -12,9 +12,9 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from bpe.corpora import SEPARATOR, stdlib_prose
-from bpe.patterns import DEFAULT_PATTERN
+from bpe.data.corpora import SEPARATOR, stdlib_prose
 from bpe.spec import TrainSpec
+from bpe.text.pretokenizers import DEFAULT_PATTERN
 from serve import disk
 
 MAX_UPLOAD_BYTES = 5_000_000

@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from bpe import Tokenizer
-from bpe.patterns import ENCODING
+from bpe.text.pretokenizers import ENCODING
 
 BYTES = [bytes([b]) for b in range(256)]
 

@@ -28,8 +28,9 @@ from pathlib import Path
 
 import streamlit as st
 
-from bpe import PATTERNS, Tokenizer, formats, load, openai
-from bpe.openai import File, cached_path, store
+from bpe import PATTERNS, Tokenizer
+from bpe.files import formats, load, openai
+from bpe.files.openai import File, cached_path, store
 from serve import disk, settings
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
@@ -43,7 +44,7 @@ class Encoding:
     label: str  # what a class calls it: "GPT-4"
     name: str  # tiktoken's name: "cl100k_base"
     patterns: tuple[str, ...]  # the library's pre-tokenizer names for it, preferred first (the first in bpe.PATTERNS is used)
-    files: tuple[File, ...]  # its files, their URLs and sha256 (bpe.openai)
+    files: tuple[File, ...]  # its files, their URLs and sha256 (bpe.files.openai)
     special_ids: tuple[tuple[str, int], ...]  # its special tokens and their ids (a rank file does not record them)
 
 
@@ -70,7 +71,7 @@ class Real:
     tokenizer: Tokenizer | None
     error: str | None = None
     where: str = ""  # where its files came from, for the caption
-    format: str = ""  # a key of bpe.formats.FORMATS: how its files were read
+    format: str = ""  # a key of bpe.files.formats.FORMATS: how its files were read
 
     @property
     def label(self) -> str:

@@ -140,7 +140,7 @@ def offset_runs(tokens: list[bytes]) -> list[tuple[int, int, str]] | None:
     [b' \xc4', b'\xa0\xe9\x99\xa4'] (' Ġ除': the Ġ split) -> [(0, 1, ' '), (1, 2, 'Ġ除')].
     None when the tokens are not UTF-8 text together (chips() draws them then).
     """
-    from bpe.tokenizer import token_offsets
+    from bpe.tokenizer.tokenizer import token_offsets
 
     joined = b"".join(tokens)
     if not is_text(joined):

@@ -19,9 +19,9 @@ import streamlit as st
 
 from bpe import ALGORITHMS, PreTokens, Training, pretokenize
 from bpe.events import StopReason
+from bpe.lab.threshold import Replay
 from bpe.spec import DEFAULT, TrainSpec
-from bpe.threshold import Replay
-from bpe.tokenizer import Tokenizer
+from bpe.tokenizer.tokenizer import Tokenizer
 from serve import disk, jobs
 from serve.jobs import RunKey, Trace
 from serve.pool import Status

@@ -7,9 +7,9 @@ import html
 import streamlit as st
 
 from bpe import ALGORITHMS, PATTERNS
-from bpe.patterns import PATTERN_HELP
 from bpe.rule import RULES
 from bpe.spec import TrainSpec
+from bpe.text.pretokenizers import PATTERN_HELP
 from bpe.train import check_spec
 from ui import corpus as corpora
 from ui import state

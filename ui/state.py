@@ -9,8 +9,8 @@ from dataclasses import dataclass
 import streamlit as st
 
 from bpe.heap import Heap
-from bpe.patterns import DEFAULT_PATTERN
 from bpe.spec import DEFAULT as DEFAULT_SPEC
+from bpe.text.pretokenizers import DEFAULT_PATTERN
 from ui.corpus import DEFAULT_SOURCE, SOURCES
 
 # Each default is taken from its home: the first preset's own settings, the library's TrainSpec defaults.

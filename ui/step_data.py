@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bpe.events import MergeEvent
-from bpe.tokenizer import Tokenizer
+from bpe.tokenizer.tokenizer import Tokenizer
 from serve.jobs import RunKey
 from ui.views import step as views
 

@@ -4,7 +4,7 @@
    regex's match starting at a position ends, trying the alternatives in order and backtracking
    exactly as the `regex` module does (the comments say how each backtrack resolves). The
    character classes come from `regex` itself (unicode_classes.h, written by
-   bpe/unicode_classes.py), so a character is a letter here exactly when \p{L} matches it there.
+   bpe/text/unicode_classes.py), so a character is a letter here exactly when \p{L} matches it there.
    tests/test_compiled_encoder.py holds the two to the same pre-tokens on text over all of
    Unicode, invalid UTF-8 and real corpora.
 

@@ -6,14 +6,14 @@ Every screen is data computed from Tokenizer.encode_steps -- the pairs and their
 ranks, the merge chosen, the count training made it with -- so the story cannot
 drift from what the encoder does (a test compares them).
 
-Not here: drawing (pages/encode_lesson.py, ui/views/encode.py) or the encoder (bpe/tokenizer.py).
+Not here: drawing (pages/encode_lesson.py, ui/views/encode.py) or the encoder (bpe/tokenizer/tokenizer.py).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from bpe.tokenizer import EncodeStep, Tokenizer
+from bpe.tokenizer.tokenizer import EncodeStep, Tokenizer
 from ui.render import escape, show, show_pair
 
 WORD = "lowest"  # not in the textbook corpus: made of its pieces (low, est), so the class has not seen it merged

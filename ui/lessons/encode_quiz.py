@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from bpe.tokenizer import Tokenizer
+from bpe.tokenizer.tokenizer import Tokenizer
 from ui.lessons.quiz import LETTERS, OPTIONS, shuffle
 from ui.render import show, show_pair
 

@@ -24,7 +24,7 @@ from pathlib import Path
 from bpe.events import MergeEvent
 from bpe.heap import Heap
 from bpe.naive import Naive
-from bpe.tokenizer import Tokenizer
+from bpe.tokenizer.tokenizer import Tokenizer
 from bpe.trainer import Trainer
 from ui.render import show
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import html
 
-from bpe.diagnose import BY_CAUSE, LABELS, MISTAKES, Diagnosis
+from bpe.lab.diagnose import BY_CAUSE, LABELS, MISTAKES, Diagnosis
 from serve.jobs import Checked
 from ui.render import show, show_pair
 

@@ -1,4 +1,4 @@
-"""The race page's runs, charts and tables, built on bpe.race.
+"""The race page's runs, charts and tables, built on bpe.lab.race.
 
 The runs -- the race, the scaling sweep, the parallel pre-tokenization timing
 -- happen in the server's worker pool (serve/jobs.py does the work, ui/work.py
@@ -22,11 +22,11 @@ import pandas as pd
 import streamlit as st
 
 from bpe import ALGORITHMS
-from bpe import race as R
-from bpe import references as refs
-from bpe import sweep as sweeps
-from bpe.corpora import END_OF_TEXT
+from bpe.data.corpora import END_OF_TEXT
 from bpe.events import StopReason
+from bpe.lab import race as R
+from bpe.lab import references as refs
+from bpe.lab import sweep as sweeps
 from bpe.spec import DEFAULT, TrainSpec
 from bpe.train import ABSENT, work_names
 from bpe.trainer import Trainer

@@ -24,10 +24,10 @@ import streamlit as st
 
 from bpe import ALGORITHMS
 from bpe.events import DETAIL_CAP, HeapEntry, MergeEvent
-from bpe.patterns import ENCODING, ERRORS
-from bpe.pretokenize import sequence_of_text
 from bpe.rule import DEFAULT_RULE, RULES, explain_tie
-from bpe.tokenizer import Tokenizer
+from bpe.text.pretokenize import sequence_of_text
+from bpe.text.pretokenizers import ENCODING, ERRORS
+from bpe.tokenizer.tokenizer import Tokenizer
 from bpe.train import work_names
 from ui import compat
 from ui.chart_style import AXIS, MARK_TEXT

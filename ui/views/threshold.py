@@ -1,8 +1,8 @@
 """The threshold explorer's views.
 
 The page trains once with no threshold; a threshold t then keeps the first
-kept(counts, t) merges (bpe.threshold), and the held-out and training texts are
-encoded once with every merge (bpe.threshold.replay, in ui.corpus.replays_for),
+kept(counts, t) merges (bpe.lab.threshold), and the held-out and training texts are
+encoded once with every merge (bpe.lab.threshold.replay, in ui.corpus.replays_for),
 so a slider move is a binary search plus a sum: nothing is retrained or re-encoded.
 """
 
@@ -15,7 +15,7 @@ import pandas as pd
 import streamlit as st
 
 from bpe.events import MergeEvent
-from bpe.threshold import Compression, Replay, kept
+from bpe.lab.threshold import Compression, Replay, kept
 from ui import corpus as corpora
 from ui import state
 from ui.chart_style import MARK_TEXT, config

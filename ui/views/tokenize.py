@@ -18,7 +18,8 @@ from dataclasses import dataclass
 import pandas as pd
 import streamlit as st
 
-from bpe import Tokenizer, export, formats
+from bpe import Tokenizer
+from bpe.files import export, formats
 from ui import real
 from ui.render import show
 
@@ -40,7 +41,7 @@ class Loaded:
 
     tokenizer: Tokenizer | None
     error: str | None = None
-    format: str = ""  # a key of bpe.formats.FORMATS
+    format: str = ""  # a key of bpe.files.formats.FORMATS
 
     @property
     def has_counts(self) -> bool:

@@ -5,7 +5,7 @@ uses (ui.corpus.trained_for, replays_for: built once in the worker pool for ever
 session); the rows are made from them once per run (rows_for, cached) and the page
 only filters and sorts them. Everything drawn as HTML is escaped (tokens are untrusted).
 
-Not here: the statistics themselves (bpe/vocabulary.py).
+Not here: the statistics themselves (bpe/lab/vocabulary.py).
 """
 
 from __future__ import annotations
@@ -19,9 +19,8 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from bpe.threshold import Replay
-from bpe.tokenizer import Tokenizer
-from bpe.vocabulary import (
+from bpe.lab.threshold import Replay
+from bpe.lab.vocabulary import (
     MERGE,
     SPECIAL,
     CompressionPoint,
@@ -33,6 +32,7 @@ from bpe.vocabulary import (
     zipf,
     zipf_slope,
 )
+from bpe.tokenizer.tokenizer import Tokenizer
 from serve import disk, jobs
 from ui import link, work
 from ui.chart_style import AXIS, MARK_TEXT

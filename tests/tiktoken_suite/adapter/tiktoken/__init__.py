@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import pytest
 
-from bpe import Tokenizer, load, openai
+from bpe import Tokenizer
+from bpe.files import load, openai
 
 __all__ = ["Encoding", "encoding_for_model", "encoding_name_for_model", "get_encoding", "list_encoding_names"]
 

@@ -30,11 +30,11 @@ from pathlib import Path
 from time import perf_counter, thread_time
 from typing import Any
 
-from .events import MergeEvent, StopReason
-from .pretokenize import PreTokens, pretokenize
-from .spec import TrainSpec
-from .train import ALGORITHMS, Run, check_spec, steps
-from .trainer import paused_gc
+from ..events import MergeEvent, StopReason
+from ..spec import TrainSpec
+from ..text.pretokenize import PreTokens, pretokenize
+from ..train import ALGORITHMS, Run, check_spec, steps
+from ..trainer import paused_gc
 
 Merge = tuple[bytes, bytes]
 

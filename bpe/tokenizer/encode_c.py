@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from . import pretokenize_c
+from ..text import pretokenize_c
 
 
 def index_vocab(vocab: object, merges: object) -> tuple[dict, list, dict] | None:

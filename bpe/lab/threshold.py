@@ -22,9 +22,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import accumulate
 
-from .patterns import DEFAULT_PATTERN, ENCODING, ERRORS, split_on_special
-from .pretokenize import pretokenize
-from .tokenizer import BYTES, Tokenizer
+from ..text.pretokenize import pretokenize
+from ..text.pretokenizers import DEFAULT_PATTERN, ENCODING, ERRORS, split_on_special
+from ..tokenizer.tokenizer import BYTES, Tokenizer
 
 Pair = tuple[bytes, bytes]
 

@@ -33,7 +33,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from .patterns import DEFAULT_PATTERN, ENCODING, ERRORS  # invalid bytes are kept as bytes
+from ..text.pretokenizers import DEFAULT_PATTERN, ENCODING, ERRORS  # invalid bytes are kept as bytes
 
 CHUNK_BYTES = 8 << 20  # a shard of a plain file, and a block read from a stream
 BATCH_ROWS = 4096  # Parquet rows read at a time

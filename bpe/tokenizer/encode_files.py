@@ -38,14 +38,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from . import atomic
-from .core import follow
-from .core import settings as core_settings
-from .count import check_workers, reporter
-from .ids import DTYPES, IdsWriter, dtype_for
-from .inputs import CHUNK_BYTES, DEFAULT_READING, Input, Options, Shard, read_shard, resolve_inputs, shards
-from .memory import peak_rss
-from .patterns import ENCODING, ERRORS, find_specials
+from .. import atomic
+from ..core import follow
+from ..core import settings as core_settings
+from ..data.count import check_workers, reporter
+from ..data.inputs import CHUNK_BYTES, DEFAULT_READING, Input, Options, Shard, read_shard, resolve_inputs, shards
+from ..files.ids import DTYPES, IdsWriter, dtype_for
+from ..memory import peak_rss
+from ..text.pretokenizers import ENCODING, ERRORS, find_specials
 
 if TYPE_CHECKING:  # imported where a Tokenizer is made: bpe train, whose help lists SPECIAL_TEXT, does without it
     from .tokenizer import Tokenizer

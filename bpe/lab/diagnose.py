@@ -33,16 +33,16 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from .count import Paths, pretokenize_files
-from .events import MergeEvent, stop_sentence
-from .gpt2_bytes import to_unicode
-from .heap import Heap
-from .parent_set import ParentSet
-from .pretokenize import PreTokens, check_pattern, pattern_name, pretokenize
-from .rule import RULES, Pair, descending, explain_tie
-from .spec import DEFAULT_ALGORITHM, TrainSpec
-from .train import check_spec, trainer_for
-from .trainer import Delta, Trainer, paused_gc
+from ..data.count import Paths, pretokenize_files
+from ..events import MergeEvent, stop_sentence
+from ..heap import Heap
+from ..parent_set import ParentSet
+from ..rule import RULES, Pair, descending, explain_tie
+from ..spec import DEFAULT_ALGORITHM, TrainSpec
+from ..text.gpt2_bytes import to_unicode
+from ..text.pretokenize import PreTokens, check_pattern, pattern_name, pretokenize
+from ..train import check_spec, trainer_for
+from ..trainer import Delta, Trainer, paused_gc
 
 Merge = tuple[bytes, bytes]
 Progress = Callable[[str, float], None]  # (what it is doing, share done 0..1)

@@ -2,7 +2,7 @@
 
 What it does: train HuggingFace `tokenizers`, karpathy's `rustbpe`, `gigatoken`
 and `ffbpe` on the same text ours trains on (the text cut at special tokens,
-GPT-2's regex) and return their merges as bytes in a bpe.race.RaceResult, so the
+GPT-2's regex) and return their merges as bytes in a bpe.lab.race.RaceResult, so the
 race compares them with ours by `first_difference`. Ours makes the same merges
 under each tool's own tie-break rule (`REFERENCE_RULES`).
 
@@ -23,11 +23,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from time import perf_counter, process_time
 
-from .events import StopReason
-from .gpt2_bytes import from_unicode
-from .load import merges_from_ranks
-from .patterns import PATTERNS, split_on_special
-from .pretokenize import pretokenize
+from ..events import StopReason
+from ..files.load import merges_from_ranks
+from ..text.gpt2_bytes import from_unicode
+from ..text.pretokenize import pretokenize
+from ..text.pretokenizers import PATTERNS, split_on_special
 from .race import RaceResult
 
 # ---------------------------------------------------------------------------

@@ -2,7 +2,7 @@
 
 What it does: GPT-2's, GPT-4's (cl100k), GPT-4o's (o200k) regexes, `whitespace` and `none`
 are written out in C (bpe/c/pretokenize.c), one scanner each that backtracks exactly as the
-`regex` module does, over character classes taken from `regex` itself (bpe/unicode_classes.py
+`regex` module does, over character classes taken from `regex` itself (bpe/text/unicode_classes.py
 writes them into bpe/c/unicode_classes.h). It splits bytes, not str: a byte that is not valid
 UTF-8 is a character of no class, as the lone surrogate the Python path decodes it to
 (surrogateescape), so any bytes at all give the Python path's pre-tokens.
@@ -26,7 +26,7 @@ from collections.abc import Sequence
 
 import regex
 
-from .patterns import ALIASES, COMPLETE, PATTERNS
+from .pretokenizers import ALIASES, COMPLETE, PATTERNS
 
 LIBRARY = "bpe._core"  # how the CLI's summary names it: 'counted by bpe._core (compiled)'
 # the key of each hash table the core builds, one per process: text made to collide in one run does not in the next
@@ -35,7 +35,7 @@ SEED = int.from_bytes(os.urandom(8), "little")
 
 def loaded():
     """(the compiled core module or None, why it is absent), read when called: a test may switch it off (bpe.core.core)."""
-    from .core import core, missing
+    from ..core import core, missing
 
     return core, missing
 
@@ -61,7 +61,7 @@ def unavailable(pattern: str) -> str | None:
     if regex.__version__ != core.REGEX_VERSION:
         return (
             f"regex {regex.__version__} is installed, and the compiled pre-tokenizer's Unicode tables were made from "
-            f"regex {core.REGEX_VERSION} (python -m bpe.unicode_classes remakes them)"
+            f"regex {core.REGEX_VERSION} (python -m bpe.text.unicode_classes remakes them)"
         )
     if kind(pattern) is None:
         return "a regex of your own runs in Python"

@@ -28,7 +28,7 @@ from pathlib import Path
 
 ENCODINGS_URL = "https://openaipublic.blob.core.windows.net/encodings/"
 GPT2_URL = "https://openaipublic.blob.core.windows.net/gpt-2/encodings/main/"
-SHARED = Path(__file__).resolve().parents[2] / "shared"  # beside a checkout of this project (its fixtures)
+SHARED = Path(__file__).resolve().parents[3] / "shared"  # beside a checkout of this project (its fixtures)
 DOWNLOAD_TIMEOUT_S = 30.0
 
 
@@ -43,7 +43,7 @@ class File:
 @dataclass(frozen=True)
 class Encoding:
     name: str  # tiktoken's: "cl100k_base"
-    pattern: str  # this library's pre-tokenizer (bpe.patterns.PATTERNS) that encodes as its pat_str
+    pattern: str  # this library's pre-tokenizer (bpe.text.pretokenizers.PATTERNS) that encodes as its pat_str
     files: tuple[File, ...]  # one .tiktoken rank file, or GPT-2's encoder.json and vocab.bpe
     special_tokens: dict[str, int]  # text -> id (a rank file does not record them)
     base: str = ""  # the encoding whose files and ranks it shares ("o200k_base" for o200k_harmony)
@@ -221,7 +221,7 @@ def store(file: File, data: bytes) -> str | None:
     path = cached_path(file)
     if path is None:
         return "tiktoken's cache is turned off (TIKTOKEN_CACHE_DIR is empty)"
-    from .atomic import OutputError, write_bytes
+    from ..atomic import OutputError, write_bytes
 
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -291,7 +291,7 @@ def _r50k_from_gpt2(folder: str | os.PathLike | None) -> tuple[bytes, str] | Non
     import base64
     import json
 
-    from .gpt2_bytes import from_unicode
+    from ..text.gpt2_bytes import from_unicode
 
     here = local(GPT2_FILES[0], folder)
     if here is None:

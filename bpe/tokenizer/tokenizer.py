@@ -61,10 +61,12 @@ from pathlib import Path
 
 import regex
 
-from . import encode_c, formats, load, pretokenize_c
-from .patterns import DEFAULT_PATTERN, ENCODING, ERRORS, check_pattern, check_special_tokens, find_specials, pattern_name
-from .pretokenize import _UNITS, sequence_of_text, split_gpt2
-from .train import Merges, Training, Vocab, build_vocab
+from ..files import formats, load
+from ..text import pretokenize_c
+from ..text.pretokenize import _UNITS, sequence_of_text, split_gpt2
+from ..text.pretokenizers import DEFAULT_PATTERN, ENCODING, ERRORS, check_pattern, check_special_tokens, find_specials, pattern_name
+from ..train import Merges, Training, Vocab, build_vocab
+from . import encode_c
 
 BYTES = [bytes([b]) for b in range(256)]
 END_OF_TEXT = "<|endoftext|>"  # the end-of-text token of GPT-2 and OpenAI's encodings (tiktoken's eot_token)
@@ -262,7 +264,7 @@ class Tokenizer:
         checked against OpenAI's sha256. Its special tokens follow tiktoken: refused in text
         unless allowed. Loaded once per process (cl100k_base takes about a second).
         """
-        from . import openai
+        from ..files import openai
 
         encoding = openai.encoding_of(name)
         key = (encoding.name, None if folder is None else str(folder))

@@ -20,10 +20,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from ..text.pretokenize import compiled_path
+from ..text.pretokenizers import DEFAULT_PATTERN, check_pattern, check_special_tokens
 from .count import Counted, Paths, count_shards, reading_of
 from .inputs import CHUNK_BYTES, DEFAULT_READING, Options, Shard, resolve_inputs, shards
-from .patterns import DEFAULT_PATTERN, check_pattern, check_special_tokens
-from .pretokenize import compiled_path
 
 TASKS_PER_CPU = 2  # map tasks per CPU of the cluster: enough to balance, few enough that each splits its units once
 
@@ -90,7 +90,7 @@ def _connect(address: str | None):
         raise ValueError("Counting on Ray needs the ray package: pip install .[ray] (or pip install ray).") from None
     if ray.is_initialized():
         return ray, False
-    package = str(Path(__file__).resolve().parent)
+    package = str(Path(__file__).resolve().parents[1])  # the whole bpe package
     try:
         ray.init(address=address, runtime_env={"py_modules": [package]}, log_to_driver=False)
     except ConnectionError as e:

@@ -16,9 +16,9 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from .renamed import renamed
+from ..renamed import renamed
+from ..tokenizer.tokenizer import BYTES, Tokenizer
 from .threshold import Replay
-from .tokenizer import BYTES, Tokenizer
 
 BYTE, MERGE, SPECIAL = "byte", "merge", "special"
 

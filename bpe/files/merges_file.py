@@ -1,7 +1,7 @@
 """Reading a student's merges from the file they have: merges.txt, any tokenizer file, or Python's repr of the list.
 
 Three kinds of file, told apart by name, then by content:
-- a tokenizer file or folder in any format bpe.formats reads (tokenizer.json,
+- a tokenizer file or folder in any format bpe.files.formats reads (tokenizer.json,
   vocab.json with merges.txt, encoder.json with vocab.bpe, a .tiktoken file, tokenizer.bpe.json);
 - GPT-2's merges.txt: 'left right' per line in GPT-2's byte-to-unicode alphabet
   ('Ġ t' is b' ' + b't'), with or without its '#version' line (load.parse_merges_txt);
@@ -29,7 +29,7 @@ from . import formats, load
 
 Merge = tuple[bytes, bytes]
 
-TOKENIZER_SUFFIXES = (".json", load.TIKTOKEN)  # a whole tokenizer, read by bpe.load
+TOKENIZER_SUFFIXES = (".json", load.TIKTOKEN)  # a whole tokenizer, read by bpe.files.load
 GPT2_NAMES = {name for pair in load.GPT2_PAIRS for name in pair}
 PICKLE_SUFFIXES = (".pkl", ".pickle", ".pt", ".pth", ".npy", ".npz")
 MAX_BYTES = 256 << 20  # a merges file of any real tokenizer is far smaller; a bigger one is not read into memory

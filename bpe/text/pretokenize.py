@@ -28,12 +28,12 @@ from itertools import filterfalse
 
 import regex
 
-from . import compiled as fast
+from . import gigatoken as fast
 from . import pretokenize_c as core
 
 # The registry of pre-tokenizers and the special-token helpers live in patterns.py, below this file and
-# compiled.py; they are imported here too, where users have long found them (from bpe.pretokenize import PATTERNS).
-from .patterns import (  # noqa: F401
+# compiled.py; they are imported here too, where users have long found them (from bpe.text.pretokenize import PATTERNS).
+from .pretokenizers import (  # noqa: F401
     ALIASES,
     DEFAULT_PATTERN,
     ENCODING,

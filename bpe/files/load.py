@@ -36,10 +36,11 @@ from functools import cached_property
 from heapq import heapify, heappop, heappush
 from pathlib import Path
 
-from . import atomic, openai
-from .gpt2_bytes import from_unicode, gpt2_pairs, gpt2_vocab, to_unicode
-from .patterns import DEFAULT_PATTERN, PATTERNS, check_pattern, check_special_tokens, pattern_name, regex_of
-from .train import build_vocab
+from .. import atomic
+from ..text.gpt2_bytes import from_unicode, gpt2_pairs, gpt2_vocab, to_unicode
+from ..text.pretokenizers import DEFAULT_PATTERN, PATTERNS, check_pattern, check_special_tokens, pattern_name, regex_of
+from ..train import build_vocab
+from . import openai
 
 Vocab = dict[int, bytes]
 Merges = list[tuple[bytes, bytes]]
@@ -362,11 +363,11 @@ def _parse_tiktoken_compiled(text: str, cache: Path | None = None) -> tuple[dict
     With a cache path, the merges come from it when it holds exactly the merges of this file (the core checks each),
     and are written there when it does not; a cache that cannot be read or written is left alone.
     """
-    from .core import core  # read when called: a test may switch it off (monkeypatch bpe.core.core)
+    from ..core import core  # read when called: a test may switch it off (monkeypatch bpe.core.core)
 
     if core is None:
         return None
-    from .pretokenize_c import SEED
+    from ..text.pretokenize_c import SEED
 
     cached = None
     if cache is not None:

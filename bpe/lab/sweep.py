@@ -3,7 +3,7 @@
 What it does: cut a corpus into log-spaced prefixes (`sweep_sizes`, `prefix`),
 race every trainer on each (`scaling_sweep`, giving up on one once it is cut
 off), and time pre-tokenizing one file with 1..N worker processes
-(`pretokenize_speedup`). Each point is a bpe.race run, timed as the race is.
+(`pretokenize_speedup`). Each point is a bpe.lab.race run, timed as the race is.
 
 What it does not do: draw or print (the race page and benchmarks/race.py do).
 """
@@ -18,10 +18,10 @@ from pathlib import Path
 from time import perf_counter
 from typing import Any
 
-from .count import PARALLEL_MIN_BYTES, pretokenize_with
+from ..data.count import PARALLEL_MIN_BYTES, pretokenize_with
+from ..spec import TrainSpec
+from ..train import ALGORITHMS
 from .race import RaceResult, prepare, run_timed
-from .spec import TrainSpec
-from .train import ALGORITHMS
 
 
 def prefix(data: bytes, size: int) -> bytes:

@@ -29,8 +29,8 @@ from binascii import b2a_base64
 from collections.abc import Sequence
 from json.encoder import encode_basestring
 
+from ..text.pretokenizers import DEFAULT_PATTERN, PATTERNS, regex_of
 from .load import FORMAT, TIKTOKEN_SPEC, VERSION, Loaded, hf_pre_tokenizer
-from .patterns import DEFAULT_PATTERN, PATTERNS, regex_of
 
 Vocab = dict[int, bytes]
 Merges = list[tuple[bytes, bytes]]

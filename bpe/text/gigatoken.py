@@ -38,7 +38,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from functools import lru_cache
 
-from .patterns import ENCODING, find_specials, regex_of
+from .pretokenizers import ENCODING, find_specials, regex_of
 
 VERSION = "0.10.0"  # the gigatoken whose pre-tokens the tests compared with ours
 CHECKED_REGEX = "2026.11.15"  # the `regex` whose Unicode tables DISAGREE was measured against

@@ -27,12 +27,12 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from .core import follow
-from .core import settings as core_settings
+from ..core import follow
+from ..core import settings as core_settings
+from ..memory import peak_rss
+from ..text.pretokenize import PreTokens, Progress, Tally, compiled_path, sequence_bytes
+from ..text.pretokenizers import DEFAULT_PATTERN, check_pattern, check_special_tokens
 from .inputs import CHUNK_BYTES, DEFAULT_READING, Input, Options, Shard, read_shard, resolve_inputs, shards
-from .memory import peak_rss
-from .patterns import DEFAULT_PATTERN, check_pattern, check_special_tokens
-from .pretokenize import PreTokens, Progress, Tally, compiled_path, sequence_bytes
 
 # Below this many bytes of input, counting runs in this process: a pool costs more than it saves.
 PARALLEL_MIN_BYTES = 4 << 20

@@ -24,7 +24,7 @@ from array import array
 from collections.abc import Iterator
 from pathlib import Path
 
-from . import atomic
+from .. import atomic
 
 NPY_MAGIC = b"\x93NUMPY\x01\x00"
 HEADER_BYTES = 128  # the whole .npy header, padded, so that the length can be written in place at the end

@@ -23,10 +23,10 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
-from . import atomic
+from .. import atomic
+from ..renamed import renamed
+from ..text.pretokenizers import check_pattern, check_special_tokens, regex_of
 from .inputs import Input
-from .patterns import check_pattern, check_special_tokens, regex_of
-from .renamed import renamed
 
 KEY = b"bpe.counts"
 FORMAT = 1
@@ -142,8 +142,8 @@ def read_counts(path: str | os.PathLike) -> tuple[Mapping[bytes, int], CountsInf
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from .core import core
-    from .pretokenize_c import SEED  # the process's key for the core's hash tables
+    from ..core import core
+    from ..text.pretokenize_c import SEED  # the process's key for the core's hash tables
 
     p = Path(path)
     info = _info_of(p, _schema(p))

@@ -36,9 +36,10 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
 
-from . import atomic, export, load
+from .. import atomic
+from ..text.pretokenizers import DEFAULT_PATTERN, check_pattern
+from . import export, load
 from .load import Loaded, Merges, Vocab, read_text
-from .patterns import DEFAULT_PATTERN, check_pattern
 
 Texts = dict[str, str]  # a file's name (or path, for messages) -> its text, in the order its format reads them
 
