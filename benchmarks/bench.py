@@ -122,13 +122,13 @@ def rustbpe(vocab_size: int = 10_000) -> None:
     except ImportError:
         print("rustbpe: not installed; skipped (pip install rustbpe)")
         return
-    from bpe.text.pretokenize import PATTERNS
+    from bpe.text.pretokenizers import PRETOKENIZERS
 
     path = ensure_big(50)
     t = time.perf_counter()
     documents = path.read_text(encoding="utf-8", errors="replace").split(SPECIAL[0])
     tok = rb.Tokenizer()
-    tok.train_from_iterator(iter(documents), vocab_size, pattern=PATTERNS["gpt2"])
+    tok.train_from_iterator(iter(documents), vocab_size, pattern=PRETOKENIZERS["gpt2"].regex)
     print(f"## rustbpe 0.1.0, GPT-2 regex, {path.name}, vocab {vocab_size:,} (both cores): {time.perf_counter() - t:.2f} s")
 
 

@@ -75,7 +75,7 @@ def main() -> None:
             sys.exit(found.error)
         loaded[key] = found
         print(f"load {found.label} ({found.encoding.name}): {seconds:.2f} s of processor, once per server")
-    run = Tokenizer.from_training(train(pretokenize(stdlib_prose(1_000_000), pattern="gpt2"), 1000), "gpt2")
+    run = Tokenizer.from_training(train(pretokenize(stdlib_prose(1_000_000), pretokenizer="gpt2"), 1000), "gpt2")
     entries = [real.real_entry(r) for r in loaded.values()] + [real.run_entry(run, len(run.merges))]
 
     texts = windows(args.repeats, args.chars)

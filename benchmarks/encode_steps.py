@@ -43,7 +43,9 @@ def main() -> None:
     for name in ("cl100k_base", "o200k_base"):
         t = time.perf_counter()
         tokenizers[name] = Tokenizer.load(FILES / f"{name}.tiktoken")
-        print(f"  {name}: {time.perf_counter() - t:.2f} s, {len(tokenizers[name].merges):,} merges, pattern {tokenizers[name].pattern}")
+        print(
+            f"  {name}: {time.perf_counter() - t:.2f} s, {len(tokenizers[name].merges):,} merges, pattern {tokenizers[name].pretokenizer}"
+        )
     tok = tokenizers["o200k_base"]
     t = time.perf_counter()
     tok.made_by  # noqa: B018  (built on first use: the ancestry and the steps share it)
@@ -53,7 +55,7 @@ def main() -> None:
         data = piece.encode()
         assert len(data) == 30, (piece, len(data))
         steps = best_of(20, lambda data=data: tok.encode_steps(data))
-        plain = best_of(20, lambda data=data: tok._merge_short(tok._byte_ids_of(data), len(tok.merges)))
+        plain = best_of(20, lambda data=data: tok._python.merge(tok._python.start(data), len(tok.merges)))
         n = len(tok.encode_steps(data)) - 1
         print(f"  {piece!r:34} {n:2d} steps  encode_steps {steps * 1e3:6.3f} ms   bpe (uncached) {plain * 1e3:6.3f} ms")
 

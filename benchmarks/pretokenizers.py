@@ -33,8 +33,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bpe.text.pretokenize import Tally  # noqa: E402
-from bpe.text.pretokenizers import PATTERNS  # noqa: E402
+from bpe.text.pretokenizers import PRETOKENIZERS  # noqa: E402
+from bpe.text.tally import Tally  # noqa: E402
 
 SPECIAL = "<|endoftext|>"
 CORPUS = ROOT / "benchmarks" / "data" / "corpus48.txt"
@@ -93,8 +93,8 @@ def load() -> str:
     return "/".join(f"{x:.1f}" for x in os.getloadavg())
 
 
-def python_counts(data: bytes, pattern: str, compiled: bool) -> tuple[dict[bytes, int], float, str]:
-    tally = Tally(pattern, compiled=compiled)
+def python_counts(data: bytes, pretokenizer: str, compiled: bool) -> tuple[dict[bytes, int], float, str]:
+    tally = Tally(pretokenizer, compiled=compiled)
     cpu = time.process_time()
     tally.add([data], [SPECIAL])
     counts = tally.counts()
@@ -105,11 +105,11 @@ def tally_how(tally: Tally) -> str:
     return "compiled" if tally.compiled_bytes else f"Python ({'; '.join(sorted(tally.python_why))})"
 
 
-def ffbpe_counts(data: bytes, pattern: str) -> tuple[dict[bytes, int], float]:
+def ffbpe_counts(data: bytes, pretokenizer: str) -> tuple[dict[bytes, int], float]:
     import ffbpe
 
     text = data.decode("utf-8", "replace")
-    tokenizer = ffbpe.PreTokenizer([SPECIAL], pat_str=PATTERNS[pattern])
+    tokenizer = ffbpe.PreTokenizer([SPECIAL], pat_str=PRETOKENIZERS[pretokenizer].regex)
     cpu = time.process_time()
     words = tokenizer.get_words(text)
     seconds = time.process_time() - cpu
@@ -137,8 +137,8 @@ def pcre2_binary(folder: Path) -> Path | None:
     return binary if linked.returncode == 0 else None
 
 
-def pcre2_counts(binary: Path, corpus: Path, pattern: str, folder: Path) -> tuple[dict[bytes, int], float]:
-    (folder / "pattern").write_text(PATTERNS[pattern])
+def pcre2_counts(binary: Path, corpus: Path, pretokenizer: str, folder: Path) -> tuple[dict[bytes, int], float]:
+    (folder / "pattern").write_text(PRETOKENIZERS[pretokenizer].regex)
     out = folder / "tokens"
     done = subprocess.run([str(binary), str(folder / "pattern"), str(corpus), str(out)], capture_output=True, text=True, check=True)
     data, counts, pos = out.read_bytes(), {}, 0

@@ -48,7 +48,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 SPECIAL = "<|endoftext|>"
 GPT2 = r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
-PRETOKENIZER = ["gpt2"]  # --pretokenizer: the pattern ours and rustbpe split with (a name of bpe.text.pretokenizers.PATTERNS)
+PRETOKENIZER = ["gpt2"]  # --pretokenizer: the pattern ours and rustbpe split with (a name of bpe.text.pretokenizers.PRETOKENIZERS)
 
 
 def run(command: list[str], env: dict | None = None, cwd: Path = ROOT) -> tuple[float, float, int, str]:
@@ -156,9 +156,9 @@ print(len(tok.get_mergeable_ranks()))
 
 def pattern_regex() -> str:
     sys.path.insert(0, str(ROOT))
-    from bpe.text.pretokenizers import PATTERNS
+    from bpe.text.pretokenizers import PRETOKENIZERS
 
-    return PATTERNS[PRETOKENIZER[0]] if PRETOKENIZER[0] != "gpt2" else GPT2
+    return PRETOKENIZERS[PRETOKENIZER[0]] if PRETOKENIZER[0] != "gpt2" else GPT2
 
 
 def gigatoken(corpus: Path, vocab_sizes: list[int], python: str) -> None:

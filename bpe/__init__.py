@@ -1,8 +1,18 @@
 """Byte-pair-encoding training, four ways, with identical results; and a tokenizer for any BPE vocabulary.
 
-Reading order: patterns -> pretokenize -> compiled -> inputs -> count -> rule -> spec -> events -> trainer ->
-naive, positions, parent_set, heap -> train -> tokenizer -> load, export, formats ->
-threshold, race -> sweep, references -> diagnose, merges_file -> counts_file, ray_count, memory -> cli.
+The package in rooms, lowest first (a module imports from its own room and the rooms before it:
+tests/test_layers.py holds it so):
+
+    base       renamed, atomic, memory, core/ + c/ (the compiled core)   helpers every room uses
+    text/      pretokenizers -> pretokenize -> tally (+ pretokenize_c, gigatoken, gpt2_bytes)   text -> pre-tokens
+    data/      inputs -> count (+ counts_file, ray_count, corpora)       inputs of every format, counted at scale
+    training   rule -> spec -> events -> trainer -> naive, positions, parent_set, heap (+ heap_c) -> train
+               (the teaching core, at the top of the package: what a student opens first)
+    files/     formats, load, export, merges_file, ids, openai           every tokenizer file format, read and written
+    tokenizer/ encoder -> tokenizer (+ encode_c, steps, tiktoken_api, encodings, encode_files)   using a tokenizer
+    lab/       race, sweep, references, threshold, vocabulary, diagnose  measuring and explaining
+    cli        the command line
+
 The package imports no UI library; pyarrow, zstandard and ray only when a
 Parquet, .zst or counts file or a cluster is used.
 """
@@ -12,14 +22,16 @@ from .events import MergeDetail, MergeEvent
 from .lab.diagnose import Diagnosis, diagnose
 from .rule import RULES, TIE_BREAKS, TieChoice, explain_tie
 from .spec import TrainSpec
-from .text.pretokenize import PreTokens, pretokenize
-from .text.pretokenizers import PATTERNS
+from .text.pretokenize import PreTokens
+from .text.pretokenizers import PRETOKENIZERS, PreTokenizer, register
+from .text.tally import pretokenize
 from .train import ALGORITHMS, StoppedEarly, Training, build_vocab, train, train_bpe, train_bpe_text, train_from_counts, train_spec
 
 __all__ = [
     "ALGORITHMS",
     "Diagnosis",
-    "PATTERNS",
+    "PRETOKENIZERS",
+    "PreTokenizer",
     "RULES",
     "TIE_BREAKS",
     "MergeDetail",
@@ -29,6 +41,11 @@ __all__ = [
     "TieChoice",
     "TrainSpec",
     "Tokenizer",
+    "Encoding",
+    "get_encoding",
+    "encoding_for_model",
+    "encoding_name_for_model",
+    "list_encoding_names",
     "Training",
     "build_vocab",
     "count_inputs",
@@ -37,6 +54,7 @@ __all__ = [
     "pretokenize",
     "pretokenize_file",
     "pretokenize_files",
+    "register",
     "train",
     "train_bpe",
     "train_bpe_text",
@@ -45,10 +63,19 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> object:
-    """bpe.Tokenizer, imported when first asked for: `bpe train` does without it (~20 ms of start-up)."""
-    if name == "Tokenizer":
-        from .tokenizer.tokenizer import Tokenizer
+# imported when first asked for: `bpe train` does without the tokenizer (~20 ms of start-up)
+_TOKENIZER = ("Tokenizer",)
+_TIKTOKEN = ("Encoding", "get_encoding", "encoding_for_model", "encoding_name_for_model", "list_encoding_names")  # `import bpe as tiktoken`
 
-        return Tokenizer
+
+def __getattr__(name: str) -> object:
+    """bpe.Tokenizer, and tiktoken's module functions (bpe.get_encoding, ...), imported when first asked for."""
+    if name in _TOKENIZER:
+        from .tokenizer import tokenizer
+
+        return getattr(tokenizer, name)
+    if name in _TIKTOKEN:
+        from .tokenizer import encodings
+
+        return getattr(encodings, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

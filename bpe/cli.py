@@ -40,7 +40,7 @@ from .memory import megabytes, peak_rss, reset_peak
 from .rule import RULES
 from .spec import DEFAULT, TrainSpec
 from .text.pretokenize import PreTokens, Progress, not_text
-from .text.pretokenizers import ENCODING, PATTERNS, check_pattern, check_special_tokens, pattern_name
+from .text.pretokenizers import ENCODING, PRETOKENIZERS, check_special_tokens, pretokenizer_of
 from .tokenizer.encode_files import SPECIAL_TEXT
 from .train import ALGORITHMS, Run, build_vocab, check_spec, keeps_sequence
 from .trainer import paused_gc
@@ -128,7 +128,7 @@ def spec_of(args: argparse.Namespace, **settings) -> TrainSpec:
     """The TrainSpec a command line asks for (settings given here override the arguments)."""
     given = {
         "special_tokens": args.special_token or (),
-        "pattern": args.pattern or DEFAULT.pattern,
+        "pretokenizer": args.pretokenizer or DEFAULT.pretokenizer,
         "text_field": args.text_field,
         "text_column": args.text_column,
     }
@@ -173,7 +173,12 @@ def parser() -> argparse.ArgumentParser:
         metavar="K",
         help="stop when the best pair occurs fewer than K times",
     )
-    t.add_argument("--pattern", "--pretokenizer", default=None, help=f"{PATTERN_CHOICES} (default {DEFAULT.pattern}, or the counts file's)")
+    t.add_argument(
+        "--pretokenizer",
+        "--pattern",
+        default=None,
+        help=f"{PRETOKENIZER_CHOICES} (default {DEFAULT.pretokenizer.name}, or the counts file's)",
+    )
     t.add_argument(
         "--tie-break",
         default=DEFAULT.tie_break,
@@ -191,7 +196,7 @@ def parser() -> argparse.ArgumentParser:
     c.add_argument("inputs", nargs="*", metavar="INPUT", help="as for train; with --merge, counts files to add up")
     c.add_argument("--out", type=Path, required=True, metavar="FILE", help="the counts file to write (.parquet)")
     c.add_argument("--special-token", action="append", default=[], metavar="T", help="repeat for several, e.g. '<|endoftext|>'")
-    c.add_argument("--pattern", "--pretokenizer", default=DEFAULT.pattern, help=f"{PATTERN_CHOICES} (default {DEFAULT.pattern})")
+    c.add_argument("--pretokenizer", "--pattern", default=None, help=f"{PRETOKENIZER_CHOICES} (default {DEFAULT.pretokenizer.name})")
     c.add_argument("--workers", type=int, default=None, metavar="W", help="processes (default: CPU count)")
     add_reading_options(c)
     c.add_argument("--merge", action="store_true", help="add up the counts files given as INPUTs (made with the same settings)")
@@ -253,7 +258,7 @@ def parser() -> argparse.ArgumentParser:
         "--vocab-size", type=int, default=None, help="the reference's (default: 256 + as many merges as THEIRS + special tokens)"
     )
     f.add_argument("--special-token", action="append", default=[], metavar="T", help="repeat for several, e.g. '<|endoftext|>'")
-    f.add_argument("--pattern", "--pretokenizer", default=DEFAULT.pattern, help=f"{PATTERN_CHOICES} (default {DEFAULT.pattern})")
+    f.add_argument("--pretokenizer", "--pattern", default=None, help=f"{PRETOKENIZER_CHOICES} (default {DEFAULT.pretokenizer.name})")
     f.add_argument(
         "--tie-break",
         default=DEFAULT.tie_break,
@@ -267,36 +272,36 @@ def parser() -> argparse.ArgumentParser:
     for command in (e, d):  # what GPT-2 and tiktoken files do not record
         command.add_argument("--special-token", action="append", default=[], metavar="T", help="a special token the files do not list")
         command.add_argument(
-            "--pattern",
             "--pretokenizer",
+            "--pattern",
             default=None,
-            help=f"for GPT-2 and .tiktoken files: {PATTERN_CHOICES} (default {DEFAULT.pattern}; OpenAI's own .tiktoken files know theirs)",
+            help=f"for GPT-2 and .tiktoken files: {PRETOKENIZER_CHOICES} (default {DEFAULT.pretokenizer.name}; OpenAI's own .tiktoken files know theirs)",
         )
     sub.add_parser("core", help="say whether the compiled core (C) is built here, and if not why; and which trainer trains by default")
     return p
 
 
-PATTERN_CHOICES = (
-    f"the pre-tokenizer: one of {', '.join(PATTERNS)} (gpt4 = cl100k), or a regex such as tiktoken's pat_str (--pretokenizer: its old name)"
+PRETOKENIZER_CHOICES = (
+    f"the pre-tokenizer: one of {', '.join(PRETOKENIZERS)} (gpt4 = cl100k), or a regex such as tiktoken's pat_str (--pattern: its old name)"
 )
 
 TOKENIZER_HELP = f"a directory written by train, or another tool's tokenizer: {formats.upload_hint()}"
 
 
 def load_tokenizer(args: argparse.Namespace) -> Tokenizer:
-    """The tokenizer named; --pattern is refused in one sentence where the files record their own."""
+    """The tokenizer named; --pretokenizer is refused in one sentence where the files record their own."""
     from .tokenizer.tokenizer import Tokenizer
 
-    given = args.pattern
-    if given is not None:
-        check_pattern(given)
+    given = pretokenizer_of(args.pretokenizer) if args.pretokenizer is not None else None
     loaded = formats.read(args.dir)
     if given is not None:
-        records = formats.records_pattern(loaded) or loaded.encoding
-        if records and pattern_name(given) != pattern_name(loaded.pattern):
-            shown = loaded.pattern if loaded.pattern in PATTERNS else "a regex of its own"
-            raise ValueError(f"--pattern {given}: {args.dir} records its own pre-tokenizer ({shown}); leave the option out.")
-        loaded = formats.with_pattern(loaded, given, keep_openai=False)
+        records = formats.records_pretokenizer(loaded) or loaded.encoding
+        if records and given.regex != loaded.pretokenizer.regex:
+            shown = "a regex of its own" if loaded.pretokenizer.name == "regex" else loaded.pretokenizer.name
+            raise ValueError(
+                f"--pretokenizer {args.pretokenizer}: {args.dir} records its own pre-tokenizer ({shown}); leave the option out."
+            )
+        loaded = formats.with_pretokenizer(loaded, given, keep_openai=False)
     try:
         return Tokenizer.from_loaded(loaded, special_tokens=args.special_token)
     except ValueError as e:  # what the loader let through and the constructor refused: still name the file
@@ -343,7 +348,6 @@ def train_command(args: argparse.Namespace) -> None:
             raise ValueError("Name the text to train on (files or globs), or a counts file with --from-counts.")
         spec = spec_of(args)
         check_spec(spec, args.vocab_size)
-        check_pattern(spec.pattern)
         if keeps_sequence(spec):  # it walks the occurrences in text order, read in this process
             with phases.phase("pre-tokenize"), bar("pre-tokenize", 0, "B", scale=True) as progress:
                 # the occurrences in order come from the Python path: the counts too (compiled=False)
@@ -354,7 +358,7 @@ def train_command(args: argparse.Namespace) -> None:
             counted = counting(args, phases, spec)
             corpus, how = PreTokens(counted.counts, None, counted.text_bytes), counted.counted_by()
             del counted
-    special_tokens, pattern = list(spec.special_tokens), spec.pattern
+    special_tokens, pretokenizer = list(spec.special_tokens), spec.pretokenizer
     num_merges = check_spec(spec, args.vocab_size)
     unique, n_bytes = len(corpus.counts), corpus.n_bytes
     warning = check_text(args, corpus, spec)
@@ -383,7 +387,7 @@ def train_command(args: argparse.Namespace) -> None:
     # the files' text is ~100,000 new strings and tuples, none in a cycle: the collector walked them ~200 times (20 ms)
     with phases.phase("write"), paused_gc():
         vocab = build_vocab(merges, special_tokens, distinct=distinct)
-        paths = formats.save(args.out, formats.files(merges, special_tokens, pattern, counts))
+        paths = formats.save(args.out, formats.files(merges, special_tokens, pretokenizer, counts))
 
     why = stop_sentence(
         stop_reason,
@@ -414,7 +418,7 @@ def check_text(args: argparse.Namespace, corpus: PreTokens, spec: TrainSpec, doi
     if not corpus.counts:
         if not corpus.n_bytes:
             raise ValueError(f"Nothing to {doing}: {what} holds no text.")
-        dropped = " and whitespace (which the whitespace pre-tokenizer drops)" if spec.pattern == "whitespace" else ""
+        dropped = f" and what the {spec.pretokenizer.name} pre-tokenizer drops" if not spec.pretokenizer.lossless else ""
         raise ValueError(f"Nothing to {doing}: {what} holds only special tokens{dropped}.")
     return not_text(corpus.counts)
 
@@ -453,12 +457,12 @@ def load_counted(args: argparse.Namespace, phases: Phases) -> tuple[PreTokens, T
 
     arrow_without_numpy()
 
-    special_tokens = check_request(args.from_counts, args.pattern, args.special_token, args.split_lines)
+    special_tokens = check_request(args.from_counts, args.pretokenizer, args.special_token, args.split_lines)
     check_spec(spec_of(args, special_tokens=special_tokens), args.vocab_size)
     with phases.phase("load counts"):
         counts, info = read_counts(args.from_counts)  # held by the core where it is built: the compiled heap reads it as is
     say(f"load counts: {len(counts):,} unique pre-tokens from {args.from_counts} in {phases.seconds['load counts']:.1f}s")
-    spec = spec_of(args, special_tokens=special_tokens, pattern=info.pattern, split_lines=info.split_lines)
+    spec = spec_of(args, special_tokens=special_tokens, pretokenizer=info.pretokenizer, split_lines=info.split_lines)
     return PreTokens(counts, None, info.text_bytes), spec
 
 
@@ -475,7 +479,6 @@ def count_command(args: argparse.Namespace) -> None:
             info = merge_counts_files(args.inputs, args.out)
     else:
         spec = spec_of(args)
-        check_pattern(spec.pattern)
         check_special_tokens(spec.special_tokens)
         if args.ray:
             from .data.ray_count import count_on_ray_with
@@ -490,11 +493,11 @@ def count_command(args: argparse.Namespace) -> None:
         warning = check_text(args, PreTokens(counted.counts, None, counted.text_bytes), spec, "count")
         with phases.phase("write"):
             described = describe_inputs(counted.inputs, spec.text_field, spec.text_column)
-            info = CountsInfo(spec.pattern, spec.special_tokens, described, counted.text_bytes, split_lines=spec.split_lines)
+            info = CountsInfo(spec.pretokenizer.spelled, spec.special_tokens, described, counted.text_bytes, split_lines=spec.split_lines)
             info = save_counts(args.out, counted.counts, info)
     print(
         f"{info.unique:,} unique pre-tokens, {info.pre_tokens:,} in all, from {len(info.inputs)} input(s) "
-        f"({info.text_bytes / 1e6:,.1f} MB of text); pre-tokenizer {info.pattern}, special tokens {list(info.special_tokens)}"
+        f"({info.text_bytes / 1e6:,.1f} MB of text); pre-tokenizer {info.pretokenizer}, special tokens {list(info.special_tokens)}"
         + (", each line a document" if info.split_lines else "")
     )
     if warning:

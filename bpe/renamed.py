@@ -1,13 +1,14 @@
 """Keyword arguments that were renamed, still accepted under their old names.
 
-One word per idea: a pre-tokenizer is given as `pattern` (a name in PATTERNS or a
-regex), never `pretokenizer`; a number of special tokens is `n_special`, never
-`specials` or `special_tokens` (which is always the tokens themselves). Code
-written against the old names keeps working:
+One word per idea: a pre-tokenizer is given as `pretokenizer` (a registered name, a
+regex, or a PreTokenizer), never `pattern` (its name until the pre-tokenizer became an
+object: a SentencePiece normalizer is no pattern); a number of special tokens is
+`n_special`, never `specials` or `special_tokens` (which is always the tokens
+themselves). Code written against the old names keeps working:
 
-    @renamed(pretokenizer="pattern")
-    def train_bpe(..., pattern="gpt2"): ...
-    train_bpe(path, 300, [], pretokenizer="whitespace")  # the same as pattern="whitespace"
+    @renamed(pattern="pretokenizer")
+    def count_inputs(..., pretokenizer="gpt2"): ...
+    count_inputs(paths, pattern="whitespace")  # the same as pretokenizer="whitespace"
 
 What it does not do: warn. The old names are documented where they are accepted.
 """

@@ -20,25 +20,26 @@ from __future__ import annotations
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
-from .data.inputs import DEFAULT_READING, Options
+from .data.inputs import DEFAULT_READING, Reading
 from .heap_c import HeapC
 from .renamed import renamed
 from .rule import DEFAULT_RULE
-from .text.pretokenizers import DEFAULT_PATTERN
+from .text.pretokenizers import PreTokenizer, pretokenizer_of
 
 # the default trainer: the heap compiled where the core is built (bpe core), else the heap in Python
 DEFAULT_ALGORITHM = HeapC.reference.name if HeapC.missing else HeapC.name
 
 
-@renamed(pretokenizer="pattern")
+@renamed(pattern="pretokenizer")
 @dataclass(frozen=True)
 class TrainSpec:
     """How to train: every setting but the size. Frozen and hashable, so it is also the cache key.
 
-    TrainSpec(pretokenizer=...), the old name of pattern=, is still accepted.
+    The pre-tokenizer may be given by name or regex (TrainSpec(pretokenizer="cl100k")): it is resolved
+    once, here, and held as its PreTokenizer. TrainSpec(pattern=...), its old name, is still accepted.
     """
 
-    pattern: str = DEFAULT_PATTERN  # the pre-tokenizer: a name in patterns.PATTERNS (or, where allowed, a regex string)
+    pretokenizer: PreTokenizer = DEFAULT_READING.pretokenizer  # how text is cut before merging (text/pretokenizers.py)
     special_tokens: tuple[str, ...] = ()  # never merged; the text is cut at them
     tie_break: str = DEFAULT_RULE  # a name in rule.RULES: whose merges to reproduce when counts tie
     algorithm: str = DEFAULT_ALGORITHM  # a name in train.ALGORITHMS: all make the same merges, at different costs
@@ -48,12 +49,13 @@ class TrainSpec:
     split_lines: bool = DEFAULT_READING.split_lines  # each line of a text input is a document of its own (read by inputs/count)
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "pretokenizer", pretokenizer_of(self.pretokenizer))  # ValueError: one sentence
         # subtle: a list of special tokens would make the spec unhashable; callers pass lists freely
         if not isinstance(self.special_tokens, tuple) and not isinstance(self.special_tokens, (str, bytes)):
             object.__setattr__(self, "special_tokens", tuple(self.special_tokens))
 
     @classmethod
-    @renamed(pretokenizer="pattern")
+    @renamed(pattern="pretokenizer")
     def of(cls, spec: TrainSpec | None = None, **settings: Any) -> TrainSpec:
         """spec (or the defaults) with settings changed: TrainSpec.of(tie_break="rustbpe"); an unknown name is a TypeError."""
         unknown = set(settings) - {f.name for f in fields(cls)}
@@ -67,12 +69,12 @@ class TrainSpec:
         """A copy with some settings changed: spec.but(algorithm="naive")."""
         return TrainSpec.of(self, **settings)
 
-    def reading(self) -> Options:
-        """How inputs are read for this spec (bpe.data.inputs.Options).
+    def reading(self) -> Reading:
+        """How inputs are read for this spec (bpe.data.inputs.Reading).
 
         With split_lines each line (newline kept) is read as a document of its own.
         """
-        return Options(self.text_field, self.text_column, self.special_tokens, self.pattern, split_lines=self.split_lines)
+        return Reading(self.text_field, self.text_column, self.special_tokens, self.pretokenizer, split_lines=self.split_lines)
 
 
 DEFAULT = TrainSpec()

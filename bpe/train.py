@@ -27,8 +27,9 @@ from .positions import Positions
 from .renamed import renamed
 from .rule import rule_for
 from .spec import DEFAULT, TrainSpec
-from .text.pretokenize import PreTokens, Progress, pretokenize
-from .text.pretokenizers import check_pattern, check_special_tokens
+from .text.pretokenize import PreTokens, Progress
+from .text.pretokenizers import check_special_tokens
+from .text.tally import pretokenize
 from .trainer import Trainer, paused_gc
 
 ALGORITHMS: dict[str, type[Trainer]] = {}  # name -> trainer class: the registry every page, the race and the CLI read
@@ -131,10 +132,10 @@ def keeps_sequence(spec: TrainSpec) -> bool:
 
 
 def pretokenize_for(text: str | bytes, spec: TrainSpec) -> PreTokens:
-    """pretokenize(text) as spec says: its pattern, special tokens and split_lines, and the sequence if its trainer needs it."""
+    """pretokenize(text) as spec says: its pre-tokenizer, special tokens and split_lines, and the sequence if its trainer needs it."""
     return pretokenize(
         text,
-        pattern=spec.pattern,
+        pretokenizer=spec.pretokenizer,
         special_tokens=spec.special_tokens,
         keep_sequence=keeps_sequence(spec),
         split_lines=spec.split_lines,
@@ -282,43 +283,26 @@ def steps(
     return going.trainer, going._events
 
 
-@renamed(pretokenizer="pattern")
 def train_bpe(
     input_path: Paths,
     vocab_size: int,
     special_tokens: Sequence[str],
     *,
-    algorithm: str = DEFAULT.algorithm,
-    min_pair_frequency: int = DEFAULT.min_pair_frequency,
-    pattern: str = DEFAULT.pattern,
     workers: int | None = None,
     progress: Progress | None = None,
-    text_field: str = DEFAULT.text_field,
-    text_column: str = DEFAULT.text_column,
-    tie_break: str = DEFAULT.tie_break,
-    split_lines: bool = DEFAULT.split_lines,
+    **settings,
 ) -> tuple[Vocab, Merges]:
     """CS336's train_bpe: (vocab id -> bytes, merges in order).
 
     input_path is one path (as in CS336) or several paths and globs, of plain
     or compressed text, JSON Lines (text_field) or Parquet (text_column).
-    tie_break picks whose merges to reproduce: "cs336" (default), "huggingface" or "rustbpe".
-    split_lines: each line (newline kept) is a document, as HuggingFace's `Tokenizer.train(files)`
-    reads files; with tie_break="huggingface" it reproduces that.
-    The keyword arguments build a TrainSpec; train_spec takes one. pattern= is the pre-tokenizer
-    (a name in PATTERNS or a regex); pretokenizer=, its old name, is still accepted.
+    The other keyword arguments are TrainSpec's settings (spec.py): pretokenizer ("gpt2", ... or a regex),
+    tie_break ("cs336", "huggingface", "rustbpe": whose merges to reproduce), algorithm, min_pair_frequency,
+    text_field, text_column, split_lines (each line, newline kept, is a document, as HuggingFace's
+    `Tokenizer.train(files)` reads files; with tie_break="huggingface" it reproduces that). train_spec takes a
+    TrainSpec. pattern=, the old name of pretokenizer=, is still accepted.
     """
-    spec = TrainSpec.of(
-        pattern=pattern,
-        special_tokens=special_tokens,
-        tie_break=tie_break,
-        algorithm=algorithm,
-        min_pair_frequency=min_pair_frequency,
-        text_field=text_field,
-        text_column=text_column,
-        split_lines=split_lines,
-    )
-    return train_spec(input_path, vocab_size, spec, workers=workers, progress=progress)
+    return train_spec(input_path, vocab_size, TrainSpec.of(special_tokens=special_tokens, **settings), workers=workers, progress=progress)
 
 
 def train_spec(
@@ -326,63 +310,41 @@ def train_spec(
 ) -> tuple[Vocab, Merges]:
     """train_bpe under a TrainSpec."""
     num_merges = check_spec(spec, vocab_size)
-    check_pattern(spec.pattern)
     corpus = pretokenize_with(input_path, spec.reading(), workers=workers, keep_sequence=keeps_sequence(spec), progress=progress)
     result = train(corpus, num_merges, spec)
     return finished(result, vocab_size)
 
 
-@renamed(pretokenizer="pattern")
-def train_bpe_text(
-    text: str | bytes,
-    vocab_size: int,
-    special_tokens: Sequence[str],
-    *,
-    algorithm: str = DEFAULT.algorithm,
-    min_pair_frequency: int = DEFAULT.min_pair_frequency,
-    pattern: str = DEFAULT.pattern,
-    tie_break: str = DEFAULT.tie_break,
-    split_lines: bool = DEFAULT.split_lines,
-) -> tuple[Vocab, Merges]:
-    """train_bpe for text held in memory (split_lines: each line is a document, see train_bpe; pretokenizer= is pattern=)."""
-    spec = TrainSpec.of(
-        pattern=pattern,
-        special_tokens=special_tokens,
-        tie_break=tie_break,
-        algorithm=algorithm,
-        min_pair_frequency=min_pair_frequency,
-        split_lines=split_lines,
-    )
+def train_bpe_text(text: str | bytes, vocab_size: int, special_tokens: Sequence[str], **settings) -> tuple[Vocab, Merges]:
+    """train_bpe for text held in memory, with the same settings (split_lines: each line is a document, see train_bpe)."""
+    spec = TrainSpec.of(special_tokens=special_tokens, **settings)
     num_merges = check_spec(spec, vocab_size)
-    check_pattern(spec.pattern)
     result = train(pretokenize_for(text, spec), num_merges, spec)
     return finished(result, vocab_size)
 
 
-@renamed(pretokenizer="pattern")
+@renamed(pattern="pretokenizer")
 def train_from_counts(
     counts_path: str | os.PathLike,
     vocab_size: int,
     special_tokens: Sequence[str] | None = None,
     *,
-    algorithm: str = DEFAULT.algorithm,
-    min_pair_frequency: int = DEFAULT.min_pair_frequency,
-    pattern: str | None = None,
-    tie_break: str = DEFAULT.tie_break,
+    pretokenizer: str | None = None,
+    **settings,
 ) -> tuple[Vocab, Merges]:
     """train_bpe from a counts file written by `bpe count` (or save_counts): no text is read.
 
-    special_tokens and pattern default to the file's; given, they must be
-    the ones the counts were made with, or a ValueError says which differs (pretokenizer= is pattern=).
-    Training from the counts of a text gives the merges of training on the text.
+    special_tokens and pretokenizer default to the file's; given, they must be the ones the counts were
+    made with, or a ValueError says which differs. The other keyword arguments are TrainSpec's (tie_break,
+    algorithm, min_pair_frequency). Training from the counts of a text gives the merges of training on the text.
     """
     from .data.counts_file import check_request, read_counts
 
-    special_tokens = check_request(counts_path, pattern, special_tokens)
-    spec = TrainSpec.of(special_tokens=special_tokens, tie_break=tie_break, algorithm=algorithm, min_pair_frequency=min_pair_frequency)
+    special_tokens = check_request(counts_path, pretokenizer, special_tokens)
+    spec = TrainSpec.of(special_tokens=special_tokens, **settings)
     num_merges = check_spec(spec, vocab_size)
     counts, info = read_counts(counts_path)
-    spec = spec.but(pattern=info.pattern)
+    spec = spec.but(pretokenizer=info.pretokenizer)
     corpus = PreTokens(counts, None, info.text_bytes)
     try:
         result = train(corpus, num_merges, spec)

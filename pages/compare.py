@@ -27,7 +27,7 @@ entries = real.lineup(run, k)
 missing = [e for e in entries if e.tokenizer is None]
 shown = [e for e in entries if e.tokenizer is not None]
 
-run_key = (settings.key, settings.pattern, settings.special_tokens, settings.num_merges, settings.tie_break, k)
+run_key = (settings.key, settings.pretokenizer, settings.special_tokens, settings.num_merges, settings.tie_break, k)
 
 
 @st.cache_resource(max_entries=64, show_spinner=False)

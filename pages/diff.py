@@ -46,7 +46,7 @@ c1.file_uploader("Your merges: merges.txt, Python pairs, or a tokenizer file", k
 c2.button("Try a student's list with a tie mistake", on_click=take_example, width="stretch")
 listed = ", ".join(settings.special_tokens) or "none"
 st.caption(
-    f"The reference is the sidebar's run: {settings.corpus.name}, pre-tokenizer {settings.pattern}, special tokens {listed}, "
+    f"The reference is the sidebar's run: {settings.corpus.name}, pre-tokenizer {settings.pretokenizer.name}, special tokens {listed}, "
     f"tie-break rule {settings.tie_break}, {settings.num_merges:,} merges. Set them to the ones you trained with."
 )
 

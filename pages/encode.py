@@ -47,7 +47,7 @@ if which == "run":
     with c3:
         tok, k = real.run_and_k(settings)
     counts, n_merges = tok.counts, len(tok.merges)
-    run_key = (settings.key, settings.pattern, settings.special_tokens, settings.num_merges, settings.tie_break, k)
+    run_key = (settings.key, settings.pretokenizer, settings.special_tokens, settings.num_merges, settings.tie_break, k)
 
     def link_of(rank: int) -> str | None:
         return link.href(rank + 1, settings) if rank < k else None

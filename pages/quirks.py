@@ -32,7 +32,7 @@ with st.expander("The run trained here: how many of its merges"):
     run, k = real.run_and_k(settings)
 entries = [e for e in real.lineup(run, k) if e.tokenizer is not None]
 missing = [e for e in real.lineup(run, k) if e.tokenizer is None]
-run_key = (settings.key, settings.pattern, settings.special_tokens, settings.num_merges, settings.tie_break, k)
+run_key = (settings.key, settings.pretokenizer, settings.special_tokens, settings.num_merges, settings.tie_break, k)
 
 
 @st.cache_resource(max_entries=64, show_spinner=False)

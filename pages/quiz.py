@@ -18,7 +18,7 @@ settings = sidebar.current()
 trace = runs.trace_for(settings)
 events = trace.events
 # the merges depend on these, not on the vocab size
-run = f"{settings.key}|{settings.pattern}|{','.join(settings.special_tokens)}|{settings.tie_break}"
+run = f"{settings.key}|{settings.pretokenizer.spelled}|{','.join(settings.special_tokens)}|{settings.tie_break}"
 asked = quiz.askable(events)
 
 st.html(lesson_views.PAGE_CSS)

@@ -9,7 +9,7 @@ import codecs
 
 import streamlit as st
 
-from bpe import PATTERNS
+from bpe import PRETOKENIZERS
 from bpe.files import formats
 from serve import jobs
 from serve.jobs import RunKey
@@ -84,7 +84,7 @@ def reference_chosen() -> tuple[tokenize_views.Reference, str] | None:
     """The real tokenizer's files and pre-tokenizer, as the section below has them chosen (None: none uploaded yet)."""
     if st.session_state["tok_ref_source"] == "upload" or not tokenize_views.gpt2_on_this_machine():
         found = st.session_state["tok_upload_ref"]
-        return None if found is None else (found, st.session_state["tok_ref_pattern"])
+        return None if found is None else (found, st.session_state["tok_ref_pretokenizer"])
     return tokenize_views.gpt2_reference(), "gpt2"
 
 
@@ -107,7 +107,7 @@ def tokenized_long() -> tuple[jobs.Tokenized, jobs.Tokenized | str | None] | Non
         return None
     reference = None if chosen is None else (chosen[0].files, chosen[1])
     status = work.ask(
-        "tokenize", key, jobs.tokenize, text, tuple(tok.merges), settings.special_tokens, settings.pattern, k, reference, SHOWN
+        "tokenize", key, jobs.tokenize, text, tuple(tok.merges), settings.special_tokens, settings.pretokenizer, k, reference, SHOWN
     )
     if not status.ended:
         status = work.pool().wait(key, runs.WAIT_S)
@@ -163,7 +163,7 @@ if spelled:  # say what is done with them: CS336 encodes them as special, tiktok
 
 if ours.round_trip:
     st.success("✓ identical: decoding the ids gives back the text, byte for byte.")
-elif settings.pattern == "whitespace":
+elif not settings.pretokenizer.lossless:
     st.warning("The round trip drops whitespace: the 'whitespace' pre-tokenizer throws it away by design. Pick gpt2 to keep it.")
 else:
     st.error("✗ the decoded text differs from the input.")
@@ -198,11 +198,11 @@ def next_to_real() -> None:
             key="tok_upload",
             on_change=take_upload,
         )
-        pattern = state.widget(
+        pretokenizer = state.widget(
             u2.selectbox,
             "Pre-tokenizer",
-            list(PATTERNS),
-            key="tok_ref_pattern",
+            list(PRETOKENIZERS),
+            key="tok_ref_pretokenizer",
             help="GPT-2 files and .tiktoken files do not record their pre-tokenizer; a tokenizer.json does, and wins, "
             "and so do OpenAI's own .tiktoken files (cl100k_base, o200k_base…), recognised by their sha256.",
         )
@@ -210,8 +210,8 @@ def next_to_real() -> None:
         if reference is None:
             st.info("Upload a tokenizer to see how it splits the same text (up to 5 MB).")
             return
-        label, result = reference.label, tokenize_views.load_reference(reference, pattern)
-        ident = (reference.digest, pattern)
+        label, result = reference.label, tokenize_views.load_reference(reference, pretokenizer)
+        ident = (reference.digest, pretokenizer)
     else:
         label, result, ident = "GPT-2", tokenize_views.gpt2(), ("gpt2",)
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass, replace
 from time import perf_counter
 from typing import Any
 
-from bpe import PreTokens, Training, pretokenize, train
+from bpe import PreTokenizer, PreTokens, Training, pretokenize, train
 from bpe.data.corpora import END_OF_TEXT
 from bpe.events import MergeEvent, StopReason
 from bpe.lab import race as R
@@ -213,7 +213,7 @@ def references(record: RaceRecord, data: bytes, prepared: R.Prepared, report: Re
     Ours is the heap trainer (the race shows the four agree), run once per rule
     needed; the race's own heap run serves for its rule when it was not cut off.
     """
-    if record.spec.pattern != "gpt2":
+    if record.spec.pretokenizer != refs.PRETOKENIZER:
         return replace(record, reference_note="The Rust references use GPT-2's pre-tokenizer; choose the gpt2 pre-tokenizer to add them.")
     installed = [tool for tool, (available, _, _) in REFERENCES.items() if available()]
     missing = [REFERENCES[tool][2] for tool in REFERENCES if tool not in installed]
@@ -389,8 +389,8 @@ def training(data: bytes, spec: TrainSpec, num_merges: int, *, report: Report) -
 
 def replays(merges: tuple, spec: TrainSpec, texts: tuple[bytes, ...], *, report: Report) -> tuple[Replay, ...]:
     """Each text encoded once with every merge, as bpe.lab.threshold.replay keeps it."""
-    tokenizer = Tokenizer.from_merges(list(merges), spec.special_tokens, spec.pattern)
-    return tuple(replay(tokenizer, sample_of(data, spec.pattern, spec.special_tokens)) for data in texts)
+    tokenizer = Tokenizer.from_merges(list(merges), spec.special_tokens, spec.pretokenizer)
+    return tuple(replay(tokenizer, sample_of(data, spec.pretokenizer, spec.special_tokens)) for data in texts)
 
 
 @dataclass(frozen=True)
@@ -410,7 +410,7 @@ def tokenized(tok: Tokenizer, text: str, k: int | None, shown: int) -> Tokenized
 
 
 def tokenize(
-    text: str, merges: tuple, special_tokens: tuple[str, ...], pattern: str, k: int, reference, shown: int, *, report: Report
+    text: str, merges: tuple, special_tokens: tuple[str, ...], pretokenizer: PreTokenizer, k: int, reference, shown: int, *, report: Report
 ) -> tuple[Tokenized, Tokenized | str | None]:
     """A long text through the sidebar's run at merge k and through a real tokenizer, for the Tokenize page.
 
@@ -421,13 +421,13 @@ def tokenize(
     from bpe.files import formats
 
     report("the run trained here")
-    ours = tokenized(Tokenizer.from_merges(list(merges), special_tokens, pattern), text, k, shown)
+    ours = tokenized(Tokenizer.from_merges(list(merges), special_tokens, pretokenizer), text, k, shown)
     if reference is None:
         return ours, None
     report("the real tokenizer")
-    files, reference_pattern = reference
+    files, reference_pretokenizer = reference
     try:
-        other = Tokenizer.from_loaded(formats.with_pattern(formats.read_uploads(dict(files)), reference_pattern))
+        other = Tokenizer.from_loaded(formats.with_pretokenizer(formats.read_uploads(dict(files)), reference_pretokenizer))
         return ours, tokenized(other, text, None, shown)
     except ValueError as e:
         return ours, str(e)
@@ -438,7 +438,7 @@ def vocabulary_rows(files: tuple[tuple[str, str], ...], held_out: bytes, *, repo
 
     files: (name, path) of the tokenizer's files as OpenAI names them (encoder.json + vocab.bpe, or one .tiktoken):
     loaded here, in the worker, so the server never pays the load and the count twice. OpenAI's rank files are
-    known by their sha256 and bring their pattern and special tokens; GPT-2's find <|endoftext|> themselves.
+    known by their sha256 and bring their pre-tokenizer and special tokens; GPT-2's find <|endoftext|> themselves.
     """
     from pathlib import Path
 
@@ -447,7 +447,7 @@ def vocabulary_rows(files: tuple[tuple[str, str], ...], held_out: bytes, *, repo
 
     def make() -> tuple:
         tok = Tokenizer.from_loaded(formats.read_uploads({name: Path(path).read_bytes() for name, path in files}))
-        words = pretokenize(held_out, pattern=tok.pattern, special_tokens=tok.special_tokens).counts
+        words = pretokenize(held_out, pretokenizer=tok.pretokenizer, special_tokens=tok.special_tokens).counts
         return tuple(token_rows(tok, tok.token_counts(words)))
 
     return disk.kept("vocabulary", vocabulary_kept(files, held_out), make)

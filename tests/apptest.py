@@ -21,7 +21,7 @@ def open_app(page: str | None = None, source: str | None = None, **sidebar: str)
     """A fresh AppTest of the whole app (router and sidebar), on `page` (e.g. 'pages/race.py').
 
     Caches are cleared first, so each test starts from nothing; `source` picks a corpus preset,
-    other keyword arguments set sidebar selectboxes by key (pattern=..., algorithm=...).
+    other keyword arguments set sidebar selectboxes by key (pretokenizer=..., algorithm=...).
     """
     import streamlit as st
     from streamlit.testing.v1 import AppTest

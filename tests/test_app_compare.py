@@ -72,7 +72,7 @@ def test_the_runs_k_is_used_and_kept_across_pages():
 
 
 def test_hostile_text_is_shown_escaped():
-    at = open_app(PAGE, source="ties", pattern="gpt2")
+    at = open_app(PAGE, source="ties", pretokenizer="gpt2")
     at.text_area(key="w_cmp_text").set_value(HOSTILE).run()
     for h in at.html:
         if not h.value.startswith("<style>"):

@@ -62,7 +62,7 @@ def test_the_example_is_a_tie_mistake_found_at_merge_1_of_the_textbook_run():
 
 
 def test_the_reference_itself_is_the_same():
-    _, merges = train_bpe_text(TEXTBOOK, 256 + 12 + 1, ["<|endoftext|>"], pattern="whitespace")
+    _, merges = train_bpe_text(TEXTBOOK, 256 + 12 + 1, ["<|endoftext|>"], pretokenizer="whitespace")
     at = upload(open_page(), "merges.txt", merges_txt(merges))
     page = html_of(at)
     assert "Your 12 merges are the reference&#x27;s, merge for merge." in page and 'class="diff-head same"' in page
@@ -71,7 +71,7 @@ def test_the_reference_itself_is_the_same():
 
 def test_a_pasted_corpus_is_checked_in_a_worker():
     text = stdlib_prose(20_000)  # past the size a session checks in its own thread
-    at = open_page(source="paste", pattern="gpt2")
+    at = open_page(source="paste", pretokenizer="gpt2")
     at.sidebar.text_area(key="pasted").set_value(text).run()
     at.sidebar.number_input(key="vocab_size").set_value(256 + 60 + 1).run()
     _, merges = train_bpe_text(text, 256 + 60 + 1, ["<|endoftext|>"])
@@ -80,7 +80,7 @@ def test_a_pasted_corpus_is_checked_in_a_worker():
     page = html_of(at)
     assert "at merge 21 of 60" in page, page[:400]
     assert at.session_state["watching"]["check"].spec == TrainSpec(
-        special_tokens=("<|endoftext|>",), pattern="gpt2", algorithm=at.session_state["algorithm"]
+        special_tokens=("<|endoftext|>",), pretokenizer="gpt2", algorithm=at.session_state["algorithm"]
     )
 
 

@@ -137,7 +137,7 @@ def test_a_typed_token_that_is_not_one_says_what_it_is():
 
 
 def test_hostile_text_is_shown_escaped():
-    at = open_page("ties", pattern="gpt2")
+    at = open_page("ties", pretokenizer="gpt2")
     at.text_input(key="w_enc_text").set_value("<script>alert(1)</script>").run()
     for h in at.html:
         assert "<script>" not in h.value or h.value.startswith("<style>")

@@ -21,7 +21,7 @@ def app():
 @pytest.fixture(scope="module")
 def steps():
     source = SOURCES[lesson.PRESET]
-    corpus = pretokenize(source.text.encode(), pattern=source.pattern)
+    corpus = pretokenize(source.text.encode(), pretokenizer=source.pretokenizer)
     return lesson.steps(source.text, corpus.counts, train(corpus, source.merges, algorithm="heap", detail=True).events)
 
 

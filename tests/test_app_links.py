@@ -21,7 +21,7 @@ def page_links(at) -> dict[str, dict[str, str]]:
 
 def test_every_page_link_in_the_sidebar_carries_the_run_and_the_page_keeps_it():
     at = open_app(source="stdlib", page="pages/threshold.py", tie_break="rustbpe")
-    at.sidebar.selectbox(key="pattern").set_value("cl100k").run()
+    at.sidebar.selectbox(key="pretokenizer").set_value("cl100k").run()
     run = {"corpus": "stdlib", "pretokenizer": "cl100k", "rule": "rustbpe"}
     assert dict(at.query_params) == run  # the threshold page's own URL
     links = page_links(at)
@@ -38,10 +38,12 @@ def test_a_link_to_any_page_brings_its_run_and_a_student_who_changed_the_setting
     student.query_params.update(corpus="textbook", pretokenizer="gpt2", vocab_size="300", rule="huggingface")
     student.run()
     assert not student.exception and not student.warning
-    said = {key: student.session_state[key] for key in ("source", "pattern", "vocab_size", "tie_break", "algorithm", "special_tokens_text")}
+    said = {
+        key: student.session_state[key] for key in ("source", "pretokenizer", "vocab_size", "tie_break", "algorithm", "special_tokens_text")
+    }
     assert said == {
         "source": "textbook",
-        "pattern": "gpt2",
+        "pretokenizer": "gpt2",
         "vocab_size": 300,
         "tie_break": "huggingface",
         "algorithm": "heap",  # the link names no algorithm: the default's
@@ -77,4 +79,4 @@ def test_a_bad_part_of_a_link_gets_one_sentence_and_the_presets_value(params, sa
     at.run()
     assert not at.exception
     assert [w.value for w in at.warning if says in w.value], [w.value for w in at.warning]
-    assert at.session_state["vocab_size"] == 269 and at.session_state["pattern"] == "whitespace"
+    assert at.session_state["vocab_size"] == 269 and at.session_state["pretokenizer"] == "whitespace"

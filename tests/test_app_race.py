@@ -273,7 +273,7 @@ def test_parallel_timing_runs_in_a_worker(app, monkeypatch):
 
 @pytest.mark.skipif(not (refs.hf_available() and refs.rustbpe_available()), reason="HuggingFace tokenizers or rustbpe is not installed")
 def test_hf_and_rustbpe_agree_merge_for_merge_under_their_own_rule_and_the_first_cs336_tie_is_shown(app):
-    app.sidebar.selectbox(key="pattern").set_value("gpt2").run()
+    app.sidebar.selectbox(key="pretokenizer").set_value("gpt2").run()
     app.button(key="race_start").click().run()
     finish(app)
     record = app.session_state["race"]

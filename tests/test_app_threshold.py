@@ -37,7 +37,7 @@ def options(at: AppTest) -> list[int]:
 def retrained(source: str, t: int) -> int:
     """Merges a real run with min_pair_frequency=t makes, on the preset's own settings."""
     s = SOURCES[source]
-    corpus = pretokenize(s.text, pattern=s.pattern, special_tokens=s.special_tokens)
+    corpus = pretokenize(s.text, pretokenizer=s.pretokenizer, special_tokens=s.special_tokens)
     return len(train(corpus, s.merges, special_tokens=s.special_tokens, min_pair_frequency=t).events)
 
 

@@ -20,8 +20,8 @@ TEXT = "low low low low low lower lower widest widest widest newest newest newes
 HOSTILE = "<script>alert(1)</script> <img src=x onerror=alert(1)>"
 
 
-def open_page(source: str = "textbook", pattern: str | None = None) -> AppTest:
-    return open_app(PAGE, source=source, **({"pattern": pattern} if pattern else {}))
+def open_page(source: str = "textbook", pretokenizer: str | None = None) -> AppTest:
+    return open_app(PAGE, source=source, **({"pretokenizer": pretokenizer} if pretokenizer else {}))
 
 
 def metric(at: AppTest, label: str) -> str:
@@ -43,7 +43,7 @@ def test_the_page_tokenizes_a_sample_of_the_corpus():
 
 
 def test_hostile_text_is_shown_escaped():
-    at = open_page("ties", pattern="gpt2")
+    at = open_page("ties", pretokenizer="gpt2")
     at.text_area(key="w_tok_text").set_value(HOSTILE).run()
     shown = at.html[0].value
     assert "<script>" not in shown and "<img" not in shown
@@ -52,7 +52,7 @@ def test_hostile_text_is_shown_escaped():
 
 
 def test_k_zero_gives_one_token_per_byte():
-    at = open_page("ties", pattern="gpt2")
+    at = open_page("ties", pretokenizer="gpt2")
     at.text_area(key="w_tok_text").set_value("abab baba").run()
     at.slider(key="w_tok_k").set_value(0).run()
     assert metric(at, "Tokens") == metric(at, "Bytes") == "9"
@@ -62,7 +62,7 @@ def test_k_zero_gives_one_token_per_byte():
 
 def test_the_token_count_is_what_the_chips_show():
     # the teacher's text: a llama is 4 tokens early in training, drawn as one dashed chip
-    at = open_page("ties", pattern="gpt2")
+    at = open_page("ties", pretokenizer="gpt2")
     at.text_area(key="w_tok_text").set_value("I love 🦙 llamas! 東京は大きい。 naïve café 👩‍👩‍👧").run()
     shown = at.html[0].value
     chips = re.findall(r'<span class="tok[^"]*"(?: data-tokens="(\d+)")?', shown)
@@ -75,7 +75,7 @@ def test_the_token_count_is_what_the_chips_show():
 
 
 def test_the_round_trip_is_checked():
-    at = open_page("ties", pattern="gpt2")
+    at = open_page("ties", pretokenizer="gpt2")
     at.text_area(key="w_tok_text").set_value("naïve café 🙂 <|endoftext|> abab\n\tbaba").run()
     assert at.success[0].value.startswith("✓ identical")
 
@@ -106,7 +106,7 @@ def test_the_zip_holds_every_file_and_loads_as_the_tokenizer(tmp_path):
 
     from ui.views.tokenize import downloads
 
-    tok = Tokenizer.from_training(train(pretokenize(TEXT, pattern="gpt2"), 12), "gpt2")
+    tok = Tokenizer.from_training(train(pretokenize(TEXT, pretokenizer="gpt2"), 12), "gpt2")
     texts, bundle = downloads.__wrapped__(("test", 12), 8, tok)
     with zipfile.ZipFile(io.BytesIO(bundle)) as folder:
         assert {name: folder.read(f"tokenizer/{name}").decode() for name in texts} == texts == tok.files(8)
@@ -139,7 +139,7 @@ def gpt2_files(gpt2: Path) -> list[tuple[str, bytes]]:
 
 
 def test_gpt2_is_shown_next_to_the_trained_tokenizer(gpt2):
-    at = open_page("ties", pattern="gpt2")
+    at = open_page("ties", pretokenizer="gpt2")
     at.text_area(key="w_tok_text").set_value("Hello world, this is GPT-2.").run()
     expected = Tokenizer.from_files(gpt2 / "encoder.json", gpt2 / "vocab.bpe", ["<|endoftext|>"]).encode("Hello world, this is GPT-2.")
     assert metric(at, "Tokens (GPT-2)") == str(len(expected))
@@ -161,7 +161,7 @@ def test_uploaded_gpt2_files_load_and_survive_a_page_change(gpt2):
 
 
 def test_an_uploaded_tokenizer_bpe_json_shows_its_counts(tmp_path):
-    tok = Tokenizer.from_training(train(pretokenize(TEXT, pattern="whitespace"), 12), "whitespace")
+    tok = Tokenizer.from_training(train(pretokenize(TEXT, pretokenizer="whitespace"), 12), "whitespace")
     tok.save(tmp_path)
     at = uploaded(open_page(), ("tokenizer.bpe.json", (tmp_path / "tokenizer.bpe.json").read_bytes()))
     frame = at.table[0].value
@@ -198,7 +198,7 @@ def test_a_bad_upload_is_one_sentence(files, message):
 
 def test_hostile_special_tokens_in_an_upload_are_shown_escaped():
     tok = Tokenizer.from_merges([(b"a", b"b")], ["<script>alert(1)</script>"], "gpt2")
-    tokenizer_json = formats.files(tok.merges, tok.special_tokens, tok.pattern)["tokenizer.json"].encode()
+    tokenizer_json = formats.files(tok.merges, tok.special_tokens, tok.pretokenizer)["tokenizer.json"].encode()
     at = uploaded(open_page(), ("tokenizer.json", tokenizer_json))
     at.text_area(key="w_tok_text").set_value("ab <script>alert(1)</script>").run()
     assert not at.error
@@ -237,7 +237,7 @@ def chip_texts(shown: str) -> list[str]:
 
 def test_each_token_is_drawn_over_exactly_its_characters_as_decode_with_offsets_places_them():
     text = "I love 🦙 llamas! 東京は大きい。 naïve café 👩‍👩‍👧"
-    at = open_page("ties", pattern="gpt2")
+    at = open_page("ties", pretokenizer="gpt2")
     at.text_area(key="w_tok_text").set_value(text).run()
     drawn = chip_texts(at.html[0].value)
     assert "".join(drawn).replace("␣", " ") == text  # every character once, in order, none split
@@ -249,7 +249,7 @@ def test_each_token_is_drawn_over_exactly_its_characters_as_decode_with_offsets_
 
 
 def test_gpt2_tokens_that_split_a_character_are_drawn_where_decode_with_offsets_puts_them(gpt2):
-    at = open_page("ties", pattern="gpt2")
+    at = open_page("ties", pretokenizer="gpt2")
     at.text_area(key="w_tok_text").set_value(" Ġ除").run()
     tok = Tokenizer.load(gpt2)
     text, offsets = tok.decode_with_offsets(tok.encode(" Ġ除"))
@@ -259,7 +259,7 @@ def test_gpt2_tokens_that_split_a_character_are_drawn_where_decode_with_offsets_
 
 
 def test_special_token_text_is_said_to_be_encoded_as_special_as_cs336_does():
-    at = open_page("ties", pattern="gpt2")
+    at = open_page("ties", pretokenizer="gpt2")
     at.text_area(key="w_tok_text").set_value("low<|endoftext|>lower").run()
     note = next(c.value for c in at.caption if c.value.startswith("The text spells <|endoftext|>"))
     assert "as CS336's Tokenizer does" in note and "tiktoken refuses such text" in note

@@ -74,7 +74,7 @@ def test_a_big_corpus_is_traced_in_a_worker_with_the_same_merges_as_here():
     assert ui.work.pool().wait(key, 120).state == "done"
     rerun_until(at, lambda at: any("merge-card" in h.value for h in at.html))
     there = ui.work.pool().status(key).result
-    corpus = pretokenize(text.encode(), pattern="gpt2", special_tokens=["<|endoftext|>"])
+    corpus = pretokenize(text.encode(), pretokenizer="gpt2", special_tokens=["<|endoftext|>"])
     here = trace_of(corpus, 99, TrainSpec(), TRACE_SECONDS, lambda progress: None, time.perf_counter())
     assert [(e.pair, e.count) for e in there.events[:99]] == [(e.pair, e.count) for e in here.events]
     assert [e.detail.top_pairs for e in there.events[:99]] == [e.detail.top_pairs for e in here.events]

@@ -25,8 +25,8 @@ def table_tokens(at) -> list[str]:
 
 def textbook() -> Tokenizer:
     s = SOURCES["textbook"]
-    corpus = pretokenize(s.text, pattern=s.pattern, special_tokens=s.special_tokens)
-    return Tokenizer.from_training(train(corpus, s.merges, special_tokens=s.special_tokens), s.pattern)
+    corpus = pretokenize(s.text, pretokenizer=s.pretokenizer, special_tokens=s.special_tokens)
+    return Tokenizer.from_training(train(corpus, s.merges, special_tokens=s.special_tokens), s.pretokenizer)
 
 
 def test_the_page_counts_every_token_and_the_ones_never_used():
@@ -92,7 +92,7 @@ def test_used_at_most_widens_never_used_to_almost_never():
     assert "<b>8</b> of the 12 merged tokens are never used" in notes()
     at.select_slider(key="w_vocab_at_most").set_value(2).run()
     tok = textbook()
-    uses = {t: n for t, n in tok.token_counts(pretokenize(SOURCES["textbook"].text, pattern="whitespace").counts).items()}
+    uses = {t: n for t, n in tok.token_counts(pretokenize(SOURCES["textbook"].text, pretokenizer="whitespace").counts).items()}
     rare = [a + b for a, b in tok.merges if uses.get(a + b, 0) <= 2]
     assert f"<b>{len(rare)}</b> of the 12 merged tokens are used at most 2 times" in notes()
 

@@ -34,7 +34,7 @@ from streamlit.testing.v1.element_tree import (
 from ui.pages import PAGES
 from ui.views.vocabulary import RARELY, SORTS
 
-SIDEBAR = ["presenter", "source", "pattern", "special_tokens_text", "vocab_size", "algorithm", "tie_break"]
+SIDEBAR = ["presenter", "source", "pretokenizer", "special_tokens_text", "vocab_size", "algorithm", "tie_break"]
 HAS_GPT2 = (GPT2 / "encoder.json").is_file()
 
 # (page, session values set before opening it, the keys of the page's widgets that must be drawn)
@@ -48,8 +48,8 @@ CASES = [
     ("pages/encode.py", {"enc_view": "ancestry", "enc_typed": "low"}, ["w_enc_view", "w_enc_typed", "enc_pick"]),
     (
         "pages/tokenize.py",
-        {"tok_text": "low lower", "tok_k": 5, "tok_ref_source": "upload", "tok_ref_pattern": "o200k"},
-        ["w_tok_text", "w_tok_k", "w_tok_ref_source", "w_tok_ref_pattern"],
+        {"tok_text": "low lower", "tok_k": 5, "tok_ref_source": "upload", "tok_ref_pretokenizer": "o200k"},
+        ["w_tok_text", "w_tok_k", "w_tok_ref_source", "w_tok_ref_pretokenizer"],
     ),
     (
         "pages/vocabulary.py",

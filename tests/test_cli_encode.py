@@ -152,6 +152,6 @@ def test_a_tiktoken_file_with_a_special_token_and_a_pattern(saved, tmp_path, cap
     path.write_text("".join(f"{base64.b64encode(t).decode()} {r}\n" for t, r in ranks.items()))
     assert main(["encode", str(path), "--special-token", SPECIAL, "--pattern", "gpt4", "--text", f"low{SPECIAL}"]) == 0
     ids = ids_of(capsys.readouterr().out)
-    assert ids == Tokenizer.load(path, special_tokens=[SPECIAL], pattern="gpt4").encode(f"low{SPECIAL}")
+    assert ids == Tokenizer.load(path, special_tokens=[SPECIAL], pretokenizer="gpt4").encode(f"low{SPECIAL}")
     assert main(["decode", str(path), *map(str, ids), "--special-token", SPECIAL]) == 0
     assert capsys.readouterr().out == f"low{SPECIAL}"

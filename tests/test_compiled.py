@@ -14,7 +14,6 @@ right. Skipped where gigatoken is not installed (it is optional).
 from __future__ import annotations
 
 import gzip
-import importlib
 import json
 import os
 import subprocess
@@ -27,14 +26,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from bpe import pretokenize
 from bpe.cli import main
 from bpe.data.corpora import SEPARATOR as DOCUMENT_END
 from bpe.data.count import count_inputs
 from bpe.text import gigatoken
-from bpe.text.pretokenize import Tally
-from bpe.text.pretokenizers import ALIASES, PATTERNS
+from bpe.text.pretokenizers import PRETOKENIZERS
+from bpe.text.tally import Tally
 
-pretokenize_module = importlib.import_module("bpe.text.pretokenize")
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared"
 EOT = "<|endoftext|>"
@@ -50,7 +49,7 @@ def without_the_core(monkeypatch):
 
 
 def python_counts(data: bytes, special_tokens=(), split_lines=False) -> dict[bytes, int]:
-    return pretokenize_module.pretokenize(data, special_tokens=list(special_tokens), split_lines=split_lines, compiled=False).counts
+    return pretokenize(data, special_tokens=list(special_tokens), split_lines=split_lines, compiled=False).counts
 
 
 def compiled_counts(data: bytes, special_tokens=(), split_lines=False) -> dict[bytes, int]:
@@ -168,18 +167,18 @@ def test_a_character_whose_class_differs_goes_to_the_python_path():
 
 
 @needs_gigatoken
-@pytest.mark.parametrize("pattern", [p for p in [*PATTERNS, *ALIASES] if p != "gpt2"] + [r"\w+|\W"])
-def test_other_pre_tokenizers_use_the_python_path(pattern):
-    assert gigatoken.unavailable(pattern) == "gigatoken 0.10.0 counts only the gpt2 pre-tokenizer's pre-tokens"
-    tally = Tally(pattern)
+@pytest.mark.parametrize("pretokenizer", [p for p in [*PRETOKENIZERS, "gpt4"] if p != "gpt2"] + [r"\w+|\W"])
+def test_other_pre_tokenizers_use_the_python_path(pretokenizer):
+    assert gigatoken.unavailable(pretokenizer) == "gigatoken 0.10.0 counts only the gpt2 pre-tokenizer's pre-tokens"
+    tally = Tally(pretokenizer)
     tally.add(["it's 42 words"])
     assert tally.compiled_bytes == 0 and tally.python_why == {"the compiled core is absent (BPE_CORE=0 is set)"}
-    assert tally.counts() == pretokenize_module.pretokenize("it's 42 words", pattern=pattern, compiled=False).counts
+    assert tally.counts() == pretokenize("it's 42 words", pretokenizer=pretokenizer, compiled=False).counts
 
 
 @needs_gigatoken
 def test_gpt2s_regex_given_as_a_string_is_gpt2():
-    assert gigatoken.unavailable(PATTERNS["gpt2"]) is None
+    assert gigatoken.unavailable(PRETOKENIZERS["gpt2"].regex) is None
 
 
 @pytest.mark.parametrize(

@@ -26,6 +26,7 @@ from test_core_pretokenize import BAD_BYTES, PIECES, any_bytes, unicode_text
 from bpe import Tokenizer, pretokenize, train
 from bpe.core import core, missing
 from bpe.text import pretokenize_c
+from bpe.tokenizer.encoder import Encoder
 
 needs_core = pytest.mark.skipif(core is None, reason=f"the compiled core is absent: {missing}")
 ROOT = Path(__file__).resolve().parents[1]
@@ -36,7 +37,7 @@ TEXT = "the lowest lower newest widest, it's 12 naïve cafés — 日本 🙂\n\
 def python_twin(tok: Tokenizer) -> Tokenizer:
     """The same tokenizer encoding with the Python path only (the reference), its caches its own."""
     twin = copy.copy(tok)
-    twin._compiled, twin._words, twin._units = None, {}, {}
+    twin._compiled, twin._python = None, Encoder(tok.ids, tok.merges, tok.inert, tok.pretokenizer)
     return twin
 
 
@@ -62,9 +63,9 @@ def same_ids(tok: Tokenizer, twin: Tokenizer, text: str | bytes, k: int | None =
         assert call(tok, text) == expected, name
 
 
-def ours(pattern: str = "gpt2", specials=(EOT,)) -> Tokenizer:
-    corpus = pretokenize(TEXT + "".join(PIECES), pattern=pattern, special_tokens=list(specials))
-    return Tokenizer.from_training(train(corpus, 400, special_tokens=list(specials)), pattern=pattern)
+def ours(pretokenizer: str = "gpt2", specials=(EOT,)) -> Tokenizer:
+    corpus = pretokenize(TEXT + "".join(PIECES), pretokenizer=pretokenizer, special_tokens=list(specials))
+    return Tokenizer.from_training(train(corpus, 400, special_tokens=list(specials)), pretokenizer=pretokenizer)
 
 
 @pytest.fixture(scope="module")
@@ -80,7 +81,7 @@ def tokenizers(gpt2, openai_tokenizers, tmp_path_factory) -> dict[str, tuple[Tok
         "gpt2-no-specials": Tokenizer.from_files(gpt2 / "encoder.json", gpt2 / "vocab.bpe"),
         **openai_tokenizers,
         "huggingface": Tokenizer.load(folder / "tokenizer.json"),
-        "tiktoken-ours": Tokenizer.load(rank_file, pattern="cl100k", special_tokens=[EOT]),
+        "tiktoken-ours": Tokenizer.load(rank_file, pretokenizer="cl100k", special_tokens=[EOT]),
         "ours-gpt2": ours("gpt2", (EOT, "<|s|>", "aa")),
         "ours-whitespace": ours("whitespace"),
         "ours-none": ours("none"),
@@ -139,7 +140,7 @@ def test_a_pickled_tokenizer_builds_its_compiled_encoder_again(tokenizers):
     tok, _ = tokenizers["ours-gpt2"]
     tok.encode(TEXT)  # something in the caches
     again = pickle.loads(pickle.dumps(tok))
-    assert again._compiled is not None and again._compiled is not tok._compiled and again._words == {}
+    assert again._compiled is not None and again._compiled is not tok._compiled and again._python.words == {}
     assert again.encode(TEXT + EOT) == tok.encode(TEXT + EOT)
 
 
@@ -182,7 +183,7 @@ def odd_merges(draw):
 @given(made=odd_merges(), word=st.lists(st.sampled_from(ALPHABET), max_size=300).map(b"".join), k=st.none() | st.integers(0, 14))
 def test_merging_follows_the_python_rounds_on_any_merge_list(made, word, k):
     vocab, merges = made
-    tok = Tokenizer(vocab, merges, pattern="none")
+    tok = Tokenizer(vocab, merges, pretokenizer="none")
     twin = python_twin(tok)
     assert tok.bpe(word, k) == twin.bpe(word, k)
     same_ids(tok, twin, word, k)
@@ -193,7 +194,7 @@ def test_merging_follows_the_python_rounds_on_any_merge_list(made, word, k):
 def test_a_merge_ranked_below_the_one_that_makes_its_part_waits_for_the_next_round(word):
     """(ab, a) ranked before (a, b): the round of a+b merges every a b first, so ab + a never meets an a."""
     vocab = {i: bytes([i]) for i in range(256)} | {256: b"ab", 257: b"aba"}
-    tok = Tokenizer(vocab, [(b"ab", b"a"), (b"a", b"b")], pattern="none")
+    tok = Tokenizer(vocab, [(b"ab", b"a"), (b"a", b"b")], pretokenizer="none")
     assert tok.bpe(word) == python_twin(tok).bpe(word) == (b"ab",) * (len(word) // 2)
 
 
@@ -206,7 +207,7 @@ def test_a_lone_surrogate_and_a_missing_byte_say_the_same_sentence(tokenizers):
     tok, twin = tokenizers["gpt2"]
     same_ids(tok, twin, "ok \ud800 no")  # a str that UTF-8 cannot hold
     same_ids(tok, twin, "ok \udcff kept")  # surrogateescape's: the Python path encodes it
-    small = Tokenizer({i: bytes([i]) for i in range(97, 123)}, [], pattern="o200k")
+    small = Tokenizer({i: bytes([i]) for i in range(97, 123)}, [], pretokenizer="o200k")
     same_ids(small, python_twin(small), "hello world")  # the space is not in the vocabulary
 
 

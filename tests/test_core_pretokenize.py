@@ -25,10 +25,12 @@ from bpe.cli import main
 from bpe.core import core, missing
 from bpe.data.corpora import stdlib_prose
 from bpe.text import pretokenize_c, unicode_classes
-from bpe.text.pretokenize import ENCODING, ERRORS, PATTERNS, Tally, sequence_of_text
+from bpe.text.pretokenize import sequence_of_text
+from bpe.text.pretokenizers import ENCODING, ERRORS, PRETOKENIZERS
+from bpe.text.tally import Tally
 
 needs_core = pytest.mark.skipif(core is None, reason=f"the compiled core is absent: {missing}")
-NAMED = [name for name in PATTERNS]  # gpt2, cl100k, o200k, whitespace, none
+NAMED = [name for name in PRETOKENIZERS]  # gpt2, cl100k, o200k, whitespace, none
 EOT = "<|endoftext|>"
 
 # where the five patterns are subtle
@@ -56,18 +58,18 @@ def any_bytes() -> st.SearchStrategy[bytes]:
     return st.lists(piece, max_size=30).map(b"".join)
 
 
-def python_pretokens(data: bytes, pattern: str) -> list[bytes]:
-    return [token.encode(ENCODING, ERRORS) for token in sequence_of_text(data.decode(ENCODING, ERRORS), pattern)]
+def python_pretokens(data: bytes, pretokenizer: str) -> list[bytes]:
+    return [token.encode(ENCODING, ERRORS) for token in sequence_of_text(data.decode(ENCODING, ERRORS), pretokenizer)]
 
 
-def python_counts(documents: list[bytes], pattern: str, special_tokens=(), split_lines=False) -> dict[bytes, int]:
-    tally = Tally(pattern, split_lines, compiled=False)
+def python_counts(documents: list[bytes], pretokenizer: str, special_tokens=(), split_lines=False) -> dict[bytes, int]:
+    tally = Tally(pretokenizer, split_lines, compiled=False)
     tally.add(documents, special_tokens)
     return tally.counts()
 
 
-def core_counts(documents: list[bytes], pattern: str, special_tokens=(), split_lines=False) -> dict[bytes, int]:
-    counter = pretokenize_c.counter(pattern)
+def core_counts(documents: list[bytes], pretokenizer: str, special_tokens=(), split_lines=False) -> dict[bytes, int]:
+    counter = pretokenize_c.counter(pretokenizer)
     for document in documents:
         counter.add(document, tuple(t.encode() for t in special_tokens), split_lines)
     return counter.counts()
@@ -97,28 +99,28 @@ def test_case_insensitive_contraction_letters_include_the_long_s():
 
 @needs_core
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(text=unicode_text(), pattern=st.sampled_from(NAMED))
-def test_pretokens_equal_the_regexs_on_text_over_all_of_unicode(text, pattern):
+@given(text=unicode_text(), pretokenizer=st.sampled_from(NAMED))
+def test_pretokens_equal_the_regexs_on_text_over_all_of_unicode(text, pretokenizer):
     data = text.encode()
-    assert pretokenize_c.pretokens(data, pattern) == python_pretokens(data, pattern)
+    assert pretokenize_c.pretokens(data, pretokenizer) == python_pretokens(data, pretokenizer)
 
 
 @needs_core
 @settings(max_examples=300, deadline=None)
-@given(data=any_bytes(), pattern=st.sampled_from(NAMED))
-def test_invalid_utf8_splits_as_the_python_path_splits_its_surrogates(data, pattern):
-    assert pretokenize_c.pretokens(data, pattern) == python_pretokens(data, pattern)
+@given(data=any_bytes(), pretokenizer=st.sampled_from(NAMED))
+def test_invalid_utf8_splits_as_the_python_path_splits_its_surrogates(data, pretokenizer):
+    assert pretokenize_c.pretokens(data, pretokenizer) == python_pretokens(data, pretokenizer)
 
 
 @needs_core
-@pytest.mark.parametrize("pattern", NAMED)
+@pytest.mark.parametrize("pretokenizer", NAMED)
 @pytest.mark.parametrize(
     "text",
     ["", " ", "a" * 5000, " " * 5000, "\n" * 3000 + "x", "1" * 4000, "!" * 4000 + "\n\n", "ab" * 3000 + "'S", "\u0301" * 3000],
 )
-def test_empty_text_and_long_runs(pattern, text):
+def test_empty_text_and_long_runs(pretokenizer, text):
     data = text.encode()
-    assert pretokenize_c.pretokens(data, pattern) == python_pretokens(data, pattern)
+    assert pretokenize_c.pretokens(data, pretokenizer) == python_pretokens(data, pretokenizer)
 
 
 @needs_core
@@ -130,7 +132,7 @@ def test_the_pattern_can_be_named_or_given_as_its_regex():
     if core is None:
         assert pretokenize_c.kind("gpt2") is None
         return
-    assert pretokenize_c.kind("gpt4") == pretokenize_c.kind("cl100k") == pretokenize_c.kind(PATTERNS["cl100k"]) is not None
+    assert pretokenize_c.kind("gpt4") == pretokenize_c.kind("cl100k") == pretokenize_c.kind(PRETOKENIZERS["cl100k"].regex) is not None
     assert pretokenize_c.kind(r"\w+") is None
     assert pretokenize_c.unavailable(r"\w+") == "a regex of your own runs in Python"
 
@@ -145,26 +147,26 @@ def test_the_pattern_can_be_named_or_given_as_its_regex():
     parts=st.lists(st.one_of(unicode_text(), any_bytes().map(lambda b: b.decode(ENCODING, ERRORS))), min_size=1, max_size=4),
     specials=st.lists(st.sampled_from([EOT, "<|s|>", "<|", "|>", "ab", "aa", "a", " ", "\n", "é"]), max_size=3, unique=True),
     split_lines=st.booleans(),
-    pattern=st.sampled_from(NAMED),
+    pretokenizer=st.sampled_from(NAMED),
 )
-def test_counts_cut_at_special_tokens_and_lines_as_tally(parts, specials, split_lines, pattern):
+def test_counts_cut_at_special_tokens_and_lines_as_tally(parts, specials, split_lines, pretokenizer):
     # specials at the edges, doubled, overlapping one another ('<|' in '<|s|>'), overlapping themselves ('aa')
     joiners = specials or [""]
     text = joiners[0] + "".join(p + joiners[i % len(joiners)] for i, p in enumerate(parts)) + joiners[-1]
     documents = [text.encode(ENCODING, ERRORS), parts[0].encode(ENCODING, ERRORS)]
-    assert core_counts(documents, pattern, specials, split_lines) == python_counts(documents, pattern, specials, split_lines)
+    assert core_counts(documents, pretokenizer, specials, split_lines) == python_counts(documents, pretokenizer, specials, split_lines)
 
 
 @needs_core
-@pytest.mark.parametrize("pattern", ["none", "gpt2"])
-def test_keys_of_every_length_counted_where_the_text_ends_and_before_it(pattern):
+@pytest.mark.parametrize("pretokenizer", ["none", "gpt2"])
+def test_keys_of_every_length_counted_where_the_text_ends_and_before_it(pretokenizer):
     # the counter keeps keys of up to 16 bytes in its slots, read as two words (masked, or copied near the text's end),
     # longer ones apart: NUL bytes, lengths about 8 and 16, keys that are prefixes of one another, at and before the end
     documents = []
     for n in range(1, 41):
         for key in (b"\x00" * n, b"!" * (n - 1) + b"\x00", b"\xff" * n, bytes(range(200, 200 + n))):
             documents += [key, key + b"<|s|>" + b"x" * 20, b"<|s|>" + key]
-    assert core_counts(documents, pattern, ["<|s|>"]) == python_counts(documents, pattern, ["<|s|>"])
+    assert core_counts(documents, pretokenizer, ["<|s|>"]) == python_counts(documents, pretokenizer, ["<|s|>"])
 
 
 @needs_core
@@ -181,9 +183,9 @@ def prose() -> bytes:
 
 
 @needs_core
-@pytest.mark.parametrize("pattern", NAMED)
-def test_real_prose_counts_the_same(prose, pattern):
-    assert core_counts([prose], pattern, [EOT]) == python_counts([prose], pattern, [EOT])
+@pytest.mark.parametrize("pretokenizer", NAMED)
+def test_real_prose_counts_the_same(prose, pretokenizer):
+    assert core_counts([prose], pretokenizer, [EOT]) == python_counts([prose], pretokenizer, [EOT])
 
 
 @needs_core
@@ -199,11 +201,11 @@ def test_the_cs336_corpus_counts_the_same(cs336):
 
 @needs_core
 @settings(max_examples=100, deadline=None)
-@given(data=any_bytes(), text=unicode_text(), pattern=st.sampled_from(NAMED))
-def test_tally_counts_any_bytes_with_the_core(data, text, pattern):
-    tally = Tally(pattern)
+@given(data=any_bytes(), text=unicode_text(), pretokenizer=st.sampled_from(NAMED))
+def test_tally_counts_any_bytes_with_the_core(data, text, pretokenizer):
+    tally = Tally(pretokenizer)
     tally.add([data, text, "caf\udce9"], [EOT])  # a str holding a surrogate: the Python path's
-    python = Tally(pattern, compiled=False)
+    python = Tally(pretokenizer, compiled=False)
     python.add([data, text, "caf\udce9"], [EOT])
     assert tally.counts() == python.counts()
     assert tally.compiled_bytes == len(data) + len(text.encode()) and tally.python_why == {"text holding a surrogate"}
@@ -217,12 +219,12 @@ def corpus_file(tmp_path_factory, prose) -> Path:
 
 
 @needs_core
-@pytest.mark.parametrize("pattern", ["cl100k", "o200k"])
-def test_counting_in_workers_equals_the_python_path(corpus_file, pattern, monkeypatch):
+@pytest.mark.parametrize("pretokenizer", ["cl100k", "o200k"])
+def test_counting_in_workers_equals_the_python_path(corpus_file, pretokenizer, monkeypatch):
     monkeypatch.setattr("bpe.data.count.PARALLEL_MIN_BYTES", 0)  # a pool even for this small corpus
     monkeypatch.setattr("bpe.data.count.COMPILED_PARALLEL_FACTOR", 1)
-    fast = count_inputs(corpus_file, pattern=pattern, special_tokens=[EOT], workers=2, chunk_bytes=1 << 17)
-    slow = count_inputs(corpus_file, pattern=pattern, special_tokens=[EOT], workers=1, compiled=False)
+    fast = count_inputs(corpus_file, pretokenizer=pretokenizer, special_tokens=[EOT], workers=2, chunk_bytes=1 << 17)
+    slow = count_inputs(corpus_file, pretokenizer=pretokenizer, special_tokens=[EOT], workers=1, compiled=False)
     assert fast.workers == 2 and fast.counts == slow.counts
     assert fast.counted_by() == "counted by bpe._core (compiled)"
 
@@ -246,7 +248,7 @@ def test_workers_count_with_the_core_setting_of_the_call_that_asks(corpus_file, 
         with monkeypatch.context() as m:
             if core_off:
                 switch_the_core_off(m)
-            counted = count_inputs(corpus_file, pattern="cl100k", special_tokens=[EOT], workers=2, chunk_bytes=1 << 17)
+            counted = count_inputs(corpus_file, pretokenizer="cl100k", special_tokens=[EOT], workers=2, chunk_bytes=1 << 17)
         assert counted.workers == 2
         said.append(counted.counted_by())
     assert said == ["counted in Python (the compiled core is absent (BPE_CORE=0 is set))", "counted by bpe._core (compiled)"]

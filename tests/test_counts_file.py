@@ -36,9 +36,9 @@ def corpus(tmp_path):
     return path
 
 
-def count_to_file(paths, out, special_tokens=(SPECIAL,), pattern="gpt2"):
-    counted = count_inputs(paths, pattern=pattern, special_tokens=special_tokens, workers=1)
-    info = CountsInfo(pattern, tuple(special_tokens), describe_inputs(counted.inputs, "text", "text"), counted.text_bytes)
+def count_to_file(paths, out, special_tokens=(SPECIAL,), pretokenizer="gpt2"):
+    counted = count_inputs(paths, pretokenizer=pretokenizer, special_tokens=special_tokens, workers=1)
+    info = CountsInfo(pretokenizer, tuple(special_tokens), describe_inputs(counted.inputs, "text", "text"), counted.text_bytes)
     return save_counts(out, counted.counts, info), counted
 
 
@@ -62,7 +62,7 @@ def test_training_from_counts_equals_training_on_the_text(corpus, tmp_path, algo
     count_to_file(corpus, tmp_path / "c.parquet")
     expected = train_bpe(corpus, 320, [SPECIAL], algorithm=algorithm)
     assert train_from_counts(tmp_path / "c.parquet", 320, algorithm=algorithm) == expected
-    assert train_from_counts(tmp_path / "c.parquet", 320, [SPECIAL], pattern="gpt2", algorithm=algorithm) == expected
+    assert train_from_counts(tmp_path / "c.parquet", 320, [SPECIAL], pretokenizer="gpt2", algorithm=algorithm) == expected
 
 
 def test_cli_count_then_train_from_counts_writes_the_same_tokenizer(corpus, tmp_path):
@@ -107,8 +107,8 @@ def test_settings_that_contradict_the_file_are_refused(corpus, tmp_path, options
 
 
 def test_a_pre_tokenizers_other_name_is_the_same_setting(corpus, tmp_path):
-    count_to_file(corpus, tmp_path / "c.parquet", pattern="gpt4")  # counted under the old name
-    assert train_from_counts(tmp_path / "c.parquet", 300, pattern="cl100k") == train_from_counts(tmp_path / "c.parquet", 300)
+    count_to_file(corpus, tmp_path / "c.parquet", pretokenizer="gpt4")  # counted under the old name
+    assert train_from_counts(tmp_path / "c.parquet", 300, pretokenizer="cl100k") == train_from_counts(tmp_path / "c.parquet", 300)
 
 
 def test_cli_refuses_contradicting_settings_and_inputs_with_from_counts(corpus, tmp_path, capsys):
@@ -137,7 +137,7 @@ def test_merging_counts_files_equals_counting_all_inputs(tmp_path):
 def test_merging_files_made_with_different_settings_is_refused(tmp_path):
     (tmp_path / "a.txt").write_text("low lower")
     count_to_file(tmp_path / "a.txt", tmp_path / "a.parquet")
-    count_to_file(tmp_path / "a.txt", tmp_path / "w.parquet", pattern="whitespace")
+    count_to_file(tmp_path / "a.txt", tmp_path / "w.parquet", pretokenizer="whitespace")
     with pytest.raises(ValueError, match="w.parquet was counted with the 'whitespace' pre-tokenizer, not 'gpt2'"):
         merge_counts_files([tmp_path / "a.parquet", tmp_path / "w.parquet"], tmp_path / "out.parquet")
     assert not (tmp_path / "out.parquet").exists()

@@ -132,9 +132,9 @@ def test_workers_encode_with_the_encoder_the_caller_chose(tok, inputs, tmp_path,
 
 
 def read_shards(path: Path):
-    from bpe.data.inputs import Options, describe, shards
+    from bpe.data.inputs import Reading, describe, shards
 
-    return shards(describe(path), Options(chunk_bytes=64, special_tokens=(SPECIAL,)))
+    return shards(describe(path), Reading(chunk_bytes=64, special_tokens=(SPECIAL,)))
 
 
 def test_every_format_at_once_in_input_order_the_same_in_one_process_and_in_three(tok, inputs, tmp_path):
@@ -254,7 +254,7 @@ def test_bpe_decode_streams_an_array_or_a_text_of_ids_back_to_the_bytes(folder, 
     [
         (
             ["--pattern", "cl100k", "--text", "hi"],
-            "--pattern cl100k: .* records its own pre-tokenizer \\(gpt2\\); leave the option out",
+            "--pretokenizer cl100k: .* records its own pre-tokenizer \\(gpt2\\); leave the option out",
         ),
         (["--pattern", "([", "--text", "hi"], "The pre-tokenizer regex '\\(\\[' does not compile"),
         (["--text", "hi", "--workers", "2"], "--workers is for encoding INPUT files into an array"),

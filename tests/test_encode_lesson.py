@@ -16,8 +16,8 @@ from ui.lessons import encode_lesson, encode_quiz
 
 def textbook() -> Tokenizer:
     s = SOURCES["textbook"]
-    corpus = pretokenize(s.text, pattern=s.pattern, special_tokens=s.special_tokens)
-    return Tokenizer.from_training(train(corpus, s.merges, special_tokens=s.special_tokens), s.pattern)
+    corpus = pretokenize(s.text, pretokenizer=s.pretokenizer, special_tokens=s.special_tokens)
+    return Tokenizer.from_training(train(corpus, s.merges, special_tokens=s.special_tokens), s.pretokenizer)
 
 
 TOK = textbook()

@@ -26,9 +26,9 @@ PIECES = st.sampled_from(["low", " lower", "est", "new", "aaaa", " the", "9.11",
 TEXTS = st.lists(PIECES, max_size=12).map("".join) | st.text(max_size=30)
 
 
-def ours(pattern: str = "gpt2", num_merges: int = 80) -> Tokenizer:
-    corpus = pretokenize(TEXT, pattern=pattern, special_tokens=[SPECIAL_TOKEN])
-    return Tokenizer.from_training(train(corpus, num_merges, special_tokens=[SPECIAL_TOKEN]), pattern)
+def ours(pretokenizer: str = "gpt2", num_merges: int = 80) -> Tokenizer:
+    corpus = pretokenize(TEXT, pretokenizer=pretokenizer, special_tokens=[SPECIAL_TOKEN])
+    return Tokenizer.from_training(train(corpus, num_merges, special_tokens=[SPECIAL_TOKEN]), pretokenizer)
 
 
 OURS = {pattern: ours(pattern) for pattern in ("gpt2", "o200k", "none")}
@@ -106,11 +106,11 @@ def test_a_byte_the_vocabulary_lacks_is_one_sentence():
 
 
 @settings(max_examples=150, deadline=None)
-@given(text=TEXTS, pattern=st.sampled_from(list(OURS)), k=st.one_of(st.none(), st.integers(0, 90)))
-def test_our_runs_steps_end_in_encodes_tokens(text, pattern, k):
-    tok = OURS[pattern]
+@given(text=TEXTS, pretokenizer=st.sampled_from(list(OURS)), k=st.one_of(st.none(), st.integers(0, 90)))
+def test_our_runs_steps_end_in_encodes_tokens(text, pretokenizer, k):
+    tok = OURS[pretokenizer]
     tokens = []
-    assert tok.pre_tokens(text) == [p.encode("utf-8", "surrogateescape") for p in sequence_of_text(text, pattern)]
+    assert tok.pre_tokens(text) == [p.encode("utf-8", "surrogateescape") for p in sequence_of_text(text, pretokenizer)]
     for piece in tok.pre_tokens(text):
         check_steps(tok, piece, k)
         tokens += tok.encode_steps(piece, k)[-1].parts
@@ -195,7 +195,7 @@ def test_every_real_tokens_ancestry_rebuilds_it(every_tokenizer, data):
 
 
 def held_out_usage(tok: Tokenizer, k: int | None = None) -> dict[bytes, int]:
-    return dict(tok.token_counts(pretokenize(HELD_OUT, pattern=tok.pattern).counts, k))
+    return dict(tok.token_counts(pretokenize(HELD_OUT, pretokenizer=tok.pretokenizer).counts, k))
 
 
 @pytest.mark.parametrize("k", [0, 10, 80])

@@ -24,13 +24,13 @@ BUDGET = settings(max_examples=60, deadline=None)
 
 @pytest.fixture(scope="module")
 def textbook() -> Tokenizer:
-    return Tokenizer.from_training(train(pretokenize(TEXT, pattern="gpt2"), 30), "gpt2")
+    return Tokenizer.from_training(train(pretokenize(TEXT, pretokenizer="gpt2"), 30), "gpt2")
 
 
 def _tokenizer(which: str) -> Tokenizer:
     """The tokenizer the pages show: our run, or a real one as ui/real.py loads it (once per process); skips without ../shared."""
     if which == "textbook":
-        return Tokenizer.from_training(train(pretokenize(TEXT, pattern="gpt2"), 30), "gpt2")
+        return Tokenizer.from_training(train(pretokenize(TEXT, pretokenizer="gpt2"), 30), "gpt2")
     found = real.get(which, spinner=False)
     if found.tokenizer is None:
         pytest.skip(found.error)
@@ -194,7 +194,7 @@ def test_the_comparison_escapes_hostile_text_and_counts_what_it_draws(textbook):
 
 
 def test_a_lossy_tokenizer_is_left_out_of_the_diff_and_says_so():
-    tok = Tokenizer.from_training(train(pretokenize(TEXT, pattern="whitespace"), 5), "whitespace")
+    tok = Tokenizer.from_training(train(pretokenize(TEXT, pretokenizer="whitespace"), 5), "whitespace")
     rows = [cv.row("Trained here", tok, "low lower"), _row("bytes", [bytes([b]) for b in b"low lower"])]
     assert not rows[0].lossless
     assert "Not in the diff: Trained here" in cv.comparison("low lower", rows)[1]

@@ -17,7 +17,7 @@ TEXTBOOK = "low low low low low lower lower widest widest widest newest newest n
 
 
 def run(text: str, algorithm: str, num_merges: int, **options):
-    corpus = pretokenize(text, pattern="whitespace", keep_sequence=True)
+    corpus = pretokenize(text, pretokenizer="whitespace", keep_sequence=True)
     return train(corpus, num_merges, algorithm=algorithm, **options)
 
 

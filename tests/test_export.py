@@ -11,10 +11,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bpe import PATTERNS, pretokenize, train
+from bpe import PRETOKENIZERS, pretokenize, train
 from bpe.files import formats
 from bpe.text.gpt2_bytes import byte_to_char, to_unicode, to_unicode_all
-from bpe.text.pretokenizers import regex_of
+from bpe.text.pretokenizers import pretokenizer_of
 from bpe.tokenizer.tokenizer import Tokenizer
 
 SPECIAL = "<|endoftext|>"
@@ -36,9 +36,9 @@ SAMPLES = [
 ]
 
 
-def trained(pattern: str = "gpt2", num_merges: int = 150) -> Tokenizer:
-    corpus = pretokenize(CORPUS, pattern=pattern, special_tokens=[SPECIAL])
-    tok = Tokenizer.from_training(train(corpus, num_merges, special_tokens=[SPECIAL]), pattern)
+def trained(pretokenizer: str = "gpt2", num_merges: int = 150) -> Tokenizer:
+    corpus = pretokenize(CORPUS, pretokenizer=pretokenizer, special_tokens=[SPECIAL])
+    tok = Tokenizer.from_training(train(corpus, num_merges, special_tokens=[SPECIAL]), pretokenizer)
     made = [a + b for a, b in tok.merges]
     assert len(set(made)) == len(made), "the test corpus should give no two merges with the same bytes"
     return tok
@@ -68,7 +68,7 @@ def test_every_format_loads_back_to_the_same_tokenizer(saved, name):
     loaded = Tokenizer.load(directory / name)
     assert loaded.merges == tok.merges
     assert loaded.special_tokens == tok.special_tokens == (SPECIAL,)
-    assert loaded.pattern == "gpt2"
+    assert loaded.pretokenizer.spelled == "gpt2"
     for text in SAMPLES:
         assert loaded.encode(text) == tok.encode(text)
 
@@ -79,12 +79,12 @@ def test_only_the_plain_format_keeps_the_counts(saved):
     assert set(Tokenizer.load(directory / "tokenizer.json").counts) == {None}
 
 
-@pytest.mark.parametrize("pattern", list(PATTERNS))
-def test_the_pattern_is_recorded_by_the_json_formats(tmp_path, pattern):
-    tok = trained(pattern, num_merges=40)
+@pytest.mark.parametrize("pretokenizer", list(PRETOKENIZERS))
+def test_the_pattern_is_recorded_by_the_json_formats(tmp_path, pretokenizer):
+    tok = trained(pretokenizer, num_merges=40)
     tok.save(tmp_path)
     for name in ("tokenizer.bpe.json", "tokenizer.json"):
-        assert Tokenizer.load(tmp_path / name).pattern == pattern
+        assert Tokenizer.load(tmp_path / name).pretokenizer == pretokenizer_of(pretokenizer)
 
 
 def test_saving_the_first_k_merges(tmp_path):
@@ -100,14 +100,14 @@ def test_saving_the_first_k_merges(tmp_path):
     merges=st.lists(st.tuples(st.binary(min_size=1, max_size=4), st.binary(min_size=1, max_size=4)), max_size=20),
     special_tokens=st.lists(st.sampled_from([SPECIAL, 'a"b\\c\n', "\x00vocab\x00", "\x00merges\x00", "é\u2028🙂"]), unique=True),
     counts=st.booleans(),
-    pattern=st.sampled_from(sorted(PATTERNS)),
+    pretokenizer=st.sampled_from(sorted(PRETOKENIZERS)),
 )
-def test_json_files_are_json_dumps_text_exactly(merges, special_tokens, counts, pattern):
+def test_json_files_are_json_dumps_text_exactly(merges, special_tokens, counts, pretokenizer):
     """export writes its long JSON by hand (json's indented writer is slow): the text must be json.dumps's, character for character."""
     from bpe.train import build_vocab
 
     counts = list(range(len(merges))) if counts else None
-    files = formats.files(merges, special_tokens, pattern, counts)
+    files = formats.files(merges, special_tokens, pretokenizer, counts)
     table = {}
     for i, token in sorted(build_vocab(merges, special_tokens).items()):
         table.setdefault(token.decode() if token in {t.encode() for t in special_tokens} else to_unicode(token), i)
@@ -150,29 +150,29 @@ def test_hex_or_byte_lists_both_load(tmp_path):
 # other tools encode exactly as we do
 
 
-@pytest.mark.parametrize("pattern", list(PATTERNS))
-def test_huggingface_loads_our_tokenizer_json_and_encodes_the_same(tmp_path, pattern):
+@pytest.mark.parametrize("pretokenizer", list(PRETOKENIZERS))
+def test_huggingface_loads_our_tokenizer_json_and_encodes_the_same(tmp_path, pretokenizer):
     tokenizers = pytest.importorskip("tokenizers")
-    tok = trained(pattern)
+    tok = trained(pretokenizer)
     tok.save(tmp_path)
     hf = tokenizers.Tokenizer.from_file(str(tmp_path / "tokenizer.json"))
     for text in SAMPLES + [CORPUS]:
         ids = hf.encode(text).ids
         assert ids == tok.encode(text), text
-        if pattern != "whitespace":  # whitespace drops spaces, in both
+        if pretokenizer != "whitespace":  # whitespace drops spaces, in both
             assert hf.decode(ids, skip_special_tokens=False) == text
 
 
-@pytest.mark.parametrize("pattern", ["gpt2", "gpt4", "o200k"])
-def test_tiktoken_with_our_merge_ranks_encodes_the_same(pattern):
+@pytest.mark.parametrize("pretokenizer", ["gpt2", "gpt4", "o200k"])
+def test_tiktoken_with_our_merge_ranks_encodes_the_same(pretokenizer):
     tiktoken = pytest.importorskip("tiktoken")
-    tok = trained(pattern)
+    tok = trained(pretokenizer)
     # subtle: tiktoken ranks a pair by the rank of the token it makes, and a token's rank is its id;
     # so the 256 bytes get ranks 0..255 in byte order and each merge's token the rank 256 + its place
     ranks = {token: i for i, token in tok.vocab.items() if i < 256 + len(tok.merges)}
     encoding = tiktoken.Encoding(
-        f"workbench-{pattern}",
-        pat_str=regex_of(pattern),
+        f"workbench-{pretokenizer}",
+        pat_str=pretokenizer_of(pretokenizer).regex,
         mergeable_ranks=ranks,
         special_tokens={SPECIAL: tok.ids[SPECIAL.encode()]},
     )

@@ -26,12 +26,12 @@ SAMPLES = [
     "",
     CORPUS,
 ]
-PATTERNS = ["gpt2", "cl100k", "o200k", "none", r"\w+|[^\w\s]+"]  # the last: a regex of the user's, whose gaps are pieces too
+PRETOKENIZERS = ["gpt2", "cl100k", "o200k", "none", r"\w+|[^\w\s]+"]  # the last: a regex of the user's, whose gaps are pieces too
 
 
-def trained(pattern: str, merges: int = 120) -> Tokenizer:
-    corpus = pretokenize(CORPUS, pattern=pattern, special_tokens=[SPECIAL])
-    return Tokenizer.from_training(train(corpus, merges, special_tokens=[SPECIAL]), pattern)
+def trained(pretokenizer: str, merges: int = 120) -> Tokenizer:
+    corpus = pretokenize(CORPUS, pretokenizer=pretokenizer, special_tokens=[SPECIAL])
+    return Tokenizer.from_training(train(corpus, merges, special_tokens=[SPECIAL]), pretokenizer)
 
 
 def tiktoken_ids(folder: Path, texts: list[str], tmp_path: Path) -> list[list[int]]:
@@ -47,18 +47,18 @@ def tiktoken_ids(folder: Path, texts: list[str], tmp_path: Path) -> list[list[in
     return json.loads(done.stdout)
 
 
-@pytest.mark.parametrize("pattern", PATTERNS)
-def test_the_three_lines_build_a_tiktoken_encoding_that_gives_our_ids(tmp_path, pattern):
+@pytest.mark.parametrize("pretokenizer", PRETOKENIZERS)
+def test_the_three_lines_build_a_tiktoken_encoding_that_gives_our_ids(tmp_path, pretokenizer):
     pytest.importorskip("tiktoken")
-    tok = trained(pattern)
+    tok = trained(pretokenizer)
     tok.save(tmp_path / "tok")
     assert tiktoken_ids(tmp_path / "tok", SAMPLES, tmp_path) == [tok.encode(t) for t in SAMPLES]
 
 
-@pytest.mark.parametrize("pattern", PATTERNS)
-def test_huggingface_tokenizers_loads_the_export_with_our_ids(tmp_path, pattern):
+@pytest.mark.parametrize("pretokenizer", PRETOKENIZERS)
+def test_huggingface_tokenizers_loads_the_export_with_our_ids(tmp_path, pretokenizer):
     tokenizers = pytest.importorskip("tokenizers")
-    tok = trained(pattern)
+    tok = trained(pretokenizer)
     tok.save(tmp_path)
     hf = tokenizers.Tokenizer.from_file(str(tmp_path / "tokenizer.json"))
     for text in SAMPLES:
@@ -106,9 +106,9 @@ def test_the_tiktoken_export_loads_back_with_its_pattern_and_special_tokens(tmp_
         (tmp_path / "only").mkdir(exist_ok=True)
         (tmp_path / "only" / where.name).write_bytes(where.read_bytes())
     back = Tokenizer.load(tmp_path / "only")
-    assert (back.pattern, back.special_tokens, back.vocab) == ("o200k", (SPECIAL,), tok.vocab)
+    assert (back.pretokenizer.name, back.special_tokens, back.vocab) == ("o200k", (SPECIAL,), tok.vocab)
     uploaded = formats.read_uploads({p.name: p.read_bytes() for p in (tmp_path / "only").iterdir()})
-    assert (uploaded.format, uploaded.pattern, uploaded.special_tokens) == ("tiktoken", "o200k", (SPECIAL,))
+    assert (uploaded.format, uploaded.pretokenizer.name, uploaded.special_tokens) == ("tiktoken", "o200k", (SPECIAL,))
     code = main(["encode", str(tmp_path / "only"), "--pretokenizer", "gpt2", "--text", "hi"])
     assert code == 2  # its .json records the pre-tokenizer: the option is refused, not ignored
     spec = json.loads((tmp_path / "only" / "tokenizer.tiktoken.json").read_text())

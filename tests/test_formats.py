@@ -50,7 +50,7 @@ def toy():
             read=toy_read,
             write=toy_text,
             sniff=lambda probe: probe.document is None and probe.text.startswith("toy:"),
-            records_pattern=False,
+            records_pretokenizer=False,
             help={TOY: "the toy format: one merge per line, in hex"},
         )
     )
@@ -61,15 +61,15 @@ def toy():
 def trained() -> Tokenizer:
     from bpe import pretokenize, train
 
-    return Tokenizer.from_training(train(pretokenize(TEXT, pattern="gpt2"), 8))
+    return Tokenizer.from_training(train(pretokenize(TEXT, pretokenizer="gpt2"), 8))
 
 
 def test_a_registered_format_is_found_in_a_folder_and_read_from_a_file(toy, tmp_path):
     tok = trained()
     (tmp_path / TOY).write_text(toy_text(load.Loaded(tok.merges))[TOY])
     for path in (tmp_path, tmp_path / TOY):
-        loaded = Tokenizer.load(path, pattern="whitespace")
-        assert loaded.merges == tok.merges and loaded.pattern == "whitespace"  # it records no pattern: the one asked for
+        loaded = Tokenizer.load(path, pretokenizer="whitespace")
+        assert loaded.merges == tok.merges and loaded.pretokenizer.spelled == "whitespace"  # it records no pattern: the one asked for
         assert loaded.encode(TEXT) != []
     assert formats.read(tmp_path).format == "toy"
 

@@ -95,14 +95,14 @@ text_pieces = st.sampled_from(["low", "lower", " newest", "aaaa", "ab", " ", "\n
     pieces=st.lists(text_pieces | st.binary(max_size=6).map(lambda b: b.decode("latin-1")), max_size=30),
     invalid=st.binary(max_size=8),
     rule=RULES,
-    pattern=st.sampled_from(["gpt2", "whitespace", "none"]),
+    pretokenizer=st.sampled_from(["gpt2", "whitespace", "none"]),
     vocab_past_pairs=st.integers(0, 300),
     min_pair_frequency=st.integers(1, 3),
 )
-def test_training_on_text_gives_the_same_training(pieces, invalid, rule, pattern, vocab_past_pairs, min_pair_frequency):
+def test_training_on_text_gives_the_same_training(pieces, invalid, rule, pretokenizer, vocab_past_pairs, min_pair_frequency):
     data = "".join(pieces).encode("utf-8", "surrogatepass") + invalid  # invalid UTF-8 too: kept as bytes
-    corpus = pretokenize(data, pattern=pattern, special_tokens=["<|endoftext|>"])
-    spec = TrainSpec(pattern=pattern, special_tokens=("<|endoftext|>",), tie_break=rule, min_pair_frequency=min_pair_frequency)
+    corpus = pretokenize(data, pretokenizer=pretokenizer, special_tokens=["<|endoftext|>"])
+    spec = TrainSpec(pretokenizer=pretokenizer, special_tokens=("<|endoftext|>",), tie_break=rule, min_pair_frequency=min_pair_frequency)
     python, compiled = (
         train(corpus, vocab_past_pairs, spec.but(algorithm="heap")),
         train(corpus, vocab_past_pairs, spec.but(algorithm="heap_c")),
@@ -132,7 +132,7 @@ def test_minting_gives_the_python_heaps_ids(rule, choices):
 
 @built
 def test_detail_is_the_python_heaps():
-    words = pretokenize("low low lower widest newest newest", pattern="whitespace").counts
+    words = pretokenize("low low lower widest newest newest", pretokenizer="whitespace").counts
     detailed = list(HeapC(words).merges(8, detail=True))
     assert detailed == list(Heap(words).merges(8, detail=True))
     assert all(e.detail is not None and e.detail.heap is not None for e in detailed)

@@ -97,7 +97,7 @@ def encodes_correctly(tok: Tokenizer) -> None:
             continue  # a byte the vocabulary lacks: said in one sentence
         assert all(i in tok.vocab for i in ids)
         assert tok._compiled is None or ids == python_twin(tok).encode(text)
-        if tok.pattern in ("gpt2", "gpt4", "cl100k", "o200k", "none"):
+        if tok.pretokenizer.spelled in ("gpt2", "gpt4", "cl100k", "o200k", "none"):
             assert tok.decode_bytes(ids) == text.encode()
 
 
@@ -510,13 +510,13 @@ IDS = st.one_of(st.integers(-3, 300), st.integers(2**31, 2**40), st.booleans(), 
     ),
     merges=st.one_of(st.none(), st.lists(st.one_of(st.tuples(TOKENS, TOKENS), TOKENS), max_size=3), st.just([(b"a", b"b")])),
     special_tokens=st.one_of(st.none(), st.integers(), st.text(max_size=3), st.lists(st.one_of(st.text(max_size=4), TOKENS), max_size=3)),
-    pattern=st.one_of(
+    pretokenizer=st.one_of(
         st.sampled_from(["gpt2", "gpt4", "none", "whitespace", "gtp2", "(", "a|", ""]), st.none(), st.lists(st.text(max_size=2), max_size=2)
     ),
 )
-def test_fuzz_the_tokenizer_constructor(vocab, merges, special_tokens, pattern):
+def test_fuzz_the_tokenizer_constructor(vocab, merges, special_tokens, pretokenizer):
     try:
-        tok = Tokenizer(vocab, merges, special_tokens, pattern=pattern)
+        tok = Tokenizer(vocab, merges, special_tokens, pretokenizer=pretokenizer)
     except ValueError as e:
         assert "\n" not in str(e)
         return
@@ -638,24 +638,24 @@ REGEX_TEXT = st.text(st.sampled_from("ab \n.'s日1é\udc80"), max_size=24)  # \u
 
 @FUZZ
 @given(
-    pattern=st.one_of(REGEX, st.text(st.sampled_from(r"ab .\w\s()[]|*+?{}^$"), min_size=1, max_size=8)),
+    pretokenizer=st.one_of(REGEX, st.text(st.sampled_from(r"ab .\w\s()[]|*+?{}^$"), min_size=1, max_size=8)),
     texts=st.lists(REGEX_TEXT, min_size=1, max_size=3),
 )
-def test_fuzz_any_compiling_regex_loses_no_byte(pattern, texts):
+def test_fuzz_any_compiling_regex_loses_no_byte(pretokenizer, texts):
     """For any regex a tokenizer takes: training counts cover every byte, and decode_bytes(encode(x)) == x."""
     from hypothesis import assume
 
     try:
-        Tokenizer.from_merges([], pattern=pattern)
+        Tokenizer.from_merges([], pretokenizer=pretokenizer)
     except ValueError as e:  # does not compile, matches the empty string, or is a (mistyped) name: one sentence
         assert "\n" not in str(e)
         assume(False)
     corpus = SPECIAL.join(texts)
     with no_hang(20):
-        counted = pretokenize(corpus.encode("utf-8", "surrogateescape"), pattern=pattern, special_tokens=[SPECIAL])
+        counted = pretokenize(corpus.encode("utf-8", "surrogateescape"), pretokenizer=pretokenizer, special_tokens=[SPECIAL])
         assert sum(len(token) * n for token, n in counted.counts.items()) == counted.n_bytes - len(SPECIAL.encode()) * (len(texts) - 1)
         assert b"" not in counted.counts
-        tok = Tokenizer.from_training(train(counted, 8, special_tokens=[SPECIAL]), pattern)
+        tok = Tokenizer.from_training(train(counted, 8, special_tokens=[SPECIAL]), pretokenizer)
         for text in [*texts, corpus]:
             data = text.encode("utf-8", "surrogateescape")
             assert tok.decode_bytes(tok.encode(data)) == data

@@ -39,9 +39,9 @@ DOCUMENTS = [
 COMPRESS = {".gz": gzip.compress, ".bz2": bz2.compress, ".xz": lzma.compress, ".zst": zstandard.ZstdCompressor().compress}
 
 
-def plain_counts(documents: list[str], pattern: str = "gpt2") -> dict[bytes, int]:
+def plain_counts(documents: list[str], pretokenizer: str = "gpt2") -> dict[bytes, int]:
     """The reference: the documents in one plain text, separated by a special token."""
-    return pretokenize(SPECIAL.join(documents), pattern=pattern, special_tokens=[SPECIAL]).counts
+    return pretokenize(SPECIAL.join(documents), pretokenizer=pretokenizer, special_tokens=[SPECIAL]).counts
 
 
 def write_jsonl(path: Path, documents: list[str], field: str = "text") -> Path:
@@ -60,26 +60,26 @@ def write_parquet(path: Path, documents: list[str], column: str = "text", binary
 # every format counts like the plain file
 
 
-@pytest.mark.parametrize("pattern", ["gpt2", "none"])
+@pytest.mark.parametrize("pretokenizer", ["gpt2", "none"])
 @pytest.mark.parametrize("suffix", list(COMPRESS))
-def test_compressed_text_counts_like_the_plain_file(tmp_path, suffix, pattern):
+def test_compressed_text_counts_like_the_plain_file(tmp_path, suffix, pretokenizer):
     text = SPECIAL.join(DOCUMENTS).encode()
     path = tmp_path / f"corpus.txt{suffix}"
     path.write_bytes(COMPRESS[suffix](text))
-    counted = count_inputs(path, pattern=pattern, special_tokens=[SPECIAL], workers=1, chunk_bytes=100)
-    assert counted.counts == plain_counts(DOCUMENTS, pattern)
+    counted = count_inputs(path, pretokenizer=pretokenizer, special_tokens=[SPECIAL], workers=1, chunk_bytes=100)
+    assert counted.counts == plain_counts(DOCUMENTS, pretokenizer)
     assert counted.text_bytes == len(text)
 
 
-@pytest.mark.parametrize("pattern", ["gpt2", "gpt4", "none"])
+@pytest.mark.parametrize("pretokenizer", ["gpt2", "gpt4", "none"])
 @pytest.mark.parametrize("suffix", ["", ".gz", ".zst"])
-def test_each_json_line_is_a_document(tmp_path, suffix, pattern):
+def test_each_json_line_is_a_document(tmp_path, suffix, pretokenizer):
     plain = write_jsonl(tmp_path / "docs.jsonl", DOCUMENTS)
     path = plain.with_name(plain.name + suffix)
     if suffix:
         path.write_bytes(COMPRESS[suffix](plain.read_bytes()))
-    counted = count_inputs(path, pattern=pattern, special_tokens=[SPECIAL], workers=1, chunk_bytes=64)
-    assert counted.counts == plain_counts(DOCUMENTS, pattern)
+    counted = count_inputs(path, pretokenizer=pretokenizer, special_tokens=[SPECIAL], workers=1, chunk_bytes=64)
+    assert counted.counts == plain_counts(DOCUMENTS, pretokenizer)
     assert counted.text_bytes == sum(len(d.encode()) for d in DOCUMENTS)
 
 
@@ -151,15 +151,15 @@ FRAGMENTS = [b"a", b"b c", b"don't", b" ", b"  ", b"\n", b"\r\n", b"\t", b"42", 
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     data=st.lists(st.sampled_from(FRAGMENTS), max_size=60).map(b"".join),
-    pattern=st.sampled_from(["gpt2", "whitespace", "none"]),
+    pretokenizer=st.sampled_from(["gpt2", "whitespace", "none"]),
     special_tokens=st.sampled_from([[], [SPECIAL]]),
     block=st.integers(1, 40),
 )
-def test_a_stream_read_in_any_block_size_counts_like_the_whole_text(tmp_path, data, pattern, special_tokens, block):
+def test_a_stream_read_in_any_block_size_counts_like_the_whole_text(tmp_path, data, pretokenizer, special_tokens, block):
     path = tmp_path / "stream.txt.gz"
     path.write_bytes(gzip.compress(data))
-    counted = count_inputs(path, pattern=pattern, special_tokens=special_tokens, workers=1, chunk_bytes=block)
-    assert counted.counts == pretokenize(data, pattern=pattern, special_tokens=special_tokens).counts
+    counted = count_inputs(path, pretokenizer=pretokenizer, special_tokens=special_tokens, workers=1, chunk_bytes=block)
+    assert counted.counts == pretokenize(data, pretokenizer=pretokenizer, special_tokens=special_tokens).counts
 
 
 def test_progress_reaches_the_size_on_disk_for_every_format(tmp_path):

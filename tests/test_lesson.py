@@ -24,7 +24,7 @@ TEXT = SOURCES[lesson.PRESET].text
 
 
 def pretokens(text: str = TEXT):
-    return pretokenize(text.encode(), pattern="whitespace")
+    return pretokenize(text.encode(), pretokenizer="whitespace")
 
 
 def lesson_for(text: str = TEXT, merges: int = 12):
@@ -46,7 +46,7 @@ def naive():
 def pair_counts_after(k: int) -> dict[tuple[bytes, bytes], int]:
     """Recount every pair from scratch with the first k merges applied (no trainer involved)."""
     counts = pretokens().counts
-    tok = Tokenizer.from_merges(train(pretokens(), 12).merges, pattern="whitespace")
+    tok = Tokenizer.from_merges(train(pretokens(), 12).merges, pretokenizer="whitespace")
     total: Counter = Counter()
     for word, n in counts.items():
         tokens = tok.bpe(word, k)
@@ -139,7 +139,7 @@ words = st.lists(st.text(alphabet="abcd", min_size=1, max_size=7), min_size=1, m
 def test_split_words_replays_merges_as_the_tokenizer_does(ws, k):
     corpus = pretokens(" ".join(ws))
     merges = train(corpus, 10).merges
-    tok = Tokenizer.from_merges(merges, pattern="whitespace")
+    tok = Tokenizer.from_merges(merges, pretokenizer="whitespace")
     split = dict((b"".join(t), t) for t, _ in lesson.split_words(corpus.counts, merges[:k]))
     assert split == {w: tok.bpe(w, k) for w in corpus.counts}
 

@@ -114,9 +114,9 @@ def test_a_long_text_is_counted_whole_in_a_worker():
     assert not at.exception, at.exception
     rerun_until(at, lambda at: "tokenize" not in at.session_state["watching"], what="the worker's tokenizing")
     [(key, _)] = ui.work.pool().find(lambda key: isinstance(key, RunKey) and key.purpose == "tokenize")  # in a worker process
-    spec = TrainSpec(pattern="whitespace", special_tokens=("<|endoftext|>",))
+    spec = TrainSpec(pretokenizer="whitespace", special_tokens=("<|endoftext|>",))
     merges = train(
-        pretokenize(b"aaaa aaa aa abab abab baba baba ab ba a b", pattern="whitespace", special_tokens=spec.special_tokens), 8, spec
+        pretokenize(b"aaaa aaa aa abab abab baba baba ab ba a b", pretokenizer="whitespace", special_tokens=spec.special_tokens), 8, spec
     ).merges
     expected = Tokenizer.from_merges(list(merges), spec.special_tokens, "whitespace").pieces(text)
     assert metric(at, "Tokens") == f"{len(expected):,}"  # the whole text, not its first page

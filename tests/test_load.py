@@ -11,9 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from bpe import PATTERNS, Tokenizer, pretokenize, train
+from bpe import PRETOKENIZERS, Tokenizer, pretokenize, train
 from bpe.files import formats, load
 from bpe.text.gpt2_bytes import to_unicode
+from bpe.text.pretokenizers import pretokenizer_of
 
 SPECIAL = "<|endoftext|>"
 CORPUS = (
@@ -35,9 +36,9 @@ def hf_trained(**options):
     return hf
 
 
-def ours(pattern: str = "gpt2") -> Tokenizer:
-    corpus = pretokenize(CORPUS, pattern=pattern, special_tokens=[SPECIAL])
-    return Tokenizer.from_training(train(corpus, 120, special_tokens=[SPECIAL]), pattern)
+def ours(pretokenizer: str = "gpt2") -> Tokenizer:
+    corpus = pretokenize(CORPUS, pretokenizer=pretokenizer, special_tokens=[SPECIAL])
+    return Tokenizer.from_training(train(corpus, 120, special_tokens=[SPECIAL]), pretokenizer)
 
 
 def write(path: Path, text: str | bytes) -> Path:
@@ -85,12 +86,12 @@ def test_a_tokenizer_json_without_every_byte_says_which_byte_is_missing(tmp_path
         tok.encode("Zebra")  # no 'Z' in CORPUS; HuggingFace would drop it silently
 
 
-@pytest.mark.parametrize("pattern", list(PATTERNS))
-def test_our_tokenizer_json_loads_back_with_its_pattern(tmp_path, pattern):
-    tok = ours(pattern)
+@pytest.mark.parametrize("pretokenizer", list(PRETOKENIZERS))
+def test_our_tokenizer_json_loads_back_with_its_pattern(tmp_path, pretokenizer):
+    tok = ours(pretokenizer)
     tok.save(tmp_path)
     loaded = Tokenizer.load(tmp_path / "tokenizer.json")
-    assert loaded.pattern == pattern and loaded.vocab == tok.vocab
+    assert loaded.pretokenizer == pretokenizer_of(pretokenizer) and loaded.vocab == tok.vocab
 
 
 def test_an_isolated_split_of_one_of_our_regexes_is_understood(tmp_path):
@@ -99,7 +100,7 @@ def test_an_isolated_split_of_one_of_our_regexes_is_understood(tmp_path):
     document = json.loads((tmp_path / "tokenizer.json").read_text())
     document["pre_tokenizer"]["pretokenizers"][0].update(behavior="Isolated", invert=False)  # how HF writes GPT-4 style files
     loaded = load.parse_hf(json.dumps(document))
-    assert loaded.pattern == "cl100k"  # the file records the regex; it is read back under its name (gpt4 is an alias)
+    assert loaded.pretokenizer.spelled == "cl100k"  # the file records the regex; it is read back under its name (gpt4 is an alias)
 
 
 # ---------------------------------------------------------------------------
@@ -113,7 +114,7 @@ def test_a_tiktoken_file_encodes_as_tiktoken(tmp_path):
     path = write(tmp_path / "ours.tiktoken", tiktoken_text(ranks))
     loaded = Tokenizer.load(path, special_tokens=[SPECIAL])
     assert loaded.merges == tok.merges and loaded.vocab == tok.vocab
-    encoding = tiktoken.Encoding("ours", pat_str=PATTERNS["gpt2"], mergeable_ranks=ranks, special_tokens={SPECIAL: len(ranks)})
+    encoding = tiktoken.Encoding("ours", pat_str=PRETOKENIZERS["gpt2"].regex, mergeable_ranks=ranks, special_tokens={SPECIAL: len(ranks)})
     for text in SAMPLES + [CORPUS, f"a{SPECIAL}b"]:
         assert loaded.encode(text) == encoding.encode(text, allowed_special="all")
 
@@ -121,7 +122,7 @@ def test_a_tiktoken_file_encodes_as_tiktoken(tmp_path):
 def test_rustbpe_exported_to_tiktoken_ranks_encodes_as_rustbpe(tmp_path):
     rustbpe = pytest.importorskip("rustbpe")
     trained = rustbpe.Tokenizer()
-    trained.train_from_iterator([CORPUS], vocab_size=400, pattern=PATTERNS["gpt2"])
+    trained.train_from_iterator([CORPUS], vocab_size=400, pattern=PRETOKENIZERS["gpt2"].regex)
     ranks = {bytes(token): rank for token, rank in trained.get_mergeable_ranks()}
     loaded = Tokenizer.load(write(tmp_path / "rust.tiktoken", tiktoken_text(ranks)))
     for text in SAMPLES + [CORPUS]:
@@ -173,11 +174,13 @@ def test_uploads_are_told_apart_by_name_and_content(tmp_path):
     assert formats.read_uploads({"tokenizer.json": texts["tokenizer.json"]}).format == "huggingface"
     assert formats.read_uploads({"t.bpe.json": texts["tokenizer.bpe.json"]}).format == "workbench"
     ranks = tiktoken_text({t: i for i, t in tok.vocab.items() if i < 256 + len(tok.merges)}).encode()
-    assert formats.read_uploads({"ranks": ranks}, pattern="gpt4").pattern == "gpt4"  # no name to go by: the content decides
+    assert (
+        formats.read_uploads({"ranks": ranks}, pretokenizer="gpt4").pretokenizer.name == "cl100k"
+    )  # no name to go by: the content decides
 
 
 def tok_files(tok: Tokenizer) -> dict[str, str]:
-    return formats.files(tok.merges, tok.special_tokens, tok.pattern, tok.counts)
+    return formats.files(tok.merges, tok.special_tokens, tok.pretokenizer, tok.counts)
 
 
 # ---------------------------------------------------------------------------

@@ -13,10 +13,10 @@ import regex
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bpe import PATTERNS, Tokenizer, pretokenize
+from bpe import PRETOKENIZERS, Tokenizer, pretokenize
 from bpe.files import formats, load
 from bpe.text.pretokenize import sequence_of_text
-from bpe.text.pretokenizers import check_pattern, pattern_name, regex_of
+from bpe.text.pretokenizers import pretokenizer_of
 
 # text where the pre-tokenizers differ: case, contractions, digits, newlines, slashes, scripts, invalid bytes
 ALPHABET = st.sampled_from(list("aZé 'sStTdD\n\r\t0123456789/.,!?-_ßΩжあ中👍\u200d\u0301") + ["'ll", "'VE", "  ", "\n\n", "HTTPServer"])
@@ -29,13 +29,13 @@ HOSTILE = ["9.11 vs 9.9", "strawberry", "HTTPServer's camelCase", "        inden
 
 
 def test_every_name_and_alias_is_a_pattern():
-    assert list(PATTERNS) == ["gpt2", "cl100k", "o200k", "whitespace", "none"]
-    assert regex_of("gpt4") == regex_of("cl100k") == PATTERNS["cl100k"]
-    assert pattern_name("gpt4") == "cl100k" and pattern_name(r"\w+") == "regex"
+    assert list(PRETOKENIZERS) == ["gpt2", "cl100k", "o200k", "whitespace", "none"]
+    assert pretokenizer_of("gpt4").regex == pretokenizer_of("cl100k").regex == PRETOKENIZERS["cl100k"].regex
+    assert pretokenizer_of("gpt4").name == "cl100k" and pretokenizer_of(r"\w+").name == "regex"
 
 
 @pytest.mark.parametrize(
-    ("pattern", "says"),
+    ("pretokenizer", "says"),
     [
         ("gtp2", "Unknown pre-tokenizer 'gtp2'; choose one of gpt2, cl100k, o200k, whitespace, none, gpt4, or give a regex."),
         ("(", "does not compile"),
@@ -44,16 +44,16 @@ def test_every_name_and_alias_is_a_pattern():
         ("", "Unknown pre-tokenizer ''"),
     ],
 )
-def test_a_bad_pattern_is_one_sentence(pattern, says):
+def test_a_bad_pretokenizer_is_one_sentence(pretokenizer, says):
     with pytest.raises(ValueError, match=regex.escape(says)) as e:
-        check_pattern(pattern)
+        pretokenizer_of(pretokenizer)
     assert "\n" not in str(e.value) and str(e.value).endswith(".")
     with pytest.raises(ValueError):
-        Tokenizer.from_merges([], pattern=pattern)
+        Tokenizer.from_merges([], pretokenizer=pretokenizer)
 
 
 def test_o200k_is_tiktokens_pat_str(openai_encodings):
-    assert regex_of("o200k") == openai_encodings["o200k_base"]._pat_str
+    assert pretokenizer_of("o200k").regex == openai_encodings["o200k_base"]._pat_str
 
 
 def test_cl100k_keeps_the_spelling_that_splits_as_tiktoken_does(openai_encodings, openai_tokenizers):
@@ -69,13 +69,13 @@ def test_a_regex_with_groups_gives_whole_matches():
     grouped = "('s|'S|'t|'T|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"
     text = "It's 2024 and I'd   go\n\nnow"
     assert sequence_of_text(text, grouped) == sequence_of_text(text, "cl100k")
-    assert pretokenize(text, pattern=grouped).counts == pretokenize(text, pattern="cl100k").counts
+    assert pretokenize(text, pretokenizer=grouped).counts == pretokenize(text, pretokenizer="cl100k").counts
 
 
 @pytest.mark.parametrize("name", ["cl100k_base", "o200k_base"])
 def test_openai_files_are_recognised_with_their_pattern_and_special_tokens(name, openai_tokenizers, openai_encodings):
     tok, enc = openai_tokenizers[name], openai_encodings[name]
-    assert tok.pattern == {"cl100k_base": "cl100k", "o200k_base": "o200k"}[name]
+    assert tok.pretokenizer.name == {"cl100k_base": "cl100k", "o200k_base": "o200k"}[name]
     assert {t: tok.ids[t.encode()] for t in tok.special_tokens} == enc._special_tokens
     text = "hello<|endoftext|> world<|endofprompt|>"
     assert tok.encode(text, allowed_special="all") == enc.encode(text, allowed_special="all")
@@ -92,7 +92,7 @@ def test_openai_files_encode_as_tiktoken(text, openai_tokenizers, openai_encodin
 
 def test_any_regex_gives_the_same_tokens_as_its_name(openai_tokenizers, openai_encodings):
     tok = openai_tokenizers["o200k_base"]
-    by_regex = Tokenizer(tok.vocab, tok.merges, tok.special_tokens, pattern=openai_encodings["o200k_base"]._pat_str)
+    by_regex = Tokenizer(tok.vocab, tok.merges, tok.special_tokens, pretokenizer=openai_encodings["o200k_base"]._pat_str)
     for text in HOSTILE:
         assert by_regex.encode(text) == tok.encode(text)
     assert list(by_regex.encode_iterable(iter(HOSTILE))) == tok.encode("".join(HOSTILE))
@@ -102,19 +102,19 @@ def test_an_unknown_rank_file_is_not_taken_for_openais(tiktoken_files, tmp_path)
     lines = (tiktoken_files / "cl100k_base.tiktoken").read_text().splitlines()[:300]
     (tmp_path / "small.tiktoken").write_text("\n".join(lines) + "\n")
     loaded = formats.read(tmp_path / "small.tiktoken")
-    assert (loaded.pattern, loaded.special_tokens, loaded.encoding) == ("gpt2", (), "")
-    told = formats.read(tiktoken_files / "o200k_base.tiktoken", pattern="gpt4")  # a pattern given wins
-    assert (told.pattern, told.encoding) == ("gpt4", "o200k_base")
-    # with_pattern (the app's upload: its selectbox always says something) keeps an OpenAI file's own
-    assert formats.with_pattern(formats.read(tiktoken_files / "o200k_base.tiktoken"), "gpt2").pattern == "o200k"
-    assert formats.with_pattern(loaded, "cl100k").pattern == "cl100k"
+    assert (loaded.pretokenizer.name, loaded.special_tokens, loaded.encoding) == ("gpt2", (), "")
+    told = formats.read(tiktoken_files / "o200k_base.tiktoken", pretokenizer="gpt4")  # a pre-tokenizer given wins
+    assert (told.pretokenizer.name, told.encoding) == ("cl100k", "o200k_base")  # gpt4 is cl100k's other name
+    # with_pretokenizer (the app's upload: its selectbox always says something) keeps an OpenAI file's own
+    assert formats.with_pretokenizer(formats.read(tiktoken_files / "o200k_base.tiktoken"), "gpt2").pretokenizer.spelled == "o200k"
+    assert formats.with_pretokenizer(loaded, "cl100k").pretokenizer.spelled == "cl100k"
 
 
 def test_a_hf_split_by_any_regex_loads_and_saves_back(tmp_path):
     merges = [(b"a", b"b")]
     pat = r"\p{L}+|\p{N}|[^\p{L}\p{N}]+"
-    Tokenizer.from_merges(merges, pattern=pat).save(tmp_path)
+    Tokenizer.from_merges(merges, pretokenizer=pat).save(tmp_path)
     document = json.loads((tmp_path / "tokenizer.json").read_text())
     loaded = load.parse_hf(json.dumps(document))
-    assert loaded.pattern == pat
+    assert loaded.pretokenizer.spelled == pat and loaded.pretokenizer.name == "regex"
     assert Tokenizer.load(tmp_path).encode("ab12") == [256, ord("1"), ord("2")]

@@ -61,7 +61,7 @@ def toy():
 
 
 def test_a_registered_trainer_trains_and_makes_the_same_merges(toy):
-    corpus = pretokenize(TEXTBOOK, pattern="whitespace")
+    corpus = pretokenize(TEXTBOOK, pretokenizer="whitespace")
     for rule in ("cs336", "huggingface", "rustbpe"):
         mine = train(corpus, 12, TrainSpec(algorithm="toy", tie_break=rule))
         assert mine.merges == train(corpus, 12, TrainSpec(algorithm="heap", tie_break=rule)).merges
@@ -70,7 +70,7 @@ def test_a_registered_trainer_trains_and_makes_the_same_merges(toy):
 
 
 def test_a_registered_trainer_takes_part_in_the_race(toy):
-    corpus = R.prepare(TEXTBOOK.encode(), pattern="whitespace").corpus
+    corpus = R.prepare(TEXTBOOK.encode(), pretokenizer="whitespace").corpus
     *_, final = R.race(corpus, 12, budget_s=30)
     assert [r.algorithm for r in final] == list(ALGORITHMS) and final[-1].algorithm == "toy"  # the compiled heap_c too, where built
     assert R.first_difference(final) is None and len(final[-1].merges) == 12

@@ -275,7 +275,7 @@ def test_results_cross_the_pipe_unchanged_frozen_dataclasses_included():
     from bpe import pretokenize
     from serve.pool import Pickler
 
-    trace = jobs.trace_of(pretokenize(TEXT, pattern="gpt2"), 30, TrainSpec(), 60.0, lambda progress: None, time.perf_counter())
+    trace = jobs.trace_of(pretokenize(TEXT, pretokenizer="gpt2"), 30, TrainSpec(), 60.0, lambda progress: None, time.perf_counter())
     buffer = io.BytesIO()
     Pickler(buffer, protocol=pickle.HIGHEST_PROTOCOL).dump(trace)
     back = pickle.loads(buffer.getvalue())

@@ -13,9 +13,8 @@ from collections import Counter
 import pytest
 from conftest import open_app
 
-from bpe import train_bpe_text
+from bpe import pretokenize, train_bpe_text
 from bpe.rule import RULES
-from bpe.text.pretokenize import pretokenize
 from ui.corpus import SOURCES
 from ui.preset_notes import preset_note
 from ui.render import show
@@ -27,14 +26,16 @@ MERGE = re.compile(r"([^\s,]+) \+ ([^\s,]+) → ([^\s,]+)")
 def run(key: str, rule: str) -> list[tuple[bytes, bytes]]:
     source = SOURCES[key]
     special_tokens = list(source.special_tokens)
-    return train_bpe_text(source.text, 256 + source.merges + len(special_tokens), special_tokens, pattern=source.pattern, tie_break=rule)[1]
+    return train_bpe_text(
+        source.text, 256 + source.merges + len(special_tokens), special_tokens, pretokenizer=source.pretokenizer, tie_break=rule
+    )[1]
 
 
 def first_tied(key: str) -> set[str]:
     """The pairs with the highest count before the first merge, counted here from the pre-tokens."""
     source = SOURCES[key]
     pairs: Counter = Counter()
-    for word, n in pretokenize(source.text.encode(), pattern=source.pattern).counts.items():
+    for word, n in pretokenize(source.text.encode(), pretokenizer=source.pretokenizer).counts.items():
         for a, b in zip(word, word[1:]):
             pairs[(bytes([a]), bytes([b]))] += n
     top = max(pairs.values())

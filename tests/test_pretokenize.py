@@ -21,7 +21,7 @@ from conftest import EVERY_ALGORITHM
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bpe import PATTERNS, pretokenize, pretokenize_file, train, train_bpe, train_bpe_text
+from bpe import PRETOKENIZERS, pretokenize, pretokenize_file, train, train_bpe, train_bpe_text
 from bpe.data.inputs import chunk_boundaries
 from bpe.text.pretokenize import count_text
 from bpe.text.pretokenizers import split_on_special
@@ -58,23 +58,23 @@ valid_text = texts(st.characters(exclude_categories=["Cs"]))
 @settings(max_examples=400, deadline=None)
 @given(text=gpt2_text)
 def test_gpt2_fast_path_equals_plain_regex(text):
-    assert count_text(text, "gpt2") == Counter(regex.findall(PATTERNS["gpt2"], text))
+    assert count_text(text, "gpt2") == Counter(regex.findall(PRETOKENIZERS["gpt2"].regex, text))
 
 
-@pytest.mark.parametrize("pattern", list(PATTERNS))
+@pytest.mark.parametrize("pretokenizer", list(PRETOKENIZERS))
 @settings(max_examples=60, deadline=None)
 @given(text=valid_text, special_tokens=st.sampled_from([[], [SPECIAL]]))
-def test_counts_agree_with_the_kept_sequence(pattern, text, special_tokens):
-    corpus = pretokenize(text, pattern=pattern, special_tokens=special_tokens, keep_sequence=True)
+def test_counts_agree_with_the_kept_sequence(pretokenizer, text, special_tokens):
+    corpus = pretokenize(text, pretokenizer=pretokenizer, special_tokens=special_tokens, keep_sequence=True)
     assert Counter(corpus.sequence) == corpus.counts
 
 
 def test_whitespace_pattern_drops_whitespace():
-    assert pretokenize("low  lower\n\tlow", pattern="whitespace").counts == {b"low": 2, b"lower": 1}
+    assert pretokenize("low  lower\n\tlow", pretokenizer="whitespace").counts == {b"low": 2, b"lower": 1}
 
 
 def test_none_pattern_keeps_each_document_whole():
-    corpus = pretokenize("a b<|s|>c d<|s|>a b", pattern="none", special_tokens=[SPECIAL])
+    corpus = pretokenize("a b<|s|>c d<|s|>a b", pretokenizer="none", special_tokens=[SPECIAL])
     assert corpus.counts == {b"a b": 2, b"c d": 1}
 
 
@@ -91,7 +91,7 @@ def test_special_tokens_split_longest_first():
 
 @pytest.mark.parametrize("special_tokens", [["<|a|>", "<|a|>!"], ["<|a|>!", "<|a|>"]])
 def test_longer_special_token_wins_whatever_the_listed_order(special_tokens):
-    corpus = pretokenize("<|a|>!x<|a|>y", pattern="none", special_tokens=special_tokens)
+    corpus = pretokenize("<|a|>!x<|a|>y", pretokenizer="none", special_tokens=special_tokens)
     assert corpus.counts == {b"x": 1, b"y": 1}
 
 
@@ -106,7 +106,7 @@ def test_longer_special_token_wins_whatever_the_listed_order(special_tokens):
     ],
 )
 def test_special_tokens_are_matched_literally(special, text, expected):
-    assert pretokenize(text, pattern="none", special_tokens=[special]).counts == expected
+    assert pretokenize(text, pretokenizer="none", special_tokens=[special]).counts == expected
 
 
 @EVERY_ALGORITHM
@@ -146,11 +146,11 @@ FILE_CASES = [(p, s) for p in ("gpt2", "gpt4", "whitespace") for s in ([SPECIAL]
 FILE_IDS = [f"{p}-{'special' if s else 'newlines'}" for p, s in FILE_CASES]
 
 
-@pytest.mark.parametrize("pattern, special_tokens", FILE_CASES, ids=FILE_IDS)
-def test_parallel_counting_equals_counting_in_memory(pattern, special_tokens, scratch, monkeypatch):
+@pytest.mark.parametrize("pretokenizer, special_tokens", FILE_CASES, ids=FILE_IDS)
+def test_parallel_counting_equals_counting_in_memory(pretokenizer, special_tokens, scratch, monkeypatch):
     # subtle: with more than one worker a chunk is at least 1 MiB, so the file must be bigger than that
     data = sample_file_bytes((1 << 20) + 50_000, with_special_tokens=bool(special_tokens))
-    path = scratch / f"big-{pattern}-{len(special_tokens)}.txt"
+    path = scratch / f"big-{pretokenizer}-{len(special_tokens)}.txt"
     path.write_bytes(data)
     monkeypatch.setattr(count_module, "PARALLEL_MIN_BYTES", 0)
     calls = []
@@ -162,22 +162,22 @@ def test_parallel_counting_equals_counting_in_memory(pattern, special_tokens, sc
         return tallies, used
 
     monkeypatch.setattr(count_module, "_count_in_pool", spy)
-    parallel = pretokenize_file(path, pattern=pattern, special_tokens=special_tokens, workers=2, chunk_bytes=4096)
+    parallel = pretokenize_file(path, pretokenizer=pretokenizer, special_tokens=special_tokens, workers=2, chunk_bytes=4096)
     assert calls and calls[0][0] >= 2 and calls[0][1] == 2  # the pool really ran, with two workers
-    assert parallel.counts == pretokenize(data, pattern=pattern, special_tokens=special_tokens).counts
+    assert parallel.counts == pretokenize(data, pretokenizer=pretokenizer, special_tokens=special_tokens).counts
     assert parallel.n_bytes == len(data)
 
 
-@pytest.mark.parametrize("pattern, special_tokens", FILE_CASES, ids=FILE_IDS)
-def test_small_chunks_count_like_one_process(pattern, special_tokens, scratch, monkeypatch):
+@pytest.mark.parametrize("pretokenizer, special_tokens", FILE_CASES, ids=FILE_IDS)
+def test_small_chunks_count_like_one_process(pretokenizer, special_tokens, scratch, monkeypatch):
     data = sample_file_bytes(60_000, with_special_tokens=bool(special_tokens))
-    path = scratch / f"small-{pattern}-{len(special_tokens)}.txt"
+    path = scratch / f"small-{pretokenizer}-{len(special_tokens)}.txt"
     path.write_bytes(data)
     monkeypatch.setattr(count_module, "PARALLEL_MIN_BYTES", 0)
-    assert len(chunk_boundaries(path, special_tokens, pattern, 4096)) > 10
-    chunked = pretokenize_file(path, pattern=pattern, special_tokens=special_tokens, workers=1, chunk_bytes=4096)
-    whole = pretokenize_file(path, pattern=pattern, special_tokens=special_tokens, workers=1)
-    assert chunked.counts == whole.counts == pretokenize(data, pattern=pattern, special_tokens=special_tokens).counts
+    assert len(chunk_boundaries(path, special_tokens, pretokenizer, 4096)) > 10
+    chunked = pretokenize_file(path, pretokenizer=pretokenizer, special_tokens=special_tokens, workers=1, chunk_bytes=4096)
+    whole = pretokenize_file(path, pretokenizer=pretokenizer, special_tokens=special_tokens, workers=1)
+    assert chunked.counts == whole.counts == pretokenize(data, pretokenizer=pretokenizer, special_tokens=special_tokens).counts
 
 
 FRAGMENTS = [b"a", b"b c", b"don't", b" ", b"  ", b"\n", b"\r\n", b"\t", b"42", b"!", "é".encode(), "日".encode(),
@@ -203,7 +203,7 @@ def ANY_CHUNKING(test):  # noqa: N802  (a decorator named like the EVERY_ALGORIT
     return settled(
         given(
             data=file_bytes,
-            pattern=st.sampled_from(list(PATTERNS)),
+            pretokenizer=st.sampled_from(list(PRETOKENIZERS)),
             special_tokens=st.sampled_from(SPECIAL_CHOICES),
             chunk_bytes=st.integers(1, 32),
         )(test)
@@ -211,16 +211,16 @@ def ANY_CHUNKING(test):  # noqa: N802  (a decorator named like the EVERY_ALGORIT
 
 
 @ANY_CHUNKING
-def test_any_chunk_size_counts_like_the_whole_text(scratch, data, pattern, special_tokens, chunk_bytes):
+def test_any_chunk_size_counts_like_the_whole_text(scratch, data, pretokenizer, special_tokens, chunk_bytes):
     with temp_file(scratch, data) as path:
-        chunked = pretokenize_file(path, pattern=pattern, special_tokens=special_tokens, workers=1, chunk_bytes=chunk_bytes)
-    assert chunked.counts == pretokenize(data, pattern=pattern, special_tokens=special_tokens).counts
+        chunked = pretokenize_file(path, pretokenizer=pretokenizer, special_tokens=special_tokens, workers=1, chunk_bytes=chunk_bytes)
+    assert chunked.counts == pretokenize(data, pretokenizer=pretokenizer, special_tokens=special_tokens).counts
 
 
 @ANY_CHUNKING
-def test_chunk_boundaries_are_at_special_tokens_or_after_newlines(scratch, data, pattern, special_tokens, chunk_bytes):
+def test_chunk_boundaries_are_at_special_tokens_or_after_newlines(scratch, data, pretokenizer, special_tokens, chunk_bytes):
     with temp_file(scratch, data) as path:
-        bounds = chunk_boundaries(path, special_tokens, pattern, chunk_bytes)
+        bounds = chunk_boundaries(path, special_tokens, pretokenizer, chunk_bytes)
     assert bounds[0] == 0 and bounds[-1] == len(data)
     inner = bounds[1:-1]
     assert all(a < b for a, b in zip(bounds[:-1], inner + [len(data) + 1]))
@@ -231,18 +231,18 @@ def test_chunk_boundaries_are_at_special_tokens_or_after_newlines(scratch, data,
 
 
 @pytest.mark.parametrize(
-    "data, special_tokens, pattern, chunk_bytes",
+    "data, special_tokens, pretokenizer, chunk_bytes",
     [
         (b"xaaay", ["aa"], "none", 2),  # a special token that overlaps itself
         (b"x<|ab|>y", ["b|>", "<|ab|>"], "none", 3),  # a special token inside another one
         (b"x<|a\nb|>y", ["<|a\nb|>"], "whitespace", 2),  # a newline inside a special token
     ],
 )
-def test_chunk_size_never_changes_counts_of_overlapping_special_tokens(scratch, data, special_tokens, pattern, chunk_bytes):
+def test_chunk_size_never_changes_counts_of_overlapping_special_tokens(scratch, data, special_tokens, pretokenizer, chunk_bytes):
     path = scratch / "overlap.txt"
     path.write_bytes(data)
-    chunked = pretokenize_file(path, pattern=pattern, special_tokens=special_tokens, workers=1, chunk_bytes=chunk_bytes)
-    assert chunked.counts == pretokenize(data, pattern=pattern, special_tokens=special_tokens).counts
+    chunked = pretokenize_file(path, pretokenizer=pretokenizer, special_tokens=special_tokens, workers=1, chunk_bytes=chunk_bytes)
+    assert chunked.counts == pretokenize(data, pretokenizer=pretokenizer, special_tokens=special_tokens).counts
 
 
 def test_keep_sequence_reads_the_file_in_text_order(scratch):
@@ -319,9 +319,9 @@ def test_unknown_algorithm_is_refused_everywhere():
 
 def test_unknown_pretokenizer_is_refused_before_reading(tmp_path):
     with pytest.raises(ValueError, match="Unknown pre-tokenizer 'gpt5'; choose one of gpt2"):
-        pretokenize("low lower", pattern="gpt5")
+        pretokenize("low lower", pretokenizer="gpt5")
     with pytest.raises(ValueError, match="Unknown pre-tokenizer 'gpt5'"):
-        pretokenize_file(tmp_path / "missing.txt", pattern="gpt5")
+        pretokenize_file(tmp_path / "missing.txt", pretokenizer="gpt5")
 
 
 def test_missing_file_is_refused(tmp_path):
@@ -368,7 +368,7 @@ def test_empty_or_duplicate_special_token_is_refused_by_pretokenizers(tmp_path):
     ids=["empty", "empty-none", "one-byte", "only-special-tokens", "whitespace-only", "one-space"],
 )
 def test_corpus_with_nothing_to_merge_gives_zero_merges(algorithm, text, pretokenizer):
-    vocab, merges = train_bpe_text(text, 300, ["<|e|>"], algorithm=algorithm, pattern=pretokenizer)
+    vocab, merges = train_bpe_text(text, 300, ["<|e|>"], algorithm=algorithm, pretokenizer=pretokenizer)
     assert merges == []
     assert vocab == {**{i: bytes([i]) for i in range(256)}, 256: b"<|e|>"}
 
@@ -407,7 +407,7 @@ def test_unit_whitespace_is_exactly_the_whitespace_of_the_gpt2_regex():
 @settings(max_examples=300, deadline=None)
 def test_ascii_fast_path_counts_like_the_gpt2_regex(text):
     module = importlib.import_module("bpe.text.pretokenize")
-    assert module.count_text(text, "gpt2") == Counter(regex.findall(PATTERNS["gpt2"], text))
+    assert module.count_text(text, "gpt2") == Counter(regex.findall(PRETOKENIZERS["gpt2"].regex, text))
 
 
 # the units of the gpt2 fast path: words with the whitespace before them (see _UNITS)
@@ -423,8 +423,8 @@ def test_units_cover_the_text_and_each_splits_alone_as_in_context(text):
     module = importlib.import_module("bpe.text.pretokenize")
     units = module._UNITS.findall(text)
     assert "".join(units) == text
-    alone = Counter(token for unit in units for token in regex.findall(PATTERNS["gpt2"], unit))
-    assert alone == Counter(regex.findall(PATTERNS["gpt2"], text))
+    alone = Counter(token for unit in units for token in regex.findall(PRETOKENIZERS["gpt2"].regex, unit))
+    assert alone == Counter(regex.findall(PRETOKENIZERS["gpt2"].regex, text))
 
 
 @settings(max_examples=400, deadline=None)
@@ -433,7 +433,7 @@ def test_whitespace_led_units_glued_in_any_order_split_like_apart(text):
     module = importlib.import_module("bpe.text.pretokenize")
     led = [unit for unit in module._UNITS.findall(text) if regex.fullmatch(r"\s+\S+", unit)]  # as count_units picks them
     glued = Counter(module.split_gpt2(led[::-1]))
-    assert glued == Counter(token for unit in led for token in regex.findall(PATTERNS["gpt2"], unit))
+    assert glued == Counter(token for unit in led for token in regex.findall(PRETOKENIZERS["gpt2"].regex, unit))
 
 
 @settings(max_examples=300, deadline=None)
@@ -442,4 +442,4 @@ def test_repeated_units_count_like_the_gpt2_regex(text, repeats):
     """Repetition puts units in count groups above one (count_units scales their pre-tokens)."""
     module = importlib.import_module("bpe.text.pretokenize")
     text = (text + "\n") * repeats + text
-    assert module.count_text(text, "gpt2") == Counter(regex.findall(PATTERNS["gpt2"], text))
+    assert module.count_text(text, "gpt2") == Counter(regex.findall(PRETOKENIZERS["gpt2"].regex, text))

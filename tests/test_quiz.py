@@ -15,14 +15,14 @@ from ui.lessons import quiz
 PRESETS = ["textbook", "wikipedia", "ties"]
 
 
-def run_of(text: str, pattern: str = "whitespace", merges: int = 20, algorithm: str = "heap"):
-    corpus = pretokenize(text.encode(), pattern=pattern)
+def run_of(text: str, pretokenizer: str = "whitespace", merges: int = 20, algorithm: str = "heap"):
+    corpus = pretokenize(text.encode(), pretokenizer=pretokenizer)
     return train(corpus, merges, algorithm=algorithm, detail=True).events
 
 
 def preset(key: str, algorithm: str = "heap"):
     source = SOURCES[key]
-    return run_of(source.text, source.pattern, source.merges, algorithm)
+    return run_of(source.text, source.pretokenizer, source.merges, algorithm)
 
 
 def questions(events, run: str = "run"):

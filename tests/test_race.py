@@ -29,13 +29,13 @@ def random_words(n_words: int, seed: int = 0) -> str:
 @pytest.fixture(scope="module")
 def prose():
     """About 12 KB of words: every trainer makes 100 merges in about a second or less."""
-    return R.prepare(random_words(1500).encode(), pattern="gpt2").corpus
+    return R.prepare(random_words(1500).encode(), pretokenizer="gpt2").corpus
 
 
 @pytest.fixture(scope="module")
 def slow():
     """About 70 KB of mostly unique words: one naive merge takes tens of milliseconds."""
-    return R.prepare(random_words(8000, seed=1).encode(), pattern="gpt2").corpus
+    return R.prepare(random_words(8000, seed=1).encode(), pretokenizer="gpt2").corpus
 
 
 @pytest.fixture(scope="module")
@@ -258,7 +258,7 @@ def test_pretokenize_speedup_finds_the_same_counts_with_any_number_of_workers(tm
 
 
 def test_pair_count_after_replays_the_merges():
-    corpus = pretokenize(TEXTBOOK, pattern="whitespace")
+    corpus = pretokenize(TEXTBOOK, pretokenizer="whitespace")
     assert R.pair_count_after(corpus, [], (b"s", b"t")) == 9
     assert R.pair_count_after(corpus, [(b"s", b"t")], (b"e", b"st")) == 9
     assert R.pair_count_after(corpus, [(b"s", b"t")], (b"e", b"s")) == 0

@@ -1,6 +1,6 @@
 """Renamed keyword arguments keep working under their old names (bpe/renamed.py), and files keep their keys.
 
-One word per idea: `pattern` is the pre-tokenizer (once also `pretokenizer`), `n_special` a number of
+One word per idea: `pretokenizer` is the pre-tokenizer (once `pattern`), `n_special` a number of
 special tokens (once `specials` or `special_tokens`); code and files written before the rename still work.
 """
 
@@ -11,7 +11,7 @@ import json
 import pyarrow.parquet as pq
 import pytest
 
-from bpe import TrainSpec, explain_tie, train_bpe_text, train_from_counts
+from bpe import TrainSpec, explain_tie, pretokenize, train_bpe_text, train_from_counts
 from bpe.cli import parser
 from bpe.data.counts_file import KEY, CountsInfo, read_info, save_counts
 from bpe.events import stop_sentence
@@ -22,23 +22,25 @@ from bpe.tokenizer.tokenizer import Tokenizer
 TEXT = "low lower widest newest " * 3
 
 
-def test_pretokenizer_is_the_old_name_of_pattern():
-    assert train_bpe_text(TEXT, 262, [], pretokenizer="whitespace") == train_bpe_text(TEXT, 262, [], pattern="whitespace")
-    assert TrainSpec(pretokenizer="o200k") == TrainSpec(pattern="o200k") == TrainSpec.of(pretokenizer="o200k")
-    assert CountsInfo(pretokenizer="cl100k", special_tokens=()) == CountsInfo("cl100k", ())
+def test_pattern_is_the_old_name_of_pretokenizer():
+    assert train_bpe_text(TEXT, 262, [], pattern="whitespace") == train_bpe_text(TEXT, 262, [], pretokenizer="whitespace")
+    assert TrainSpec(pattern="o200k") == TrainSpec(pretokenizer="o200k") == TrainSpec.of(pattern="o200k")
+    assert CountsInfo(pattern="cl100k", special_tokens=()) == CountsInfo("cl100k", ())
+    assert pretokenize(TEXT, pattern="none") == pretokenize(TEXT, pretokenizer="none")
+    assert Tokenizer.from_merges([], pattern="whitespace").pretokenizer == Tokenizer.from_merges([], pretokenizer="whitespace").pretokenizer
 
 
 def test_the_old_and_the_new_name_together_are_refused():
-    with pytest.raises(TypeError, match="got both pattern= and its old name pretokenizer="):
-        TrainSpec(pattern="gpt2", pretokenizer="gpt2")
-    with pytest.raises(TypeError, match="both pattern="):
-        train_bpe_text(TEXT, 262, [], pattern="gpt2", pretokenizer="none")
+    with pytest.raises(TypeError, match="got both pretokenizer= and its old name pattern="):
+        TrainSpec(pretokenizer="gpt2", pattern="gpt2")
+    with pytest.raises(TypeError, match="both pretokenizer="):
+        train_bpe_text(TEXT, 262, [], pretokenizer="gpt2", pattern="none")
 
 
 @pytest.mark.parametrize("command", [["train", "x.txt", "--vocab-size", "300", "--out", "o"], ["count", "x.txt", "--out", "c.parquet"]])
-def test_the_command_line_takes_pretokenizer_for_pattern(command):
-    assert parser().parse_args([*command, "--pretokenizer", "o200k"]).pattern == "o200k"
-    assert parser().parse_args([*command, "--pattern", "o200k"]).pattern == "o200k"
+def test_the_command_line_takes_pattern_for_pretokenizer(command):
+    assert parser().parse_args([*command, "--pretokenizer", "o200k"]).pretokenizer == "o200k"
+    assert parser().parse_args([*command, "--pattern", "o200k"]).pretokenizer == "o200k"
 
 
 def test_specials_is_the_old_name_of_n_special():
@@ -51,11 +53,11 @@ def test_specials_is_the_old_name_of_n_special():
 
 
 def test_a_counts_file_keeps_the_keys_of_its_first_format(tmp_path):
-    # "pretokenizer" is the pattern's name, "pattern" its regex: files written before and after the rename read alike
+    # "pretokenizer" is the pre-tokenizer's name, "pattern" its regex: files written before and after the renames read alike
     path = tmp_path / "c.parquet"
     save_counts(path, {b"low": 2, b" low": 1}, CountsInfo("whitespace", ()))
     written = json.loads(pq.read_schema(path).metadata[KEY])
     assert written["pretokenizer"] == "whitespace" and written["pattern"] == r"""\S+""" and "regex" not in written
     info = read_info(path)
-    assert (info.pattern, info.regex) == ("whitespace", r"""\S+""")
-    assert train_from_counts(path, 258, pretokenizer="whitespace") == train_from_counts(path, 258, pattern="whitespace")
+    assert (info.pretokenizer, info.regex) == ("whitespace", r"""\S+""")
+    assert train_from_counts(path, 258, pattern="whitespace") == train_from_counts(path, 258, pretokenizer="whitespace")

@@ -17,7 +17,8 @@ from bpe import ALGORITHMS, count_inputs, train_bpe, train_bpe_text
 from bpe.cli import main
 from bpe.data.counts_file import load_counts, read_info
 from bpe.text.gpt2_bytes import from_unicode
-from bpe.text.pretokenize import Tally, lines_of, pretokenize
+from bpe.text.pretokenize import lines_of
+from bpe.text.tally import Tally, pretokenize
 
 NUM_MERGES = 200
 VERSE = (

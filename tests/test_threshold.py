@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bpe import PATTERNS, pretokenize, train
+from bpe import PRETOKENIZERS, pretokenize, train
 from bpe.lab.threshold import kept, replay, sample_of, thresholds
 from bpe.tokenizer.tokenizer import Tokenizer
 
@@ -28,8 +28,8 @@ def corpora(draw):
     return SPECIAL.join(pieces)
 
 
-def run(text: str, pattern: str, t: int = 1, num_merges: int = 40):
-    corpus = pretokenize(text, pattern=pattern, special_tokens=[SPECIAL])
+def run(text: str, pretokenizer: str, t: int = 1, num_merges: int = 40):
+    corpus = pretokenize(text, pretokenizer=pretokenizer, special_tokens=[SPECIAL])
     return train(corpus, num_merges, special_tokens=[SPECIAL], min_pair_frequency=t)
 
 
@@ -52,20 +52,20 @@ def test_textbook_threshold_three_stops_before_the_pairs_seen_twice():
 
 
 @settings(max_examples=150, deadline=None)
-@given(text=corpora(), pattern=st.sampled_from(list(PATTERNS)), t=st.integers(0, 12))
-def test_a_threshold_keeps_a_prefix_of_the_run_without_one(text, pattern, t):
-    full = run(text, pattern)
+@given(text=corpora(), pretokenizer=st.sampled_from(list(PRETOKENIZERS)), t=st.integers(0, 12))
+def test_a_threshold_keeps_a_prefix_of_the_run_without_one(text, pretokenizer, t):
+    full = run(text, pretokenizer)
     counts = [e.count for e in full.events]
     assert counts == sorted(counts, reverse=True), "the winning count never goes up"
-    retrained = run(text, pattern, t=t)
+    retrained = run(text, pretokenizer, t=t)
     assert retrained.events == full.events[: kept(counts, t)]
 
 
 @settings(max_examples=150, deadline=None)
-@given(text=corpora(), sample=corpora(), pattern=st.sampled_from([p for p in PATTERNS]))
-def test_replay_answers_for_every_k_exactly_as_encoding_with_k_merges(text, sample, pattern):
-    tok = Tokenizer.from_training(run(text, pattern), pattern)
-    answer = replay(tok, sample_of(sample, pattern, [SPECIAL]))
+@given(text=corpora(), sample=corpora(), pretokenizer=st.sampled_from([p for p in PRETOKENIZERS]))
+def test_replay_answers_for_every_k_exactly_as_encoding_with_k_merges(text, sample, pretokenizer):
+    tok = Tokenizer.from_training(run(text, pretokenizer), pretokenizer)
+    answer = replay(tok, sample_of(sample, pretokenizer, [SPECIAL]))
     for k in range(len(tok.merges) + 1):
         pieces = tok.pieces(sample, k)
         assert answer.tokens[k] == len(pieces)
@@ -74,7 +74,7 @@ def test_replay_answers_for_every_k_exactly_as_encoding_with_k_merges(text, samp
 
 def test_replay_is_exact_when_two_merges_make_the_same_bytes():
     # 'abc' twice: a+bc (rank 2) and ab+c (rank 3); then abc+d only matches by bytes
-    tok = Tokenizer.from_merges([(b"b", b"c"), (b"a", b"b"), (b"a", b"bc"), (b"ab", b"c"), (b"abc", b"d")], pattern="whitespace")
+    tok = Tokenizer.from_merges([(b"b", b"c"), (b"a", b"b"), (b"a", b"bc"), (b"ab", b"c"), (b"abc", b"d")], pretokenizer="whitespace")
     text = "abcd abc abd bcd abcabc"
     answer = replay(tok, sample_of(text, "whitespace"))
     for k in range(len(tok.merges) + 1):

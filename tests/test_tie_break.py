@@ -148,7 +148,7 @@ def test_huggingface_pre_tokenizes_as_we_do(special_tokens, corpus_en):
 def test_the_textbook_tie_goes_to_each_rules_pair(rule, first, algorithm):
     # 'es' and 'st' both occur 9 times: cs336 wants greater bytes, the others smaller ids
     text = "low low low low low lower lower widest widest widest newest newest newest newest newest newest"
-    _, merges = train_bpe_text(text, 257, [], algorithm=algorithm, pattern="whitespace", tie_break=rule)
+    _, merges = train_bpe_text(text, 257, [], algorithm=algorithm, pretokenizer="whitespace", tie_break=rule)
     assert merges[0] == first
 
 
@@ -156,7 +156,7 @@ def test_the_textbook_tie_goes_to_each_rules_pair(rule, first, algorithm):
 def test_huggingface_orders_bytes_by_their_gpt2_character(algorithm):
     # ' a', 'aa' and 'a!' occur once each. rustbpe takes ' a' (32 < 97); HuggingFace numbers ' ' (as 'Ġ')
     # 220, 'a' 64 and '!' 0, so it takes 'a!'; cs336 takes the greatest bytes, 'aa'
-    first = {rule: train_bpe_text(" aa!", 257, [], algorithm=algorithm, pattern="none", tie_break=rule)[1][0] for rule in TIE_BREAKS}
+    first = {rule: train_bpe_text(" aa!", 257, [], algorithm=algorithm, pretokenizer="none", tie_break=rule)[1][0] for rule in TIE_BREAKS}
     assert first == {"cs336": (b"a", b"a"), "huggingface": (b"a", b"!"), "rustbpe": (b" ", b"a")}
 
 

@@ -300,7 +300,7 @@ def test_every_openai_encoding_and_model_is_known_as_tiktoken_defines_it(monkeyp
         url, sha = asked[0]
         assert any(f.url == url and f.sha256 == sha for f in ours.files), name
         expected = {"gpt2": "gpt2", "cl100k_base": "cl100k", "o200k_base": "o200k", "o200k_harmony": "o200k"}.get(name, "gpt2")
-        assert ours.pattern == expected  # r50k_pat_str and GPT-2's regex spell one pre-tokenizer (the ids agree above)
+        assert ours.pretokenizer == expected  # r50k_pat_str and GPT-2's regex spell one pre-tokenizer (the ids agree above)
     assert openai.MODEL_TO_ENCODING == tiktoken.model.MODEL_TO_ENCODING
     assert openai.MODEL_PREFIX_TO_ENCODING == tiktoken.model.MODEL_PREFIX_TO_ENCODING
 

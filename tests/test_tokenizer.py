@@ -14,7 +14,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from bpe import PATTERNS, pretokenize, train
+from bpe import PRETOKENIZERS, pretokenize, train
 from bpe.rule import merge_word
 from bpe.text.pretokenize import sequence_of_text
 from bpe.tokenizer.tokenizer import Tokenizer
@@ -25,12 +25,12 @@ TEXT = (
     "It's the newest; they'll lower it.  Numbers 12345 and 3.14 too.\n"
     f"{SPECIAL}naïve café — 日本語 🙂 low\tlower\n\n"
 )
-LOSSLESS = [p for p in PATTERNS if p != "whitespace"]
+LOSSLESS = [p for p in PRETOKENIZERS if p != "whitespace"]
 
 
-def trained(text: str = TEXT, pattern: str = "gpt2", num_merges: int = 60, special_tokens=(SPECIAL,)) -> Tokenizer:
-    corpus = pretokenize(text, pattern=pattern, special_tokens=special_tokens)
-    return Tokenizer.from_training(train(corpus, num_merges, special_tokens=special_tokens), pattern)
+def trained(text: str = TEXT, pretokenizer: str = "gpt2", num_merges: int = 60, special_tokens=(SPECIAL,)) -> Tokenizer:
+    corpus = pretokenize(text, pretokenizer=pretokenizer, special_tokens=special_tokens)
+    return Tokenizer.from_training(train(corpus, num_merges, special_tokens=special_tokens), pretokenizer)
 
 
 def replay(merges, word: bytes) -> list[bytes]:
@@ -56,21 +56,21 @@ def has_twins(merges) -> bool:
 
 
 def test_merges_apply_by_rank_inside_a_pre_token():
-    tok = Tokenizer.from_merges([(b"l", b"o"), (b"lo", b"w")], pattern="whitespace")
+    tok = Tokenizer.from_merges([(b"l", b"o"), (b"lo", b"w")], pretokenizer="whitespace")
     assert tok.bpe(b"lower") == (b"low", b"e", b"r")
     assert tok.bpe(b"lower", 1) == (b"lo", b"w", b"e", b"r")
     assert tok.bpe(b"lower", 0) == tuple(bytes([b]) for b in b"lower")
 
 
 def test_overlapping_pairs_merge_left_to_right():
-    tok = Tokenizer.from_merges([(b"a", b"a")], pattern="none")
+    tok = Tokenizer.from_merges([(b"a", b"a")], pretokenizer="none")
     assert tok.pieces("aaa") == [b"aa", b"a"]
     assert tok.pieces("aaaa") == [b"aa", b"aa"]
 
 
 def test_lowest_rank_wins_wherever_it_is_in_the_word():
     # (b, c) has the lower rank, so 'abc' becomes a + bc although 'ab' comes first
-    tok = Tokenizer.from_merges([(b"b", b"c"), (b"a", b"b")], pattern="none")
+    tok = Tokenizer.from_merges([(b"b", b"c"), (b"a", b"b")], pretokenizer="none")
     assert tok.pieces("abc") == [b"a", b"bc"]
 
 
@@ -82,17 +82,17 @@ def test_special_tokens_are_kept_whole_and_never_merged_into():
 
 
 def test_longest_special_token_wins():
-    tok = Tokenizer.from_merges([], ["<a>", "<a><a>"], pattern="none")
+    tok = Tokenizer.from_merges([], ["<a>", "<a><a>"], pretokenizer="none")
     assert tok.pieces("<a><a><a>") == [b"<a><a>", b"<a>"]
 
 
 def test_token_counts_encode_pre_token_counts():
-    tok = Tokenizer.from_merges([(b"l", b"o"), (b"lo", b"w")], pattern="whitespace")
+    tok = Tokenizer.from_merges([(b"l", b"o"), (b"lo", b"w")], pretokenizer="whitespace")
     assert tok.token_counts({b"low": 5, b"lower": 2}) == Counter({b"low": 7, b"e": 2, b"r": 2})
 
 
 def test_merge_steps_show_each_merge_applied():
-    tok = Tokenizer.from_merges([(b"l", b"o"), (b"lo", b"w")], pattern="whitespace")
+    tok = Tokenizer.from_merges([(b"l", b"o"), (b"lo", b"w")], pretokenizer="whitespace")
     assert list(tok.merge_steps(b"lower")) == [(0, [b"lo", b"w", b"e", b"r"]), (1, [b"low", b"e", b"r"])]
 
 
@@ -170,22 +170,22 @@ def test_invalid_utf8_survives_as_bytes_and_decode_replaces_it():
 # ---------------------------------------------------------------------------
 # properties
 
-TOKENIZERS = {pattern: trained(pattern=pattern) for pattern in PATTERNS}
+TOKENIZERS = {pattern: trained(pretokenizer=pattern) for pattern in PRETOKENIZERS}
 
 
-@pytest.mark.parametrize("pattern", LOSSLESS)
+@pytest.mark.parametrize("pretokenizer", LOSSLESS)
 @settings(max_examples=150, deadline=None)
 @given(text=st.text())
-def test_round_trip_of_any_text(pattern, text):
-    tok = TOKENIZERS[pattern]
+def test_round_trip_of_any_text(pretokenizer, text):
+    tok = TOKENIZERS[pretokenizer]
     assert tok.decode(tok.encode(text)) == text
 
 
-@pytest.mark.parametrize("pattern", LOSSLESS)
+@pytest.mark.parametrize("pretokenizer", LOSSLESS)
 @settings(max_examples=150, deadline=None)
 @given(data=st.binary())
-def test_round_trip_of_any_bytes(pattern, data):
-    tok = TOKENIZERS[pattern]
+def test_round_trip_of_any_bytes(pretokenizer, data):
+    tok = TOKENIZERS[pretokenizer]
     assert tok.decode_bytes(tok.encode(data)) == data
     text = data.decode("utf-8", "surrogateescape")
     assert tok.decode_bytes(tok.encode(text)) == data
@@ -193,9 +193,9 @@ def test_round_trip_of_any_bytes(pattern, data):
 
 
 @settings(max_examples=100, deadline=None)
-@given(text=st.text(alphabet="ab ", max_size=40).map(lambda t: t + " "), pattern=st.sampled_from(LOSSLESS))
-def test_round_trip_with_special_tokens_between(text, pattern):
-    tok = TOKENIZERS[pattern]
+@given(text=st.text(alphabet="ab ", max_size=40).map(lambda t: t + " "), pretokenizer=st.sampled_from(LOSSLESS))
+def test_round_trip_with_special_tokens_between(text, pretokenizer):
+    tok = TOKENIZERS[pretokenizer]
     joined = SPECIAL.join([text, text, ""])
     assert tok.decode(tok.encode(joined)) == joined
 
@@ -209,13 +209,13 @@ def corpus_and_text(draw):
 
 
 @settings(max_examples=200, deadline=None)
-@given(case=corpus_and_text(), pattern=st.sampled_from(list(PATTERNS)), data=st.data())
-def test_encoding_with_k_merges_matches_replaying_the_first_k(case, pattern, data):
+@given(case=corpus_and_text(), pretokenizer=st.sampled_from(list(PRETOKENIZERS)), data=st.data())
+def test_encoding_with_k_merges_matches_replaying_the_first_k(case, pretokenizer, data):
     corpus, text = case
-    tok = trained(corpus, pattern, num_merges=30, special_tokens=())
+    tok = trained(corpus, pretokenizer, num_merges=30, special_tokens=())
     k = data.draw(st.integers(0, len(tok.merges)))
     assume(not has_twins(tok.merges[:k]))  # see Tokenizer.bpe: twins are matched by bytes
-    expected = [piece for word in sequence_of_text(text, pattern) for piece in replay(tok.merges[:k], word.encode())]
+    expected = [piece for word in sequence_of_text(text, pretokenizer) for piece in replay(tok.merges[:k], word.encode())]
     assert tok.pieces(text, k) == expected
 
 
@@ -224,32 +224,32 @@ def test_encoding_with_k_merges_matches_replaying_the_first_k(case, pattern, dat
 
 
 @settings(max_examples=200, deadline=None)
-@given(case=corpus_and_text(), pattern=st.sampled_from(list(PATTERNS)), data=st.data())
-def test_long_pre_tokens_merge_as_short_ones_do(case, pattern, data):
+@given(case=corpus_and_text(), pretokenizer=st.sampled_from(list(PRETOKENIZERS)), data=st.data())
+def test_long_pre_tokens_merge_as_short_ones_do(case, pretokenizer, data):
     corpus, text = case
-    tok = trained(corpus, pattern, num_merges=30, special_tokens=())
+    tok = trained(corpus, pretokenizer, num_merges=30, special_tokens=())
     k = data.draw(st.integers(0, len(tok.merges)))
     word = (text * 3).encode()
-    start = tok._byte_ids_of(word)
-    assert tok._merge_long(start, k) == tok._merge_short(start, k)
+    start = tok._python.start(word)
+    assert tok._python.merge_long(start, k) == tok._python.merge(start, k)
 
 
 def test_a_long_run_of_one_letter_encodes_quickly_and_round_trips():
-    tok = Tokenizer.from_merges([(b"a", b"a"), (b"aa", b"aa"), (b"aaaa", b"aaaa")], pattern="gpt2")
+    tok = Tokenizer.from_merges([(b"a", b"a"), (b"aa", b"aa"), (b"aaaa", b"aaaa")], pretokenizer="gpt2")
     text = "a" * 200_001  # one pre-token: merged with the heap, not rescanned per merge
     ids = tok.encode(text)
     assert len(ids) == 200_001 // 8 + 1 and tok.decode(ids) == text
 
 
-@pytest.mark.parametrize("pattern", list(PATTERNS))
+@pytest.mark.parametrize("pretokenizer", list(PRETOKENIZERS))
 @settings(max_examples=80, deadline=None)
 @given(
     text=st.lists(st.sampled_from(["a", "b", " ", "\n", "é", "1", ".", "'", SPECIAL, "<|", "|>", "\t"]), max_size=80).map("".join),
     cuts=st.lists(st.integers(0, 200), max_size=10),
     as_bytes=st.booleans(),
 )
-def test_encode_iterable_equals_encode_however_the_text_is_cut(pattern, text, cuts, as_bytes):
-    tok = TOKENIZERS[pattern]
+def test_encode_iterable_equals_encode_however_the_text_is_cut(pretokenizer, text, cuts, as_bytes):
+    tok = TOKENIZERS[pretokenizer]
     data = text.encode() if as_bytes else text
     bounds = sorted({0, len(data), *(c for c in cuts if c < len(data))})
     with mock.patch("bpe.tokenizer.tokenizer.STREAM_CHUNK", 8):  # cut as often as possible, so every boundary is tried
@@ -257,7 +257,7 @@ def test_encode_iterable_equals_encode_however_the_text_is_cut(pattern, text, cu
     assert streamed == tok.encode(text)
 
 
-@pytest.mark.parametrize("pattern", ["gpt2", "cl100k", "o200k"])
+@pytest.mark.parametrize("pretokenizer", ["gpt2", "cl100k", "o200k"])
 @settings(max_examples=60, deadline=None)
 @given(
     text=st.lists(st.sampled_from(["a", "b", " ", "\n", "é", "1", SPECIAL, "<|", "\t"]), max_size=40).map("".join),
@@ -266,8 +266,8 @@ def test_encode_iterable_equals_encode_however_the_text_is_cut(pattern, text, cu
     cuts=st.lists(st.integers(0, 100), max_size=8),
     ordinary=st.booleans(),
 )
-def test_encode_iterable_equals_encode_for_bytes_cut_short_and_special_tokens_as_text(pattern, text, middle, tail, cuts, ordinary):
-    tok = TOKENIZERS[pattern]
+def test_encode_iterable_equals_encode_for_bytes_cut_short_and_special_tokens_as_text(pretokenizer, text, middle, tail, cuts, ordinary):
+    tok = TOKENIZERS[pretokenizer]
     data = text.encode() + middle + text.encode() + tail  # invalid bytes inside, and a character cut short at the end
     options = {"allowed_special": set(), "disallowed_special": ()} if ordinary else {}
     bounds = sorted({0, len(data), *(c for c in cuts if c < len(data))})
@@ -317,9 +317,9 @@ def gpt2_bpe(merges, word: bytes) -> list[bytes]:
 @settings(max_examples=300, deadline=None)
 @given(merges=merge_lists(), word=st.text(alphabet="abc", max_size=40))
 def test_merging_follows_gpt2s_definition_for_any_merge_list(merges, word):
-    tok = Tokenizer.from_merges(merges, pattern="none")
+    tok = Tokenizer.from_merges(merges, pretokenizer="none")
     data = word.encode()
-    start = tok._byte_ids_of(data)
+    start = tok._python.start(data)
     expected = gpt2_bpe(merges, data)
     assert list(tok.bpe(data)) == expected
-    assert [tok.vocab[i] for i in tok._merge_long(start, len(merges))] == expected
+    assert [tok.vocab[i] for i in tok._python.merge_long(start, len(merges))] == expected

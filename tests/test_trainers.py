@@ -16,12 +16,12 @@ from conftest import EVERY_ALGORITHM
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bpe import ALGORITHMS, PATTERNS, pretokenize, train, train_bpe_text
+from bpe import ALGORITHMS, PRETOKENIZERS, pretokenize, train, train_bpe_text
 from bpe.heap import Heap, as_ids, as_text
 from bpe.rule import RULES, best_two, descending, entry_pair, heap_entry, hf_byte_order, merge_word, order
 from bpe.trainer import count_pairs, word_delta
 
-EVERY_PATTERN = pytest.mark.parametrize("pattern", list(PATTERNS))
+EVERY_PRETOKENIZER = pytest.mark.parametrize("pretokenizer", list(PRETOKENIZERS))
 
 TEXTBOOK = "low low low low low lower lower widest widest widest newest newest newest newest newest newest"
 TEXTBOOK_MERGES = "s t, e st, o w, l ow, w est, n e, ne west, w i, wi d, wid est, low e, lowe r"
@@ -44,8 +44,8 @@ def corpora(draw, with_special_tokens: bool | None = None) -> tuple[str, list[st
     return SPECIAL.join(pieces), [SPECIAL]
 
 
-def run(text: str, special_tokens: list[str], pattern: str, algorithm: str, num_merges: int, **options):
-    corpus = pretokenize(text, pattern=pattern, special_tokens=special_tokens, keep_sequence=True)
+def run(text: str, special_tokens: list[str], pretokenizer: str, algorithm: str, num_merges: int, **options):
+    corpus = pretokenize(text, pretokenizer=pretokenizer, special_tokens=special_tokens, keep_sequence=True)
     return train(corpus, num_merges, algorithm=algorithm, special_tokens=special_tokens, **options)
 
 
@@ -59,13 +59,13 @@ def summary(events) -> list[tuple]:
 
 @EVERY_ALGORITHM
 def test_textbook_corpus_gives_the_textbook_merges(algorithm):
-    _, merges = train_bpe_text(TEXTBOOK, 256 + 12, [], algorithm=algorithm, pattern="whitespace")
+    _, merges = train_bpe_text(TEXTBOOK, 256 + 12, [], algorithm=algorithm, pretokenizer="whitespace")
     assert [f"{a.decode()} {b.decode()}" for a, b in merges] == TEXTBOOK_MERGES.split(", ")
 
 
 @EVERY_ALGORITHM
 def test_textbook_vocab_is_bytes_then_merges_in_order(algorithm):
-    vocab, merges = train_bpe_text(TEXTBOOK, 256 + 12 + 1, ["<|endoftext|>"], algorithm=algorithm, pattern="whitespace")
+    vocab, merges = train_bpe_text(TEXTBOOK, 256 + 12 + 1, ["<|endoftext|>"], algorithm=algorithm, pretokenizer="whitespace")
     assert [vocab[i] for i in range(256)] == [bytes([i]) for i in range(256)]
     assert [vocab[256 + k] for k in range(12)] == [a + b for a, b in merges]
     assert vocab[268] == b"<|endoftext|>"
@@ -131,12 +131,12 @@ def test_event_without_tie_shows_lower_runner_up(algorithm):
 # the trainers agree with each other
 
 
-@EVERY_PATTERN
+@EVERY_PRETOKENIZER
 @settings(max_examples=150, deadline=None)
 @given(corpus=corpora(), num_merges=st.integers(0, 40))
-def test_all_algorithms_agree_on_merges_counts_and_runners_up(pattern, corpus, num_merges):
+def test_all_algorithms_agree_on_merges_counts_and_runners_up(pretokenizer, corpus, num_merges):
     text, special_tokens = corpus
-    results = {a: summary(run(text, special_tokens, pattern, a, num_merges).events) for a in ALGORITHMS}
+    results = {a: summary(run(text, special_tokens, pretokenizer, a, num_merges).events) for a in ALGORITHMS}
     expected = results["naive"]
     for algorithm, got in results.items():
         assert got == expected, algorithm
@@ -144,11 +144,11 @@ def test_all_algorithms_agree_on_merges_counts_and_runners_up(pattern, corpus, n
 
 @EVERY_ALGORITHM
 @settings(max_examples=40, deadline=None)
-@given(corpus=corpora(), threshold=st.integers(2, 5), pattern=st.sampled_from(list(PATTERNS)))
-def test_min_pair_frequency_keeps_a_prefix_of_the_merges(algorithm, corpus, threshold, pattern):
+@given(corpus=corpora(), threshold=st.integers(2, 5), pretokenizer=st.sampled_from(list(PRETOKENIZERS)))
+def test_min_pair_frequency_keeps_a_prefix_of_the_merges(algorithm, corpus, threshold, pretokenizer):
     text, special_tokens = corpus
-    every = run(text, special_tokens, pattern, algorithm, 60).events
-    kept = run(text, special_tokens, pattern, algorithm, 60, min_pair_frequency=threshold)
+    every = run(text, special_tokens, pretokenizer, algorithm, 60).events
+    kept = run(text, special_tokens, pretokenizer, algorithm, 60, min_pair_frequency=threshold)
     assert summary(kept.events) == summary(every[: len(kept.events)])
     assert all(e.count >= threshold for e in kept.events)
     if len(kept.events) < len(every):
@@ -158,10 +158,10 @@ def test_min_pair_frequency_keeps_a_prefix_of_the_merges(algorithm, corpus, thre
 
 @EVERY_ALGORITHM
 @settings(max_examples=40, deadline=None)
-@given(corpus=corpora(), pattern=st.sampled_from(list(PATTERNS)))
-def test_best_count_never_increases_from_one_merge_to_the_next(algorithm, corpus, pattern):
+@given(corpus=corpora(), pretokenizer=st.sampled_from(list(PRETOKENIZERS)))
+def test_best_count_never_increases_from_one_merge_to_the_next(algorithm, corpus, pretokenizer):
     text, special_tokens = corpus
-    counts = [e.count for e in run(text, special_tokens, pattern, algorithm, 60).events]
+    counts = [e.count for e in run(text, special_tokens, pretokenizer, algorithm, 60).events]
     assert counts == sorted(counts, reverse=True)
 
 
@@ -170,11 +170,11 @@ def test_best_count_never_increases_from_one_merge_to_the_next(algorithm, corpus
 @given(
     corpus=corpora(with_special_tokens=True),
     special_tokens=st.sampled_from([[SPECIAL], [SPECIAL, "<|t|>"], [SPECIAL, SPECIAL + SPECIAL]]),
-    pattern=st.sampled_from(list(PATTERNS)),
+    pretokenizer=st.sampled_from(list(PRETOKENIZERS)),
 )
-def test_no_token_contains_a_special_token(algorithm, corpus, special_tokens, pattern):
+def test_no_token_contains_a_special_token(algorithm, corpus, special_tokens, pretokenizer):
     text, _ = corpus
-    vocab, _ = train_bpe_text(text, 256 + len(special_tokens) + 40, special_tokens, algorithm=algorithm, pattern=pattern)
+    vocab, _ = train_bpe_text(text, 256 + len(special_tokens) + 40, special_tokens, algorithm=algorithm, pretokenizer=pretokenizer)
     special_bytes = [s.encode() for s in special_tokens]
     learned = [t for t in vocab.values() if t not in special_bytes]
     assert not [t for t in learned if any(s in t for s in special_bytes)]
@@ -206,11 +206,11 @@ def test_pretokenize_bytes_keeps_every_byte_but_the_special_tokens(data):
     assert corpus.n_bytes == len(data)
 
 
-@pytest.mark.parametrize("pattern", ["gpt2", "gpt4", "none"])  # the lossless ones
+@pytest.mark.parametrize("pretokenizer", ["gpt2", "gpt4", "none"])  # the lossless ones
 @settings(max_examples=100, deadline=None)
 @given(data=st.binary(max_size=200))
-def test_pretokenize_sequence_joins_back_to_the_input_bytes(pattern, data):
-    corpus = pretokenize(data, pattern=pattern, keep_sequence=True)
+def test_pretokenize_sequence_joins_back_to_the_input_bytes(pretokenizer, data):
+    corpus = pretokenize(data, pretokenizer=pretokenizer, keep_sequence=True)
     assert b"".join(corpus.sequence) == data
     assert sum(len(token) * n for token, n in corpus.counts.items()) == len(data)
 
@@ -348,10 +348,10 @@ def test_hf_numbers_the_bytes_by_their_gpt2_character():
 
 @EVERY_ALGORITHM
 @settings(max_examples=40, deadline=None)
-@given(corpus=corpora(), pattern=st.sampled_from(list(PATTERNS)))
-def test_tie_is_true_exactly_when_runner_up_count_equals_count(algorithm, corpus, pattern):
+@given(corpus=corpora(), pretokenizer=st.sampled_from(list(PRETOKENIZERS)))
+def test_tie_is_true_exactly_when_runner_up_count_equals_count(algorithm, corpus, pretokenizer):
     text, special_tokens = corpus
-    for e in run(text, special_tokens, pattern, algorithm, 40).events:
+    for e in run(text, special_tokens, pretokenizer, algorithm, 40).events:
         assert e.tie == (e.runner_up is not None and e.runner_up_count == e.count)
         assert (e.runner_up is None) == (e.runner_up_count == 0)
         assert e.runner_up_count <= e.count
@@ -360,11 +360,11 @@ def test_tie_is_true_exactly_when_runner_up_count_equals_count(algorithm, corpus
 
 @EVERY_ALGORITHM
 @settings(max_examples=40, deadline=None)
-@given(corpus=corpora(), pattern=st.sampled_from(list(PATTERNS)))
-def test_detail_mode_yields_the_same_merges(algorithm, corpus, pattern):
+@given(corpus=corpora(), pretokenizer=st.sampled_from(list(PRETOKENIZERS)))
+def test_detail_mode_yields_the_same_merges(algorithm, corpus, pretokenizer):
     text, special_tokens = corpus
-    plain = run(text, special_tokens, pattern, algorithm, 40)
-    detailed = run(text, special_tokens, pattern, algorithm, 40, detail=True)
+    plain = run(text, special_tokens, pretokenizer, algorithm, 40)
+    detailed = run(text, special_tokens, pretokenizer, algorithm, 40, detail=True)
     assert detailed.events == plain.events  # detail itself is left out of the comparison
     assert summary(detailed.events) == summary(plain.events)
     assert all(e.detail is None for e in plain.events)
@@ -394,7 +394,7 @@ def test_heap_detail_says_which_stale_pops_found_the_winner_and_which_the_runner
     """The heap drawn is the one choosing started from: its root is stale exactly when the winner needed pops first."""
     from bpe.data.corpora import stdlib_prose
 
-    events = train(pretokenize(stdlib_prose(300_000), pattern="gpt2"), 80, algorithm="heap", detail=True).events
+    events = train(pretokenize(stdlib_prose(300_000), pretokenizer="gpt2"), 80, algorithm="heap", detail=True).events
     for e in events:
         view = e.detail.heap
         root = view.entries[0]
@@ -441,10 +441,10 @@ TOUCHED = {
 
 @EVERY_ALGORITHM
 @settings(max_examples=40, deadline=None)
-@given(corpus=corpora(), pattern=st.sampled_from(list(PATTERNS)))
-def test_work_counts_one_merge_per_event(algorithm, corpus, pattern):
+@given(corpus=corpora(), pretokenizer=st.sampled_from(list(PRETOKENIZERS)))
+def test_work_counts_one_merge_per_event(algorithm, corpus, pretokenizer):
     text, special_tokens = corpus
-    result = run(text, special_tokens, pattern, algorithm, 40)
+    result = run(text, special_tokens, pretokenizer, algorithm, 40)
     assert result.work.get("merges", 0) == len(result.events)
     assert result.work.get(TOUCHED[algorithm], 0) == sum(e.words for e in result.events)
     if algorithm in ("heap", "heap_c", "naive"):

@@ -22,7 +22,7 @@ TEXTBOOK = "low low low low low lower lower widest widest widest newest newest n
 
 
 def textbook_events(algorithm: str = "heap"):
-    return train(pretokenize(TEXTBOOK, pattern="whitespace"), 12, algorithm=algorithm, detail=True).events
+    return train(pretokenize(TEXTBOOK, pretokenizer="whitespace"), 12, algorithm=algorithm, detail=True).events
 
 
 def event_with(top_pairs, heap=None, count=None) -> MergeEvent:
@@ -154,7 +154,7 @@ def chip_texts(html: str) -> list[str]:
 
 def test_a_merge_inside_a_character_changes_the_rewritten_words_visibly():
     # en dashes: merge 1 is \xe2 + \x80, the first two of the dash's three bytes
-    event = train(pretokenize("a – b – c – d –", pattern="gpt2"), 1, detail=True).events[0]
+    event = train(pretokenize("a – b – c – d –", pretokenizer="gpt2"), 1, detail=True).events[0]
     assert (event.left, event.right) == (b"\xe2", b"\x80")
     words = views.affected_words(event)
     rows = re.findall(r'<div class="toks word"[^>]*>(.*?)</div><span class="arrow">→</span><div class="toks word">(.*?)</div>', words)
@@ -219,7 +219,7 @@ def test_rewritten_words_are_one_grid_that_keeps_counts_in_their_own_column():
 
 @pytest.fixture(scope="module")
 def tok() -> Tokenizer:
-    run = train(pretokenize(TEXTBOOK, pattern="whitespace"), 12)
+    run = train(pretokenize(TEXTBOOK, pretokenizer="whitespace"), 12)
     return Tokenizer.from_training(run, "whitespace")
 
 

@@ -14,7 +14,7 @@ import streamlit as st
 
 from bpe.data.corpora import SEPARATOR, stdlib_prose
 from bpe.spec import TrainSpec
-from bpe.text.pretokenizers import DEFAULT_PATTERN
+from bpe.text.pretokenizers import DEFAULT, PreTokenizer
 from serve import disk
 
 MAX_UPLOAD_BYTES = 5_000_000
@@ -26,7 +26,7 @@ HELD_OUT_BYTES = 400_000  # stdlib prose after the training slice, never trained
 class Source:
     label: str
     text: str = ""
-    pattern: str = DEFAULT_PATTERN
+    pretokenizer: str = DEFAULT.name  # a name in bpe.PRETOKENIZERS: the sidebar's choice and the link's
     merges: int = 20
     special_tokens: tuple[str, ...] = ("<|endoftext|>",)
     note: str = ""  # a template filled in from the preset's run under the sidebar's rule: ui/preset_notes.py
@@ -38,7 +38,7 @@ class Source:
 
     def sidebar(self) -> dict[str, object]:
         """The sidebar's settings this preset was made for, by session key (ui.state's defaults, ui.sidebar.apply_preset)."""
-        return {"pattern": self.pattern, "special_tokens_text": ", ".join(self.special_tokens), "vocab_size": self.vocab_size}
+        return {"pretokenizer": self.pretokenizer, "special_tokens_text": ", ".join(self.special_tokens), "vocab_size": self.vocab_size}
 
 
 DEFAULT_SOURCE = "textbook"  # the preset a new session opens on
@@ -46,32 +46,32 @@ SOURCES: dict[str, Source] = {
     "textbook": Source(
         "low / lower / widest / newest (textbook)",
         "low low low low low lower lower widest widest widest newest newest newest newest newest newest",
-        pattern="whitespace",
+        pretokenizer="whitespace",
         merges=12,
         note="The Sennrich et al. example: {tied} tie for the first merge, and the tie-break rule decides: {rule} takes {first}.",
     ),
     "wikipedia": Source(
         "aaabdaaabac (Wikipedia)",
         "aaabdaaabac",
-        pattern="none",
+        pretokenizer="none",
         merges=5,
         note="One sequence, no pre-tokenizer. Under the {rule} rule: {merges}",
     ),
     "ties": Source(
         "aaaa abab baba (ties, overlaps)",
         "aaaa aaa aa abab abab baba baba ab ba a b",
-        pattern="whitespace",
+        pretokenizer="whitespace",
         merges=8,
         note="'aaaa' holds three overlapping a + a pairs but merges into two tokens; {ties} merges are ties.",
     ),
     "stdlib": Source(
         "Python's own docs (stdlib docstrings, 2 MB)",
-        pattern="gpt2",
+        pretokenizer="gpt2",
         merges=1000,
         note="Docstrings and comments of the Python standard library on this machine: real text, no download.",
     ),
-    "paste": Source("Paste your own text", pattern="gpt2", merges=50),
-    "upload": Source("Upload a text file", pattern="gpt2", merges=200),
+    "paste": Source("Paste your own text", pretokenizer="gpt2", merges=50),
+    "upload": Source("Upload a text file", pretokenizer="gpt2", merges=200),
 }
 
 
@@ -95,8 +95,8 @@ class Settings:
         return self.corpus.digest
 
     @property
-    def pattern(self) -> str:
-        return self.spec.pattern
+    def pretokenizer(self) -> PreTokenizer:
+        return self.spec.pretokenizer
 
     @property
     def special_tokens(self) -> tuple[str, ...]:

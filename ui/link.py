@@ -29,7 +29,7 @@ from collections.abc import Collection
 
 import streamlit as st
 
-from bpe import ALGORITHMS, PATTERNS
+from bpe import ALGORITHMS, PRETOKENIZERS
 from bpe.rule import (
     DEFAULT_RULE,  # a link names a rule only when it is not the default
     RULES,
@@ -100,14 +100,14 @@ def run_of(link: dict[str, str | None]) -> dict[str, object] | None:
     preset = corpora.SOURCES[corpus]
     wanted: dict[str, object] = {
         "source": corpus,
-        "pattern": preset.pattern,
+        "pretokenizer": preset.pretokenizer,
         "vocab_size": sidebar.preset_vocab_size(corpus),
         "special_tokens_text": ", ".join(preset.special_tokens),
         "algorithm": state.DEFAULTS["algorithm"],
         "tie_break": rule,
     }
     if link["pretokenizer"] is not None:
-        wanted["pattern"] = choice(link["pretokenizer"], PATTERNS, "pre-tokenizer", "the preset's") or wanted["pattern"]
+        wanted["pretokenizer"] = choice(link["pretokenizer"], PRETOKENIZERS, "pre-tokenizer", "the preset's") or wanted["pretokenizer"]
     if link["algorithm"] is not None:
         wanted["algorithm"] = choice(link["algorithm"], ALGORITHMS, "algorithm", "heap") or wanted["algorithm"]
     size = link["vocab_size"]
@@ -168,8 +168,8 @@ def run_params() -> dict[str, str]:
         return {}
     preset = corpora.SOURCES[source]
     params = {"corpus": source}
-    if session["pattern"] != preset.pattern:
-        params["pretokenizer"] = session["pattern"]
+    if session["pretokenizer"] != preset.pretokenizer:
+        params["pretokenizer"] = session["pretokenizer"]
     if session["vocab_size"] != sidebar.preset_vocab_size(source):
         params["vocab_size"] = str(int(session["vocab_size"]))
     if sidebar.parse_special_tokens(session["special_tokens_text"]) != preset.special_tokens:

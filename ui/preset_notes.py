@@ -30,7 +30,7 @@ MERGES_NAMED = 3
 def preset_run(key: str, tie_break: str) -> tuple[MergeEvent, ...]:
     """The merges of a preset's text under tie_break, with the pairs each chose among (detail on)."""
     source = SOURCES[key]
-    corpus = pretokenize(source.text.encode("utf-8"), pattern=source.pattern, special_tokens=source.special_tokens)
+    corpus = pretokenize(source.text.encode("utf-8"), pretokenizer=source.pretokenizer, special_tokens=source.special_tokens)
     return train(corpus, source.merges, special_tokens=source.special_tokens, detail=True, tie_break=tie_break).events
 
 

@@ -28,7 +28,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from bpe import PATTERNS, Tokenizer
+from bpe import PRETOKENIZERS, Tokenizer
 from bpe.files import formats, load, openai
 from bpe.files.openai import File, cached_path, store
 from serve import disk, settings
@@ -43,14 +43,14 @@ class Encoding:
     key: str  # "gpt2", "cl100k", "o200k"
     label: str  # what a class calls it: "GPT-4"
     name: str  # tiktoken's name: "cl100k_base"
-    patterns: tuple[str, ...]  # the library's pre-tokenizer names for it, preferred first (the first in bpe.PATTERNS is used)
+    pretokenizers: tuple[str, ...]  # the library's pre-tokenizer names for it, preferred first (the first registered is used)
     files: tuple[File, ...]  # its files, their URLs and sha256 (bpe.files.openai)
     special_ids: tuple[tuple[str, int], ...]  # its special tokens and their ids (a rank file does not record them)
 
 
-def _encoding(key: str, label: str, name: str, patterns: tuple[str, ...]) -> Encoding:
+def _encoding(key: str, label: str, name: str, pretokenizers: tuple[str, ...]) -> Encoding:
     known = openai.ENCODINGS[name]
-    return Encoding(key, label, name, patterns, known.files, tuple(known.special_tokens.items()))
+    return Encoding(key, label, name, pretokenizers, known.files, tuple(known.special_tokens.items()))
 
 
 ENCODINGS: dict[str, Encoding] = {
@@ -82,9 +82,9 @@ class Real:
 # finding the files
 
 
-def pattern_of(encoding: Encoding) -> str | None:
+def pretokenizer_of(encoding: Encoding) -> str | None:
     """The library's name for the encoding's pre-tokenizer, or None while the library lacks it."""
-    return next((p for p in encoding.patterns if p in PATTERNS), None)
+    return next((p for p in encoding.pretokenizers if p in PRETOKENIZERS), None)
 
 
 def locate(encoding: Encoding) -> tuple[tuple[Path, ...], str] | None:
@@ -158,15 +158,15 @@ def upload(encoding: Encoding, files) -> str | None:
 # loading, once per server
 
 
-_loaded: dict[tuple, Real] = {}  # (key, pattern, files' paths and sizes) -> the tokenizer: one per server process
+_loaded: dict[tuple, Real] = {}  # (key, pre-tokenizer, files' paths and sizes) -> the tokenizer: one per server process
 _lock = threading.Lock()  # one load at a time: a class arriving together waits for one load, not thirty
 
 
 def get(key: str, spinner: bool = True) -> Real:
     """The real tokenizer `key` (a key of ENCODINGS), loaded once per server; or why it is not available."""
     encoding = ENCODINGS[key]
-    pattern = pattern_of(encoding)
-    if pattern is None:
+    pretokenizer = pretokenizer_of(encoding)
+    if pretokenizer is None:
         return Real(
             encoding, None, f"{encoding.label} needs the library's '{encoding.patterns[0]}' pre-tokenizer, which it does not have yet."
         )
@@ -174,7 +174,7 @@ def get(key: str, spinner: bool = True) -> Real:
     if found is None:
         return Real(encoding, None, unavailable(encoding, fetch_later(encoding)))
     paths, where = found
-    stamp = (key, pattern, tuple((str(p), p.stat().st_size) for p in paths))
+    stamp = (key, pretokenizer, tuple((str(p), p.stat().st_size) for p in paths))
     known = _loaded.get(stamp)
     if known is not None:
         return known
@@ -237,7 +237,7 @@ def unavailable(encoding: Encoding, why: str) -> str:
     return f"{encoding.label} ({encoding.name}) is not on this machine and {why}: upload OpenAI's {names} to add it."
 
 
-def _load(key: str, pattern: str, stamp: tuple, where: str) -> Real:
+def _load(key: str, pretokenizer: str, stamp: tuple, where: str) -> Real:
     """Read the files (checked against OpenAI's sha256 again: a cache can be written by anyone) and build the Tokenizer."""
     encoding = ENCODINGS[key]
     try:
@@ -249,11 +249,11 @@ def _load(key: str, pattern: str, stamp: tuple, where: str) -> Real:
             files[file.name] = data
 
         def make() -> Tokenizer:
-            return with_special_tokens(formats.read_uploads(files, pattern=pattern), encoding)
+            return with_special_tokens(formats.read_uploads(files, pretokenizer=pretokenizer), encoding)
 
         # recovering o200k_base's merges from its ranks takes seconds of the server's processor at every start:
         # the Tokenizer is kept on disk, under OpenAI's sha256 of the very files just checked (serve/disk.py)
-        kept_as = (key, pattern, tuple(f.sha256 for f in encoding.files), tuple(encoding.special_ids))
+        kept_as = (key, pretokenizer, tuple(f.sha256 for f in encoding.files), tuple(encoding.special_ids))
         return Real(encoding, disk.kept("tokenizer", kept_as, make), None, where, encoding.files[0].shared)  # gpt2 or tiktoken: its format
     except (OSError, ValueError) as e:
         return Real(encoding, None, str(e))
@@ -269,8 +269,8 @@ def with_special_tokens(found: load.Loaded, encoding: Encoding) -> Tokenizer:
                 special_tokens.append(text)
                 vocab.setdefault(i, text.encode())
     if vocab is None:
-        return Tokenizer.from_merges(found.merges, special_tokens, found.pattern)
-    return Tokenizer(vocab, found.merges, special_tokens, pattern=found.pattern)
+        return Tokenizer.from_merges(found.merges, special_tokens, found.pretokenizer)
+    return Tokenizer(vocab, found.merges, special_tokens, pretokenizer=found.pretokenizer)
 
 
 def all_real() -> list[Real]:

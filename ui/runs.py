@@ -17,7 +17,7 @@ from dataclasses import replace
 
 import streamlit as st
 
-from bpe import ALGORITHMS, PreTokens, Training, pretokenize
+from bpe import ALGORITHMS, PreTokenizer, PreTokens, Training, pretokenize
 from bpe.events import StopReason
 from bpe.lab.threshold import Replay
 from bpe.spec import DEFAULT, TrainSpec
@@ -36,23 +36,23 @@ TRACE_MERGES = 5_000  # and here: each merge keeps ~10 KB of detail, and a class
 
 
 @st.cache_resource(max_entries=16, show_spinner="Pre-tokenizing…")
-def pretokenized(key: str, pattern: str, special_tokens: tuple[str, ...], keep_sequence: bool, _data: bytes) -> PreTokens:
-    return pretokenize(_data, pattern=pattern, special_tokens=special_tokens, keep_sequence=keep_sequence)
+def pretokenized(key: str, pretokenizer: PreTokenizer, special_tokens: tuple[str, ...], keep_sequence: bool, _data: bytes) -> PreTokens:
+    return pretokenize(_data, pretokenizer=pretokenizer, special_tokens=special_tokens, keep_sequence=keep_sequence)
 
 
 def pretokenized_for(settings) -> PreTokens:
     """The counts of the sidebar's corpus (a ui.corpus.Settings), for pages that read words, not traces: no sequence kept."""
-    return pretokenized(settings.key, settings.pattern, settings.special_tokens, False, settings.corpus.data)
+    return pretokenized(settings.key, settings.pretokenizer, settings.special_tokens, False, settings.corpus.data)
 
 
 def most_frequent_for(settings, n: int) -> tuple[dict[bytes, int], int]:
     """The n most frequent pre-tokens of the sidebar's corpus and how many different ones there are (the quiz's words)."""
-    return most_frequent(settings.key, settings.pattern, settings.special_tokens, n, pretokenized_for(settings).counts)
+    return most_frequent(settings.key, settings.pretokenizer, settings.special_tokens, n, pretokenized_for(settings).counts)
 
 
 @st.cache_resource(max_entries=8)
 def most_frequent(
-    key: str, pattern: str, special_tokens: tuple[str, ...], n: int, _counts: dict[bytes, int]
+    key: str, pretokenizer: PreTokenizer, special_tokens: tuple[str, ...], n: int, _counts: dict[bytes, int]
 ) -> tuple[dict[bytes, int], int]:
     """Found once per corpus and pre-tokenizer, not per click."""
     return dict(heapq.nlargest(n, _counts.items(), key=lambda wc: wc[1])), len(_counts)
@@ -155,7 +155,7 @@ def training_spec(spec: TrainSpec) -> TrainSpec:
 @st.cache_resource(max_entries=8)
 def tokenizer(run: RunKey, _training: Training) -> Tokenizer:
     """The tokenizer of the training run `run` names."""
-    return Tokenizer.from_training(_training, run.spec.pattern)
+    return Tokenizer.from_training(_training)  # the run's spec holds its pre-tokenizer
 
 
 def _small(settings) -> bool:

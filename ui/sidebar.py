@@ -6,10 +6,9 @@ import html
 
 import streamlit as st
 
-from bpe import ALGORITHMS, PATTERNS
+from bpe import ALGORITHMS, PRETOKENIZERS
 from bpe.rule import RULES
 from bpe.spec import TrainSpec
-from bpe.text.pretokenizers import PATTERN_HELP
 from bpe.train import check_spec
 from ui import corpus as corpora
 from ui import state
@@ -155,10 +154,10 @@ def _training_run() -> Settings | str:
     state.widget(
         st.selectbox,
         "Pre-tokenizer",
-        list(PATTERNS),
-        key="pattern",
+        list(PRETOKENIZERS),
+        key="pretokenizer",
         kept=True,
-        help="\n\n".join(f"**{k}**: {v}" for k, v in PATTERN_HELP.items()),
+        help="\n\n".join(f"**{name}**: {p.help}" for name, p in PRETOKENIZERS.items()),
     )
     state.widget(
         st.number_input,
@@ -183,7 +182,7 @@ def _training_run() -> Settings | str:
     st.caption(ALGORITHMS[st.session_state["algorithm"]].summary.capitalize() + ".")
 
     spec = TrainSpec(
-        pattern=st.session_state["pattern"],
+        pretokenizer=st.session_state["pretokenizer"],
         special_tokens=parse_special_tokens(st.session_state["special_tokens_text"]),
         tie_break=st.session_state["tie_break"],
         algorithm=st.session_state["algorithm"],

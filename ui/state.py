@@ -10,7 +10,7 @@ import streamlit as st
 
 from bpe.heap import Heap
 from bpe.spec import DEFAULT as DEFAULT_SPEC
-from bpe.text.pretokenizers import DEFAULT_PATTERN
+from bpe.text.pretokenizers import DEFAULT
 from ui.corpus import DEFAULT_SOURCE, SOURCES
 
 # Each default is taken from its home: the first preset's own settings, the library's TrainSpec defaults.
@@ -18,7 +18,7 @@ DEFAULTS: dict[str, object] = {
     "source": DEFAULT_SOURCE,  # a key of ui.corpus.SOURCES
     "pasted": "",
     "pasted_data": None,  # (the pasted text, its bytes): encoded once per text, not on every run (ui.sidebar.pasted_bytes)
-    **SOURCES[DEFAULT_SOURCE].sidebar(),  # pattern, special_tokens_text (the sidebar's box: comma-separated), vocab_size
+    **SOURCES[DEFAULT_SOURCE].sidebar(),  # pretokenizer, special_tokens_text (the sidebar's box: comma-separated), vocab_size
     "algorithm": Heap.name,  # the Python heap, whose trace the step page draws in detail (the library's default may be heap_c)
     "tie_break": DEFAULT_SPEC.tie_break,  # a key of bpe.rule.RULES: whose rule breaks ties between pairs with the same count
     "step": 1,  # the merge shown on the step-through page, 1-based
@@ -61,7 +61,7 @@ DEFAULTS: dict[str, object] = {
     "enc_quiz_answers": None,  # {question id: ui.lessons.quiz.Answer} of the encode quiz; replaced on each answer, never changed in place  # the guided lesson's screen, 1-based
     "tok_ref_source": "gpt2",  # the tokenize page's real tokenizer: "gpt2" (../shared/gpt2) or "upload"
     "tok_upload_ref": None,  # the files uploaded as the real tokenizer: ui.views.tokenize.Reference
-    "tok_ref_pattern": DEFAULT_PATTERN,  # the pre-tokenizer for uploaded files that do not record one (GPT-2, .tiktoken)
+    "tok_ref_pretokenizer": DEFAULT.name,  # the pre-tokenizer for uploaded files that do not record one (GPT-2, .tiktoken)
     "tok_merge_query": "",  # the real tokenizer's merges shown: those whose token contains this
     "real_k": None,  # merges of the sidebar's run used on the encode, compare and quirks pages; None: all of them
     "real_n": None,  # the merges of the run real_k was last drawn for: all of them follow a new run's

@@ -120,7 +120,7 @@ def trace_views(trace_id: str, key: RunKey, events: tuple[MergeEvent, ...]) -> T
 
 
 def _build(key: RunKey, events: tuple[MergeEvent, ...]) -> TraceViews:
-    pattern, special_tokens = key.spec.pattern, key.spec.special_tokens
+    pretokenizer, special_tokens = key.spec.pretokenizer, key.spec.special_tokens
     counts = [e.count for e in events]
     # subtle: a trace is a quarter of a million objects that live as long as the class steps through it, and
     # each of Python's full collections walked them all (up to 85 ms, in the middle of a click). gc.freeze moves
@@ -130,7 +130,7 @@ def _build(key: RunKey, events: tuple[MergeEvent, ...]) -> TraceViews:
     return TraceViews(
         key=key,
         events=events,
-        tokenizer=Tokenizer.from_merges([(e.left, e.right) for e in events], special_tokens, pattern),
+        tokenizer=Tokenizer.from_merges([(e.left, e.right) for e in events], special_tokens, pretokenizer),
         spec=views.counts_spec(counts),
         counts_heading=views.counts_heading(counts),
         counts=views.counts_arrow(counts),

@@ -103,7 +103,7 @@ def _jobs():
     preset = corpus.SOURCES["stdlib"]
     data = corpus.stdlib_bytes()
     spec = TrainSpec(  # the run the sidebar sets up when a class picks the preset (or opens a link to it)
-        pretokenizer=preset.pattern,
+        pretokenizer=preset.pretokenizer,
         special_tokens=preset.special_tokens,
         tie_break=state.DEFAULTS["tie_break"],
         algorithm=state.DEFAULTS["algorithm"],

@@ -5,7 +5,7 @@
    exactly as the `regex` module does (the comments say how each backtrack resolves). The
    character classes come from `regex` itself (unicode_classes.h, written by
    bpe/text/unicode_classes.py), so a character is a letter here exactly when \p{L} matches it there.
-   tests/test_compiled_encoder.py holds the two to the same pre-tokens on text over all of
+   tests/test_core_pretokenize.py holds the two to the same pre-tokens on text over all of
    Unicode, invalid UTF-8 and real corpora.
 
    Not here: any other regex (Python runs it), merging (encode.c). */

@@ -30,9 +30,9 @@ from pathlib import Path
 from ..core import follow
 from ..core import settings as core_settings
 from ..memory import peak_rss
-from ..text.pretokenize import PreTokens, Progress, Tally, compiled_path, sequence_bytes
-from ..text.pretokenizers import DEFAULT_PATTERN, check_pattern, check_special_tokens
-from .inputs import CHUNK_BYTES, DEFAULT_READING, Input, Options, Shard, read_shard, resolve_inputs, shards
+from ..text.pretokenize import PreTokens, Progress, sequence_bytes
+from ..text.tally import Tally, compiled_path
+from .inputs import CHUNK_BYTES, Input, Reading, Shard, read_shard, resolve_inputs, shards
 
 # Below this many bytes of input, counting runs in this process: a pool costs more than it saves.
 PARALLEL_MIN_BYTES = 4 << 20
@@ -78,48 +78,25 @@ def counted_by(text_bytes: int, compiled_bytes: int, python_why: Sequence[str], 
     )
 
 
-def count_inputs(
-    paths: Paths,
-    *,
-    pattern: str = DEFAULT_PATTERN,
-    special_tokens: Sequence[str] = (),
-    workers: int | None = None,
-    progress: Progress | None = None,
-    text_field: str = DEFAULT_READING.text_field,
-    text_column: str = DEFAULT_READING.text_column,
-    chunk_bytes: int = CHUNK_BYTES,
-    split_lines: bool = DEFAULT_READING.split_lines,
-    compiled: bool = DEFAULT_READING.compiled,
-) -> Counted:
+def count_inputs(paths: Paths, *, workers: int | None = None, progress: Progress | None = None, **reading) -> Counted:
     """Count the pre-tokens of every input (paths or globs), in parallel when the input is large enough.
 
-    With split_lines each line (newline kept) is a document of its own, as HuggingFace's
-    `Tokenizer.train(files)` reads files: no pre-token spans a line end. compiled=False
-    counts with the Python path only, even where compiled.py's is exact. The keywords
-    build the reading options (inputs.Options); count_with takes them as one value.
+    The keyword arguments say how inputs are read (bpe.data.inputs.Reading: pretokenizer, special_tokens,
+    text_field, text_column, chunk_bytes, split_lines, compiled): with split_lines each line (newline kept)
+    is a document of its own, as HuggingFace's `Tokenizer.train(files)` reads files; compiled=False counts
+    with the Python path only, even where a compiled engine is exact. count_with takes them as one value.
     """
-    return count_with(
-        paths, reading_of(pattern, special_tokens, text_field, text_column, chunk_bytes, split_lines, compiled), workers, progress
-    )
+    return count_with(paths, Reading.of(**reading), workers, progress)
 
 
-def reading_of(pattern, special_tokens, text_field, text_column, chunk_bytes, split_lines, compiled) -> Options:
-    """The reading options the keyword functions are given, checked (a str of special tokens is refused, not split)."""
-    check_pattern(pattern)
-    check_special_tokens(special_tokens)
-    return Options(text_field, text_column, tuple(special_tokens), pattern, chunk_bytes, _flag(split_lines), compiled)
-
-
-def count_with(paths: Paths, reading: Options, workers: int | None = None, progress: Progress | None = None) -> Counted:
+def count_with(paths: Paths, reading: Reading, workers: int | None = None, progress: Progress | None = None) -> Counted:
     """count_inputs with the reading options as one value: count_with(paths, spec.reading(), workers=2)."""
-    pattern, chunk_bytes = reading.pattern, reading.chunk_bytes
-    check_pattern(pattern)
-    check_special_tokens(reading.special_tokens)
+    chunk_bytes = reading.chunk_bytes
     workers = check_workers(workers)
     inputs = resolve_inputs(paths)
     total = sum(source.size for source in inputs)
     min_bytes = PARALLEL_MIN_BYTES
-    library = compiled_path(pattern)[0] if reading.compiled else ""
+    library = compiled_path(reading.pretokenizer)[0] if reading.compiled else ""
     if library:
         min_bytes = PARALLEL_MIN_BYTES * COMPILED_PARALLEL_FACTOR
         chunk_bytes = COMPILED_CHUNK_BYTES if chunk_bytes == CHUNK_BYTES else chunk_bytes
@@ -143,12 +120,6 @@ def count_with(paths: Paths, reading: Options, workers: int | None = None, progr
     why = tuple(sorted({reason for tally in tallies for reason in tally.python_why}))
     compiled_bytes = sum(tally.compiled_bytes for tally in tallies)
     return Counted(counts, tuple(inputs), sum(t.text_bytes for t in tallies), peak, used, cpu, compiled_bytes, why, library)
-
-
-def _flag(split_lines: object) -> bool:
-    if not isinstance(split_lines, bool):
-        raise ValueError(f"split_lines must be True or False, not {split_lines!r}.")
-    return split_lines
 
 
 def check_workers(workers: int | None) -> int:
@@ -180,12 +151,12 @@ class ShardCounts:
     python_why: tuple[str, ...] = ()  # why the rest went to the Python path
 
 
-def count_shards(jobs: Iterable[Shard], options: Options, report: Callable[[int], None] | None = None) -> ShardCounts:
+def count_shards(jobs: Iterable[Shard], options: Reading, report: Callable[[int], None] | None = None) -> ShardCounts:
     """Count shards into one tally; report(disk bytes) after each batch.
 
     Text files are read as bytes: the compiled path counts valid UTF-8 without making a str.
     """
-    tally, text_bytes = Tally(options.pattern, options.split_lines, options.compiled), 0
+    tally, text_bytes = Tally(options.pretokenizer, options.split_lines, options.compiled), 0
     for shard in jobs:
         for batch in read_shard(shard, options, undecoded=True):
             tally.add(batch.documents, options.special_tokens)
@@ -256,7 +227,7 @@ def _end_with_parent(alive) -> None:
     os._exit(1)
 
 
-def _drain(options: Options) -> ShardCounts:
+def _drain(options: Reading) -> ShardCounts:
     def take():
         while (shard := _jobs.get()) is not None:
             if _stop.is_set():
@@ -266,7 +237,7 @@ def _drain(options: Options) -> ShardCounts:
     return count_shards(take(), options, _done.put)
 
 
-def _count_in_pool(jobs: list[Shard], options: Options, workers: int, report) -> tuple[list[ShardCounts], int]:
+def _count_in_pool(jobs: list[Shard], options: Reading, workers: int, report) -> tuple[list[ShardCounts], int]:
     # imported here: a run that counts in one process (most runs below 128 MB) skips their ~25 ms
     from concurrent.futures import FIRST_EXCEPTION, ProcessPoolExecutor, wait
     from concurrent.futures.process import BrokenProcessPool
@@ -330,30 +301,17 @@ def _pass_on(done_queue, report, pids: list[int]) -> None:
 
 
 def pretokenize_files(
-    paths: Paths,
-    *,
-    pattern: str = DEFAULT_PATTERN,
-    special_tokens: Sequence[str] = (),
-    workers: int | None = None,
-    keep_sequence: bool = False,
-    progress: Progress | None = None,
-    text_field: str = DEFAULT_READING.text_field,
-    text_column: str = DEFAULT_READING.text_column,
-    chunk_bytes: int = CHUNK_BYTES,
-    split_lines: bool = DEFAULT_READING.split_lines,
-    compiled: bool = DEFAULT_READING.compiled,
+    paths: Paths, *, workers: int | None = None, keep_sequence: bool = False, progress: Progress | None = None, **reading
 ) -> PreTokens:
     """PreTokens of every input (paths or globs of text, compressed text, JSON Lines, Parquet).
 
-    compiled=False counts with the Python path only, even where compiled.py's is exact.
-    The keywords build the reading options; pretokenize_with takes them as one value.
+    The keyword arguments say how inputs are read (see count_inputs); pretokenize_with takes them as one value.
     """
-    reading = reading_of(pattern, special_tokens, text_field, text_column, chunk_bytes, split_lines, compiled)
-    return pretokenize_with(paths, reading, workers=workers, keep_sequence=keep_sequence, progress=progress)
+    return pretokenize_with(paths, Reading.of(**reading), workers=workers, keep_sequence=keep_sequence, progress=progress)
 
 
 def pretokenize_with(
-    paths: Paths, reading: Options, *, workers: int | None = None, keep_sequence: bool = False, progress: Progress | None = None
+    paths: Paths, reading: Reading, *, workers: int | None = None, keep_sequence: bool = False, progress: Progress | None = None
 ) -> PreTokens:
     """pretokenize_files with the reading options as one value: pretokenize_with(paths, spec.reading())."""
     if keep_sequence:  # the order of occurrences is for the teaching algorithms: small inputs, one process
@@ -362,44 +320,23 @@ def pretokenize_with(
     return PreTokens(counted.counts, None, counted.text_bytes)
 
 
-def pretokenize_file(
-    path: str | os.PathLike,
-    *,
-    pattern: str = DEFAULT_PATTERN,
-    special_tokens: Sequence[str] = (),
-    workers: int | None = None,
-    keep_sequence: bool = False,
-    progress: Progress | None = None,
-    chunk_bytes: int = CHUNK_BYTES,
-    compiled: bool = True,
-) -> PreTokens:
-    """Pre-tokenize one file of any size and format (see pretokenize_files)."""
-    return pretokenize_files(
-        [Path(path)],
-        pattern=pattern,
-        special_tokens=special_tokens,
-        workers=workers,
-        keep_sequence=keep_sequence,
-        progress=progress,
-        chunk_bytes=chunk_bytes,
-        compiled=compiled,
-    )
+def pretokenize_file(path: str | os.PathLike, **options) -> PreTokens:
+    """Pre-tokenize one file of any size and format (see pretokenize_files, which takes the same keywords)."""
+    return pretokenize_files([Path(path)], **options)
 
 
-def _with_sequence(paths: Paths, options: Options, progress: Progress | None) -> PreTokens:
+def _with_sequence(paths: Paths, options: Reading, progress: Progress | None) -> PreTokens:
     """Counts and every occurrence in text order, read in this process."""
-    pattern, special_tokens, split_lines = options.pattern, options.special_tokens, options.split_lines
-    check_pattern(pattern)
-    check_special_tokens(special_tokens)
+    pretokenizer, special_tokens, split_lines = options.pretokenizer, options.special_tokens, options.split_lines
     inputs = resolve_inputs(paths)
     report = reporter(progress, sum(source.size for source in inputs))
-    tally, sequence, text_bytes = Tally(pattern, split_lines, options.compiled), [], 0
+    tally, sequence, text_bytes = Tally(pretokenizer, split_lines, options.compiled), [], 0
     for source in inputs:
         for shard in shards(source, options):
             for batch in read_shard(shard, options):
                 tally.add(batch.documents, special_tokens)
                 for document in batch.documents:
-                    sequence += sequence_bytes(document, pattern, special_tokens, split_lines)
+                    sequence += sequence_bytes(document, pretokenizer, special_tokens, split_lines)
                 text_bytes += batch.text_bytes
                 if report:
                     report(batch.disk_bytes)

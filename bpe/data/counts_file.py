@@ -25,7 +25,7 @@ from pathlib import Path
 
 from .. import atomic
 from ..renamed import renamed
-from ..text.pretokenizers import check_pattern, check_special_tokens, regex_of
+from ..text.pretokenizers import PreTokenizer, check_special_tokens, pretokenizer_of
 from .inputs import Input
 
 KEY = b"bpe.counts"
@@ -34,29 +34,29 @@ ROW_GROUP = 1 << 20
 BATCH_ROWS = 1 << 16  # rows read (and checked) at a time
 
 
-@renamed(pretokenizer="pattern")
+@renamed(pattern="pretokenizer")
 @dataclass(frozen=True)
 class CountsInfo:
-    """The settings that made a counts file, and its totals (pretokenizer= is the old name of pattern=)."""
+    """The settings that made a counts file, and its totals (pattern= is the old name of pretokenizer=)."""
 
-    pattern: str  # the pre-tokenizer: a name in patterns.PATTERNS or a regex
+    pretokenizer: str  # the pre-tokenizer as the file spells it: a registered name, or a regex (PreTokenizer.spelled)
     special_tokens: tuple[str, ...]
     inputs: tuple[dict, ...] = ()  # {"path", "format", "compression", "bytes"} (+ "text_field" / "text_column")
     text_bytes: int = 0  # bytes of text counted
     pre_tokens: int = 0  # occurrences: the sum of the counts
     unique: int = 0  # rows
-    regex: str | None = field(default=None)  # the pattern's regex itself, so a renamed or changed regex is noticed
+    regex: str | None = field(default=None)  # the pre-tokenizer's regex itself, so a renamed or changed regex is noticed
     split_lines: bool = False  # each line was a document of its own (count_inputs(split_lines=True))
 
     def __post_init__(self) -> None:
         if self.regex is None:
             with contextlib.suppress(ValueError):  # a name this version does not know: check_matches says so
-                object.__setattr__(self, "regex", regex_of(self.pattern))
+                object.__setattr__(self, "regex", pretokenizer_of(self.pretokenizer).regex)
 
 
-# subtle: the file's metadata keeps the names of its first format: "pretokenizer" is the pattern's name (or regex)
-# and "pattern" its regex, so that files written before and after the rename read the same
-_FILE_KEYS = {"pattern": "pretokenizer", "regex": "pattern"}
+# subtle: the file's metadata keeps the names of its first format: "pretokenizer" is the pre-tokenizer as spelled
+# (a name or a regex) and "pattern" its regex, so that files written before and after the renames read the same
+_FILE_KEYS = {"regex": "pattern"}
 
 
 def metadata_of(info: CountsInfo) -> dict:
@@ -266,7 +266,7 @@ def _info_of(path: Path, schema) -> CountsInfo:
         if not isinstance(data, dict):
             raise ValueError(f"it is JSON but not an object ({type(data).__name__})")
         info = CountsInfo(
-            pattern=_typed(data, "pretokenizer", str),
+            pretokenizer=_typed(data, "pretokenizer", str),
             special_tokens=tuple(_typed(data, "special_tokens", list)),
             inputs=tuple(_typed(data, "inputs", list)),
             text_bytes=_typed(data, "text_bytes", int),
@@ -301,19 +301,22 @@ def _typed(data: dict, key: str, kind: type):
 def check_matches(
     info: CountsInfo,
     path: str | os.PathLike,
-    pattern: str | None,
+    pretokenizer: str | PreTokenizer | None,
     special_tokens: Sequence[str] | None,
     split_lines: bool | None = None,
 ) -> None:
     """Refuse, in one sentence, settings that contradict the ones the counts were made with (None: take the file's)."""
     try:
-        known = regex_of(info.pattern)
+        known = pretokenizer_of(info.pretokenizer).regex
     except ValueError:
-        raise ValueError(f"{path} was counted with the pre-tokenizer {info.pattern!r}, which this version does not know.") from None
+        raise ValueError(f"{path} was counted with the pre-tokenizer {info.pretokenizer!r}, which this version does not know.") from None
     if info.regex != known:
-        raise ValueError(f"{path} was counted with a different {info.pattern!r} regex than this version uses; count again.")
-    if pattern is not None and regex_of(pattern) != known:  # by regex: 'gpt4' and 'cl100k' are one pre-tokenizer
-        raise ValueError(f"{path} was counted with the {info.pattern!r} pre-tokenizer, not {pattern!r}; count again or drop the setting.")
+        raise ValueError(f"{path} was counted with a different {info.pretokenizer!r} regex than this version uses; count again.")
+    if pretokenizer is not None and pretokenizer_of(pretokenizer).regex != known:  # by regex: 'gpt4' and 'cl100k' are one
+        given = pretokenizer if isinstance(pretokenizer, str) else pretokenizer.spelled  # as the user wrote it
+        raise ValueError(
+            f"{path} was counted with the {info.pretokenizer!r} pre-tokenizer, not {given!r}; count again or drop the setting."
+        )
     if special_tokens is not None and sorted(special_tokens) != sorted(info.special_tokens):
         raise ValueError(
             f"{path} was counted with special tokens {list(info.special_tokens)}, not {list(special_tokens)}; "
@@ -325,15 +328,15 @@ def check_matches(
 
 
 def check_request(
-    path: str | os.PathLike, pattern: str | None, special_tokens: Sequence[str] | None, split_lines: bool | None = None
+    path: str | os.PathLike, pretokenizer: str | PreTokenizer | None, special_tokens: Sequence[str] | None, split_lines: bool | None = None
 ) -> tuple[str, ...]:
     """Check a training request against a counts file (reading its metadata only); return the special tokens to use."""
     if special_tokens is not None:
         check_special_tokens(special_tokens)
-    if pattern is not None:
-        check_pattern(pattern)
+    if pretokenizer is not None:
+        pretokenizer_of(pretokenizer)
     info = read_info(path)
-    check_matches(info, path, pattern, special_tokens, split_lines)
+    check_matches(info, path, pretokenizer, special_tokens, split_lines)
     return tuple(info.special_tokens if special_tokens is None else special_tokens)
 
 
@@ -349,7 +352,7 @@ def merge_counts_files(paths: Sequence[str | os.PathLike], out: str | os.PathLik
         raise ValueError("Give the counts files to merge.")
     first = read_info(paths[0])
     for path in paths[1:]:
-        check_matches(read_info(path), path, first.pattern, first.special_tokens, first.split_lines)
+        check_matches(read_info(path), path, first.pretokenizer, first.special_tokens, first.split_lines)
     counts: dict[bytes, int] = {}
     inputs: list[dict] = []
     text_bytes = 0

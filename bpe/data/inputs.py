@@ -13,8 +13,8 @@ here). Every problem with an input is a ValueError whose one sentence names the
 file, and the line or row group.
 
     inputs = resolve_inputs(["data/*.jsonl.gz", "notes.txt"])
-    for shard in shards(inputs[0], Options()):
-        for batch in read_shard(shard, Options()):
+    for shard in shards(inputs[0], Reading()):
+        for batch in read_shard(shard, Reading()):
             batch.documents  # ['first record's text', 'second ...']
 """
 
@@ -30,10 +30,18 @@ import os
 import re
 import zlib
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
-from ..text.pretokenizers import DEFAULT_PATTERN, ENCODING, ERRORS  # invalid bytes are kept as bytes
+from ..renamed import renamed
+from ..text.pretokenizers import (  # invalid bytes are kept as bytes
+    DEFAULT,
+    ENCODING,
+    ERRORS,
+    PreTokenizer,
+    check_special_tokens,
+    pretokenizer_of,
+)
 
 CHUNK_BYTES = 8 << 20  # a shard of a plain file, and a block read from a stream
 BATCH_ROWS = 4096  # Parquet rows read at a time
@@ -43,19 +51,50 @@ PARQUET_SUFFIXES = (".parquet", ".pq")
 
 
 @dataclass(frozen=True)
-class Options:
-    """How to read inputs: where the text is in a record, and how to cut text files."""
+class Reading:
+    """How inputs are read: where the text is in a record, how text files are cut, what a document is.
+
+    One value for every function that reads inputs (counting, training, encoding datasets, Ray), as
+    TrainSpec is for training; their keyword arguments build one with `Reading.of`, each default written here once.
+    """
 
     text_field: str = "text"  # JSON Lines
     text_column: str = "text"  # Parquet
     special_tokens: tuple[str, ...] = ()  # text files are cut only where no special token is split
-    pattern: str = DEFAULT_PATTERN
+    pretokenizer: PreTokenizer = DEFAULT  # text files are cut only where no pre-token is split
     chunk_bytes: int = CHUNK_BYTES
     split_lines: bool = False  # each line (newline kept) is a document, as HuggingFace's train(files) reads a file
-    compiled: bool = True  # count with compiled.py's path where it is exact (False: the Python path only)
+    compiled: bool = True  # count with a compiled engine where it is exact (text/tally.py; False: the Python path only)
+
+    @classmethod
+    @renamed(pattern="pretokenizer")
+    def of(cls, reading: Reading | None = None, **settings) -> Reading:
+        """reading (or the defaults) with settings changed and checked: Reading.of(pretokenizer="cl100k", split_lines=True).
+
+        An unknown name is a TypeError; a bad value a ValueError with one sentence (a str of special
+        tokens is refused, not split into characters). pattern=, the old name of pretokenizer=, is still accepted.
+        """
+        names = {f.name for f in fields(cls)}
+        unknown = set(settings) - names
+        if unknown:
+            raise TypeError(f"Unknown reading setting(s) {', '.join(sorted(unknown))}; a Reading has {', '.join(sorted(names))}.")
+        if "pretokenizer" in settings:
+            settings["pretokenizer"] = pretokenizer_of(settings["pretokenizer"])
+        if "special_tokens" in settings:
+            check_special_tokens(settings["special_tokens"])
+            settings["special_tokens"] = tuple(settings["special_tokens"])
+        if "split_lines" in settings:
+            settings["split_lines"] = _flag(settings["split_lines"])
+        return replace(reading or DEFAULT_READING, **settings)
 
 
-DEFAULT_READING = Options()  # each reading default, written once: TrainSpec and the keyword functions take theirs from it
+def _flag(split_lines: object) -> bool:
+    if not isinstance(split_lines, bool):
+        raise ValueError(f"split_lines must be True or False, not {split_lines!r}.")
+    return split_lines
+
+
+DEFAULT_READING = Reading()  # each reading default, written once: TrainSpec and the keyword functions take theirs from it
 
 
 @dataclass(frozen=True)
@@ -137,7 +176,7 @@ def describe(path: Path) -> Input:
 # cutting inputs into shards
 
 
-def shards(source: Input, options: Options) -> list[Shard]:
+def shards(source: Input, options: Reading) -> list[Shard]:
     """Pieces of one input that can be counted independently (one, for a compressed file)."""
     if source.compression:
         return [Shard(source, 0, source.size, source.size)]
@@ -146,7 +185,7 @@ def shards(source: Input, options: Options) -> list[Shard]:
     if source.format == "jsonl":
         bounds = line_boundaries(source.path, options.chunk_bytes)
     else:
-        bounds = chunk_boundaries(source.path, options.special_tokens, options.pattern, options.chunk_bytes)
+        bounds = chunk_boundaries(source.path, options.special_tokens, options.pretokenizer, options.chunk_bytes)
     return [Shard(source, a, b, b - a) for a, b in zip(bounds, bounds[1:])]
 
 
@@ -174,7 +213,7 @@ _SAFE_NEWLINE = re.compile(rb"(?<=[!-~])\n(?=[!-~])")
 _WINDOW = 1 << 16
 
 
-def _find_boundary(f, start: int, stop: int, special_bytes: list[bytes], pattern: str) -> int | None:
+def _find_boundary(f, start: int, stop: int, special_bytes: list[bytes], pretokenizer: PreTokenizer) -> int | None:
     """First safe cut at or after `start` and before `stop`, or None.
 
     A cut goes just before a special token, or else just after a safe newline.
@@ -193,7 +232,7 @@ def _find_boundary(f, start: int, stop: int, special_bytes: list[bytes], pattern
         if len(window) <= pos - base:
             return None
         cuts = [m.start() for m in starts.finditer(window, pos - base)] if starts else []
-        if pattern != "none":  # for 'none' only special tokens end a document
+        if pretokenizer.regex is not None:  # without a regex only special tokens end a document
             cuts += [m.end() for m in _SAFE_NEWLINE.finditer(window, pos - base)]
         for cut in sorted(cuts):
             if not _straddled(window, cut, special_bytes):
@@ -211,15 +250,16 @@ def _straddled(window: bytes, cut: int, special_bytes: list[bytes]) -> bool:
     return False
 
 
-def chunk_boundaries(path: Path, special_tokens: Sequence[str], pattern: str, chunk_bytes: int) -> list[int]:
+def chunk_boundaries(path: Path, special_tokens: Sequence[str], pretokenizer: str | PreTokenizer, chunk_bytes: int) -> list[int]:
     """Byte offsets [0, ..., size] cutting the file into ~chunk_bytes pieces at safe places."""
+    pretokenizer = pretokenizer_of(pretokenizer)
     size = path.stat().st_size
     special_bytes = [t.encode(ENCODING) for t in special_tokens]
     bounds = [0]
     with open(path, "rb") as f:
         guess = chunk_bytes
         while guess < size:
-            cut = _find_boundary(f, guess, min(guess + chunk_bytes, size), special_bytes, pattern)
+            cut = _find_boundary(f, guess, min(guess + chunk_bytes, size), special_bytes, pretokenizer)
             if cut is not None and cut > bounds[-1]:
                 bounds.append(cut)
                 guess = cut + chunk_bytes
@@ -229,7 +269,7 @@ def chunk_boundaries(path: Path, special_tokens: Sequence[str], pattern: str, ch
     return bounds
 
 
-def _last_safe_cut(block: bytes, special_bytes: list[bytes], pattern: str) -> int | None:
+def _last_safe_cut(block: bytes, special_bytes: list[bytes], pretokenizer: PreTokenizer) -> int | None:
     """A safe cut in the second half of a block read from a stream, or None.
 
     subtle: what follows the block is unknown, so a cut must leave room for the
@@ -237,7 +277,7 @@ def _last_safe_cut(block: bytes, special_bytes: list[bytes], pattern: str) -> in
     before the cut seen whole.
     """
     longest = max((len(s) for s in special_bytes), default=1)
-    cut = _find_boundary(io.BytesIO(block), len(block) // 2, len(block), special_bytes, pattern)
+    cut = _find_boundary(io.BytesIO(block), len(block) // 2, len(block), special_bytes, pretokenizer)
     return cut if cut is not None and 0 < cut < len(block) - longest else None
 
 
@@ -245,7 +285,7 @@ def _last_safe_cut(block: bytes, special_bytes: list[bytes], pattern: str) -> in
 # reading a shard
 
 
-def read_shard(shard: Shard, options: Options, undecoded: bool = False) -> Iterator[Batch]:
+def read_shard(shard: Shard, options: Reading, undecoded: bool = False) -> Iterator[Batch]:
     """The documents of one shard, a batch at a time; the batches' disk_bytes add up to shard.size.
 
     undecoded: a text file's documents are its bytes as read (Tally decodes them if it must).
@@ -274,7 +314,7 @@ def _read_range(path: Path, start: int, stop: int) -> bytes:
         return f.read(stop - start)
 
 
-def _read_compressed(source: Input, options: Options, undecoded: bool = False) -> Iterator[Batch]:
+def _read_compressed(source: Input, options: Reading, undecoded: bool = False) -> Iterator[Batch]:
     """A compressed file, streamed; corrupt data is refused in one sentence, whichever library noticed."""
     if source.format == "jsonl":
         reader = _stream_jsonl
@@ -377,13 +417,13 @@ class _Streams:
         pass
 
 
-def _stream_text(source: Input, raw, stream, options: Options) -> Iterator[Batch]:
+def _stream_text(source: Input, raw, stream, options: Reading) -> Iterator[Batch]:
     """A compressed text file in blocks of text (see _stream_bytes)."""
     for batch in _stream_bytes(source, raw, stream, options):
         yield Batch([data.decode(ENCODING, ERRORS) for data in batch.documents], batch.text_bytes, batch.disk_bytes)
 
 
-def _stream_bytes(source: Input, raw, stream, options: Options) -> Iterator[Batch]:
+def _stream_bytes(source: Input, raw, stream, options: Reading) -> Iterator[Batch]:
     """A compressed text file in blocks, each cut at a safe place (the rest carried into the next)."""
     special_bytes = [t.encode(ENCODING) for t in options.special_tokens]
     carry, done = b"", 0
@@ -393,7 +433,7 @@ def _stream_bytes(source: Input, raw, stream, options: Options) -> Iterator[Batc
         if not block:  # the end: the rest of the text, and the rest of the file's bytes
             yield Batch([data] if data else [], len(data), source.size - done)
             return
-        cut = _last_safe_cut(data, special_bytes, options.pattern)
+        cut = _last_safe_cut(data, special_bytes, options.pretokenizer)
         if cut is None:  # no safe place yet: read on (a file without one is read whole)
             carry = data
             continue
@@ -403,7 +443,7 @@ def _stream_bytes(source: Input, raw, stream, options: Options) -> Iterator[Batc
         done = position
 
 
-def _stream_jsonl(source: Input, raw, stream, options: Options) -> Iterator[Batch]:
+def _stream_jsonl(source: Input, raw, stream, options: Reading) -> Iterator[Batch]:
     """A compressed JSON Lines file in blocks of whole lines."""
     carry, done, line = b"", 0, 1
     while True:
@@ -423,7 +463,7 @@ def _stream_jsonl(source: Input, raw, stream, options: Options) -> Iterator[Batc
         done = position
 
 
-def _jsonl_batch(source: Input, data: bytes, offset: int | None, disk_bytes: int, options: Options, first_line: int = 1) -> Batch:
+def _jsonl_batch(source: Input, data: bytes, offset: int | None, disk_bytes: int, options: Reading, first_line: int = 1) -> Batch:
     """The text field of every line in data (whole lines).
 
     Blank lines are skipped, and so is a null field; anything else that is not a
@@ -494,7 +534,7 @@ def _text_column(source: Input, parquet, column: str) -> int:
     return schema.get_field_index(column)
 
 
-def _row_groups(source: Input, options: Options) -> list[Shard]:
+def _row_groups(source: Input, options: Reading) -> list[Shard]:
     """One shard per row group; their sizes share out the file's size by compressed bytes."""
     parquet = _parquet_file(source)
     _text_column(source, parquet, options.text_column)
@@ -509,7 +549,7 @@ def _row_groups(source: Input, options: Options) -> list[Shard]:
     return [Shard(source, i, i, size) for i, size in enumerate(sizes)]
 
 
-def _read_row_group(shard: Shard, options: Options) -> Iterator[Batch]:
+def _read_row_group(shard: Shard, options: Reading) -> Iterator[Batch]:
     import pyarrow.compute as pc
 
     source, group = shard.input, shard.start

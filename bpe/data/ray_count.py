@@ -17,38 +17,25 @@ system), and have this package installed (`pip install .[ray]`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
 
-from ..text.pretokenize import compiled_path
-from ..text.pretokenizers import DEFAULT_PATTERN, check_pattern, check_special_tokens
-from .count import Counted, Paths, count_shards, reading_of
-from .inputs import CHUNK_BYTES, DEFAULT_READING, Options, Shard, resolve_inputs, shards
+from ..text.tally import compiled_path
+from .count import Counted, Paths, count_shards
+from .inputs import Reading, Shard, resolve_inputs, shards
 
 TASKS_PER_CPU = 2  # map tasks per CPU of the cluster: enough to balance, few enough that each splits its units once
 
 
-def count_on_ray(
-    paths: Paths,
-    address: str | None = "auto",
-    *,
-    pattern: str = DEFAULT_PATTERN,
-    special_tokens: Sequence[str] = (),
-    text_field: str = DEFAULT_READING.text_field,
-    text_column: str = DEFAULT_READING.text_column,
-    chunk_bytes: int = CHUNK_BYTES,
-    split_lines: bool = DEFAULT_READING.split_lines,
-    compiled: bool = DEFAULT_READING.compiled,
-) -> Counted:
-    """Count pre-tokens on Ray: the cluster at address ('auto', 'ray://host:10001', 'local'), or the one already connected."""
-    reading = reading_of(pattern, special_tokens, text_field, text_column, chunk_bytes, split_lines, compiled)
-    return count_on_ray_with(paths, address, reading)
+def count_on_ray(paths: Paths, address: str | None = "auto", **reading) -> Counted:
+    """Count pre-tokens on Ray: the cluster at address ('auto', 'ray://host:10001', 'local'), or the one already connected.
+
+    The keyword arguments say how inputs are read, as count_inputs takes them (bpe.data.inputs.Reading).
+    """
+    return count_on_ray_with(paths, address, Reading.of(**reading))
 
 
-def count_on_ray_with(paths: Paths, address: str | None, options: Options) -> Counted:
+def count_on_ray_with(paths: Paths, address: str | None, options: Reading) -> Counted:
     """count_on_ray with the reading options as one value: count_on_ray_with(paths, "auto", spec.reading())."""
-    check_pattern(options.pattern)
-    check_special_tokens(options.special_tokens)
     inputs = resolve_inputs(paths)
     jobs = [shard for source in inputs for shard in shards(source, options)]
     ray, started = _connect(address)
@@ -75,7 +62,7 @@ def count_on_ray_with(paths: Paths, address: str | None, options: Options) -> Co
         len(groups),
         compiled_bytes=sum(stat[2] for stat in stats),
         python_why=tuple(sorted({why for stat in stats for why in stat[3]})),
-        library=compiled_path(options.pattern)[0] if options.compiled else "",
+        library=compiled_path(options.pretokenizer)[0] if options.compiled else "",
     )
 
 
@@ -125,7 +112,7 @@ def _reduce_tree(ray, refs: list, add_task):
 # the tasks (they run on the cluster)
 
 
-def _count_group(group: list[Shard], options: Options):
+def _count_group(group: list[Shard], options: Reading):
     """Map: one tally over a group of shards -> (Arrow table of token, count; (text bytes, peak RSS, compiled bytes, why Python))."""
     import pyarrow as pa
 

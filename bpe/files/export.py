@@ -6,7 +6,7 @@ Three formats, all derived from the merges (the vocab is never stored on its own
   to its id; merges.txt lists the merges in order, one 'left right' per line.
   Special tokens are stored as their own text. The pre-tokenizer is not recorded.
 - HuggingFace tokenizer.json: a byte-level BPE model that `tokenizers.Tokenizer.from_file`
-  loads and that encodes exactly as we do (see `load.hf_pre_tokenizer` for the patterns).
+  loads and that encodes exactly as we do (see `PreTokenizer.hf` for the pre-tokenizers).
 - Plain JSON (tokenizer.bpe.json): this tool's own, the only one that also records
   each merge's count when it was made:
   {"format": "bpe-workbench", "version": 1, "pattern": "gpt2", "special_tokens": [...],
@@ -29,8 +29,8 @@ from binascii import b2a_base64
 from collections.abc import Sequence
 from json.encoder import encode_basestring
 
-from ..text.pretokenizers import DEFAULT_PATTERN, PATTERNS, regex_of
-from .load import FORMAT, TIKTOKEN_SPEC, VERSION, Loaded, hf_pre_tokenizer
+from ..text.pretokenizers import DEFAULT, PreTokenizer
+from .load import FORMAT, TIKTOKEN_SPEC, VERSION, Loaded
 
 Vocab = dict[int, bytes]
 Merges = list[tuple[bytes, bytes]]
@@ -74,7 +74,7 @@ def hf_tokenizer_json(t: Loaded) -> str:
         "padding": None,
         "added_tokens": added,
         "normalizer": None,
-        "pre_tokenizer": hf_pre_tokenizer(t.pattern),
+        "pre_tokenizer": t.pretokenizer.hf(),
         "post_processor": None,
         "decoder": {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": True},
         "model": {
@@ -150,22 +150,9 @@ TIKTOKEN_PYTHON = (
 )
 
 
-def tiktoken_pattern(pattern: str) -> str:
-    """tiktoken's pat_str for a pre-tokenizer: the text between its matches is a piece of its own, as in ours.
-
-    tiktoken drops the text its regex does not match; a regex of the user's R becomes
-    'R, or else a stretch of text where R does not start' (HuggingFace's isolated split).
-    'none' is the whole text between special tokens.
-    """
-    if pattern == "none":
-        return r"(?s:.+)"
-    regex = regex_of(pattern)
-    if pattern in PATTERNS or pattern == "gpt4":
-        return regex
-    return f"(?:{regex})|(?s:(?:(?!(?:{regex})).)+)"
-
-
-def tiktoken_files(merges: Merges, special_tokens: Sequence[str], pattern: str, vocab: Vocab, name: str = "") -> dict[str, str]:
+def tiktoken_files(
+    merges: Merges, special_tokens: Sequence[str], pretokenizer: PreTokenizer, vocab: Vocab, name: str = ""
+) -> dict[str, str]:
     """tokenizer.tiktoken (each token's bytes in base64 and its rank, which is its id) and tokenizer.tiktoken.json; {} when the ids cannot be ranks.
 
     tiktoken merges the pair whose token has the lowest rank, so a token's id must be
@@ -185,14 +172,14 @@ def tiktoken_files(merges: Merges, special_tokens: Sequence[str], pattern: str, 
     text = "".join([f"{b2a_base64(t, newline=False).decode()} {r}\n" for t, r in sorted(ranks.items(), key=lambda item: item[1])])
     encoding = {
         "name": name or "bpe-workbench",
-        "pat_str": tiktoken_pattern(pattern),
+        "pat_str": pretokenizer.tiktoken_regex(),
         "special_tokens": {t: ids[t.encode("utf-8")] for t in special_tokens},
     }
     spec = {
         "format": TIKTOKEN_SPEC,
         "version": 1,
         "sha256": hashlib.sha256(text.encode()).hexdigest(),
-        "pattern": pattern,
+        "pattern": pretokenizer.spelled,  # subtle: the file format's key for the pre-tokenizer
         "encoding": encoding,
     }
     return {TIKTOKEN_RANKS: text, TIKTOKEN_JSON: json.dumps(spec, ensure_ascii=False, indent=1) + "\n"}
@@ -203,7 +190,7 @@ def tiktoken_files(merges: Merges, special_tokens: Sequence[str], pattern: str, 
 
 
 def plain_json(
-    merges: Merges, special_tokens: Sequence[str] = (), pattern: str = DEFAULT_PATTERN, counts: Sequence[int | None] | None = None
+    merges: Merges, special_tokens: Sequence[str] = (), pretokenizer: PreTokenizer = DEFAULT, counts: Sequence[int | None] | None = None
 ) -> str:
     counts = list(counts) if counts is not None else [None] * len(merges)
     if len(counts) != len(merges):
@@ -215,7 +202,7 @@ def plain_json(
         for (a, b), c in zip(merges, counts)
     ]
     head = json.dumps(
-        {"format": FORMAT, "version": VERSION, "pattern": pattern, "special_tokens": list(special_tokens)}, ensure_ascii=False
+        {"format": FORMAT, "version": VERSION, "pattern": pretokenizer.spelled, "special_tokens": list(special_tokens)}, ensure_ascii=False
     )
     # one merge per line: readable, and diffs of two runs line up
     return head[:-1] + ', "merges": [\n' + ",\n".join(rows) + "\n]}\n"

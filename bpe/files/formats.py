@@ -5,7 +5,7 @@ Every format is a `Format` in FORMATS, in the order a folder is searched:
     workbench    tokenizer.bpe.json                      this tool's own, the only one with each merge's count
     huggingface  tokenizer.json                          as `tokenizers` writes it (+ transformers' two config files)
     gpt2         vocab.json + merges.txt                 (or OpenAI's encoder.json + vocab.bpe)
-    tiktoken     *.tiktoken (+ its .tiktoken.json)        one 'base64-token rank' per line (+ pattern, special tokens)
+    tiktoken     *.tiktoken (+ its .tiktoken.json)        one 'base64-token rank' per line (+ pre-tokenizer, special tokens)
 
 An entry says which files make up one tokenizer of its format (`find`), how to
 recognise one file whose name says nothing (`sniff`), how to read its files into
@@ -37,7 +37,8 @@ from functools import cached_property
 from pathlib import Path
 
 from .. import atomic
-from ..text.pretokenizers import DEFAULT_PATTERN, check_pattern
+from ..renamed import renamed
+from ..text.pretokenizers import DEFAULT, PreTokenizer, pretokenizer_of
 from . import export, load
 from .load import Loaded, Merges, Vocab, read_text
 
@@ -78,7 +79,7 @@ class Format:
     read: Callable[[Texts], Loaded]  # the texts of one group, keyed by name (a path, for messages), in find's order
     write: Callable[[Loaded], Texts] | None = None  # {file name: text}; {} when it cannot hold this tokenizer
     sniff: Callable[[Probe], bool] | None = None  # does one file whose name says nothing hold this format?
-    records_pattern: bool = True  # False: the pre-tokenizer is not in the files (it is asked for)
+    records_pretokenizer: bool = True  # False: the pre-tokenizer is not in the files (it is asked for)
     help: Mapping[str, str] = field(default_factory=dict)  # each file it writes, and what it is for (the app's download buttons)
 
 
@@ -127,7 +128,9 @@ register(
         load.PLAIN,
         find=_named(load.PLAIN, ".bpe.json"),
         read=_one(load.parse_plain),
-        write=lambda t: {} if t.vocab is not None else {load.PLAIN: export.plain_json(t.merges, t.special_tokens, t.pattern, t.counts)},
+        write=lambda t: (
+            {} if t.vocab is not None else {load.PLAIN: export.plain_json(t.merges, t.special_tokens, t.pretokenizer, t.counts)}
+        ),
         sniff=lambda probe: isinstance(probe.document, dict) and "format" in probe.document,
         help={load.PLAIN: "this tool's plain JSON, with each merge's count"},
     )
@@ -174,7 +177,7 @@ register(
             load.VOCAB: export.gpt2_vocab_json(t),
             load.MERGES: export.gpt2_merges_txt(t),
         },
-        records_pattern=False,
+        records_pretokenizer=False,
         help={load.VOCAB: "GPT-2 format, with merges.txt", load.MERGES: "GPT-2 format, with vocab.json"},
     )
 )
@@ -199,12 +202,12 @@ register(
         f"one {load.TIKTOKEN} file (with its .tiktoken.json)",
         find=_find_tiktoken,
         read=_read_tiktoken,
-        write=lambda t: export.tiktoken_files(t.merges, t.special_tokens, t.pattern, t.full_vocab),
+        write=lambda t: export.tiktoken_files(t.merges, t.special_tokens, t.pretokenizer, t.full_vocab),
         sniff=lambda probe: probe.document is None,  # any other text: its lines say whether it is ranks
-        records_pattern=False,  # a rank file alone does not; the .tiktoken.json beside it does
+        records_pretokenizer=False,  # a rank file alone does not; the .tiktoken.json beside it does
         help={
             export.TIKTOKEN_RANKS: "tiktoken's rank file: tiktoken.Encoding(..., mergeable_ranks=load_tiktoken_bpe(it))",
-            export.TIKTOKEN_JSON: "with tokenizer.tiktoken: the pattern and special tokens tiktoken.Encoding takes",
+            export.TIKTOKEN_JSON: "with tokenizer.tiktoken: the pre-tokenizer's pat_str and special tokens tiktoken.Encoding takes",
         },
     )
 )
@@ -214,7 +217,8 @@ register(
 # reading: a folder, one file, or uploaded files
 
 
-def read(path: str | Path, *, pattern: str | None = None) -> Loaded:
+@renamed(pattern="pretokenizer")
+def read(path: str | Path, *, pretokenizer: str | PreTokenizer | None = None) -> Loaded:
     """A folder or one file in any format of FORMATS; ValueError names the file and what is wrong.
 
     A folder is searched in the order of FORMATS (tokenizer.bpe.json, else tokenizer.json,
@@ -222,11 +226,11 @@ def read(path: str | Path, *, pattern: str | None = None) -> Loaded:
     is searched among the files its manifest lists, each checked to be the file saved.
     One file is read with the files its format needs beside it (merges.txt beside
     vocab.json), or else on its own, recognised by its name, then its content.
-    `pattern` is for the formats that do not record one (GPT-2, tiktoken; default gpt2).
+    `pretokenizer` is for the formats that do not record one (GPT-2, tiktoken; default gpt2).
     """
     path = Path(path)
     if path.is_dir() or path.name == MANIFEST:
-        return with_pattern(_read_folder(path if path.is_dir() else path.parent), pattern, keep_openai=False)
+        return with_pretokenizer(_read_folder(path if path.is_dir() else path.parent), pretokenizer, keep_openai=False)
     if not path.exists():
         raise ValueError(f"{path}: no such file or directory.")
     folder = path.parent
@@ -240,9 +244,9 @@ def read(path: str | Path, *, pattern: str | None = None) -> Loaded:
         for group in fmt.find(names, False):
             if path.name in group:
                 _check_complete(fmt, folder, group, given=path.name)
-                return with_pattern(_read(fmt, _texts(folder, group, saved)), pattern, keep_openai=False)
+                return with_pretokenizer(_read(fmt, _texts(folder, group, saved)), pretokenizer, keep_openai=False)
     ((name, text),) = _texts(folder, (path.name,), saved).items()
-    return with_pattern(read_one(name, text), pattern, keep_openai=False)
+    return with_pretokenizer(read_one(name, text), pretokenizer, keep_openai=False)
 
 
 def _read_folder(folder: Path) -> Loaded:
@@ -364,7 +368,8 @@ def read_one(name: str, text: str) -> Loaded:
     raise ValueError(f"{name}: not a tokenizer file this tool knows; expected {upload_hint()}.")
 
 
-def read_uploads(files: Mapping[str, bytes], *, pattern: str | None = None) -> Loaded:
+@renamed(pattern="pretokenizer")
+def read_uploads(files: Mapping[str, bytes], *, pretokenizer: str | PreTokenizer | None = None) -> Loaded:
     """A tokenizer from uploaded files (name -> bytes): the files of one tokenizer, in any format of FORMATS."""
     texts = {name: load.decode_text(name, data) for name, data in files.items()}
     if not texts:
@@ -377,10 +382,10 @@ def read_uploads(files: Mapping[str, bytes], *, pattern: str | None = None) -> L
                 if missing and len(group) > 1 and set(group) - set(missing) == set(names):
                     raise ValueError(f"{', '.join(names)}: {fmt.noun} needs {' and '.join(missing)} too; upload the files together.")
                 if set(group) == set(names):
-                    return with_pattern(_read(fmt, {n: texts[n] for n in group}), pattern, keep_openai=False)
+                    return with_pretokenizer(_read(fmt, {n: texts[n] for n in group}), pretokenizer, keep_openai=False)
     if len(texts) == 1:
         ((name, text),) = texts.items()
-        return with_pattern(read_one(name, text), pattern, keep_openai=False)
+        return with_pretokenizer(read_one(name, text), pretokenizer, keep_openai=False)
     raise ValueError(f"{', '.join(names)}: expected one tokenizer file, or the files of one together: {upload_hint()}.")
 
 
@@ -390,22 +395,21 @@ def upload_hint() -> str:
     return ", ".join(kinds[:-1]) + f", or {kinds[-1]}" if len(kinds) > 1 else kinds[0]
 
 
-def records_pattern(loaded: Loaded) -> bool:
+def records_pretokenizer(loaded: Loaded) -> bool:
     """Did the files say which pre-tokenizer they use (this tool's and HuggingFace's do; a .tiktoken does with its .json)?"""
     fmt = FORMATS.get(loaded.format)
-    return loaded.recorded if loaded.recorded is not None else fmt is None or fmt.records_pattern
+    return loaded.recorded if loaded.recorded is not None else fmt is None or fmt.records_pretokenizer
 
 
-def with_pattern(loaded: Loaded, pattern: str | None, *, keep_openai: bool = True) -> Loaded:
+def with_pretokenizer(loaded: Loaded, pretokenizer: str | PreTokenizer | None, *, keep_openai: bool = True) -> Loaded:
     """loaded with the pre-tokenizer asked for, where its format does not record one.
 
     keep_openai: one of OpenAI's own rank files (recognised by its sha256) keeps the
     pre-tokenizer it is known to have, whatever is asked.
     """
-    if pattern is None or records_pattern(loaded) or (keep_openai and loaded.encoding):
+    if pretokenizer is None or records_pretokenizer(loaded) or (keep_openai and loaded.encoding):
         return loaded
-    check_pattern(pattern)
-    return replace(loaded, pattern=pattern)
+    return replace(loaded, pretokenizer=pretokenizer_of(pretokenizer))
 
 
 # ---------------------------------------------------------------------------
@@ -415,7 +419,7 @@ def with_pattern(loaded: Loaded, pattern: str | None, *, keep_openai: bool = Tru
 def files(
     merges: Merges,
     special_tokens: Sequence[str] = (),
-    pattern: str = DEFAULT_PATTERN,
+    pretokenizer: PreTokenizer = DEFAULT,
     counts: Sequence[int | None] | None = None,
     *,
     vocab: Vocab | None = None,
@@ -425,7 +429,7 @@ def files(
     vocab: another tool's ids (None: this tool's layout, derived from the merges); the plain
     JSON cannot hold them and is left out.
     """
-    loaded = Loaded(list(merges), tuple(special_tokens), pattern, None if counts is None else tuple(counts), vocab)
+    loaded = Loaded(list(merges), tuple(special_tokens), pretokenizer, None if counts is None else tuple(counts), vocab)
     texts: Texts = {}
     for fmt in FORMATS.values():
         if fmt.write is not None:

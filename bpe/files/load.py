@@ -7,7 +7,7 @@
   ('<|endoftext|>') is a special token. The pre-tokenizer is not recorded.
 - HuggingFace tokenizer.json with a byte-level BPE model, as `tokenizers` writes
   it (after training, or by this tool): vocab, merges, and the added tokens as
-  special tokens; the pre-tokenizer must be one of this tool's patterns.
+  special tokens; the pre-tokenizer must be one this tool knows (text/pretokenizers.py).
 - tiktoken rank files (``.tiktoken``): one 'base64-token rank' per line; a
   token's rank is its id. The merges are not stored: each token is split the
   way tiktoken would build it from lower-ranked tokens (`merges_from_ranks`).
@@ -38,7 +38,7 @@ from pathlib import Path
 
 from .. import atomic
 from ..text.gpt2_bytes import from_unicode, gpt2_pairs, gpt2_vocab, to_unicode
-from ..text.pretokenizers import DEFAULT_PATTERN, PATTERNS, check_pattern, check_special_tokens, pattern_name, regex_of
+from ..text.pretokenizers import DEFAULT, PRETOKENIZERS, PreTokenizer, check_special_tokens, pretokenizer_of
 from ..train import build_vocab
 from . import openai
 
@@ -58,12 +58,15 @@ class Loaded:
 
     merges: Merges
     special_tokens: tuple[str, ...] = ()
-    pattern: str = DEFAULT_PATTERN
+    pretokenizer: PreTokenizer = DEFAULT
     counts: tuple[int | None, ...] | None = None  # None when the format does not record them
     vocab: Vocab | None = None  # id -> bytes, special tokens included; None: this tool's layout, derived from the merges
     format: str = "workbench"  # a key of formats.FORMATS
     encoding: str = ""  # the OpenAI encoding a .tiktoken file is, recognised by its sha256 ("o200k_base"); "" otherwise
     recorded: bool | None = None  # whether the files record the pre-tokenizer; None: as its format does (formats.Format)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "pretokenizer", pretokenizer_of(self.pretokenizer))  # given by name or regex: resolved once
 
     # derived when first asked for, then kept: formats.files hands one Loaded to every format's writer
 
@@ -194,7 +197,7 @@ def parse_hf(text: str, name: str = HF) -> Loaded:
     if document.get("normalizer") not in (None, {"type": "Sequence", "normalizers": []}):
         kind = document["normalizer"].get("type") if isinstance(document["normalizer"], dict) else document["normalizer"]
         raise ValueError(f"{name}: it normalizes text first ({kind}); this tool encodes text as it is, so it cannot match.")
-    pattern = _hf_pattern(name, document.get("pre_tokenizer"))
+    pretokenizer = _hf_pretokenizer(name, document.get("pre_tokenizer"))
     merges = []
     for n, item in enumerate(_field(name, model, "merges", list), start=1):
         pair = item.split(" ") if isinstance(item, str) else item
@@ -225,40 +228,20 @@ def parse_hf(text: str, name: str = HF) -> Loaded:
         raise ValueError(f"{name}: vocab entry {extra[0]!r} is neither a byte, nor made by a merge, nor an added token.")
     _check_merges_in_vocab(vocab, merges, name, name)
     ordered = tuple(t["content"] for t in sorted(added, key=lambda t: t["id"]))
-    return Loaded(merges, ordered, pattern, None, vocab, "huggingface")
+    return Loaded(merges, ordered, pretokenizer, None, vocab, "huggingface")
 
 
-def hf_pre_tokenizer(pattern: str) -> dict | None:
-    """How HuggingFace expresses each pre-tokenizer.
-
-    gpt2: ByteLevel's own regex, which is GPT-2's. cl100k, o200k, whitespace: a Split that
-    keeps the regex's matches and removes the rest (findall), then ByteLevel without
-    its regex. A regex of yours: a Split that keeps its matches and the text between
-    them (behavior 'isolated'), as this tool pre-tokenizes with it. none: ByteLevel
-    alone. Limits: HuggingFace runs the regex with Oniguruma, not Python's `regex`;
-    on the text we test they agree, but Unicode tables of different versions can
-    disagree on new characters.
-    """
-    check_pattern(pattern)
-    byte_level = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": pattern == "gpt2"}
-    if pattern in ("gpt2", "none"):
-        return byte_level
-    if pattern_name(pattern) == "regex":
-        split = {"type": "Split", "pattern": {"Regex": pattern}, "behavior": "Isolated", "invert": False}
-    else:
-        split = {"type": "Split", "pattern": {"Regex": regex_of(pattern)}, "behavior": "Removed", "invert": True}
-    return {"type": "Sequence", "pretokenizers": [split, byte_level]}
-
-
-def _hf_pattern(name: str, pre: object) -> str:
-    for pattern in PATTERNS:
-        if pre == hf_pre_tokenizer(pattern):
-            return pattern
+def _hf_pretokenizer(name: str, pre: object) -> PreTokenizer:
+    """The pre-tokenizer a tokenizer.json's pre_tokenizer is: each registered one's own form (PreTokenizer.hf), or a regex."""
+    for pretokenizer in PRETOKENIZERS.values():
+        if pre == pretokenizer.hf():
+            return pretokenizer
     if isinstance(pre, dict) and pre.get("type") == "ByteLevel":
         if pre.get("add_prefix_space"):
             raise ValueError(f"{name}: its ByteLevel pre-tokenizer adds a space before the text (add_prefix_space); this tool does not.")
-        return "gpt2" if pre.get("use_regex", True) else "none"
-    # a Split by one of our regexes that keeps every match (Isolated), then ByteLevel without its regex
+        byte_level = next(p for p in PRETOKENIZERS.values() if p.byte_level)
+        return byte_level if pre.get("use_regex", True) else pretokenizer_of("none")
+    # a Split by a regex that keeps every match (Isolated), then ByteLevel without its regex
     steps = pre.get("pretokenizers") if isinstance(pre, dict) and pre.get("type") == "Sequence" else None
     if isinstance(steps, list) and len(steps) == 2 and all(isinstance(s, dict) for s in steps):
         split, byte_level = steps
@@ -267,12 +250,12 @@ def _hf_pattern(name: str, pre: object) -> str:
         keeps = behavior in (("Isolated", False), ("Removed", True))
         plain = byte_level.get("type") == "ByteLevel" and not byte_level.get("use_regex", True) and not byte_level.get("add_prefix_space")
         if split.get("type") == "Split" and isinstance(regex, str) and keeps and plain:
-            # subtle: 'Isolated' keeps the text between matches, as a regex of ours does; whitespace's drops it
-            named = [p for p, text in PATTERNS.items() if regex == text and not (p == "whitespace" and behavior[0] == "Isolated")]
-            if named:
-                return named[0]
-            _wrap(name, check_pattern, regex)
-            return regex  # any other regex is taken as it is (and keeps the text between matches, where 'Removed' drops it)
+            if behavior == ("Removed", True):  # only the matches are kept: a registered regex that drops the gaps too
+                named = next((p for p in PRETOKENIZERS.values() if p.regex == regex), None)
+                if named is not None:
+                    return named
+            # any other regex is taken as it is: its gaps kept (where 'Removed' drops them), or a registered one that keeps them
+            return _wrap(name, pretokenizer_of, regex)
     raise ValueError(
         f"{name}: pre_tokenizer {json.dumps(pre)[:120]} is not one this tool knows; "
         "expected ByteLevel (gpt2), or a Split by a regex that keeps its matches followed by ByteLevel without its regex."
@@ -286,7 +269,7 @@ def _hf_pattern(name: str, pre: object) -> str:
 # OpenAI's rank files, by the sha256 tiktoken checks (openai.py): a file that is one of them gets its
 # pre-tokenizer and special tokens (with their ids), which a rank file does not record.
 OPENAI_ENCODINGS: dict[str, tuple[str, str, dict[str, int]]] = {
-    sha256: (encoding.name, encoding.pattern, encoding.special_tokens) for sha256, encoding in openai.RANK_FILES.items()
+    sha256: (encoding.name, encoding.pretokenizer, encoding.special_tokens) for sha256, encoding in openai.RANK_FILES.items()
 }
 
 
@@ -300,10 +283,10 @@ def parse_tiktoken(text: str, name: str = "tokenizer.tiktoken") -> Loaded:
     compiled = _parse_tiktoken_compiled(text, merges_cache(digest) if known else None)
     taken, merges = compiled if compiled is not None else _parse_tiktoken(text, name)
     if known is None:
-        return Loaded(merges, (), "gpt2", None, dict(taken), "tiktoken")
-    encoding, pattern, special_ids = known
+        return Loaded(merges, (), DEFAULT, None, dict(taken), "tiktoken")
+    encoding, pretokenizer, special_ids = known
     vocab = dict(taken) | {i: token.encode("utf-8") for token, i in special_ids.items()}
-    return Loaded(merges, tuple(special_ids), pattern, None, vocab, "tiktoken", encoding)
+    return Loaded(merges, tuple(special_ids), pretokenizer_of(pretokenizer), None, vocab, "tiktoken", encoding)
 
 
 TIKTOKEN_SPEC = "bpe-workbench-tiktoken"  # the format of the .tiktoken.json this tool writes beside its rank file (export.py)
@@ -320,10 +303,10 @@ def parse_tiktoken_spec(loaded: Loaded, text: str, name: str, ranks_text: str) -
         raise ValueError(f"{name}: not the .tiktoken.json this tool writes (format {TIKTOKEN_SPEC!r}, version 1).")
     if document.get("sha256") != hashlib.sha256(ranks_text.encode("utf-8")).hexdigest():
         raise ValueError(f"{name}: it describes another rank file (its sha256 differs); the two files do not belong together.")
-    pattern = document.get("pattern")
-    if not isinstance(pattern, str):
+    spelled = document.get("pattern")  # subtle: the file format's key for the pre-tokenizer, kept for files already written
+    if not isinstance(spelled, str):
         raise ValueError(f"{name}: 'pattern' should be a pre-tokenizer's name or a regex.")
-    _wrap(name, check_pattern, pattern)
+    pretokenizer = _wrap(name, pretokenizer_of, spelled)
     specials = encoding.get("special_tokens")
     if not isinstance(specials, dict) or not all(isinstance(t, str) and _is_int(i) and 0 <= i < MAX_ID for t, i in specials.items()):
         raise ValueError(f"{name}: 'special_tokens' should map each special token to a whole-number id.")
@@ -333,7 +316,7 @@ def parse_tiktoken_spec(loaded: Loaded, text: str, name: str, ranks_text: str) -
         if i in vocab:
             raise ValueError(f"{name}: special token {token!r} has id {i}, which the rank file gives {show(vocab[i])}.")
         vocab[i] = token.encode("utf-8")
-    return Loaded(loaded.merges, tuple(specials), pattern, None, vocab, loaded.format, loaded.encoding, recorded=True)
+    return Loaded(loaded.merges, tuple(specials), pretokenizer, None, vocab, loaded.format, loaded.encoding, recorded=True)
 
 
 def cache_folder() -> Path | None:
@@ -479,8 +462,7 @@ def parse_plain(text: str, name: str = PLAIN) -> Loaded:
         raise ValueError(f"{name}: 'format' should be {FORMAT!r}, got {document.get('format')!r}.")
     if document.get("version") != VERSION:
         raise ValueError(f"{name}: version {document.get('version')!r} is not supported (this tool reads version {VERSION}).")
-    pattern = _field(name, document, "pattern", str)
-    _wrap(name, check_pattern, pattern)
+    pretokenizer = _wrap(name, pretokenizer_of, _field(name, document, "pattern", str))  # the file format's key for it
     special_tokens = _field(name, document, "special_tokens", list)
     _wrap(name, check_special_tokens, special_tokens)
     merges, counts = [], []
@@ -494,7 +476,7 @@ def parse_plain(text: str, name: str = PLAIN) -> Loaded:
         merges.append((left, right))
         counts.append(count)
     _wrap(name, check_merges, merges)
-    return Loaded(merges, tuple(special_tokens), pattern, tuple(counts))
+    return Loaded(merges, tuple(special_tokens), pretokenizer, tuple(counts))
 
 
 def _token_bytes(name: str, n: int, row: dict, side: str) -> bytes:

@@ -43,7 +43,7 @@ class File:
 @dataclass(frozen=True)
 class Encoding:
     name: str  # tiktoken's: "cl100k_base"
-    pattern: str  # this library's pre-tokenizer (bpe.text.pretokenizers.PATTERNS) that encodes as its pat_str
+    pretokenizer: str  # the name of this library's pre-tokenizer (text/pretokenizers.py) that encodes as its pat_str
     files: tuple[File, ...]  # one .tiktoken rank file, or GPT-2's encoder.json and vocab.bpe
     special_tokens: dict[str, int]  # text -> id (a rank file does not record them)
     base: str = ""  # the encoding whose files and ranks it shares ("o200k_base" for o200k_harmony)

@@ -40,7 +40,8 @@ from ..parent_set import ParentSet
 from ..rule import RULES, Pair, descending, explain_tie
 from ..spec import DEFAULT_ALGORITHM, TrainSpec
 from ..text.gpt2_bytes import to_unicode
-from ..text.pretokenize import PreTokens, check_pattern, pattern_name, pretokenize
+from ..text.pretokenize import PreTokens
+from ..text.tally import pretokenize
 from ..train import check_spec, trainer_for
 from ..trainer import Delta, Trainer, paused_gc
 
@@ -175,14 +176,14 @@ MISTAKES: tuple[Mistake, ...] = (
         "split at whitespace, not the regex",
         "splits the text at whitespace (str.split()) instead of with the pre-tokenizer's regex, so words lose their leading space",
         "Pre-tokenize with the regex: each match of regex.finditer(PAT, text) is a pre-token, its leading space included.",
-        settings=(("pattern", "whitespace"),),
+        settings=(("pretokenizer", "whitespace"),),
     ),
     Mistake(
         "no_pretokenization",
         "pairs counted across pre-tokens",
         "counts pairs across pre-token boundaries: no pre-tokenization, each document one long sequence",
         "Pre-tokenize with the regex first, and count pairs only inside each pre-token: no pair spans two.",
-        settings=(("pattern", "none"),),
+        settings=(("pretokenizer", "none"),),
     ),
     Mistake(
         "overlap_right_to_left",
@@ -368,7 +369,7 @@ class Diagnosis:
             "tried": {t.cause: t.reproduced_through for t in self.tried},
             "top_pairs": [[to_unicode(a), to_unicode(b), c] for a, b, c in detail.top_pairs] if detail else [],
             "settings": {
-                "pretokenizer": self.spec.pattern,
+                "pretokenizer": self.spec.pretokenizer.spelled,
                 "special_tokens": list(self.spec.special_tokens),
                 "tie_break": self.spec.tie_break,
                 "num_merges": self.num_merges,
@@ -406,7 +407,6 @@ def diagnose(
     """
     spec = spec or TrainSpec()
     theirs = check_theirs(theirs)
-    check_pattern(spec.pattern)
     num_merges = check_spec(spec, vocab_size) if vocab_size is not None else len(theirs)
     report = on_progress or (lambda doing, share: None)
     corpora = Corpora(inputs, workers, compiled)
@@ -453,7 +453,7 @@ def diagnose(
 def make_mistake(cause: str, inputs: Paths | bytes, spec: TrainSpec | None = None, num_merges: int = 100) -> list[Merge]:
     """The merges a trainer with one of MISTAKES makes on inputs under spec: a student's list to try diagnose on.
 
-    make_mistake("tie:smaller", b"low lower widest newest", TrainSpec(pattern="whitespace"), 5)
+    make_mistake("tie:smaller", b"low lower widest newest", TrainSpec(pretokenizer="whitespace"), 5)
     """
     if cause not in BY_CAUSE:
         raise ValueError(f"Unknown mistake {cause!r}; choose one of {', '.join(BY_CAUSE)}.")
@@ -483,16 +483,16 @@ class Corpora:
         self.made: dict[tuple, PreTokens] = {}
 
     def get(self, spec: TrainSpec) -> PreTokens:
-        key = (spec.pattern, spec.special_tokens, spec.split_lines, spec.text_field, spec.text_column)
+        key = (spec.pretokenizer, spec.special_tokens, spec.split_lines, spec.text_field, spec.text_column)
         if key not in self.made:
             if isinstance(self.inputs, (bytes, bytearray)):
                 made = pretokenize(
-                    bytes(self.inputs), pattern=spec.pattern, special_tokens=spec.special_tokens, split_lines=spec.split_lines
+                    bytes(self.inputs), pretokenizer=spec.pretokenizer, special_tokens=spec.special_tokens, split_lines=spec.split_lines
                 )
             else:
                 made = pretokenize_files(
                     self.inputs,
-                    pattern=spec.pattern,
+                    pretokenizer=spec.pretokenizer,
                     special_tokens=spec.special_tokens,
                     workers=self.workers,
                     text_field=spec.text_field,
@@ -507,7 +507,7 @@ class Corpora:
         """The input's bytes (for files: each document once, joined by NUL bytes)."""
         if isinstance(self.inputs, (bytes, bytearray)):
             return bytes(self.inputs)
-        whole = self.get(spec.but(pattern="none", special_tokens=()))  # a document is one pre-token
+        whole = self.get(spec.but(pretokenizer="none", special_tokens=()))  # a document is one pre-token
         return b"\0".join(whole.counts)
 
 
@@ -672,7 +672,7 @@ def agreed(theirs: Sequence[Merge], made: Sequence[Merge], base: dict) -> Diagno
     spec, stop_reason = base["spec"], base["stop_reason"]
     rule = f"under the {spec.tie_break} rule"
     if n == m:
-        sentence = f"Your {n:,} merges are the reference's, merge for merge ({rule}, pre-tokenizer {pattern_name(spec.pattern)})."
+        sentence = f"Your {n:,} merges are the reference's, merge for merge ({rule}, pre-tokenizer {spec.pretokenizer.name})."
         return Diagnosis(
             **base,
             first_difference=None,

@@ -32,7 +32,8 @@ from typing import Any
 
 from ..events import MergeEvent, StopReason
 from ..spec import TrainSpec
-from ..text.pretokenize import PreTokens, pretokenize
+from ..text.pretokenize import PreTokens
+from ..text.tally import pretokenize
 from ..train import ALGORITHMS, Run, check_spec, steps
 from ..trainer import paused_gc
 
@@ -86,7 +87,7 @@ def prepare(source: bytes | str | os.PathLike, spec: TrainSpec | None = None, **
     """Read (if source is a Path) and pre-tokenize once under spec, keeping the sequence the positions trainer walks.
 
     Bytes or a str are text already in memory and cost nothing to read. The
-    other trainers ignore the sequence. prepare(text, pattern="whitespace") changes the default spec.
+    other trainers ignore the sequence. prepare(text, pretokenizer="whitespace") changes the default spec.
     """
     spec = TrainSpec.of(spec, **settings)
     start = perf_counter()  # wall-clock: waiting for the disk is part of reading
@@ -96,7 +97,7 @@ def prepare(source: bytes | str | os.PathLike, spec: TrainSpec | None = None, **
         start_cpu = CLOCK()
         corpus = pretokenize(
             data,
-            pattern=spec.pattern,
+            pretokenizer=spec.pretokenizer,
             special_tokens=spec.special_tokens,
             keep_sequence=any(t.needs_sequence for t in ALGORITHMS.values()),
             split_lines=spec.split_lines,

@@ -26,9 +26,11 @@ from time import perf_counter, process_time
 from ..events import StopReason
 from ..files.load import merges_from_ranks
 from ..text.gpt2_bytes import from_unicode
-from ..text.pretokenize import pretokenize
-from ..text.pretokenizers import PATTERNS, split_on_special
+from ..text.pretokenizers import GPT2, split_on_special
+from ..text.tally import pretokenize
 from .race import RaceResult
+
+PRETOKENIZER = GPT2  # what the Rust references pre-tokenize with (their GPT-2 regex): ours must be it to compare
 
 # ---------------------------------------------------------------------------
 # reference trainers in Rust, when they happen to be installed
@@ -127,7 +129,7 @@ def rustbpe_reference(text: str, num_merges: int, special_tokens: Sequence[str] 
 
     with clocks() as measured:
         tokenizer = rustbpe.Tokenizer()
-        tokenizer.train_from_iterator(split_on_special(text, special_tokens), vocab_size=256 + num_merges, pattern=PATTERNS["gpt2"])
+        tokenizer.train_from_iterator(split_on_special(text, special_tokens), vocab_size=256 + num_merges, pattern=PRETOKENIZER.regex)
     ranks = {bytes(token): rank for token, rank in tokenizer.get_mergeable_ranks()}
     merges = tuple(merges_from_ranks(ranks))
     return timed_result(RUSTBPE, merges, measured)

@@ -22,8 +22,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import accumulate
 
-from ..text.pretokenize import pretokenize
-from ..text.pretokenizers import DEFAULT_PATTERN, ENCODING, ERRORS, split_on_special
+from ..text.pretokenizers import DEFAULT, ENCODING, ERRORS, PreTokenizer, split_on_special
+from ..text.tally import pretokenize
 from ..tokenizer.tokenizer import BYTES, Tokenizer
 
 Pair = tuple[bytes, bytes]
@@ -70,10 +70,10 @@ class Sample:
     n_words: int  # whitespace-separated words, for tokens per word
 
 
-def sample_of(text: str | bytes, pattern: str = DEFAULT_PATTERN, special_tokens: Sequence[str] = ()) -> Sample:
+def sample_of(text: str | bytes, pretokenizer: str | PreTokenizer = DEFAULT, special_tokens: Sequence[str] = ()) -> Sample:
     data = text if isinstance(text, bytes) else text.encode(ENCODING, ERRORS)
     parts = split_on_special(data.decode(ENCODING, ERRORS), special_tokens)
-    corpus = pretokenize(data, pattern=pattern, special_tokens=special_tokens)
+    corpus = pretokenize(data, pretokenizer=pretokenizer, special_tokens=special_tokens)
     return Sample(corpus.counts, len(parts) - 1, len(data), sum(len(part.split()) for part in parts))
 
 

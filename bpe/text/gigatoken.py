@@ -2,7 +2,7 @@
 
 What it does: count the GPT-2 pre-tokens of UTF-8 text with gigatoken's Rust
 pre-tokenizer (`gigatoken_rs.pretokenized_counts`, about ten times the Python
-path's speed on one core), and say when it cannot, so that `pretokenize.Tally`
+path's speed on one core), and say when it cannot, so that `tally.Tally`
 counts that text with the Python path instead. Where it is used its counts are
 the Python path's exactly: tests/test_compiled.py compares the two on generated
 text over all of Unicode and on real corpora.
@@ -38,7 +38,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from functools import lru_cache
 
-from .pretokenizers import ENCODING, find_specials, regex_of
+from .pretokenizers import ENCODING, PreTokenizer, find_specials, pretokenizer_of
 
 VERSION = "0.10.0"  # the gigatoken whose pre-tokens the tests compared with ours
 CHECKED_REGEX = "2026.11.15"  # the `regex` whose Unicode tables DISAGREE was measured against
@@ -84,12 +84,12 @@ def _library():
     return rs, ""
 
 
-def unavailable(pattern: str) -> str | None:
-    """Why the compiled path cannot count with this pre-tokenizer, in a few words; None when it can."""
+def unavailable(pretokenizer: str | PreTokenizer) -> str | None:
+    """Why gigatoken cannot count with this pre-tokenizer, in a few words; None when it can."""
     rs, why = _library()
     if rs is None:
         return why
-    if pattern != "gpt2" and regex_of(pattern) != regex_of("gpt2"):
+    if not pretokenizer_of(pretokenizer).gigatoken:
         return f"{LIBRARY} counts only the gpt2 pre-tokenizer's pre-tokens"
     return None
 

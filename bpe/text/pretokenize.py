@@ -1,17 +1,14 @@
-"""Pre-tokenization: split raw text into pre-tokens and count them.
+"""Pre-tokenization, the readable reference: split text into pre-tokens and count them in Python.
 
 What it does: cut the text at special tokens (they never join a merge), split each
-piece with a regex (GPT-2's by default), and return the count of every unique
-pre-token as bytes. `Tally` does the same for text that arrives in pieces
-(documents, chunks of a file): it keeps counts, never the text, so its memory
-grows with the number of unique pieces, never with the size of the input.
+piece with a pre-tokenizer (GPT-2's regex by default: pretokenizers.py names them),
+and count every unique pre-token. `PythonTally` counts text that arrives in pieces:
+it keeps counts, never the text, so its memory grows with the number of unique
+pieces, never with the size of the input.
 
-What it does not do: name the pre-tokenizers or find special tokens (patterns.py
-does, for this file and compiled.py), read files (inputs.py), count in parallel
-(count.py), or merge anything. Trainers start from its `PreTokens`. This is the reference path:
-where a compiled pre-tokenizer gives exactly its counts, `Tally` hands the text to it
-instead -- the compiled core's (pretokenize_c.py: the named pre-tokenizers, any bytes),
-or without it gigatoken's (compiled.py: GPT-2's regex, valid UTF-8).
+What it does not do: name the pre-tokenizers or find special tokens (pretokenizers.py),
+choose among the compiled engines (tally.py: the core's scanners, gigatoken, or this
+file), read files (data/inputs.py), count in parallel (data/count.py), or merge anything.
 
 Invalid UTF-8 is kept: bytes are decoded with ``surrogateescape`` and encoded
 back the same way, so every input byte reaches the trainer as itself.
@@ -28,25 +25,7 @@ from itertools import filterfalse
 
 import regex
 
-from . import gigatoken as fast
-from . import pretokenize_c as core
-
-# The registry of pre-tokenizers and the special-token helpers live in patterns.py, below this file and
-# compiled.py; they are imported here too, where users have long found them (from bpe.text.pretokenize import PATTERNS).
-from .pretokenizers import (  # noqa: F401
-    ALIASES,
-    DEFAULT_PATTERN,
-    ENCODING,
-    ERRORS,
-    PATTERN_HELP,
-    PATTERNS,
-    check_pattern,
-    check_special_tokens,
-    find_specials,
-    pattern_name,
-    regex_of,
-    split_on_special,
-)
+from .pretokenizers import DEFAULT, ENCODING, ERRORS, GPT2, PreTokenizer, pretokenizer_of, split_on_special
 
 Progress = Callable[[int, int], None]  # (bytes done, bytes total)
 
@@ -96,197 +75,57 @@ _UNITS = re.compile(f"[{_WHITESPACE}]*[^{_WHITESPACE}]+|[{_WHITESPACE}]+")
 # identical pre-tokens (re.ASCII's \s is regex's \s on ASCII).
 _ASCII_GPT2 = re.compile(r"""'(?:[sdmt]|ll|ve|re)| ?[A-Za-z]+| ?[0-9]+| ?[^\sA-Za-z0-9]+|\s+(?!\S)|\s+""", re.ASCII)
 
-_GPT2 = regex.compile(PATTERNS["gpt2"])  # the default, ready at import
-_compiled: dict[str, Callable[[str], list[str]]] = {}
+_GPT2 = regex.compile(GPT2.regex)  # the default, ready at import
 
 
-def _pattern(name: str) -> Callable[[str], list[str]]:
-    """The pre-tokens of a pre-tokenizer's regex: its whole matches (even when the regex has groups), and for
-    a regex of the user's also the text between them (see `_with_gaps`)."""
-    finder = _compiled.get(name)
-    if finder is None:
-        compiled = regex.compile(regex_of(name))
-        matches = compiled.findall if compiled.groups == 0 else lambda text: [m.group() for m in compiled.finditer(text)]
-        # gpt2, cl100k and o200k match every character (nothing is left between matches); whitespace drops it by design
-        finder = matches if ALIASES.get(name, name) in PATTERNS else _with_gaps(compiled, matches)
-        if len(_compiled) > 64:  # regexes typed by users: keep a few
-            _compiled.clear()
-        _compiled[name] = finder
-    return finder
-
-
-def _with_gaps(compiled: regex.Pattern, matches: Callable[[str], list[str]]) -> Callable[[str], list[str]]:
-    """A finder that keeps the text a regex leaves between its matches, each stretch a pre-token of its own.
-
-    With r'\\w+': 'the cat.' -> ['the', ' ', 'cat', '.'], where findall gives ['the', 'cat'].
-    This is HuggingFace's Split(pattern, behavior='isolated'); tiktoken drops that text,
-    and so would we, silently: no byte of the input may be lost. Empty matches (a regex
-    like 'a*(?=b)' can make them) are dropped: they hold no byte.
-    """
-
-    def finder(text: str) -> list[str]:
-        tokens = matches(text)
-        if sum(map(len, tokens)) == len(text) and "" not in tokens:
-            return tokens  # the matches cover the text: at findall's speed
-        out, pos = [], 0
-        for m in compiled.finditer(text):
-            start, end = m.span()
-            if start > pos:
-                out.append(text[pos:start])
-            if end > start:
-                out.append(m.group())
-            pos = end
-        if pos < len(text):
-            out.append(text[pos:])
-        return out
-
-    return finder
-
-
-def count_text(text: str, pattern: str = DEFAULT_PATTERN) -> Counter[str]:
+def count_text(text: str, pretokenizer: str | PreTokenizer = DEFAULT) -> Counter[str]:
     """Pre-token counts of one special-token-free piece: 'a a' -> {'a': 1, ' a': 1}."""
-    return count_parts([text], pattern)
+    return count_parts([text], pretokenizer)
 
 
-def count_parts(parts: list[str], pattern: str = DEFAULT_PATTERN) -> Counter[str]:
+def count_parts(parts: Iterable[str], pretokenizer: str | PreTokenizer = DEFAULT) -> Counter[str]:
     """Pre-token counts over several special-token-free pieces of text: ['a a', 'a'] -> {'a': 2, ' a': 1}."""
-    tally = Tally(pattern)
+    tally = PythonTally(pretokenizer)
     tally.add_parts(parts)
     return tally.tokens()
 
 
-class Tally:
-    """Pre-token counts of text that arrives in pieces; the text itself is not kept.
+class PythonTally:
+    """Pre-token counts of special-token-free text that arrives in pieces, counted in Python; the text is not kept.
 
-    Each piece given to `add` is a document: special tokens are cut out and no
-    pre-token spans two pieces. Counter.update on a list runs in C, so matches
-    are counted in bulk. For gpt2 it counts *units* (see _UNITS) and splits each
-    unique unit only when asked for `tokens()`, once however often it was seen:
+    Counter.update on a list runs in C, so matches are counted in bulk. For a
+    pre-tokenizer whose pre-tokens never cross a GPT-2 unit (see _UNITS: GPT-2's)
+    it counts units and splits each unique unit only when asked for `tokens()`,
+    once however often it was seen:
 
-        t = Tally("gpt2"); t.add(["it is", "it<|s|>is"], ["<|s|>"])
-        t.counts() -> {b'it': 2, b' is': 1, b'is': 1}
-
-    Where a compiled path is exact `add` counts with it instead, and `counts()`
-    adds both up: the compiled core's pre-tokenizer (pretokenize_c.py) for the named
-    pre-tokenizers and any bytes, or, where the core is absent, gigatoken's
-    (compiled.py) for GPT-2's on valid UTF-8 with gigatoken installed.
+        t = PythonTally(GPT2); t.add_parts(["it is", "it", "is"])
+        t.tokens() -> {'it': 2, ' is': 1, 'is': 1}
     """
 
-    def __init__(self, pattern: str = DEFAULT_PATTERN, split_lines: bool = False, compiled: bool = True) -> None:
-        self.pattern = pattern
+    def __init__(self, pretokenizer: str | PreTokenizer = DEFAULT, split_lines: bool = False) -> None:
+        self.pretokenizer = pretokenizer_of(pretokenizer)
         self.split_lines = split_lines  # each line (newline kept) of a part is a document of its own
-        self.pieces: Counter[str] = Counter()  # units for gpt2, whole documents for none, else pre-tokens
-        # the compiled paths where they are exact: the core's counter, else gigatoken (compiled.py) and its counts as
-        # bytes; what they counted, why not the rest
-        self.library, self.unavailable = compiled_path(pattern) if compiled else ("", "the Python path was asked for")
-        self.core = core.counter(pattern) if self.library == core.LIBRARY else None
-        self.fast: dict[bytes, int] = {}
-        self.compiled_bytes = 0
-        self.python_why: set[str] = set()  # why text went to the Python path
-
-    def add(self, documents: Iterable[str | bytes], special_tokens: Sequence[str] = ()) -> None:
-        """Count documents: text, or bytes (UTF-8 or not) as read from a file."""
-        if self.core is not None:
-            documents = self._add_core(documents, special_tokens)
-        elif self.unavailable is None:
-            documents = self._add_compiled(documents, special_tokens)
-        elif documents:
-            self.python_why.add(self.unavailable)
-        for document in documents:
-            if isinstance(document, bytes):
-                document = decode(document)
-            self.add_parts(split_on_special(document, special_tokens) if special_tokens else (document,))
-
-    def _add_core(self, documents: Iterable[str | bytes], special_tokens: Sequence[str]) -> list[str]:
-        """Count with the compiled core; return the documents left to the Python path (a str holding a surrogate)."""
-        tokens = tuple(token.encode(ENCODING) for token in special_tokens)
-        rest = []
-        for document in documents:
-            if isinstance(document, str):
-                try:
-                    document = document.encode(ENCODING)
-                except UnicodeEncodeError:  # surrogateescape's, from bytes decoded here; bytes are given as they are
-                    rest.append(document)
-                    self.python_why.add("text holding a surrogate")
-                    continue
-            self.core.add(document, tokens, self.split_lines)
-            self.compiled_bytes += len(document)
-        return rest
-
-    def _add_compiled(self, documents: Iterable[str | bytes], special_tokens: Sequence[str]) -> list[str | bytes]:
-        """Count with the compiled path what it counts exactly; return the documents left to the Python path."""
-        encoded, rest = [], []
-        for document in documents:
-            if isinstance(document, str):
-                try:
-                    document = document.encode(ENCODING)
-                except UnicodeEncodeError:  # a surrogate: bytes that were not UTF-8
-                    rest.append(document)
-                    self.python_why.add("not valid UTF-8")
-                    continue
-            encoded.append(document)
-        exact = []
-        for document, why in zip(encoded, fast.refusals(encoded) if encoded else []):
-            if why is None:
-                exact.append(document)
-            else:
-                rest.append(document)
-                self.python_why.add(why)
-        if not exact:
-            return rest
-        data = exact[0] if len(exact) == 1 else fast.SEPARATOR.join(exact)
-        counted = fast.count_utf8(data, special_tokens, self.split_lines, joined=len(exact) > 1)
-        if self.fast:
-            total, get = self.fast, self.fast.get
-            for token, n in counted:
-                total[token] = get(token, 0) + n
-        else:
-            self.fast = dict(counted)
-        self.compiled_bytes += len(data) - len(exact) + 1
-        return rest
+        self.pieces: Counter[str] = Counter()  # units, whole documents (no regex), or pre-tokens
 
     def add_parts(self, parts: Iterable[str]) -> None:
         """Count special-token-free parts."""
-        pieces = self.pieces
+        pieces, pretokenizer = self.pieces, self.pretokenizer
         if self.split_lines:
             parts = [line for part in parts for line in lines_of(part)]
-        if self.pattern == "none":
+        if pretokenizer.regex is None:
             pieces.update(part for part in parts if part)
             return
-        finder = _UNITS.findall if self.pattern == "gpt2" else _pattern(self.pattern)
+        split = _UNITS.findall if pretokenizer.units else pretokenizer.split
         for part in parts:
-            pieces.update(finder(part))
+            pieces.update(split(part))
 
     def tokens(self) -> Counter[str]:
-        """The Python path's pre-token counts so far (for patterns other than gpt2, the tally's own counter)."""
-        return count_units(self.pieces) if self.pattern == "gpt2" else self.pieces
+        """The pre-token counts so far (units are split now)."""
+        return count_units(self.pieces) if self.pretokenizer.units else self.pieces
 
     def counts(self) -> dict[bytes, int]:
-        """tokens() as bytes, as trainers take them (with what the compiled path counted)."""
-        if self.core is not None:  # the core's counts join gigatoken's place (only one of the two counts)
-            self.fast, self.core = self.core.counts(), None
-        counts = {token.encode(ENCODING, ERRORS): n for token, n in self.tokens().items()}
-        if not counts:
-            return self.fast  # not copied: a tally is done with once it is counted
-        get = counts.get
-        for token, n in self.fast.items():
-            counts[token] = get(token, 0) + n
-        return counts
-
-
-def compiled_path(pattern: str) -> tuple[str, str | None]:
-    """Which compiled pre-tokenizer counts this pattern's pre-tokens: (its name, None), or ("", why none can).
-
-    The compiled core's (pretokenize_c.py) where it is built; else gigatoken's (compiled.py), GPT-2's pattern only.
-    """
-    why = core.unavailable(pattern)
-    if why is None:
-        return core.LIBRARY, None
-    if fast.unavailable(pattern) is None:
-        return fast.LIBRARY, None
-    if pattern_name(pattern) == "gpt2" or regex_of(pattern) == PATTERNS["gpt2"]:
-        return "", f"{why}; {fast.unavailable(pattern)}"
-    return "", why
+        """tokens() as bytes, as trainers take them."""
+        return {token.encode(ENCODING, ERRORS): n for token, n in self.tokens().items()}
 
 
 def count_units(units: Counter[str]) -> Counter[str]:
@@ -327,68 +166,24 @@ def split_gpt2(units: list[str]) -> list[str]:
     return tokens
 
 
-def sequence_of_text(text: str, pattern: str = DEFAULT_PATTERN) -> list[str]:
+def sequence_of_text(text: str, pretokenizer: str | PreTokenizer = DEFAULT) -> list[str]:
     """Pre-tokens of one special-token-free piece, in order."""
-    if pattern == "none":
-        return [text] if text else []
-    return _pattern(pattern)(text)
+    return pretokenizer_of(pretokenizer).split(text)
 
 
-def _count_decoded(
-    text: str | bytes, pattern: str, special_tokens: Sequence[str], split_lines: bool = False, compiled: bool = True
-) -> dict[bytes, int]:
-    tally = Tally(pattern, split_lines, compiled)
-    tally.add([text], special_tokens)
-    return tally.counts()
-
-
-def sequence_bytes(text: str, pattern: str, special_tokens: Sequence[str], split_lines: bool = False) -> list[bytes]:
+def sequence_bytes(text: str, pretokenizer: str | PreTokenizer, special_tokens: Sequence[str], split_lines: bool = False) -> list[bytes]:
     """Pre-tokens of a document as bytes, in order: 'a b<|s|>c' -> [b'a', b' b', b'c'].
 
     With split_lines each line (newline kept) is a document of its own.
     """
-    parts = split_on_special(text, special_tokens)
+    parts, split = split_on_special(text, special_tokens), pretokenizer_of(pretokenizer).split
     if split_lines:
         parts = [line for part in parts for line in lines_of(part)]
-    return [token.encode(ENCODING, ERRORS) for part in parts for token in sequence_of_text(part, pattern)]
+    return [token.encode(ENCODING, ERRORS) for part in parts for token in split(part)]
 
 
 def decode(data: bytes) -> str:
     return data.decode(ENCODING, ERRORS)
-
-
-def pretokenize(
-    text: str | bytes,
-    *,
-    pattern: str = DEFAULT_PATTERN,
-    special_tokens: Sequence[str] = (),
-    keep_sequence: bool = False,
-    split_lines: bool = False,
-    compiled: bool = True,
-) -> PreTokens:
-    """Pre-tokenize text held in memory (str, or bytes in any encoding state).
-
-    With split_lines each line (newline kept) is a document: no pre-token spans a line end.
-    compiled=False counts with the Python path only, even where compiled.py's is exact.
-    """
-    check_pattern(pattern)
-    check_special_tokens(special_tokens)
-    if isinstance(text, bytes):
-        n_bytes = len(text)
-        if not keep_sequence:  # counted from the bytes: the compiled path needs no str
-            return PreTokens(_count_decoded(text, pattern, special_tokens, split_lines, compiled), None, n_bytes)
-        text = decode(text)
-    else:
-        try:
-            n_bytes = len(text.encode(ENCODING, ERRORS))
-        except UnicodeEncodeError as e:
-            raise ValueError(
-                f"The text holds a lone surrogate (U+{ord(text[e.start]):04X}) at character {e.start}: "
-                "it is not a character and stands for no byte, so it cannot be trained on."
-            ) from None
-    counts = _count_decoded(text, pattern, special_tokens, split_lines, compiled)
-    sequence = tuple(sequence_bytes(text, pattern, special_tokens, split_lines)) if keep_sequence else None
-    return PreTokens(counts, sequence, n_bytes)
 
 
 # ---------------------------------------------------------------------------

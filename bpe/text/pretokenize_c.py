@@ -6,17 +6,18 @@ are written out in C (bpe/c/pretokenize.c), one scanner each that backtracks exa
 writes them into bpe/c/unicode_classes.h). It splits bytes, not str: a byte that is not valid
 UTF-8 is a character of no class, as the lone surrogate the Python path decodes it to
 (surrogateescape), so any bytes at all give the Python path's pre-tokens.
-tests/test_compiled_encoder.py holds the two to identical pre-tokens and counts on text over all
+tests/test_core_pretokenize.py holds the two to identical pre-tokens and counts on text over all
 of Unicode, on invalid UTF-8 and on real corpora.
 
 When it is not used (`unavailable` says why): the compiled core is absent (bpe/core/ says
-why: not built, BPE_CORE=0...); BPE_COMPILED=0 asks for the Python pre-tokenizers; the installed `regex` is not the version the tables were made
-from (another version may class new characters differently); a regex of the user's (Python
-runs it). Then pretokenize.py counts, or gigatoken (compiled.py) for GPT-2's pattern.
+why: not built, BPE_CORE=0...); BPE_COMPILED=0 asks for the Python pre-tokenizers; the installed
+`regex` is not the version the tables were made from (another version may class new characters
+differently); a pre-tokenizer without a scanner (a regex of the user's: Python runs it). Then
+pretokenize.py counts, or gigatoken (gigatoken.py) for GPT-2's (tally.py chooses).
 
 Not here: merging (encode_c.py), reading files (inputs.py).
 
-    pretokens(b"Hello world<|e|>!", "o200k", [b"<|e|>"])  # -> [b'Hello', b' world', b'<|e|>', b'!']
+    pretokens(b"Hello world<|e|>!", O200K, [b"<|e|>"])  # -> [b'Hello', b' world', b'<|e|>', b'!']
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from collections.abc import Sequence
 
 import regex
 
-from .pretokenizers import ALIASES, COMPLETE, PATTERNS
+from .pretokenizers import PreTokenizer, pretokenizer_of
 
 LIBRARY = "bpe._core"  # how the CLI's summary names it: 'counted by bpe._core (compiled)'
 # the key of each hash table the core builds, one per process: text made to collide in one run does not in the next
@@ -40,19 +41,15 @@ def loaded():
     return core, missing
 
 
-def kind(pattern: str) -> int | None:
-    """The core's number for a pre-tokenizer given by name or by its regex ('gpt4' and cl100k's regex are cl100k); None otherwise."""
+def kind(pretokenizer: str | PreTokenizer) -> int | None:
+    """The core's number for the pre-tokenizer's scanner; None where it has none or the core is absent."""
     core, _ = loaded()
-    if core is None:
-        return None
-    name = ALIASES.get(pattern, pattern)
-    if name not in PATTERNS:
-        name = next((known for known in COMPLETE if PATTERNS[known] == pattern), name)  # not r"\S+": it keeps gaps
-    return core.KINDS.get(name)
+    scanner = pretokenizer_of(pretokenizer).scanner
+    return None if core is None or scanner is None else core.KINDS.get(scanner)
 
 
-def unavailable(pattern: str) -> str | None:
-    """Why the compiled pre-tokenizer cannot split with this pattern, in a few words; None when it can."""
+def unavailable(pretokenizer: str | PreTokenizer) -> str | None:
+    """Why the compiled scanner cannot split for this pre-tokenizer, in a few words; None when it can."""
     core, missing = loaded()
     if core is None:
         return f"the compiled core is absent ({missing})"
@@ -63,16 +60,20 @@ def unavailable(pattern: str) -> str | None:
             f"regex {regex.__version__} is installed, and the compiled pre-tokenizer's Unicode tables were made from "
             f"regex {core.REGEX_VERSION} (python -m bpe.text.unicode_classes remakes them)"
         )
-    if kind(pattern) is None:
-        return "a regex of your own runs in Python"
+    if kind(pretokenizer) is None:
+        return (
+            "a regex of your own runs in Python"
+            if pretokenizer.name == "regex"
+            else f"the {pretokenizer.name} pre-tokenizer has no compiled scanner"
+        )
     return None
 
 
-def counter(pattern: str):
-    """A PreTokenCounter for the pattern: .add(data, special_tokens, split_lines), .counts(); the caller checked unavailable()."""
-    return loaded()[0].PreTokenCounter(kind(pattern), SEED)
+def counter(pretokenizer: str | PreTokenizer):
+    """A PreTokenCounter for the pre-tokenizer: .add(data, special_tokens, split_lines), .counts(); the caller checked unavailable()."""
+    return loaded()[0].PreTokenCounter(kind(pretokenizer), SEED)
 
 
-def pretokens(data: bytes, pattern: str, special_tokens: Sequence[bytes] = ()) -> list[bytes]:
+def pretokens(data: bytes, pretokenizer: str | PreTokenizer, special_tokens: Sequence[bytes] = ()) -> list[bytes]:
     """The pre-tokens of bytes in order, special tokens kept whole: Tokenizer.pre_tokens; the caller checked unavailable()."""
-    return loaded()[0].pretokens(data, kind(pattern), tuple(special_tokens))
+    return loaded()[0].pretokens(data, kind(pretokenizer), tuple(special_tokens))

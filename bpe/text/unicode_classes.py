@@ -7,7 +7,7 @@ which letters a case-insensitive contraction ('s, 'T, 'ſ...) accepts, and write
 them as a C header for the compiled pre-tokenizer (c/pretokenize.c). So the
 compiled scanner classes every character exactly as the Python path's regexes
 do, by construction: the tables are regex's own answers, kept as runs of equal
-classes, and tests/test_compiled_encoder.py checks the compiled table against
+classes, and tests/test_core_pretokenize.py checks the compiled table against
 `regex` for every code point. Run it again after upgrading `regex`:
 
     python -m bpe.text.unicode_classes            # rewrites bpe/c/unicode_classes.h

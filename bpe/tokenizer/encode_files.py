@@ -42,7 +42,7 @@ from .. import atomic
 from ..core import follow
 from ..core import settings as core_settings
 from ..data.count import check_workers, reporter
-from ..data.inputs import CHUNK_BYTES, DEFAULT_READING, Input, Options, Shard, read_shard, resolve_inputs, shards
+from ..data.inputs import CHUNK_BYTES, DEFAULT_READING, Input, Reading, Shard, read_shard, resolve_inputs, shards
 from ..files.ids import DTYPES, IdsWriter, dtype_for
 from ..memory import peak_rss
 from ..text.pretokenizers import ENCODING, ERRORS, find_specials
@@ -66,7 +66,7 @@ class Settings:
     special: str  # a key of SPECIAL_TEXT
     eot: int | None  # the id after each document; None: nothing
     k: int | None  # the first k merges only
-    options: Options  # how inputs are read and cut
+    options: Reading  # how inputs are read and cut
     dtype: str  # of the output: uint16 or uint32
 
 
@@ -132,7 +132,7 @@ def default_eot(tok: Tokenizer) -> int | None:
 
 def encoder_of(tok: Tokenizer) -> str:
     """Which encoder merges: the compiled core's, or the Python path."""
-    return "compiled (bpe._core)" if getattr(tok, "_compiled", None) is not None else "Python (tokenizer.py)"
+    return "compiled (bpe._core)" if getattr(tok, "_compiled", None) is not None else "Python (encoder.py)"
 
 
 def encode_files(
@@ -169,7 +169,7 @@ def encode_files(
     if parallel and chunk_bytes == CHUNK_BYTES:
         chunk_bytes = max(1 << 20, min(chunk_bytes, total // (workers * 4) + 1))  # shards enough to keep every worker busy
     cut_at = tok.special_tokens if special != "text" else ()  # special-token text encoded as text: never cut before it
-    options = Options(text_field, text_column, tuple(cut_at), tok.pattern, chunk_bytes)
+    options = Reading(text_field, text_column, tuple(cut_at), tok.pretokenizer, chunk_bytes)
     settings = Settings(special, eot_id, k, options, dtype_for(tok.max_token_value))
     jobs = _jobs(inputs, options)
     report = reporter(progress, total)
@@ -201,7 +201,7 @@ def encode_files(
     )
 
 
-def _jobs(inputs: Iterable[Input], options: Options) -> list[Job]:
+def _jobs(inputs: Iterable[Input], options: Reading) -> list[Job]:
     jobs = []
     for source in inputs:
         pieces = shards(source, options)

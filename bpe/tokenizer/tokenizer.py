@@ -1,40 +1,33 @@
-"""Using a tokenizer: encode text to ids, decode ids back to text, save and load.
+"""The Tokenizer: a trained BPE's vocabulary and merges, checked, and what encodes and decodes with them.
 
 The CS336 interface, exactly: ``Tokenizer(vocab, merges, special_tokens)`` with
 ids taken from ``vocab`` as given (GPT-2's own order included),
 ``Tokenizer.from_files(vocab_path, merges_path, special_tokens)``, ``encode``,
 ``encode_iterable`` and ``decode``. ``Tokenizer.from_merges`` builds one in this
 tool's own layout (bytes, merges in order, special tokens), ``from_training``
-from a run, ``load`` from any file load.py reads.
+from a run, ``load`` from any file the format registry reads (files/formats.py),
+``from_openai`` one of OpenAI's encodings.
 
-Encoding cuts out special tokens (kept whole, the longest first), pre-tokenizes
-the rest with the pattern, and inside each pre-token applies merges by rank:
-the lowest-ranked pair present is merged everywhere, left to right, until no
-merge applies. This gives the same tokens as replaying the training merges in
-order (see `Tokenizer.bpe` for the one exception), and the same ids as GPT-2,
-HuggingFace tokenizers and tiktoken given the same files.
+Encoding is encoder.py's three steps (special tokens, pre-tokens, merges by rank),
+run by the compiled core where it is built (encode_c.py: the same ids, held so by
+the property tests) and by encoder.py where it is not. The same tokens as replaying
+the training merges in order (see `Teaching.bpe` for the one exception), and the
+same ids as GPT-2, HuggingFace tokenizers and tiktoken given the same files.
 
 decode() replaces bytes that are not valid UTF-8 with U+FFFD, as CS336 and
 tiktoken do; decode_bytes() is lossless: decode_bytes(encode(b)) == b for all
 bytes b (invalid UTF-8 is kept through surrogateescape), with any regex as the
 pre-tokenizer too (the text between its matches is pre-tokenized as itself), except
-with the named 'whitespace' pre-tokenizer, which drops whitespace by design.
-
-tiktoken's interface too, with tiktoken's meanings: ``encode(text,
-allowed_special=..., disallowed_special=...)``, ``encode_ordinary``,
-``encode_batch``, ``encode_ordinary_batch``, ``decode_with_offsets``,
-``decode_single_token_bytes``, ``encode_single_token``, ``n_vocab``,
-``eot_token`` and the rest, and ``Tokenizer.from_openai("cl100k_base")`` (or a
-model's name, "gpt-4o") for OpenAI's own encodings.
+with a pre-tokenizer that drops text by design (whitespace: PreTokenizer.lossless).
 
 Special tokens, by default: a tokenizer encodes the special tokens it was given
 as special wherever the text spells them, as CS336's Tokenizer and HuggingFace
 do -- except OpenAI's encodings (from_openai, or OpenAI's own rank files), which
-follow tiktoken: text that spells one of their special tokens is refused with
-ValueError unless `allowed_special` allows it (user text that becomes a control
-token is an injection risk), and encode_ordinary encodes it as plain text. Each
-call can say otherwise, with tiktoken's keywords; `allowed_special=` given to the
-constructor changes the tokenizer's default.
+follow tiktoken (tiktoken_api.py): text that spells one of their special tokens is
+refused with ValueError unless `allowed_special` allows it (user text that becomes a
+control token is an injection risk), and encode_ordinary encodes it as plain text.
+Each call can say otherwise, with tiktoken's keywords; `allowed_special=` given to
+the constructor changes the tokenizer's default.
 
 Text that is not clean UTF-8, as tiktoken treats it: a str's surrogate pair is
 the character it stands for and a lone surrogate is U+FFFD (except U+DC80..U+DCFF,
@@ -43,7 +36,9 @@ whose invalid UTF-8 is at the end (a character cut short) are encoded as tiktoke
 _encode_bytes does, the last piece's tokens merged again with the loose bytes, and
 invalid bytes anywhere else are kept, each byte its own, as training counted them.
 
-Not here: the file formats (formats.py, load.py, export.py) or training (train.py).
+Rooms beside it: encoder.py (the encoder a student reads), steps.py (encoding shown:
+steps, ancestry), tiktoken_api.py (tiktoken's interface), encodings.py (tiktoken's
+get_encoding). Not here: the file formats (files/) or training (train.py).
 """
 
 from __future__ import annotations
@@ -51,85 +46,44 @@ from __future__ import annotations
 import codecs
 import re
 import threading
-from collections import Counter
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from functools import cached_property
-from heapq import heapify, heappop, heappush
 from pathlib import Path
 
 import regex
 
 from ..files import formats, load
-from ..text import pretokenize_c
-from ..text.pretokenize import _UNITS, sequence_of_text, split_gpt2
-from ..text.pretokenizers import DEFAULT_PATTERN, ENCODING, ERRORS, check_pattern, check_special_tokens, find_specials, pattern_name
+from ..renamed import renamed
+from ..text.pretokenizers import DEFAULT, ENCODING, ERRORS, PreTokenizer, check_special_tokens, find_specials, pretokenizer_of
 from ..train import Merges, Training, Vocab, build_vocab
 from . import encode_c
+from .encoder import Encoder
+from .steps import Ancestry, EncodeStep, Teaching
+from .tiktoken_api import END_OF_TEXT, TiktokenInterface, token_offsets
+
+__all__ = ["END_OF_TEXT", "Ancestry", "EncodeStep", "Tokenizer", "token_offsets"]
 
 BYTES = [bytes([b]) for b in range(256)]
-END_OF_TEXT = "<|endoftext|>"  # the end-of-text token of GPT-2 and OpenAI's encodings (tiktoken's eot_token)
 MAX_ID = 1 << 32  # ids are below this: a pair of ids is looked up as one number, left << 32 | right
-CACHE_CAP = 200_000  # cached pre-tokens (and GPT-2 units); cleared when full
-LONG_WORD = 64  # pre-tokens longer than this are merged with a heap: O(n log n), not O(n^2)
 STREAM_CHUNK = 1 << 16  # encode_iterable encodes about this many characters at a time
 
-# A safe place to cut text for streaming: a letter or digit followed by whitespace.
-# No pre-token of gpt2, cl100k, o200k or whitespace spans it, and none looks across it;
-# for a regex of the user's nothing is known, so text is cut only at special tokens.
+# A safe place to cut text for streaming: a letter or digit followed by whitespace. No pre-token of a
+# pre-tokenizer that cuts at spaces spans it (PreTokenizer.cut_at_space), and none looks across it; for a
+# regex of the user's nothing is known, so text is cut only at special tokens.
 _CUT = regex.compile(r"(?r)[\p{L}\p{N}](?=\s)")
-CUT_AT_SPACE = ("gpt2", "cl100k", "o200k", "whitespace")
 _OPENAI: dict[tuple, Tokenizer] = {}  # OpenAI's encodings, loaded once per process (from_openai)
 _OPENAI_LOCK = threading.RLock()  # re-entered: an encoding built on its base loads the base first
 
 
-@dataclass(frozen=True)
-class EncodeStep:
-    """One step of encoding a pre-token: every occurrence of the lowest-ranked pair merged.
-
-    The first step of a list is the start (the bytes): rank None, no pairs before it.
-    """
-
-    parts: tuple[bytes, ...]  # the tokens after this step
-    rank: int | None  # the merge applied (0-based, as in the merges list); None for the start
-    pair_ranks: tuple[int | None, ...]  # the rank of each adjacent pair before this step; None: not a merge (within k)
-    at: tuple[int, ...]  # where it merged: the left part's index in the parts before this step
-    count: int | None = None  # the merge's count when it was made, when the tokenizer knows it
-
-
-@dataclass(frozen=True)
-class Ancestry:
-    """How a token was built: a tree of merges down to bytes.
-
-    b'low' with merges l+o, lo+w -> low (rank 1) <- [lo (rank 0) <- [l, o], w]
-    """
-
-    token: bytes
-    rank: int | None  # the merge that made it; None for a byte or a special token
-    count: int | None  # that merge's count when it was made, when known
-    parts: tuple[Ancestry, ...] = ()  # (left, right) for a merge, () for a byte or a special token
-
-    def nodes(self) -> Iterator[Ancestry]:
-        """Every node, the token first, then its left tree, then its right."""
-        yield self
-        for part in self.parts:
-            yield from part.nodes()
-
-    @property
-    def depth(self) -> int:
-        """Merges on the longest path down to a byte: a byte is 0, l+o is 1."""
-        return 1 + max(part.depth for part in self.parts) if self.parts else 0
-
-
-class Tokenizer:
+class Tokenizer(TiktokenInterface, Teaching):
+    @renamed(pattern="pretokenizer")
     def __init__(
         self,
         vocab: Mapping[int, bytes],
         merges: Sequence[tuple[bytes, bytes]],
         special_tokens: Sequence[str] | None = None,
         *,
-        pattern: str = DEFAULT_PATTERN,
+        pretokenizer: str | PreTokenizer = DEFAULT,
         counts: Sequence[int | None] | None = None,
         allowed_special: str | Collection[str] = "all",
         name: str = "",
@@ -146,8 +100,9 @@ class Tokenizer:
         special wherever the text spells them), or those of them that are; the rest
         are refused (tiktoken's disallowed_special="all"). `name` names it, as
         tiktoken's Encoding.name does ('cl100k_base'; '' for a tokenizer of yours).
+        `pretokenizer` is a PreTokenizer, a name or a regex (pattern=, its old name, is still accepted).
         """
-        check_pattern(pattern)
+        self.pretokenizer = pretokenizer_of(pretokenizer)
         special_tokens = [] if special_tokens is None else special_tokens
         check_special_tokens(special_tokens)
         special_tokens = list(special_tokens)
@@ -160,7 +115,6 @@ class Tokenizer:
             self.ids: dict[bytes, int] = {}
             for i, token in sorted(self.vocab.items()):
                 self.ids.setdefault(token, i)  # subtle: equal bytes under two ids share the first
-        self.pattern = pattern
         self.counts: tuple[int | None, ...] = _checked_counts(counts, len(self.merges))
         for token in special_tokens:
             data = token.encode(ENCODING)
@@ -174,45 +128,54 @@ class Tokenizer:
         self.allowed_special: frozenset[str] = frozenset()
         self.allowed_special = self._allowed(allowed_special)
         try:
-            self._compiled = encode_c.encoder(self.ids, self.merges, pattern)  # None: the Python path encodes (no compiled core)
+            self._compiled = encode_c.encoder(self.ids, self.merges, self.pretokenizer)  # None: no compiled core
         except ValueError:  # a merge that makes no token: _inert_merges says which
             self._compiled = None
         self.inert = self._compiled.inert if self._compiled is not None else _inert_merges(self.merges, self.ids)
-        self._byte_ids = {b: self.ids[BYTES[b]] for b in range(256) if BYTES[b] in self.ids}
+        # encoder.py's Encoder: the reference, and where the core is absent the encoder; where the core is built but has no
+        # scanner for this pre-tokenizer (a regex of the user's), Python pre-tokenizes and the core merges each pre-token
+        python = Encoder if self._compiled is None else _CoreMerging
+        self._python = python(self.ids, self.merges, self.inert, self.pretokenizer)
+        self._python.core = self._compiled  # None for the plain Encoder
         self._longest_special = max((len(t) for t in self.special_tokens), default=0)
-        self._words: dict[tuple[bytes, int], tuple[int, ...]] = {}  # (pre-token, merges used) -> ids
-        self._units: dict[str, tuple[int, ...]] = {}  # GPT-2 unit -> ids, with every merge
 
-    # -- building, saving, loading ------------------------------------------
+    # -- building and loading ------------------------------------------------
     @classmethod
+    @renamed(pattern="pretokenizer")
     def from_merges(
         cls,
         merges: Merges,
         special_tokens: Sequence[str] = (),
-        pattern: str = DEFAULT_PATTERN,
+        pretokenizer: str | PreTokenizer = DEFAULT,
         *,
         counts: Sequence[int | None] | None = None,
     ) -> Tokenizer:
         """A tokenizer in this tool's id layout (bytes 0-255, merges in order, then the special tokens) from its merges."""
         load.check_merges(merges)
         merges = [(bytes(a), bytes(b)) for a, b in merges]
-        return cls(build_vocab(merges, special_tokens), merges, special_tokens, pattern=pattern, counts=counts)
+        return cls(build_vocab(merges, special_tokens), merges, special_tokens, pretokenizer=pretokenizer, counts=counts)
 
     @classmethod
-    def from_training(cls, training: Training, pattern: str = DEFAULT_PATTERN) -> Tokenizer:
-        """The tokenizer a training run made, with each merge's count."""
-        merges = training.merges
+    @renamed(pattern="pretokenizer")
+    def from_training(cls, training: Training, pretokenizer: str | PreTokenizer | None = None) -> Tokenizer:
+        """The tokenizer a training run made, with each merge's count.
+
+        Its pre-tokenizer is the run's spec's, unless given: a run on counts made elsewhere (train(pretokenize(...)))
+        knows only the counts, not what cut them.
+        """
         counts = [e.count for e in training.events]
-        return cls(training.vocab, merges, training.special_tokens, pattern=pattern, counts=counts)
+        pretokenizer = training.spec.pretokenizer if pretokenizer is None else pretokenizer
+        return cls(training.vocab, training.merges, training.special_tokens, pretokenizer=pretokenizer, counts=counts)
 
     @classmethod
+    @renamed(pattern="pretokenizer")
     def from_files(
         cls,
         vocab_filepath: str | Path,
         merges_filepath: str | Path,
         special_tokens: Sequence[str] | None = None,
         *,
-        pattern: str = DEFAULT_PATTERN,
+        pretokenizer: str | PreTokenizer = DEFAULT,
     ) -> Tokenizer:
         """CS336's constructor from GPT-2-format files (vocab.json + merges.txt, or encoder.json + vocab.bpe).
 
@@ -222,16 +185,19 @@ class Tokenizer:
         vocab_path, merges_path = Path(vocab_filepath), Path(merges_filepath)
         texts = [load.read_text(p) for p in (vocab_path, merges_path)]
         loaded = load.parse_gpt2(*texts, str(vocab_path), str(merges_path))
-        return cls(loaded.vocab, loaded.merges, special_tokens, pattern=pattern)
+        return cls(loaded.vocab, loaded.merges, special_tokens, pretokenizer=pretokenizer)
 
     @classmethod
-    def load(cls, path: str | Path, *, pattern: str | None = None, special_tokens: Sequence[str] | None = None) -> Tokenizer:
-        """Load any format load.py reads (a directory or one file); ValueError says what is wrong.
+    @renamed(pattern="pretokenizer")
+    def load(
+        cls, path: str | Path, *, pretokenizer: str | PreTokenizer | None = None, special_tokens: Sequence[str] | None = None
+    ) -> Tokenizer:
+        """Load any format the registry reads (a directory or one file); ValueError says what is wrong.
 
-        `pattern` is only used by formats that do not record it (GPT-2 files, .tiktoken; default gpt2);
+        `pretokenizer` is only used by formats that do not record it (GPT-2 files, .tiktoken; default gpt2);
         `special_tokens` are added to those the file declares.
         """
-        loaded = formats.read(path, pattern=pattern)
+        loaded = formats.read(path, pretokenizer=pretokenizer)
         try:
             return cls.from_loaded(loaded, special_tokens=special_tokens)
         except ValueError as e:  # what the loader let through and the constructor refused: still name the file
@@ -243,13 +209,13 @@ class Tokenizer:
         extra = special_tokens or ()
         special_tokens = list(loaded.special_tokens) + [t for t in extra if t not in loaded.special_tokens]
         if loaded.vocab is None:
-            return cls.from_merges(loaded.merges, special_tokens, loaded.pattern, counts=loaded.counts)
+            return cls.from_merges(loaded.merges, special_tokens, loaded.pretokenizer, counts=loaded.counts)
         allowed = frozenset(extra) if loaded.encoding else "all"  # OpenAI's: tiktoken's default, but those asked for
         return cls(
             loaded.vocab,
             loaded.merges,
             special_tokens,
-            pattern=loaded.pattern,
+            pretokenizer=loaded.pretokenizer,
             counts=loaded.counts,
             allowed_special=allowed,
             name=loaded.encoding,
@@ -281,7 +247,7 @@ class Tokenizer:
                 for text, i in encoding.special_tokens.items():
                     first.setdefault(i, text)
                 vocab = dict(ranks) | {i: text.encode(ENCODING) for i, text in first.items()}
-                known = cls(vocab, merges, list(first.values()), pattern=encoding.pattern, allowed_special=(), name=encoding.name)
+                known = cls(vocab, merges, list(first.values()), pretokenizer=encoding.pretokenizer, allowed_special=(), name=encoding.name)
                 for text, i in encoding.special_tokens.items():
                     if first[i] != text:
                         known._alias_special(text, i)
@@ -293,21 +259,11 @@ class Tokenizer:
         """Each merge's rank by its pair of tokens (the first rank, should a pair be listed twice)."""
         return {pair: rank for rank, pair in reversed(list(enumerate(self.merges))) if rank not in self.inert}
 
-    @cached_property
-    def _ranks(self) -> dict[int, int]:
-        """The merges as ids, for the Python path's merging: (left id << 32 | right id) -> rank."""
-        return {self.ids[a] << 32 | self.ids[b]: rank for (a, b), rank in self.ranks.items()}
-
-    @cached_property
-    def _made(self) -> list[int]:
-        """rank -> the id its merge makes (-1: it never applies)."""
-        return [-1 if rank in self.inert else self.ids[a + b] for rank, (a, b) in enumerate(self.merges)]
-
     def __reduce__(self):
         """Pickled as what builds it again (vocab, merges, special tokens, settings), never its caches: for worker processes."""
         first = [t for t in self.special_tokens if self.vocab.get(self.ids[t.encode(ENCODING)]) == t.encode(ENCODING)]
         aliases = [(t, self.ids[t.encode(ENCODING)]) for t in self.special_tokens if t not in first]
-        settings = (self.pattern, self.counts, sorted(self.allowed_special), self.name)
+        settings = (self.pretokenizer, self.counts, sorted(self.allowed_special), self.name)
         return _rebuild, (self.vocab, self.merges, first, settings, aliases)
 
     def _alias_special(self, token: str, i: int) -> None:
@@ -337,7 +293,7 @@ class Tokenizer:
         vocab = None if self.own_layout else self._vocab_of_first(k)
         kept = [rank for rank in range(k) if rank not in self.inert]  # a merge that never applies is not written
         merges, counts = [self.merges[r] for r in kept], [self.counts[r] for r in kept]
-        return formats.files(merges, self.special_tokens, self.pattern, counts, vocab=vocab)
+        return formats.files(merges, self.special_tokens, self.pretokenizer, counts, vocab=vocab)
 
     def _vocab_of_first(self, k: int) -> Vocab:
         kept = set(BYTES) | {a + b for a, b in self.merges[:k]} | {t.encode(ENCODING) for t in self.special_tokens}
@@ -371,7 +327,7 @@ class Tokenizer:
         limit = self._limit(k)
         allowed = self.allowed_special if allowed_special is None else self._allowed(allowed_special)
         if isinstance(text, (bytes, bytearray)):
-            return self._encode_bytes(bytes(text), limit, allowed, disallowed_special)
+            return self._encode_data(bytes(text), limit, allowed, disallowed_special)
         if not isinstance(text, str):
             raise ValueError(f"encode takes text (str or bytes), not {type(text).__name__}.")
         self._refuse(text, allowed, disallowed_special)
@@ -380,97 +336,18 @@ class Tokenizer:
         except _Surrogate:  # as tiktoken: a surrogate pair is its character, a lone surrogate U+FFFD
             return self._encode_text(_as_tiktoken(text), limit, allowed)
 
-    def encode_ordinary(self, text: str | bytes, k: int | None = None) -> list[int]:
-        """The ids of text with every special token's text encoded as plain text (tiktoken's encode_ordinary).
-
-        Bytes with invalid UTF-8 at the end are encoded as tiktoken's _encode_bytes does.
-        """
-        return self.encode(text, k, allowed_special=(), disallowed_special=())
-
-    def encode_batch(
-        self,
-        texts: Sequence[str | bytes],
-        *,
-        num_threads: int = 8,
-        allowed_special: str | Collection[str] | None = None,
-        disallowed_special: str | Collection[str] = "all",
-    ) -> list[list[int]]:
-        """encode() of each text, in order, on num_threads threads (as tiktoken's encode_batch)."""
-        return self._batch(
-            lambda t: self.encode(t, allowed_special=allowed_special, disallowed_special=disallowed_special), texts, num_threads
-        )
-
-    def encode_ordinary_batch(self, texts: Sequence[str | bytes], *, num_threads: int = 8) -> list[list[int]]:
-        """encode_ordinary() of each text, in order, on num_threads threads (as tiktoken's encode_ordinary_batch)."""
-        return self._batch(self.encode_ordinary, texts, num_threads)
-
-    def encode_to_numpy(self, text: str | bytes, **options):
-        """encode() as a NumPy array of uint32 (tiktoken's encode_to_numpy)."""
-        import numpy as np
-
-        return np.array(self.encode(text, **options), dtype=np.uint32)
-
-    def encode_single_token(self, text_or_bytes: str | bytes) -> int:
-        """The id of the token whose text (or bytes) this is, special tokens included; KeyError if it is none."""
-        data = text_or_bytes.encode(ENCODING) if isinstance(text_or_bytes, str) else bytes(text_or_bytes)
-        return self.ids[data]
-
-    @staticmethod
-    def _batch(encode, texts, num_threads: int) -> list[list[int]]:
-        if num_threads <= 1 or len(texts) <= 1:
-            return [encode(t) for t in texts]
-        with ThreadPoolExecutor(num_threads) as pool:
-            return list(pool.map(encode, texts))
-
-    def _allowed(self, allowed_special: str | Collection[str]) -> frozenset[str]:
-        if allowed_special == "all":
-            return frozenset(self.special_tokens)
-        if isinstance(allowed_special, str) or not all(isinstance(t, str) for t in allowed_special):
-            raise ValueError(f'allowed_special is "all" or a set of special tokens, not {allowed_special!r}.')
-        unknown = sorted(set(allowed_special) - set(self.special_tokens))
-        if unknown:
-            raise ValueError(
-                f"{unknown[0]!r} is not a special token of this tokenizer ({', '.join(self.special_tokens) or 'it has none'})."
-            )
-        return frozenset(allowed_special)
-
-    def _refuse(self, text: str, allowed: frozenset[str], disallowed_special: str | Collection[str]) -> None:
-        """Raise ValueError, as tiktoken does, where text spells a disallowed special token."""
-        if disallowed_special == "all":
-            disallowed = set(self.special_tokens) - allowed
-        elif isinstance(disallowed_special, str):
-            raise ValueError(f'disallowed_special is "all" or a set of special tokens, not {disallowed_special!r}.')
-        else:
-            disallowed = set(disallowed_special)
-        found = next(find_specials(text, disallowed), None) if disallowed else None
-        if found is not None:
-            token = found[1]
-            raise ValueError(
-                f"Encountered text corresponding to disallowed special token {token!r}.\n"
-                "If you want this text to be encoded as a special token, "
-                f"pass it to `allowed_special`, e.g. `allowed_special={{{token!r}, ...}}`.\n"
-                f"If you want this text to be encoded as normal text, disable the check for this token "
-                f"by passing `disallowed_special=(enc.special_tokens_set - {{{token!r}}})`.\n"
-                "To disable this check for all special tokens, pass `disallowed_special=()`.\n"
-            )
-
     def _encode_text(self, text: str, limit: int, allowed: frozenset[str]) -> list[int]:
         """Special tokens allowed kept whole (the longest first), the text between them pre-tokenized and merged."""
         compiled = self._encode_compiled(text, limit, allowed)
         if compiled is not None:
             return compiled
-        out: list[int] = []
-        pos = 0
-        for start, token in find_specials(text, allowed) if allowed else ():
-            if start > pos:
-                self._encode_ordinary(text[pos:start], limit, out)
-            out.append(self.ids[token.encode(ENCODING)])  # a special token, kept whole
-            pos = start + len(token)
-        if pos < len(text):
-            self._encode_ordinary(text[pos:], limit, out)
-        return out
+        specials = {token: self.ids[token.encode(ENCODING)] for token in allowed}
+        try:
+            return self._python.encode(text, limit, specials)
+        except UnicodeEncodeError as e:  # a lone surrogate in a pre-token, which no bytes decode to
+            raise _Surrogate(_surrogate_sentence(e.object[e.start])) from None
 
-    def _encode_bytes(self, data: bytes, limit: int, allowed: frozenset[str], disallowed_special) -> list[int]:
+    def _encode_data(self, data: bytes, limit: int, allowed: frozenset[str], disallowed_special) -> list[int]:
         """Bytes: valid UTF-8 as its text; invalid bytes at the end as tiktoken's _encode_bytes; elsewhere each byte kept.
 
         subtle: tiktoken encodes the valid text, then takes the tokens of its last
@@ -498,18 +375,24 @@ class Tokenizer:
     def _encode_compiled(self, text: str | bytes, limit: int, allowed: Collection[str]) -> list[int] | None:
         """_encode_text in one call to the compiled core (encode_c.py), or None where the Python path encodes.
 
-        None: no compiled core, or no compiled pre-tokenizer for the pattern; a str holding a surrogate
-        (its invalid bytes, U+DC80..U+DCFF, would be read again as UTF-8: bytes are given as they are,
-        and the core keeps each invalid byte as the Python path does); a byte the vocabulary lacks (the
-        Python path says so in a sentence).
+        None: no compiled core, or no compiled scanner for the pre-tokenizer; a str holding a lone surrogate
+        that stands for no byte, or invalid bytes (U+DC80..U+DCFF) that would be read again as other UTF-8
+        than they were (bytes are given as they are, and the core keeps each invalid byte as the Python path
+        does); a byte the vocabulary lacks (the Python path says so in a sentence).
         """
         if self._compiled is None or self._compiled.kind < 0:
             return None
         if isinstance(text, str):
             try:
-                text = text.encode(ENCODING)
-            except UnicodeEncodeError:
-                return None
+                data = text.encode(ENCODING)
+            except UnicodeEncodeError:  # surrogateescape's invalid bytes: the core takes them where they read back the same
+                try:
+                    data = text.encode(ENCODING, ERRORS)
+                except UnicodeEncodeError:
+                    return None
+                if data.decode(ENCODING, ERRORS) != text:  # escaped bytes that join into a character: Python keeps them apart
+                    return None
+            text = data
         return self._compiled.encode(text, limit, tuple(token.encode(ENCODING) for token in allowed))
 
     def _last_piece_length(self, text: str, limit: int, allowed: frozenset[str], ids: list[int]) -> int:
@@ -522,9 +405,9 @@ class Tokenizer:
         if not segment:
             return 0  # the text ends with a special token
         last = None
-        for last in sequence_of_text(segment, self.pattern):  # noqa: B007  (the last pre-token is wanted)
+        for last in self.pretokenizer.split(segment):  # noqa: B007  (the last pre-token is wanted)
             pass
-        n = len(self._word_ids(_to_bytes(last), limit)) if last is not None else 0
+        n = len(self._word_ids(self._word_bytes(last), limit)) if last is not None else 0
         special_ids = {self.ids[t.encode(ENCODING)] for t in self.special_tokens}
 
         def all_space(i: int) -> bool:
@@ -534,29 +417,6 @@ class Tokenizer:
             while n < len(ids) and all_space(ids[len(ids) - n - 1]):
                 n += 1
         return n
-
-    def _encode_ordinary(self, text: str, limit: int, out: list[int]) -> None:
-        """Append the ids of a text without special tokens to out.
-
-        For gpt2 with every merge the text is cut into units (a word with the
-        whitespace before it, see pretokenize._UNITS): no GPT-2 pre-token crosses
-        a unit, so each unique unit is split and merged once and its ids cached.
-        """
-        if self.pattern == "gpt2" and limit == len(self.merges):
-            units = self._units
-            for unit in _UNITS.findall(text):
-                ids = units.get(unit)
-                if ids is None:
-                    ids = ()
-                    for token in split_gpt2([unit]):
-                        ids += self._word_ids(_to_bytes(token), limit)
-                    if len(units) >= CACHE_CAP:
-                        units.clear()
-                    units[unit] = ids
-                out += ids
-            return
-        for token in sequence_of_text(text, self.pattern):
-            out += self._word_ids(_to_bytes(token), limit)
 
     def encode_iterable(
         self,
@@ -573,8 +433,8 @@ class Tokenizer:
         are exactly those of encode() on the whole text, with the same keywords.
         Bytes are decoded incrementally, so a character split between two pieces is
         kept whole, and invalid bytes at the very end are taken as encode() takes them.
-        subtle: with the 'none' pre-tokenizer a document (the text between special
-        tokens) is one pre-token and is held whole.
+        subtle: without a regex (the 'none' pre-tokenizer) a document (the text between
+        special tokens) is one pre-token and is held whole.
         """
         limit = self._limit(k)
         allowed = self.allowed_special if allowed_special is None else self._allowed(allowed_special)
@@ -618,7 +478,7 @@ class Tokenizer:
         end = len(text) - max(self._longest_special - 1, 1)
         while end > 0:
             cut = 0
-            if pattern_name(self.pattern) in CUT_AT_SPACE:
+            if self.pretokenizer.cut_at_space:
                 m = _CUT.search(text, 0, end)
                 cut = m.end() if m else 0
             if allowed:
@@ -641,229 +501,21 @@ class Tokenizer:
         return None
 
     def _word_ids(self, word: bytes, limit: int) -> tuple[int, ...]:
-        """The ids of one pre-token with the first `limit` merges, cached."""
-        key = (word, limit)
-        ids = self._words.get(key)
-        if ids is None and self._compiled is not None:
-            ids = self._compiled.merge(word, limit)  # None: a byte the vocabulary lacks, which the Python path names
-        if ids is None:
-            start = self._byte_ids_of(word)
-            ids = tuple(self._merge_long(start, limit) if len(start) > LONG_WORD else self._merge_short(start, limit))
-            if len(self._words) >= CACHE_CAP:
-                self._words.clear()
-            self._words[key] = ids
-        return ids
+        """The ids of one pre-token with the first `limit` merges (by the compiled core where it is built), cached."""
+        return self._python.word_ids(word, limit)
 
-    def _byte_ids_of(self, word: bytes) -> list[int]:
-        byte_ids = self._byte_ids
+    def _word_bytes(self, piece: str | bytes) -> bytes:
+        """A pre-token as bytes: a str's invalid bytes (U+DC80..U+DCFF) are those bytes; another lone surrogate is refused."""
+        if isinstance(piece, (bytes, bytearray)):
+            return bytes(piece)
         try:
-            return [byte_ids[b] for b in word]
-        except KeyError:
-            bad = next(b for b in word if b not in byte_ids)
-            raise ValueError(_unknown_byte(word, bad)) from None
-
-    def bpe(self, word: bytes, k: int | None = None) -> tuple[bytes, ...]:
-        """Split one pre-token with the first k merges (all when k is None).
-
-        With merges [(b'l', b'o'), (b'lo', b'w')]: b'lower' -> (b'low', b'e', b'r').
-
-        subtle: merges are matched by their bytes, as GPT-2 and HuggingFace do
-        (each distinct token has one id here). When two merges make the same
-        bytes (b'a'+b'bc' and b'ab'+b'c'), a later pair can then look like an
-        earlier one, and this can differ from what a trainer would do with ids.
-        Training never makes such twins (see Trainer.mint), but a hand-made merge
-        list can.
-        """
-        return tuple(self.vocab[i] for i in self._word_ids(word, self._limit(k)))
-
-    def merge_steps(self, word: bytes, k: int | None = None) -> Iterator[tuple[int, list[bytes]]]:
-        """Each merge that encoding applies to word, in order: (its rank, the tokens after it).
-
-        b'lower' with merges l+o, lo+w -> (0, [lo, w, e, r]), then (1, [low, e, r])
-        """
-        vocab, ids = self.vocab, self._byte_ids_of(word)
-        for rank in self._rounds(ids, self._limit(k)):
-            yield rank, [vocab[i] for i in ids]
-
-    def encode_steps(self, piece: bytes | str, k: int | None = None) -> list[EncodeStep]:
-        """Encoding one pre-token step by step, as GPT-2's encoder does, with the first k merges.
-
-        Start from the bytes; at each step look up the rank of every adjacent pair,
-        take the lowest, and merge it everywhere it occurs, left to right; stop when
-        no pair is a merge. With merges [l+o, lo+w] b'lower' gives three steps:
-        (l, o, w, e, r) from the bytes, then rank 0 at 0 -> (lo, w, e, r), then rank 1 at 0 -> (low, e, r).
-        The last step's parts are encode()'s tokens; ranks come out in increasing order.
-        subtle: a whole piece is taken as one pre-token: cut text with pre_tokens() first. A special
-        token is one step, itself.
-        """
-        limit = self._limit(k)
-        word = _to_bytes(piece) if isinstance(piece, str) else bytes(piece)
-        if word in self._special_bytes:
-            return [EncodeStep((word,), None, (), ())]
-        self._byte_ids_of(word)  # one sentence for a byte the vocabulary lacks
-        parts = [BYTES[b] for b in word]
-        steps = [EncodeStep(tuple(parts), None, (), ())]
-        ranks = self.ranks
-        while len(parts) > 1:
-            pair_ranks = [ranks.get(pair) for pair in zip(parts, parts[1:])]
-            pair_ranks = [r if r is not None and r < limit else None for r in pair_ranks]
-            rank = min((r for r in pair_ranks if r is not None), default=None)
-            if rank is None:
-                break
-            merged, at, i = [], [], 0
-            while i < len(parts):
-                if i < len(pair_ranks) and pair_ranks[i] == rank:
-                    at.append(i)
-                    merged.append(parts[i] + parts[i + 1])
-                    i += 2  # subtle: 'a a a' with a+a merges the first two only, as encode does
-                else:
-                    merged.append(parts[i])
-                    i += 1
-            parts = merged
-            steps.append(EncodeStep(tuple(parts), rank, tuple(pair_ranks), tuple(at), self.counts[rank]))
-        return steps
-
-    def pre_tokens(self, text: str | bytes) -> list[bytes]:
-        """The pieces encode() merges inside, in order: special tokens whole, the rest pre-tokenized.
-
-        With special token <|e|>: 'hi you<|e|>' -> [b'hi', b' you', b'<|e|>'].
-        """
-        if self._compiled is not None and self._compiled.kind >= 0:
-            try:
-                data = text if isinstance(text, bytes) else text.encode(ENCODING)
-                return pretokenize_c.pretokens(data, self.pattern, self._special_bytes)
-            except UnicodeEncodeError:  # a surrogate: the Python path takes it
-                pass
-        if isinstance(text, bytes):
-            text = text.decode(ENCODING, ERRORS)
-        out: list[bytes] = []
-        pos = 0
-        for start, token in find_specials(text, self.special_tokens) if self.special_tokens else ():
-            out += [_to_bytes(t) for t in sequence_of_text(text[pos:start], self.pattern)]
-            out.append(token.encode(ENCODING))
-            pos = start + len(token)
-        out += [_to_bytes(t) for t in sequence_of_text(text[pos:], self.pattern)]
-        return out
+            return piece.encode(ENCODING, ERRORS)
+        except UnicodeEncodeError as e:
+            raise _Surrogate(_surrogate_sentence(piece[e.start])) from None
 
     @cached_property
     def _special_bytes(self) -> frozenset[bytes]:
         return frozenset(t.encode(ENCODING) for t in self.special_tokens)
-
-    @cached_property
-    def made_by(self) -> dict[bytes, int]:
-        """The rank of the merge that makes each merged token (the first, should two make the same bytes)."""
-        return {a + b: rank for rank, (a, b) in reversed(list(enumerate(self.merges))) if rank not in self.inert}
-
-    def ancestry(self, token: bytes | str | int) -> Ancestry:
-        """A token's merge tree down to bytes: given as bytes, as text, or by id.
-
-        Each node carries the rank of its merge and that merge's count when it was
-        made (counts are known for a run of this tool, None for other tools' files).
-        """
-        if isinstance(token, int) and not isinstance(token, bool):
-            if token not in self.vocab:
-                raise ValueError(f"Token id {token} is not in the vocabulary (ids {min(self.vocab)}..{max(self.vocab)}).")
-            token = self.vocab[token]
-        elif isinstance(token, str):
-            token = _to_bytes(token)
-        if not isinstance(token, (bytes, bytearray)) or bytes(token) not in self.ids:
-            raise ValueError(f"{_shown(token)} is not a token of this vocabulary; type it exactly, leading space included.")
-        return self._tree(bytes(token))
-
-    def _tree(self, token: bytes) -> Ancestry:
-        rank = self.made_by.get(token)
-        if rank is None:  # a byte or a special token
-            return Ancestry(token, None, None)
-        left, right = self.merges[rank]
-        return Ancestry(token, rank, self.counts[rank], (self._tree(left), self._tree(right)))
-
-    def _merge_short(self, ids: list[int], limit: int) -> list[int]:
-        ids = list(ids)
-        for _ in self._rounds(ids, limit):
-            pass
-        return ids
-
-    def _rounds(self, ids: list[int], limit: int) -> Iterator[int]:
-        """Merge by rank, in place: each round joins every pair of the lowest rank present, left to right.
-
-        Yields each round's rank. [97, 97, 97] with (97, 97) -> 256 as rank 0: one round, [256, 97].
-        Only the two pairs beside a merge change, so ranks are looked up there, not for the whole word.
-        subtle: the pair a merge creates never has the rank being merged (it holds the new token), so
-        the next occurrence of that rank is searched for to the right only.
-        """
-        get, made = self._ranks.get, self._made
-        ranks = [get(a << 32 | b, limit) for a, b in zip(ids, ids[1:])]  # ranks[i]: the pair (ids[i], ids[i + 1])
-        while ranks:
-            rank = min(ranks)
-            if rank >= limit:
-                return
-            new = made[rank]
-            i = ranks.index(rank)
-            more = ranks.count(rank) > 1
-            while True:
-                ids[i : i + 2] = [new]
-                del ranks[i]
-                if i:
-                    ranks[i - 1] = get(ids[i - 1] << 32 | new, limit)
-                if i < len(ranks):
-                    ranks[i] = get(new << 32 | ids[i + 1], limit)
-                if not more or rank not in ranks:  # an overlap ('a a a') can use up the next occurrence
-                    break
-                i = ranks.index(rank, i + 1)
-            yield rank
-
-    def _merge_long(self, ids: list[int], limit: int) -> list[int]:
-        """_merge_short for a long pre-token, in O(n log n): a heap of (rank, position) over a linked list.
-
-        Each round takes every position holding the lowest rank present and
-        merges them left to right, skipping those an earlier merge of the round
-        used up -- the same rounds as _rounds, without its O(n) list edits.
-        """
-        get, made = self._ranks.get, self._made
-        parts: list[int] = list(ids)
-        n = len(parts)
-        if n < 2:
-            return parts
-        nxt, prv = list(range(1, n + 1)), list(range(-1, n - 1))
-        nxt[-1] = -1
-        heap = [(r, i) for i in range(n - 1) if (r := get(parts[i] << 32 | parts[i + 1], limit)) < limit]
-        heapify(heap)
-        while heap:
-            rank = heap[0][0]
-            sites = []
-            while heap and heap[0][0] == rank:
-                sites.append(heappop(heap)[1])
-            for i in sorted(sites):
-                j = nxt[i] if parts[i] >= 0 else -1
-                if j < 0 or get(parts[i] << 32 | parts[j], limit) != rank:
-                    continue  # used up earlier in this round, or changed since it was pushed
-                parts[i], parts[j] = made[rank], -1
-                after = nxt[j]
-                nxt[i] = after
-                if after >= 0:
-                    prv[after] = i
-                    if (r := get(parts[i] << 32 | parts[after], limit)) < limit:
-                        heappush(heap, (r, i))
-                before = prv[i]
-                if before >= 0 and (r := get(parts[before] << 32 | parts[i], limit)) < limit:
-                    heappush(heap, (r, before))
-        return [p for p in parts if p >= 0]
-
-    def pieces(self, text: str | bytes, k: int | None = None) -> list[bytes]:
-        """The tokens of text as bytes, in order."""
-        vocab = self.vocab
-        return [vocab[i] for i in self.encode(text, k)]
-
-    def token_counts(self, words: Mapping[bytes, int], k: int | None = None) -> Counter[bytes]:
-        """How often each token occurs when pre-token counts are encoded with the first k merges.
-
-        {b'low': 5, b'lower': 2} with merges l+o, lo+w -> {b'low': 7, b'e': 2, b'r': 2}
-        """
-        counts: Counter[bytes] = Counter()
-        for word, n in words.items():
-            for token in self.bpe(word, k):
-                counts[token] += n
-        return counts
 
     # -- decoding -------------------------------------------------------------
     def decode_bytes(self, ids: Iterable[int]) -> bytes:
@@ -879,76 +531,21 @@ class Tokenizer:
         """The text of ids; bytes that are not valid UTF-8 become U+FFFD, as in CS336 and tiktoken (or as `errors` says)."""
         return self.decode_bytes(ids).decode(ENCODING, errors)
 
-    def decode_single_token_bytes(self, token: int) -> bytes:
-        """The bytes of one token, special tokens included; KeyError if it is none (tiktoken's)."""
-        return self.vocab[token]
 
-    def decode_tokens_bytes(self, tokens: Iterable[int]) -> list[bytes]:
-        """Each token's bytes: [31373, 995] -> [b'hello', b' world'] with GPT-2."""
-        return [self.decode_single_token_bytes(t) for t in tokens]
+class _CoreMerging(Encoder):
+    """encoder.py's Encoder with each pre-token merged by the compiled core (the same ids; the Python path names a byte the vocabulary lacks)."""
 
-    def decode_with_offsets(self, tokens: Sequence[int]) -> tuple[str, list[int]]:
-        """The text, and where each token starts in it (an index of a character), as tiktoken's decode_with_offsets.
+    core = None
 
-        A token that starts inside a character (its first byte continues a UTF-8
-        sequence) starts at that character. Raises ValueError, as tiktoken does,
-        when the tokens do not decode to valid UTF-8.
-        """
-        token_bytes = self.decode_tokens_bytes(tokens)
-        return b"".join(token_bytes).decode(ENCODING, "strict"), token_offsets(token_bytes)
-
-    def decode_batch(self, batch: Sequence[Sequence[int]], *, errors: str = "replace", num_threads: int = 8) -> list[str]:
-        return self._batch(lambda ids: self.decode(ids, errors), batch, num_threads)
-
-    def decode_bytes_batch(self, batch: Sequence[Sequence[int]], *, num_threads: int = 8) -> list[bytes]:
-        return self._batch(self.decode_bytes, batch, num_threads)
-
-    # -- what tiktoken's Encoding says about itself ------------------------------
-    @property
-    def special_tokens_set(self) -> set[str]:
-        return set(self.special_tokens)
-
-    @property
-    def eot_token(self) -> int:
-        """The id of <|endoftext|>; KeyError if this tokenizer has none (as tiktoken)."""
-        if END_OF_TEXT not in self.special_tokens:
-            raise KeyError(END_OF_TEXT)
-        return self.ids[END_OF_TEXT.encode(ENCODING)]
-
-    @property
-    def max_token_value(self) -> int:
-        return max(self.vocab)
-
-    @property
-    def n_vocab(self) -> int:
-        """max_token_value + 1, as tiktoken counts it (a vocabulary with gaps counts them)."""
-        return self.max_token_value + 1
-
-    def is_special_token(self, token: int) -> bool:
-        return token in self.vocab and self.vocab[token] in self._special_bytes
-
-    def token_byte_values(self) -> list[bytes]:
-        """Every token's bytes but the special tokens', sorted (tiktoken's)."""
-        return sorted(t for t in set(self.vocab.values()) if t not in self._special_bytes)
-
-
-def token_offsets(token_bytes: Iterable[bytes]) -> list[int]:
-    """Where each token starts in the text the tokens decode to, in characters (tiktoken's decode_with_offsets).
-
-    A token whose first byte continues a character starts at that character:
-    [b'a', b'\xf0\x9f', b'\x99\x82'] ('a🙂', the emoji in two tokens) -> [0, 1, 1].
-    """
-    text_len, offsets = 0, []
-    for token in token_bytes:
-        offsets.append(max(0, text_len - (0x80 <= token[0] < 0xC0)))
-        text_len += sum(1 for c in token if not 0x80 <= c < 0xC0)
-    return offsets
+    def word_ids(self, word: bytes, limit: int) -> tuple[int, ...]:
+        ids = self.core.merge(word, limit)
+        return ids if ids is not None else super().word_ids(word, limit)
 
 
 def _rebuild(vocab: Vocab, merges: Merges, special_tokens: list[str], settings: tuple, aliases: list[tuple[str, int]]) -> Tokenizer:
     """A pickled Tokenizer built again (see Tokenizer.__reduce__)."""
-    pattern, counts, allowed, name = settings
-    tok = Tokenizer(vocab, merges, special_tokens, pattern=pattern, counts=counts, name=name)
+    pretokenizer, counts, allowed, name = settings
+    tok = Tokenizer(vocab, merges, special_tokens, pretokenizer=pretokenizer, counts=counts, name=name)
     for token, i in aliases:
         tok._alias_special(token, i)
     tok.allowed_special = frozenset(allowed)
@@ -1031,23 +628,8 @@ def _all_invalid(data: bytes) -> bool:
     return all(0xDC80 <= ord(c) <= 0xDCFF for c in data.decode(ENCODING, ERRORS))
 
 
-def _to_bytes(token: str) -> bytes:
-    try:
-        return token.encode(ENCODING, ERRORS)
-    except UnicodeEncodeError as e:
-        bad = token[e.start]
-        raise _Surrogate(
-            f"The text holds a lone surrogate U+{ord(bad):04X}, which no UTF-8 bytes decode to; "
-            "only U+DC80..U+DCFF (invalid bytes kept by surrogateescape) can be encoded."
-        ) from None
-
-
-def _shown(token: object) -> str:
-    if isinstance(token, (bytes, bytearray)):
-        return repr(bytes(token).decode(ENCODING, "backslashreplace")[:40])
-    return repr(token)[:40]
-
-
-def _unknown_byte(word: bytes, byte: int) -> str:
-    shown = word.decode(ENCODING, "backslashreplace")
-    return f"The text holds byte 0x{byte:02x} (in {shown[:40]!r}), which this tokenizer's vocabulary lacks, so it cannot be encoded."
+def _surrogate_sentence(bad: str) -> str:
+    return (
+        f"The text holds a lone surrogate U+{ord(bad):04X}, which no UTF-8 bytes decode to; "
+        "only U+DC80..U+DCFF (invalid bytes kept by surrogateescape) can be encoded."
+    )

@@ -42,7 +42,7 @@ def settings() -> Settings:
     """The sidebar-independent settings of the lesson's run: the textbook preset as the preset defines it."""
     source = corpora.SOURCES[PRESET]
     data = source.text.encode("utf-8")
-    spec = TrainSpec(pattern=source.pattern, special_tokens=source.special_tokens, algorithm=ALGORITHM)
+    spec = TrainSpec(pretokenizer=source.pretokenizer, special_tokens=source.special_tokens, algorithm=ALGORITHM)
     return Settings(corpora.Corpus(source.label, data, corpora.digest(data)), spec, source.merges)
 
 

@@ -24,7 +24,7 @@ from pathlib import Path
 from bpe.events import MergeEvent
 from bpe.heap import Heap
 from bpe.naive import Naive
-from bpe.tokenizer.tokenizer import Tokenizer
+from bpe.tokenizer.encoder import Encoder
 from bpe.trainer import Trainer
 from ui.render import show
 
@@ -151,18 +151,17 @@ def _stale(event: MergeEvent, winner: bool) -> str:
 # ---------------------------------------------------------------------------
 # the Encode page: the encoder's loop, the lowest merge number and the merge it makes
 
-ENCODE_STEPS = (
-    Mark("lowest", "min"),
-    Mark("merge", "append", test=lambda call: bool(call.args) and isinstance(call.args[0], ast.BinOp)),
-)
+ENCODE_STEPS = (Mark("lowest", "min"), Mark("merge", "append"))
 
 
 def encode_excerpt() -> Excerpt:
-    return excerpt(Tokenizer.encode_steps, ENCODE_STEPS)
+    """The encoder's own loop (encoder.py's Encoder.rounds): what encode() runs where the core is absent, and what
+    the Encode page's steps are recorded from (steps.py)."""
+    return excerpt(Encoder.rounds, ENCODE_STEPS)
 
 
 def encode_code(lowest: str | None, made: str | None) -> str:
-    """Tokenizer.encode_steps with its choice lit: `lowest` what min() found ('#5: e + s'; None: no pair is a merge),
+    """Encoder.rounds with its choice lit: `lowest` what min() found ('#5: e + s'; None: no pair is a merge),
     `made` what the merge made ('es, in 1 place'; None at the end)."""
     said = {"lowest": f"the lowest merge number: {lowest}" if lowest else "no pair is a merge: rank is None, so the loop stops"}
     if made:

@@ -25,7 +25,6 @@ import streamlit as st
 from bpe import ALGORITHMS
 from bpe.events import DETAIL_CAP, HeapEntry, MergeEvent
 from bpe.rule import DEFAULT_RULE, RULES, explain_tie
-from bpe.text.pretokenize import sequence_of_text
 from bpe.text.pretokenizers import ENCODING, ERRORS
 from bpe.tokenizer.tokenizer import Tokenizer
 from bpe.train import work_names
@@ -574,7 +573,7 @@ class Segment:
 def segments(tok: Tokenizer, data: bytes, k: int) -> list[Segment]:
     """data split as the tokenizer does: special tokens whole, each pre-token into its tokens at merge k.
 
-    b'low  lower' (whitespace pattern, merges l+o, lo+w) ->
+    b'low  lower' (whitespace pre-tokenizer, merges l+o, lo+w) ->
     [pretoken (b'low',), dropped (b'  ',), pretoken (b'low', b'e', b'r')]
     """
     text = data.decode(ENCODING, ERRORS)  # subtle: surrogateescape keeps invalid bytes as they are
@@ -586,7 +585,7 @@ def segments(tok: Tokenizer, data: bytes, k: int) -> list[Segment]:
             out.append(Segment("special", (part.encode(ENCODING),)))
             continue
         pos = 0
-        for pre in sequence_of_text(part, tok.pattern):
+        for pre in tok.pretokenizer.split(part):
             start = part.find(pre, pos)
             if start > pos:
                 out.append(Segment("dropped", (part[pos:start].encode(ENCODING, ERRORS),)))

@@ -82,17 +82,17 @@ def uploaded(files) -> Reference | None:
 
 
 @st.cache_resource(max_entries=8, show_spinner="Loading the tokenizer…")
-def loaded(digest: str, pattern: str, _reference: Reference) -> Loaded:
-    """The tokenizer in a Reference's files, cached on their digest and the pattern and shared by sessions."""
+def loaded(digest: str, pretokenizer: str, _reference: Reference) -> Loaded:
+    """The tokenizer in a Reference's files, cached on their digest and the pre-tokenizer and shared by sessions."""
     try:
-        found = formats.with_pattern(formats.read_uploads(dict(_reference.files)), pattern)  # OpenAI's own files keep their pattern
+        found = formats.with_pretokenizer(formats.read_uploads(dict(_reference.files)), pretokenizer)  # OpenAI's own files keep theirs
         return Loaded(Tokenizer.from_loaded(found), None, found.format)
     except ValueError as e:
         return Loaded(None, str(e))
 
 
-def load_reference(reference: Reference, pattern: str) -> Loaded:
-    return loaded(reference.digest, pattern, reference)
+def load_reference(reference: Reference, pretokenizer: str) -> Loaded:
+    return loaded(reference.digest, pretokenizer, reference)
 
 
 def describe(result: Loaded) -> str:
@@ -101,7 +101,7 @@ def describe(result: Loaded) -> str:
     listed = ", ".join(tok.special_tokens) or "none"
     return (
         f"{formats.label(result.format)}: {len(tok.vocab):,} tokens, {len(tok.merges):,} merges, "
-        f"special tokens {listed}; pre-tokenizer {tok.pattern}"
+        f"special tokens {listed}; pre-tokenizer {tok.pretokenizer.name}"
     )
 
 

@@ -23,7 +23,7 @@ class Encoding:
         if _tokenizer is None:
             vocab = {rank: token for token, rank in mergeable_ranks.items()} | {i: t.encode() for t, i in special_tokens.items()}
             merges = load.merges_from_ranks(mergeable_ranks)
-            _tokenizer = Tokenizer(vocab, merges, list(special_tokens), pattern=pat_str, allowed_special=(), name=name)
+            _tokenizer = Tokenizer(vocab, merges, list(special_tokens), pretokenizer=pat_str, allowed_special=(), name=name)
         self._tok, self.name, self._pat_str = _tokenizer, name, pat_str
         self._mergeable_ranks, self._special_tokens = mergeable_ranks, dict(special_tokens)
 
@@ -66,7 +66,7 @@ def get_encoding(name: str) -> Encoding:
             raise
         ranks = {token: i for i, token in tok.vocab.items() if token not in tok._special_bytes}
         special_ids = {t: tok.ids[t.encode()] for t in tok.special_tokens}
-        pattern = openai.ENCODINGS[name].pattern
+        pattern = openai.ENCODINGS[name].pretokenizer
         _REGISTRY[name] = Encoding(name, pat_str=pattern, mergeable_ranks=ranks, special_tokens=special_ids, _tokenizer=tok)
     return _REGISTRY[name]
 
