@@ -669,7 +669,7 @@ def core_command(args: argparse.Namespace) -> None:
 
 
 def diff_command(args: argparse.Namespace) -> None:
-    from .diagnose import diagnose, show_pair
+    from .diagnose import KIND_WORDS, diagnose, show_pair
 
     theirs = merges_file.read_merges(args.theirs)
     spec = spec_of(args)
@@ -682,10 +682,11 @@ def diff_command(args: argparse.Namespace) -> None:
     if d is None:
         print(found.sentence)
     else:
-        print(f"Your merges part from the reference at merge {d + 1:,} of {len(theirs):,}: {found.kind}.")
+        print(f"Your merges part from the reference at merge {d + 1:,} of {len(theirs):,}: {KIND_WORDS[found.kind]}.")
         counted = "not a token yet" if found.missing is not None else f"{found.theirs_count:,}"
-        print(f"  yours:     {show_pair(found.theirs)}  (the reference's count there: {counted})")
+        print(f"  yours:     {show_pair(found.theirs)}  ({counted} there, counted right)")
         print(f"  reference: {show_pair(found.reference)}  ({found.reference_count:,})")
+        print(f"  cause:     {' or '.join(found.labels)} ({', '.join((found.cause, *found.also))})")
         print(found.sentence)
         print(f"Step through it in the app (bash scripts/app.sh): this corpus and settings, Step through, merge {d + 1:,}.")
     if found.fix:

@@ -137,14 +137,18 @@ def test_json_says_where_both_merges_kind_cause_and_how_far(files, capsys):
     out = json.loads(capsys.readouterr().out)
     assert out["first_difference"] == 31 and out["theirs"] == ["Ġ", "d"] and out["reference"] == ["Ġa", "nd"]
     assert (out["kind"], out["cause"], out["reproduced_through"]) == ("tie", "tie:concatenated", 70)
-    assert out["theirs_count"] == out["reference_count"] == 609 and out["settings"]["num_merges"] == 70
+    assert out["true_count_of_theirs"] == out["true_count_of_reference"] == 609 and out["settings"]["num_merges"] == 70
 
 
 def test_text_output_names_the_merge_the_pairs_the_cause_and_the_fix(files, capsys):
     assert main(["diff", str(files["merges"]), "--corpus", str(files["corpus"])]) == 0
     out = capsys.readouterr().out
-    assert "merge 32 of 70: tie" in out and "' ' + 'd'" in out and "' a' + 'nd'" in out
-    assert "tie:concatenated" in out and out.count("Fix: ") == 1 and "merge 32" in out.splitlines()[-2]
+    assert "merge 32 of 70: a tie broken another way" in out and "' ' + 'd'" in out and "' a' + 'nd'" in out
+    assert (
+        "cause:     ties by the joined bytes left + right (tie:concatenated)" in out
+        and out.count("Fix: ") == 1
+        and "merge 32" in out.splitlines()[-2]
+    )
 
 
 def test_the_reference_merges_are_the_same(files, capsys):

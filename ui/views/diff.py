@@ -10,18 +10,9 @@ from __future__ import annotations
 
 import html
 
-from bpe.diagnose import BY_CAUSE, LABELS, MISTAKES, Diagnosis
+from bpe.diagnose import BY_CAUSE, KIND_WORDS, MISTAKES, Diagnosis, label
 from serve.jobs import Checked
 from ui.render import show, show_pair
-
-KIND_WORDS = {
-    "tie": "a tie broken another way",
-    "count": "a pair counted differently",
-    "impossible": "a merge that cannot be made there",
-    "shorter": "your list stops early",
-    "longer": "your list goes on past the reference's",
-    "same": "the same merges",
-}
 
 
 def verdict(checked: Checked) -> str:
@@ -39,7 +30,7 @@ def verdict(checked: Checked) -> str:
     if d.cause is not None:
         made = "all" if d.reproduced_through == n else f"the first {d.reproduced_through:,}"
         makes = f": a trainer with it makes {made} of your {n:,} merges" if d.cause in BY_CAUSE else ""
-        why = f'<div class="why">Likely cause: <b>{html.escape(LABELS[d.cause])}</b> (<code>{html.escape(d.cause)}</code>){html.escape(makes)}.</div>'
+        why = f'<div class="why">Likely cause: <b>{html.escape(label(d.cause))}</b> (<code>{html.escape(d.cause)}</code>){html.escape(makes)}.</div>'
     return f'<div class="{css}"><div>{html.escape(text)}</div>{why}</div>'
 
 
@@ -77,7 +68,7 @@ def tried(d: Diagnosis) -> str:
         css = ' class="cause"' if t.cause == d.cause else ""
         width = 100 * t.reproduced_through / n
         body.append(
-            f"<tr{css}><td>{html.escape(LABELS[t.cause])}</td><td class='id'>{html.escape(t.cause)}</td>"
+            f"<tr{css}><td>{html.escape(label(t.cause))}</td><td class='id'>{html.escape(t.cause)}</td>"
             f'<td class="n">{t.reproduced_through:,} of {d.their_merges:,}</td>'
             f'<td style="width:34%"><div class="bar" style="width:{width:.1f}%"></div></td></tr>'
         )
