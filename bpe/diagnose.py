@@ -64,7 +64,7 @@ TieKey = Callable[[Pair, Sequence[bytes]], object]  # (pair of token ids, the vo
 KINDS = ("same", "tie", "count", "impossible", "shorter", "longer")
 KIND_WORDS = {  # each kind as the page and the CLI say it
     "tie": "a tie broken another way",
-    "count": "a pair counted differently",
+    "count": "a difference in counts",
     "impossible": "a merge that cannot be made there",
     "shorter": "your list stops early",
     "longer": "your list goes on past the reference's",
@@ -194,8 +194,9 @@ class Mistake:
         """Whether the mistake changes anything under spec (no special tokens: none to leave in; cs336 asked: not a cs336 mistake)."""
         return not self.settings or self.spec(spec) != spec
 
-    def fix_for(self, spec: TrainSpec) -> str:
-        """The fix under spec: for a tie, what the rule asked for takes."""
+    def fix_for(self, spec: TrainSpec, alone: bool = True) -> str:
+        """The fix under spec: for a tie, what the rule asked for takes (and, alone: no other mistake makes their list as
+        well, the tool whose rule their merges follow)."""
         if self.parts:
             return " ".join(part.fix_for(spec) for part in self.parts)
         if not self.is_tie:
@@ -203,14 +204,17 @@ class Mistake:
         rule = dict(self.settings).get("tie_break")
         follows = (
             f" Your merges follow the {rule} rule: to compare them with {RULES[rule].tool}, diagnose under that tie-break rule."
-            if rule
+            if rule and alone
             else ""
         )
         return " ".join(part for part in (self.fix, RULE_FIX[spec.tie_break]) if part) + follows
 
 
 def both(a: Mistake, b: Mistake) -> Mistake:
-    """Two mistakes made at once: what each changes, together."""
+    """Two mistakes made at once: what each changes, together; named in MISTAKES order, whichever was tried first."""
+    order = [m.cause for m in MISTAKES]
+    if b.cause in order and (a.cause not in order or order.index(b.cause) < order.index(a.cause)):
+        a, b = b, a
     return Mistake(
         f"{a.cause}+{b.cause}",
         f"{a.label}, and {b.label}",
@@ -651,6 +655,13 @@ class Diagnosis:
     walk: Walk | None = None  # their list under the true counts, when no mistake makes it past the first difference
     labels: tuple[str, ...] = field(default=(), compare=False)  # the cause and `also`, in words
 
+    @property
+    def trained(self) -> bool:
+        """Whether the cause is a mistake trained that makes their list past the first difference (not what their list
+        alone shows: not_the_maximum, or the fallbacks tie:other, count:other, different_input)."""
+        d = self.first_difference
+        return d is not None and self.reproduced_through > d and any(t.cause == self.cause for t in self.tried)
+
     def as_dict(self) -> dict[str, Any]:
         """The JSON `bpe diff --json` prints: tokens as GPT-2 writes them in merges.txt (byte-to-unicode)."""
         detail = self.event.detail if self.event is not None else None
@@ -664,6 +675,7 @@ class Diagnosis:
             "kind": self.kind,
             "cause": self.cause,
             "cause_label": None if self.cause is None else label(self.cause),
+            "cause_trained": self.trained,
             "reproduced_through": self.reproduced_through,
             "complete": self.complete,
             "their_merges": self.their_merges,
@@ -704,6 +716,11 @@ class Diagnosis:
                 "num_merges": self.num_merges,
             },
         }
+
+
+def kind_words(d: Diagnosis) -> str:
+    """The kind of difference in words: KIND_WORDS', but a pair below the highest count when their counts are right."""
+    return "a pair below the highest count" if d.cause == "not_the_maximum" else KIND_WORDS[d.kind]
 
 
 def gpt2_pair(pair: Merge | None) -> list[str] | None:
@@ -757,8 +774,8 @@ def diagnose(
         tried = list(try_mistakes(corpora, spec, asked, d, at, applies, report, budget_s))
         closest = pick(tried, d, len(asked))
         if closest is not None and closest.reproduced_through < len(asked):
-            pairs = [both(mistake_of_tried(closest.cause, applies), m) for m in applies]
-            pairs = [p for p, m in zip(pairs, applies) if compatible(p.parts[0], m)]
+            anchor = mistake_of_tried(closest.cause, applies)
+            pairs = [both(anchor, m) for m in applies if compatible(anchor, m)]
             report("Trying two mistakes at once…", 0.9)
             tried += try_mistakes(corpora, spec, asked, d, at, pairs, lambda doing, share: None, budget_s, alone=False)
         best = pick(tried, d, len(asked), named=applies)
@@ -852,9 +869,8 @@ def judged(walk: Walk | None, kind: str, d: int) -> tuple[Mistake, str, int]:
 def fix_of(d: Diagnosis, mistake: Mistake, applies: Sequence[Mistake]) -> str:
     """The fix: the cause's; for a tie rule that several real tools' rules reproduce alike, naming them all."""
     rules = [dict(m.settings).get("tie_break") for m in applies if m.cause in (d.cause, *d.also)]
-    rules = [r for r in dict.fromkeys(rules) if r]
-    if len(rules) < 2:
-        return mistake.fix_for(d.spec)
+    if len(rules) < 2 or not all(rules):  # one mistake, or tools' rules and others alike: name no tool
+        return mistake.fix_for(d.spec, alone=not d.also)
     tools = " and ".join(f"the {r} rule ({RULES[r].tool})" for r in rules)
     return f"{RULE_FIX[d.spec.tie_break]} Your merges follow {tools} alike: to compare them with one of those tools, diagnose under its tie-break rule."
 

@@ -265,11 +265,18 @@ def test_text_output_names_the_merge_the_pairs_the_cause_and_the_fix(files, caps
     assert main(["diff", str(files["merges"]), "--corpus", str(files["corpus"])]) == 0
     out = capsys.readouterr().out
     assert "merge 32 of 70: a tie broken another way" in out and "' ' + 'd'" in out and "' a' + 'nd'" in out
-    assert (
-        "cause:     ties by the joined bytes left + right (tie:concatenated)" in out
-        and out.count("Fix: ") == 1
-        and "merge 32" in out.splitlines()[-2]
-    )
+    assert "cause:     ties by the joined bytes left + right (tie:concatenated)" in out and out.count("Fix: ") == 1
+    # a command that serves this corpus, and the link to the step page at that merge on this run (test_app_diff follows one)
+    hint = out.splitlines()[-2]
+    assert f"BPE_CORPUS={files['corpus']} bash scripts/app.sh, then open http://127.0.0.1:8501/?corpus=file&" in hint
+    assert hint.endswith("vocab_size=326&special_tokens=&rule=cs336&pretokenizer=gpt2&merge=32")
+
+
+def test_a_corpus_the_app_cannot_serve_gets_no_link(files, tmp_path, capsys):
+    (tmp_path / "a.txt").write_bytes(files["corpus"].read_bytes())
+    (tmp_path / "b.txt").write_text("more text\n", encoding="utf-8")
+    assert main(["diff", str(files["merges"]), "--corpus", str(tmp_path / "*.txt")]) == 0
+    assert "serve one text file as its corpus (BPE_CORPUS=FILE bash scripts/app.sh)" in capsys.readouterr().out
 
 
 def test_the_reference_merges_are_the_same(files, capsys):

@@ -379,5 +379,5 @@ def test_first_difference_pairs_kind_and_cause_on_any_text(words, mistake):
     elif found.cause != "not_the_maximum":  # a mistake named: it makes their list past d, as far as said
         made = make_mistake(found.cause, text.encode(), spec, len(theirs))
         assert found.reproduced_through > d and made[: found.reproduced_through] == list(theirs[: found.reproduced_through])
-    if mistake in MODELLED:
-        assert found.reproduced_through == len(theirs), (found.cause, found.tried)
+    if mistake in MODELLED:  # as far as the vocab size asks (mistakes are trained over its merges only)
+        assert found.reproduced_through == min(len(theirs), found.num_merges), (found.cause, found.tried)
