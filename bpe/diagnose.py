@@ -932,25 +932,28 @@ class Corpora:
     def deleting(self, spec: TrainSpec, removed: tuple[str, ...]) -> PreTokens:
         """Each document with the special tokens deleted from it, pre-tokenized under spec."""
         counts: dict[bytes, int] = defaultdict(int)
-        for document, n in self.documents().items():
+        size = 0
+        for document, n in self.documents(spec).items():
+            size += len(document) * n
             for special in removed:
                 document = document.replace(special.encode("utf-8"), b"")
             made = pretokenize(document, pattern=spec.pattern, special_tokens=spec.special_tokens, split_lines=spec.split_lines)
             for word, k in made.counts.items():
                 counts[word] += k * n
-        return PreTokens(dict(counts), None, len(self.text(spec)))
+        return PreTokens(dict(counts), None, size)
 
-    def documents(self) -> Mapping[bytes, int]:
-        """The input's documents, each as its bytes, with how often it occurs (bytes given: that one document)."""
+    def documents(self, spec: TrainSpec) -> Mapping[bytes, int]:
+        """The input's documents as spec reads them (its text field or column), each as its bytes, with how often it
+        occurs (bytes given: that one document)."""
         if isinstance(self.inputs, (bytes, bytearray)):
             return {bytes(self.inputs): 1}
-        return self.get(TrainSpec(pattern="none")).counts  # a document is one pre-token
+        return self.get(spec.but(pattern="none", special_tokens=(), split_lines=False)).counts  # a document is one pre-token
 
     def text(self, spec: TrainSpec) -> bytes:
         """The input's bytes (for files: each document once, joined by NUL bytes)."""
         if isinstance(self.inputs, (bytes, bytearray)):
             return bytes(self.inputs)
-        return b"\0".join(self.documents())
+        return b"\0".join(self.documents(spec))
 
 
 def removed(mistake: Mistake, spec: TrainSpec) -> tuple[str, ...]:

@@ -76,6 +76,16 @@ def test_the_reference_itself_is_the_same():
     assert not at.success  # nothing to fix
 
 
+def test_a_list_trained_under_huggingfaces_rule_names_both_rules_that_make_it():
+    """The textbook run asks for CS336's rule; HuggingFace's and rustbpe's both make all 12 merges of this list."""
+    _, merges = train_bpe_text(TEXTBOOK, 256 + 12 + 1, [SPECIAL], pattern="whitespace", tie_break="huggingface")
+    page = html_of(upload(open_page(), "merges.txt", merges_txt(merges)))
+    assert (
+        "Likely cause: <b>ties to the smaller token ids (rustbpe&#x27;s rule)</b> or <b>ties as HuggingFace breaks them</b>: "
+        "a trainer with either makes all of your 12 merges." in page
+    )
+
+
 def test_a_pasted_corpus_is_checked_in_a_worker():
     text = stdlib_prose(20_000)  # past the size a session checks in its own thread
     at = open_page(source="paste", pattern="gpt2")

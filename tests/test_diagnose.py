@@ -196,6 +196,21 @@ def test_special_tokens_removed_on_stories():
     assert {t.cause: t.reproduced_through for t in found.tried}["special_tokens_not_split"] < len(theirs)
 
 
+def test_a_file_is_diagnosed_as_its_bytes_are(tmp_path):
+    """The mistakes that read documents (special tokens deleted from each) and the settings checks, on a file."""
+    stories = pytest.importorskip("test_hf_file_trainer").stories(1000)
+    path = tmp_path / "stories.txt"
+    path.write_text(stories, encoding="utf-8")
+    for mistake, spec in (("special_tokens_removed", SPEC), (None, TrainSpec())):
+        theirs = student.train(stories, 60, (SPECIAL,), mistake)
+        from_file, from_bytes = diagnose(theirs, [str(path)], spec), diagnose(theirs, stories.encode(), spec)
+        assert (from_file.cause, from_file.reproduced_through, from_file.sentence) == (
+            from_bytes.cause,
+            from_bytes.reproduced_through,
+            from_bytes.sentence,
+        )
+
+
 def test_no_special_token_given_for_a_corpus_that_spells_one_is_different_input():
     """A correct trainer given <|endoftext|>, checked by someone who gave none: which --special-token to add."""
     stories = pytest.importorskip("test_hf_file_trainer").stories(1000)
