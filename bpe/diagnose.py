@@ -778,12 +778,13 @@ def diagnose(
             pairs = [both(anchor, m) for m in applies if compatible(anchor, m)]
             report("Trying two mistakes at once…", 0.9)
             tried += try_mistakes(corpora, spec, asked, d, at, pairs, lambda doing, share: None, budget_s, alone=False)
-        best = pick(tried, d, len(asked), named=applies)
+        causes = nameable(tried, d, len(asked), applies)
+        best = pick(causes, d, len(asked))
         walk = None
         if best is None and at.kind in ("tie", "count"):
             report("Walking your merges under the true counts…", 0.95)
             walk = walk_theirs(corpus, spec, asked, budget_s)
-    also = tuple(t.cause for t in tried if best and t.reproduced_through == best.reproduced_through and t is not best)
+    also = tuple(t.cause for t in causes if best and t.reproduced_through == best.reproduced_through and t is not best)
     foreign = None if best or at.kind == "tie" else first_foreign(theirs, corpora, spec)
     kind, cause, reproduced = at.kind, None, d
     if best is not None:
@@ -821,23 +822,30 @@ def diagnose(
     return replace(diagnosis, sentence=explain(diagnosis, mistake, at.before), fix=fix_of(diagnosis, mistake, applies))
 
 
-def pick(tried: Sequence[Tried], d: int, n: int, named: Sequence[Mistake] | None = None) -> Tried | None:
-    """The mistake that makes the most of their n merges past the first difference d (the first of equals: MISTAKES order), or None.
+def pick(tried: Sequence[Tried], d: int, n: int) -> Tried | None:
+    """The mistake that makes the most of their n merges past the first difference d (the first of equals: the order
+    tried, MISTAKES'), or None."""
+    found = [t for t in tried if t.reproduced_through > d]
+    return max(found, key=lambda t: t.reproduced_through, default=None)
 
-    named (the mistakes that applied): only one that may be named as the cause. subtle: a mistake in breaking ties has
-    the reference's counts, so it makes all of a list that breaks ties its way; one that makes part of theirs, then
-    parts at a tie, agreed with their rule by chance for a while, and is not their rule (unless stopped at its time budget).
+
+def nameable(tried: Sequence[Tried], d: int, n: int, applied: Sequence[Mistake]) -> list[Tried]:
+    """The mistakes tried that may be named as the cause of their n merges: each that makes them past d, but a tie rule
+    only if it makes them all, and two at once only if they make more than either alone.
+
+    subtle: a mistake in breaking ties has the reference's counts, so it makes all of a list that breaks ties its way;
+    one that makes part of theirs, then parts at a tie, agreed with their rule by chance for a while, and is not their
+    rule (unless it was stopped at its time budget while it still agreed).
     """
-    ties = {m.cause for m in named or () if m.is_tie}
+    ties = {m.cause for m in applied if m.is_tie}
     alone = {t.cause: t.reproduced_through for t in tried}
 
     def may_be_named(t: Tried) -> bool:
         if t.cause in ties and t.complete and t.reproduced_through < n:
             return False
-        return all(t.reproduced_through > alone[c] for c in t.cause.split("+")) if "+" in t.cause else True  # two: more than either
+        return all(t.reproduced_through > alone[c] for c in t.cause.split("+")) if "+" in t.cause else True
 
-    found = [t for t in tried if t.reproduced_through > d and (named is None or may_be_named(t))]
-    return max(found, key=lambda t: t.reproduced_through, default=None)
+    return [t for t in tried if t.reproduced_through > d and may_be_named(t)]
 
 
 def mistake_of_tried(cause: str, applies: Sequence[Mistake]) -> Mistake:
