@@ -673,7 +673,7 @@ def core_command(args: argparse.Namespace) -> None:
 
 
 def diff_command(args: argparse.Namespace) -> None:
-    from .lab.diagnose import diagnose, show_pair
+    from .lab.diagnose import diagnose, kind_words, show_pair
 
     theirs = merges_file.read_merges(args.theirs)
     spec = spec_of(args)
@@ -686,14 +686,44 @@ def diff_command(args: argparse.Namespace) -> None:
     if d is None:
         print(found.sentence)
     else:
-        print(f"Your merges part from the reference at merge {d + 1:,} of {len(theirs):,}: {found.kind}.")
+        print(f"Your merges part from the reference at merge {d + 1:,} of {len(theirs):,}: {kind_words(found)}.")
         counted = "not a token yet" if found.missing is not None else f"{found.theirs_count:,}"
-        print(f"  yours:     {show_pair(found.theirs)}  (the reference's count there: {counted})")
+        print(f"  yours:     {show_pair(found.theirs)}  ({counted} there, counted right)")
         print(f"  reference: {show_pair(found.reference)}  ({found.reference_count:,})")
+        also = f"; as many: {', '.join(found.also)}" if found.also else ""
+        print(f"  cause:     {found.labels[0]} ({found.cause}){also}")
         print(found.sentence)
-        print(f"Step through it in the app (bash scripts/app.sh): this corpus and settings, Step through, merge {d + 1:,}.")
+        print(step_hint(args.corpus, spec, vocab_size, d + 1))
     if found.fix:
         print(f"Fix: {found.fix}")
+
+
+APP = "http://127.0.0.1:8501/"  # where bash scripts/app.sh serves the app: Streamlit's port, on this machine only
+
+
+def step_hint(corpus: list[str], spec: TrainSpec, vocab_size: int, merge: int) -> str:
+    """A command that serves the app with this corpus, and the link that opens its step page at merge on this run.
+
+    The server offers its BPE_CORPUS file as the corpus 'file' (serve/settings.py), and the link names every setting
+    as ui/link.py reads a link (tests/test_app_diff.py follows one); a corpus of several files, or of JSON Lines,
+    Parquet or a compressed file, is no text file the app can serve, and a regex pre-tokenizer cannot travel in a link.
+    """
+    from urllib.parse import quote
+
+    from .data.inputs import resolve_inputs
+
+    try:
+        inputs = resolve_inputs(corpus)
+    except ValueError:
+        inputs = []
+    if len(inputs) != 1 or inputs[0].format != "text" or inputs[0].compression:
+        return f"Step through it in the app: serve one text file as its corpus (BPE_CORPUS=FILE bash scripts/app.sh), then merge {merge:,}."
+    params = {"corpus": "file", "vocab_size": str(vocab_size), "special_tokens": ",".join(spec.special_tokens), "rule": spec.tie_break}
+    if spec.pretokenizer.name != "regex":  # a link names a registered pre-tokenizer; a regex of the user's has no place in one
+        params["pretokenizer"] = spec.pretokenizer.name
+    link = APP + "?" + "&".join(f"{k}={quote(v, safe='')}" for k, v in {**params, "merge": str(merge)}.items())
+    path = quote(str(inputs[0].path.resolve()), safe="/._-+")
+    return f"Step through merge {merge:,} in the app: BPE_CORPUS={path} bash scripts/app.sh, then open {link}"
 
 
 COMMANDS: dict[str, Callable[[argparse.Namespace], None]] = {

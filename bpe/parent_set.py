@@ -23,10 +23,11 @@ class ParentSet(Trainer):
     measured = ("pairs_scanned", "words_touched")
     slow = "scans all pairs for the best one at each merge."
     rewrite = staticmethod(merge_word)  # how a word is rewritten; bpe/lab/diagnose.py's mistaken trainer swaps it
+    start = staticmethod(word_lists)  # how words start (as bytes); the mistaken trainer can start them from characters
 
     def __init__(self, words: Mapping[bytes, int], sequence: Sequence[bytes] | None = None, *, tie_break: str = DEFAULT_RULE) -> None:
         super().__init__(words, tie_break=tie_break)
-        self.words, self.counts = word_lists(words)
+        self.words, self.counts = self.start(words)
         self.word_pairs: list[Counter[Pair]] = [Counter(zip(w, w[1:])) for w in self.words]
         self.parents: dict[Pair, set[int]] = defaultdict(set)
         pair_counts: dict[Pair, int] = defaultdict(int)

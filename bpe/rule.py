@@ -30,6 +30,7 @@ Not here: counting pairs (trainer.py) or the merge loop itself.
 from __future__ import annotations
 
 import heapq
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -251,23 +252,34 @@ def _reason(rule: Rule, win: Pair, runner: Pair, shown: list[tuple[bytes, bytes]
         left_decides = shown[0][0] != shown[1][0]
         side = "left tokens" if left_decides else "right tokens (the left ones are equal)"
         a, b = (shown[0][0], shown[1][0]) if left_decides else (shown[0][1], shown[1][1])
-        return f"{rule.tool} takes the greater bytes: comparing the {side}, {_show(a)} > {_show(b)} ({others} is {_show_pair(shown[1])})."
+        return f"{rule.tool} takes the greater bytes: comparing the {side}, {show_token(a)} > {show_token(b)} ({others} is {show_pair(shown[1])})."
     if rule.name == "huggingface":
         hf = [tuple(_hf_id(i, n_special) for i in p) for p in (win, runner)]
         return (
-            f"{rule.tool} takes the smaller pair of its ids: {hf[0]} < {hf[1]} for {_show_pair(shown[1])}; "
+            f"{rule.tool} takes the smaller pair of its ids: {hf[0]} < {hf[1]} for {show_pair(shown[1])}; "
             "it numbers the bytes by their GPT-2 character, so its byte ids are not the byte values."
         )
-    return f"{rule.tool} takes the smaller pair of ids: {win} < {runner} for {_show_pair(shown[1])}."
+    return f"{rule.tool} takes the smaller pair of ids: {win} < {runner} for {show_pair(shown[1])}."
 
 
 def _hf_id(token_id: int, special_tokens: int) -> int:
     return special_tokens + _hf_key(token_id, b"")
 
 
-def _show(token: bytes) -> str:
-    return repr(token.decode("utf-8", "backslashreplace"))
+# repr's escape of a byte that is not UTF-8 (surrogateescape's U+DC80..U+DCFF), or an escaped backslash
+_ESCAPE = re.compile(r"\\(\\|udc[89a-f][0-9a-f])")
 
 
-def _show_pair(pair: tuple[bytes, bytes]) -> str:
-    return f"{_show(pair[0])} + {_show(pair[1])}"
+def show_token(token: bytes) -> str:
+    r"""A token as Python shows text, each byte that is not UTF-8 escaped once: b' a' -> ' a', b'\xc3' -> '\xc3'.
+
+    subtle: repr(token.decode("utf-8", "backslashreplace")) escapes the escape's
+    backslash again, and shows '\\xc3'; surrogateescape keeps the byte, and its
+    repr '\udcc3' becomes '\xc3', as repr(b'\xc3') writes it.
+    """
+    text = repr(token.decode("utf-8", "surrogateescape"))
+    return _ESCAPE.sub(lambda m: m.group(0) if m.group(1) == "\\" else "\\x" + m.group(1)[3:], text)
+
+
+def show_pair(pair: tuple[bytes, bytes]) -> str:
+    return f"{show_token(pair[0])} + {show_token(pair[1])}"

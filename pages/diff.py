@@ -123,6 +123,8 @@ if d.tried:
     skipped = diff_views.untried(d)
     st.caption(
         "A mistake in breaking ties has the reference's counts, so it follows the reference until it breaks a tie another "
-        "way; a mistake in counting is trained on its own. The one that makes the most of your list is named."
+        "way; a mistake in counting is trained on its own. The one that makes the most of your list past the first "
+        "difference is named (a tie rule only if it makes all of it); when it makes only part, each other one is tried "
+        "with it, two mistakes at once. When none does, none is named."
         + (f" Not trained, since one already makes all of your list: {', '.join(skipped)}." if skipped else "")
     )

@@ -3,7 +3,6 @@
 import streamlit as st
 
 from bpe.rule import RULES
-from ui import corpus as corpora
 from ui import link, runs, sidebar, state
 from ui.lessons import buttons as quiz_buttons
 from ui.lessons import quiz
@@ -94,5 +93,5 @@ with reply:
         st.html(lesson_views.verdict(q, answer.pick, why, settings.tie_break))
         st.html(lesson_views.reveal(q, answer.pick))
         source = st.session_state["source"]
-        if corpora.SOURCES[source].text or source == "stdlib":
+        if source in link.linkable():
             st.page_link("pages/step.py", label=f"See merge {k} on the step page", query_params={**link.run_params(), "merge": str(k)})

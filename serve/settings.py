@@ -6,6 +6,7 @@
 | BPE_WORKER_MEMORY_MB | serve.pool.MEMORY_MB (4096) | the address space one worker process may use; past it its job fails in one sentence |
 | BPE_CACHE | $XDG_CACHE_HOME or ~/.cache, /bpe-workbench | where what the server builds for every class is kept between starts (and the library the merges of OpenAI's rank files, bpe/files/load.py); off keeps nothing |
 | BPE_PRELOAD | 1 | 0 leaves the real tokenizers unloaded until a page needs one |
+| BPE_CORPUS | unset | a text file the sidebar offers as one more corpus, 'file' in links: `bpe diff` prints a link that opens it at a merge |
 | BPE_POOL, BPE_POOL_KEY, BPE_REPLICA | unset | set by serve/replicas.py for each replica: the machine's pool server (its socket, its key) and the replica's name |
 | STREAMLIT_SERVER_COOKIE_SECRET | a random one per start | Streamlit's own; the replicas are given one (every machine the same) |
 
@@ -27,6 +28,7 @@ from pathlib import Path
 WORKERS = "BPE_WORKERS"
 WORKER_MEMORY = "BPE_WORKER_MEMORY_MB"
 PRELOAD = "BPE_PRELOAD"
+CORPUS = "BPE_CORPUS"
 POOL = "BPE_POOL"
 POOL_KEY = "BPE_POOL_KEY"
 REPLICA = "BPE_REPLICA"
@@ -62,6 +64,13 @@ def cache_folder() -> Path | None:
 def preload() -> bool:
     """Load the real tokenizers in the background when the server starts (BPE_PRELOAD=0: only when a page needs one)."""
     return os.environ.get(PRELOAD, "1") != "0"
+
+
+def corpus_file() -> Path | None:
+    """The text file this server offers as a corpus of its own (BPE_CORPUS), or None: only the one the person who
+    started the server named, so that a link ('?corpus=file') names no path and reads no other file."""
+    value = os.environ.get(CORPUS, "").strip()
+    return Path(value) if value else None
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ import streamlit as st
 from bpe.data.corpora import SEPARATOR, stdlib_prose
 from bpe.spec import TrainSpec
 from bpe.text.pretokenizers import DEFAULT, PreTokenizer
-from serve import disk
+from serve import disk, settings
 
 MAX_UPLOAD_BYTES = 5_000_000
 STDLIB_BYTES = 2_000_000
@@ -73,6 +73,53 @@ SOURCES: dict[str, Source] = {
     "paste": Source("Paste your own text", pretokenizer="gpt2", merges=50),
     "upload": Source("Upload a text file", pretokenizer="gpt2", merges=200),
 }
+
+
+FILE = "file"  # the corpus file the server was started with (BPE_CORPUS), offered beside the presets
+
+
+def choices() -> list[str]:
+    """The corpora the sidebar offers: the presets, and the server's own file when it was started with one."""
+    keys = list(SOURCES)
+    if settings.corpus_file() is not None:
+        keys.insert(keys.index("paste"), FILE)
+    return keys
+
+
+def source(key: str) -> Source:
+    """The preset of a corpus choice: one of SOURCES, or the server's file, as plain text under GPT-2's pre-tokenizer
+    (a link names the settings it was checked with: `bpe diff` prints one)."""
+    if key != FILE:
+        return SOURCES[key]
+    path = settings.corpus_file()
+    return Source(
+        f"Server's file (the corpus file BPE_CORPUS names: {path.name if path else 'none'})", pretokenizer=DEFAULT.name, merges=200
+    )
+
+
+def file_data() -> tuple[bytes, str | None]:
+    """The server's corpus file, and a sentence when it cannot be the corpus (missing, unreadable, too big, not text)."""
+    path = settings.corpus_file()
+    try:
+        stat = path.stat() if path is not None else None
+    except OSError as e:
+        return b"", f"The server's corpus file {path} cannot be read ({e.strerror})."
+    if stat is None:
+        return b"", "This server was started without a corpus file (BPE_CORPUS)."
+    if stat.st_size > MAX_UPLOAD_BYTES:
+        return b"", too_big(path.name, stat.st_size)
+    data = _read_file(str(path), stat.st_mtime_ns, stat.st_size)
+    return data, check_text(path.name, data) if data is not None else f"The server's corpus file {path} cannot be read."
+
+
+@st.cache_resource(show_spinner=False, max_entries=2)
+def _read_file(path: str, mtime_ns: int, size: int) -> bytes | None:
+    """The file's bytes, read once per server for each version of it (the same object on every click: its digest is kept)."""
+    try:
+        with open(path, "rb") as f:
+            return f.read(MAX_UPLOAD_BYTES + 1)
+    except OSError:
+        return None
 
 
 @dataclass(frozen=True)
@@ -142,11 +189,15 @@ def check_text(name: str, data: bytes) -> str | None:
     if not data.strip():
         return f"{name} is empty: paste or upload some text to train on."
     if len(data) > MAX_UPLOAD_BYTES:
-        return (
-            f"{name} is {len(data) / 1e6:.1f} MB; the app takes up to {MAX_UPLOAD_BYTES / 1e6:.0f} MB. "
-            "Train on bigger files with the CLI: python -m bpe train FILE …"
-        )
+        return too_big(name, len(data))
     head = data[: 1 << 16]
     if b"\x00" in head or head.decode("utf-8", "replace").count("\ufffd") > len(head) * 3 // 10:
         return f"{name} looks like a binary file, not text (it has NUL bytes or is mostly invalid UTF-8)."
     return None
+
+
+def too_big(name: str, size: int) -> str:
+    return (
+        f"{name} is {size / 1e6:.1f} MB; the app takes up to {MAX_UPLOAD_BYTES / 1e6:.0f} MB. "
+        "Train on bigger files with the CLI: python -m bpe train FILE …"
+    )

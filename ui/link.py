@@ -1,6 +1,6 @@
 """Links: every page's URL names the sidebar's training run, so that a copied link or a reload shows what the teacher saw.
 
-`?corpus=<preset>` names the run; the preset brings its settings (pre-tokenizer, vocab size, special
+`?corpus=<preset>` names the run (`file`: the corpus file the server was started with, BPE_CORPUS); the preset brings its settings (pre-tokenizer, vocab size, special
 tokens), and each setting that differs from the preset's is named too: `&pretokenizer=gpt2`,
 `&vocab_size=1257`, `&special_tokens=<|endoftext|>`, `&algorithm=naive`, and `&rule=<tie-break rule>` when
 not the default cs336. `show_run` (app.py, on every page) keeps the URL saying it; the sidebar's page
@@ -38,8 +38,13 @@ from ui import corpus as corpora
 from ui import sidebar, state
 from ui.render import plain
 
-# presets whose text comes with the app: pasted and uploaded corpora cannot travel in a link
-LINKABLE = tuple(key for key in corpora.SOURCES if key not in ("paste", "upload"))
+
+def linkable() -> tuple[str, ...]:
+    """The corpora a link can name: the presets, whose text comes with the app, and the server's own file (BPE_CORPUS);
+    a pasted or uploaded corpus cannot travel in a link."""
+    return tuple(key for key in corpora.choices() if key not in ("paste", "upload"))
+
+
 MAX_DIGITS = 7  # a link's merge or k: up to 9,999,999 (the sidebar's largest vocab, a million, has 7 digits)
 
 
@@ -92,12 +97,12 @@ def run_of(link: dict[str, str | None]) -> dict[str, object] | None:
     if corpus is None:
         st.session_state["tie_break"] = rule
         return None
-    if corpus not in LINKABLE:
+    if corpus not in linkable():
         st.warning(
-            f"The link's corpus '{said(corpus)}' is not one of the presets ({', '.join(LINKABLE)}); showing the corpus picked in the sidebar."
+            f"The link's corpus '{said(corpus)}' is not one of the presets ({', '.join(linkable())}); showing the corpus picked in the sidebar."
         )
         return None
-    preset = corpora.SOURCES[corpus]
+    preset = corpora.source(corpus)
     wanted: dict[str, object] = {
         "source": corpus,
         "pretokenizer": preset.pretokenizer,
@@ -164,9 +169,9 @@ def run_params() -> dict[str, str]:
     """
     session = st.session_state
     source = session["source"]
-    if source not in LINKABLE:
+    if source not in linkable():
         return {}
-    preset = corpora.SOURCES[source]
+    preset = corpora.source(source)
     params = {"corpus": source}
     if session["pretokenizer"] != preset.pretokenizer:
         params["pretokenizer"] = session["pretokenizer"]

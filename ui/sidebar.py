@@ -26,12 +26,12 @@ MAX_VOCAB = 1_000_000  # the vocab size box's largest value (a link's too)
 
 def preset_vocab_size(key: str) -> int:
     """The vocab size a preset was made for: 256 bytes + its merges + its special tokens."""
-    return corpora.SOURCES[key].vocab_size
+    return corpora.source(key).vocab_size
 
 
 def apply_preset(key: str) -> None:
     """Choosing a preset also chooses the settings it was made for (ui.link calls it for a link's corpus)."""
-    source = corpora.SOURCES[key]
+    source = corpora.source(key)
     st.session_state["source"] = key
     st.session_state.update(source.sidebar())
     st.session_state["step"] = 1
@@ -123,14 +123,15 @@ def _training_run() -> Settings | str:
     key = state.widget(
         st.selectbox,
         "Corpus",
-        list(corpora.SOURCES),
-        format_func=lambda k: short_label(corpora.SOURCES[k].label),
+        corpora.choices(),
+        format_func=lambda k: short_label(corpora.source(k).label),
         key="source",
         kept=True,
         on_change=_apply_preset,
     )
-    source = corpora.SOURCES[key]
-    about = [source.label[len(short_label(source.label)) + 2 : -1], preset_note(key, st.session_state["tie_break"])]
+    source = corpora.source(key)
+    note = preset_note(key, st.session_state["tie_break"]) if key in corpora.SOURCES else ""
+    about = [source.label[len(short_label(source.label)) + 2 : -1], note]
     if any(about):
         text = ": ".join(a for a in about if a)
         st.caption(text[0].upper() + text[1:])
@@ -148,6 +149,8 @@ def _training_run() -> Settings | str:
             problem = corpora.check_text(upload.name, data)
     elif key == "stdlib":
         data = corpora.stdlib_bytes()
+    elif key == corpora.FILE:
+        data, problem = corpora.file_data()
     else:
         data = source.text.encode("utf-8")
 

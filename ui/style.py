@@ -43,7 +43,7 @@ section[data-testid="stSidebar"][data-collapsed="false"]{width:20.8rem !importan
 [data-testid="stTooltipContent"] p, [data-testid="stExpander"] summary p, [data-testid="stTab"] p,
 [data-testid="stAlertContent"] p, [data-testid="stTable"] td, [data-testid="stTable"] th,
 [data-testid="stMarkdownContainer"] td, [data-testid="stMarkdownContainer"] th,
-[data-testid="stFileUploaderDropzoneInstructions"] span, [data-testid="stFileUploaderDropzoneInstructions"] small,
+[data-testid="stFileUploader"] :not([data-testid="stIconMaterial"]),
 [data-testid="stCode"] pre, [data-testid="stCode"] code, [data-testid="stCode"] span,
 [data-testid^="stPageLink"] p, [data-testid^="stPageLink"] span:not([data-testid="stIconMaterial"]),
 [data-testid="stHeadingWithActionElements"] + div p, kbd,

@@ -68,8 +68,9 @@ def _free_port() -> int:
 
 
 @contextmanager
-def running_app():
-    """A fresh server on a free port, started as the README says a teacher starts it (`bash scripts/app.sh`); yields its URL.
+def running_app(env: dict[str, str] | None = None):
+    """A fresh server on a free port, started as the README says a teacher starts it (`bash scripts/app.sh`), with env
+    added to its environment (BPE_CORPUS=...); yields its URL.
 
     The server's output goes to tests/screenshots/server-PORT.log (never to an unread pipe,
     which would fill up and stall the server).
@@ -81,7 +82,7 @@ def running_app():
     command = ["bash", str(ROOT / "scripts" / "app.sh"), "--server.headless", "true"]  # it execs `streamlit run app.py`
     command += ["--server.port", str(port), "--server.address", "127.0.0.1", "--server.fileWatcherType", "none"]
     with open(SHOTS / f"server-{port}.log", "wb") as log:
-        proc = subprocess.Popen(command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
+        proc = subprocess.Popen(command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, env={**os.environ, **(env or {})})
         try:
             url = f"http://127.0.0.1:{port}"
             deadline = time.time() + 60

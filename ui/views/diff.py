@@ -10,22 +10,14 @@ from __future__ import annotations
 
 import html
 
-from bpe.lab.diagnose import BY_CAUSE, LABELS, MISTAKES, Diagnosis
+from bpe.lab.diagnose import KIND_WORDS, MISTAKES, Diagnosis, kind_words, label
 from serve.jobs import Checked
 from ui.render import show, show_pair
 
-KIND_WORDS = {
-    "tie": "a tie broken another way",
-    "count": "a pair counted differently",
-    "impossible": "a merge that cannot be made there",
-    "shorter": "your list stops early",
-    "longer": "your list goes on past the reference's",
-    "same": "the same merges",
-}
-
 
 def verdict(checked: Checked) -> str:
-    """In large type: where their merges part from the reference and what kind of difference it is; then the likely cause, and how much of their list it makes."""
+    """In large type: where their merges part from the reference and what kind of difference it is; then the likely
+    cause in words (its id is the JSON's), and how much of their list it makes."""
     d = checked.diagnosis
     n = d.their_merges
     if d.kind == "same":
@@ -33,14 +25,30 @@ def verdict(checked: Checked) -> str:
     elif d.first_difference is None:
         text = f"Your {n:,} merges agree with the reference as far as both go: {KIND_WORDS[d.kind]}."
     else:
-        text = f"Your merges part from the reference at merge {d.first_difference + 1:,} of {n:,}: {KIND_WORDS[d.kind]}."
+        text = f"Your merges part from the reference at merge {d.first_difference + 1:,} of {n:,}: {kind_words(d)}."
     css = "diff-head same" if d.kind == "same" else "diff-head"
-    why = ""
-    if d.cause is not None:
-        made = "all" if d.reproduced_through == n else f"the first {d.reproduced_through:,}"
-        makes = f": a trainer with it makes {made} of your {n:,} merges" if d.cause in BY_CAUSE else ""
-        why = f'<div class="why">Likely cause: <b>{html.escape(LABELS[d.cause])}</b> (<code>{html.escape(d.cause)}</code>){html.escape(makes)}.</div>'
+    why = f'<div class="why">{likely(d)}</div>' if d.cause is not None else ""
     return f'<div class="{css}"><div>{html.escape(text)}</div>{why}</div>'
+
+
+def likely(d: Diagnosis) -> str:
+    """The likely cause, as HTML: 'Likely cause: <b>ties to the smaller bytes</b>: a trainer with it makes all of your 12 merges.'"""
+    n, k = d.their_merges, (d.first_difference or 0) + 1
+    made = "all" if d.reproduced_through == n else f"the first {d.reproduced_through:,}"
+    if d.trained:
+        causes = [d.cause, *d.also]
+        named = " or ".join(f"<b>{html.escape(label(c))}</b>" for c in causes[:2])
+        named += f" or {len(causes) - 2} more (below)" if len(causes) > 2 else ""
+        if "+" in d.cause:
+            a, b = d.cause.split("+")
+            named = f"two mistakes at once, <b>{html.escape(label(a))}</b> and <b>{html.escape(label(b))}</b>"
+        with_it = "both" if "+" in d.cause else "either" if d.also else "it"
+        return f"Likely cause: {named}: a trainer with {with_it} makes {made} of your {n:,} merges."
+    if d.cause == "not_the_maximum":
+        return f"Likely cause: <b>{html.escape(label(d.cause))}</b>: at every other merge yours is the most frequent pair."
+    if d.foreign is not None:
+        return f"Likely cause: <b>{html.escape(label(d.cause))}</b>: your merge {d.foreign[0] + 1:,} makes a token this corpus never holds."
+    return f"No known mistake makes your list past merge {k:,}: <b>{html.escape(label(d.cause))}</b>."
 
 
 def lists(checked: Checked) -> str:
@@ -69,20 +77,22 @@ def cause(d: Diagnosis) -> str:
 
 
 def tried(d: Diagnosis) -> str:
-    """Each known mistake trained, and how many of their merges it makes (a bar of their list's length); the cause first."""
+    """Each known mistake trained, and how many of their merges it makes (a bar of their list's length); the cause first.
+    Two mistakes at once are listed only when they are the cause (the others made no more than one alone)."""
     n = max(d.their_merges, 1)
-    rows = sorted(d.tried, key=lambda t: (t.cause != d.cause, -t.reproduced_through))
+    shown = [t for t in d.tried if "+" not in t.cause or t.cause == d.cause]
+    rows = sorted(shown, key=lambda t: (t.cause != d.cause, -t.reproduced_through))
     body = []
     for t in rows:
         css = ' class="cause"' if t.cause == d.cause else ""
         width = 100 * t.reproduced_through / n
         body.append(
-            f"<tr{css}><td>{html.escape(LABELS[t.cause])}</td><td class='id'>{html.escape(t.cause)}</td>"
+            f"<tr{css}><td>{html.escape(label(t.cause))}</td>"
             f'<td class="n">{t.reproduced_through:,} of {d.their_merges:,}</td>'
             f'<td style="width:34%"><div class="bar" style="width:{width:.1f}%"></div></td></tr>'
         )
     return (
-        '<table class="tried"><tr><th>a trainer with</th><th>id</th><th class="n">makes</th><th>of your merges, from the first</th></tr>'
+        '<table class="tried"><tr><th>a trainer with</th><th class="n">makes</th><th>of your merges, from the first</th></tr>'
         + "".join(body)
         + "</table>"
     )
