@@ -6,6 +6,7 @@ whose AppTest helpers import Streamlit.
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import os
 import signal
@@ -89,3 +90,16 @@ def gone(pid: int) -> bool:
         return Path(f"/proc/{pid}/stat").read_text().split(") ")[1].startswith("Z")
     except FileNotFoundError:
         return True
+
+
+def stopped(pid: int) -> bool:
+    """Whether every thread of the process is stopped (state T).
+
+    subtle: kill() returns before the process stops: one of its threads must run to take
+    SIGSTOP and stop the others, and on a busy machine a request sent meanwhile was answered.
+    """
+    states = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        with contextlib.suppress(FileNotFoundError):
+            states.append((task / "stat").read_text().rsplit(")", 1)[1].split()[0])
+    return bool(states) and all(state in "Tt" for state in states)

@@ -6,7 +6,6 @@ point, as `python -m serve.shared_pool`; the jobs run in real worker processes e
 
 from __future__ import annotations
 
-import contextlib
 import os
 import secrets
 import signal
@@ -21,7 +20,7 @@ from pathlib import Path
 
 import pytest
 from conftest import until
-from pool_jobs import counted, forever, gone, open_gate
+from pool_jobs import counted, forever, gone, open_gate, stopped
 
 from serve import shared_pool
 from serve.shared_pool import PoolServer, RemotePool
@@ -235,19 +234,6 @@ def test_a_connection_without_the_key_is_closed_after_the_handshake_deadline(ser
         while silent.recv(1024):  # the server's challenge, and then nothing: it closes the connection
             pass
         assert time.monotonic() - start < 5
-
-
-def stopped(pid: int) -> bool:
-    """Whether every thread of the process is stopped (state T).
-
-    subtle: kill() returns before the process stops: one of its threads must run to take
-    SIGSTOP and stop the others, and on a busy machine a request sent meanwhile was answered.
-    """
-    states = []
-    for task in Path(f"/proc/{pid}/task").iterdir():
-        with contextlib.suppress(FileNotFoundError):
-            states.append((task / "stat").read_text().rsplit(")", 1)[1].split()[0])
-    return bool(states) and all(state in "Tt" for state in states)
 
 
 def test_a_stalled_pool_server_is_one_sentence_within_the_deadline(tmp_path, monkeypatch):
