@@ -106,8 +106,7 @@ def _write(path: Path | None, data: bytes) -> None:
     if path is None:
         return
     try:
-        atomic.write_bytes(path, data)
-        os.chmod(path, 0o600)
+        atomic.write_bytes(path, data, mode=0o600)
     except (OSError, atomic.OutputError) as e:  # a full disk: the class goes on without the entry
         log.warning("not kept on disk: %s", e)
         return
