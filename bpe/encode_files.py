@@ -356,7 +356,13 @@ def _encode_in_pool(tok: Tokenizer, jobs: list[Job], settings: Settings, workers
                     if len(waiting) >= 2 * workers:
                         break
                 while waiting:
-                    part = waiting.popleft().result()
+                    try:
+                        part = waiting.popleft().result()
+                    except OSError as error:
+                        if error.filename is not None and not Path(error.filename).name.startswith(f".{run}."):
+                            raise  # an input could not be read: the CLI names it
+                        # a worker's write of its shard beside the output (a full disk): named as the output, the file asked for
+                        raise atomic.OutputError(f"Cannot write {writer.path}: {atomic.why(error)}.") from None
                     _append(writer, Path(part.path))
                     parts.append(part)
                     if report:

@@ -298,6 +298,31 @@ def test_a_truncated_array_or_a_bin_without_its_dtype_is_refused_naming_it(folde
     assert code == 2 and "'٣' is not a token id" in err
 
 
+@pytest.mark.parametrize(
+    ("shape", "header_bytes"),
+    [("('x',)", None), ("(-5,)", None), ("(True,)", None), ("(3,)", 60_000)],
+)
+def test_a_damaged_npy_header_is_one_sentence_naming_the_file(folder, tmp_path, shape, header_bytes):
+    text = f"{{'descr': '<u2', 'fortran_order': False, 'shape': {shape}, }}".ljust(header_bytes or 0) + "\n"
+    (tmp_path / "bad.npy").write_bytes(b"\x93NUMPY\x01\x00" + len(text).to_bytes(2, "little") + text.encode() + b"\x01\x00" * 3)
+    code, out, err = run("decode", str(folder), "--file", str(tmp_path / "bad.npy"))
+    assert code == 2 and out == "" and err.count("\n") == 1, err
+    assert err.startswith(f"error: {tmp_path / 'bad.npy'}: ") and ("is no number of ids" in err or "header cannot be read" in err), err
+
+
+def test_a_full_disk_while_workers_encode_names_the_output(tok, tmp_path, small_disk):
+    """The workers write their shards beside the output: the disk fills in a worker, and the sentence names the output."""
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text(
+        "".join(f"w{i:05d}x low lower\n" for i in range(60_000))
+    )  # 1 MB of text: shards of 256 KB, each more ids than the disk holds
+    out = small_disk / "ids.npy"
+    with pytest.raises(ValueError) as refused:
+        encode_files(tok, [str(corpus)], out, workers=2, parallel_min_bytes=0, chunk_bytes=1 << 18)
+    assert str(refused.value) == f"Cannot write {out}: the disk is full."
+    assert list(small_disk.iterdir()) == []  # no shard left behind
+
+
 # ---------------------------------------------------------------------------
 # flat memory
 
