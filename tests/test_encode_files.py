@@ -323,6 +323,19 @@ def test_a_full_disk_while_workers_encode_names_the_output(tok, tmp_path, small_
     assert list(small_disk.iterdir()) == []  # no shard left behind
 
 
+@pytest.mark.parametrize("suffix", [".txt", ".txt.zst"])
+def test_a_document_cut_where_no_cut_is_safe_loses_no_byte_and_says_so(tok, tmp_path, monkeypatch, suffix):
+    from bpe import inputs
+
+    monkeypatch.setattr(inputs, "MAX_STRETCH", 1 << 14)
+    text = ("naïve" + "x7" * 20_000 + "日本").encode() * 4  # no whitespace: no safe place to cut
+    path = tmp_path / f"long{suffix}"
+    path.write_bytes(zstandard.ZstdCompressor().compress(text) if suffix.endswith(".zst") else text)
+    with pytest.warns(inputs.CutWarning, match="were cut anyway"):
+        encode_files(tok, [str(path)], tmp_path / "ids.npy", eot=None, workers=1, chunk_bytes=1 << 13)
+    assert b"".join(tok.decode_bytes(list(block)) for block in read_ids(tmp_path / "ids.npy")) == text
+
+
 # ---------------------------------------------------------------------------
 # flat memory
 
