@@ -987,6 +987,30 @@ async def open_storm(app: Path, args: argparse.Namespace, rng: random.Random) ->
         await asyncio.gather(*(s.close() for s in students))
 
 
+def colliding_tiktoken(count: int, size: int = 128, seed: int = 0) -> bytes:
+    """A .tiktoken of the 256 bytes and `count` tokens of `size` bytes with one bpe_hash for every seed (issue 37.1).
+
+    bpe_hash (bpe/c/encode.h) takes each 8-byte block as h = (h ^ w) * K; h ^= h >> 29: flipping bit 63 of a
+    block changes the state by bits 63 and 34 whatever came before, and flipping those in the next block
+    cancels it. So each of the size / 8 - 1 places to do so doubles the tokens with one hash: the core's
+    tables hold them in one chain, and reading the file is quadratic in count (27,981 tokens, 5 MB: 4-10 s).
+    Its tokens cannot be made of two lower-ranked ones, so the file is refused, after that time.
+    """
+    import base64
+    import struct
+
+    base = random.Random(seed).randbytes(size)
+    tokens = [bytes([b]) for b in range(256)]
+    for variant in range(count):
+        token = bytearray(base)
+        for i in range(size // 8 - 1):
+            if variant >> i & 1:
+                for block, mask in ((i, 1 << 63), (i + 1, 1 << 63 | 1 << 34)):
+                    struct.pack_into("<Q", token, 8 * block, struct.unpack_from("<Q", token, 8 * block)[0] ^ mask)
+        tokens.append(bytes(token))
+    return "".join(f"{base64.b64encode(t).decode()} {rank}\n" for rank, t in enumerate(tokens)).encode()
+
+
 # where a hostile student pastes: (page, its text box's label, the corpus to pick first, or None)
 BOXES = (
     ("Tokenize & export", "Text to tokenize", None),
