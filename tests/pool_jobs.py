@@ -110,3 +110,11 @@ def stalled_read(files, pattern, *, report) -> None:
     while True:
         report("reading")
         time.sleep(0.05)
+
+
+def gated_read(files, pattern, *, report) -> None:
+    """serve/jobs.read_upload's signature: counts itself in $BPE_TEST_GATE, waits for the test's gate (open_gate), then
+    refuses the files in one sentence: a read that fails after the page has begun to follow it."""
+    path = os.environ["BPE_TEST_GATE"]
+    counted(path, report=report)
+    raise ValueError(f"{files[0][0]}: refused after the gate opened.")

@@ -220,7 +220,8 @@ def test_an_upload_is_read_in_a_worker_and_a_hostile_one_is_one_sentence(monkeyp
 
     monkeypatch.setattr(formats, "read_uploads", in_the_page)  # this process's: a worker process has its own
     at = uploaded(open_page(), ("hostile.tiktoken", classroom().colliding_tiktoken(2000)))
-    assert not at.exception
+    at.run()  # a failed read is said again, not read again (the pool would start a failed job anew)
+    assert not at.exception and "upload" not in at.session_state["watching"]
     assert [e.value for e in at.error] and at.error[0].value.startswith("hostile.tiktoken: token ")
     assert "cannot be" in at.error[0].value or "two" in at.error[0].value
 
@@ -241,6 +242,25 @@ def test_an_upload_read_past_its_deadline_is_given_up_in_one_sentence(monkeypatc
     at = rerun_until(at, lambda at: bool(at.error), what="the deadline")
     assert at.error[0].value.startswith("slow.tiktoken: still being read after 1 s, longer than an upload may take here")
     assert ui.work.pool().wait(key, 30).state == "cancelled"  # nobody else waited for it: its worker was killed
+
+
+def test_a_read_that_fails_while_the_page_follows_it_is_said_and_not_read_again(tmp_path, monkeypatch):
+    from pool_jobs import gated_read, open_gate
+
+    from ui.views import tokenize as tokenize_views
+
+    runs = tmp_path / "runs.txt"
+    monkeypatch.setenv("BPE_TEST_GATE", str(runs))
+    monkeypatch.setattr(tokenize_views.jobs, "read_upload", gated_read)
+    at = open_page()
+    at.radio(key="w_tok_ref_source").set_value("upload").run()
+    at.file_uploader(key="tok_upload").set_value([("late.tiktoken", b"x" * 20_000, "application/octet-stream")]).run()
+    assert any(i.value.startswith("Reading late.tiktoken") for i in at.info)
+    open_gate(runs)
+    at = rerun_until(at, lambda at: bool(at.error), what="the read's failure")
+    at.run()
+    assert at.error[0].value == "late.tiktoken: refused after the gate opened."
+    assert runs.read_text() == "run\n"  # once: the page read the failure, it did not ask for the read again
 
 
 def test_sessions_uploading_the_same_files_share_one_read(gpt2, monkeypatch):

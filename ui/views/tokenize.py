@@ -128,10 +128,12 @@ def load_reference(reference: Reference, pattern: str) -> Loaded | None:
     if (found := kept.get((reference.digest, pattern))) is not None:
         return found
     key = upload_key(reference, pattern)
-    small = sum(len(data) for _, data in reference.files) <= runs.INLINE_BYTES
-    status = work.ask("upload", key, jobs.read_upload, reference.files, pattern, lane="short", inline=small)
-    if not status.ended:
-        status = work.pool().wait(key, runs.WAIT_S)
+    status = work.pool().status(key)
+    if status is None or status.state not in ("done", "failed"):  # subtle: asking again would read a failed upload again
+        small = sum(len(data) for _, data in reference.files) <= runs.INLINE_BYTES
+        status = work.ask("upload", key, jobs.read_upload, reference.files, pattern, lane="short", inline=small)
+        if not status.ended:
+            status = work.pool().wait(key, runs.WAIT_S)
     if status.state == "done":
         work.let_go("upload")
         found = status.result  # OpenAI's own files keep their pattern (formats.with_pattern)
