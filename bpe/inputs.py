@@ -106,7 +106,7 @@ class CutWarning(UserWarning):
 
 
 def warn_unsafe_cuts(cuts: int) -> None:
-    """Say, as a CutWarning (the CLI prints it as a warning: line), that cuts places were cut where no cut is safe."""
+    """Say, as one CutWarning (the CLI prints it as a warning: line), that text was cut at `cuts` places where no cut is safe."""
     if cuts:
         warnings.warn(
             f"{cuts:,} stretch{'es' if cuts > 1 else ''} of text without a safe place to cut in {MAX_STRETCH / (1 << 20):,g} MB "
@@ -250,7 +250,7 @@ def _find_boundary(f, start: int, stop: int, special_bytes: list[bytes], pattern
         if len(window) <= pos - base:
             return None
         cuts = [m.start() for m in starts.finditer(window, pos - base)] if starts else []
-        if pattern != "none" and b"\n" in window:  # for 'none' only special tokens end a document (the test: 30x faster where none is)
+        if pattern != "none" and b"\n" in window:  # for 'none' only special tokens end a document; no newline, no regex (30x faster)
             cuts += [m.end() for m in _SAFE_NEWLINE.finditer(window, pos - base)]
         for cut in sorted(cuts):
             if not _straddled(window, cut, special_bytes):

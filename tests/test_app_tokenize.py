@@ -263,6 +263,17 @@ def test_a_read_that_fails_while_the_page_follows_it_is_said_and_not_read_again(
     assert runs.read_text() == "run\n"  # once: the page read the failure, it did not ask for the read again
 
 
+def test_only_the_files_own_sentence_is_kept_for_every_session():
+    """A session's budget or a crashed worker is that session's, or that run's: never said to another uploading the same files."""
+    from ui.views.tokenize import reference_of, said_of
+
+    reference = reference_of("a.json, b.txt", {"a.json": b"{}", "b.txt": b""})
+    assert said_of(reference, "a.json: not a tokenizer file this tool knows (...)")
+    assert said_of(reference, "a.json, b.txt: expected one tokenizer file, or the files of one together: ...")
+    assert not said_of(reference, "This session has used the worker pool for 301 s in the last 10 minutes, ...")
+    assert not said_of(reference, "The worker process stopped before finishing (killed by signal 9, ...).")
+
+
 def test_sessions_uploading_the_same_files_share_one_read(gpt2, monkeypatch):
     import ui.work
 

@@ -129,7 +129,8 @@ def load_reference(reference: Reference, pattern: str) -> Loaded | None:
         return found
     key = upload_key(reference, pattern)
     status = work.pool().status(key)
-    if status is None or status.state not in ("done", "failed"):  # subtle: asking again would read a failed upload again
+    # subtle: asking again would read the files again, when the pool has said what they are (a failed job is started anew)
+    if status is None or not (status.state == "done" or status.state == "failed" and said_of(reference, status.error)):
         small = sum(len(data) for _, data in reference.files) <= runs.INLINE_BYTES
         status = work.ask("upload", key, jobs.read_upload, reference.files, pattern, lane="short", inline=small)
         if not status.ended:
@@ -138,9 +139,11 @@ def load_reference(reference: Reference, pattern: str) -> Loaded | None:
         work.let_go("upload")
         found = status.result  # OpenAI's own files keep their pattern (formats.with_pattern)
         return kept.put((reference.digest, pattern), Loaded(Tokenizer.from_loaded(found), None, found.format))
-    if status.state == "failed":  # a sentence: the file's, or the pool's (past its time or memory)
+    if status.state == "failed":
         work.let_go("upload")
-        return kept.put((reference.digest, pattern), Loaded(None, status.error))
+        if said_of(reference, status.error):  # the files' own sentence, the same for every session: kept
+            return kept.put((reference.digest, pattern), Loaded(None, status.error))
+        return Loaded(None, status.error)  # the pool's about this session (its budget) or this run (a crash): said, not kept
     if status.state == "cancelled":  # stopped by everyone who watched it: asked again on the next run
         work.let_go("upload")
         return Loaded(None, f"Reading {reference.label} was stopped; upload it again to try again.")
@@ -154,6 +157,12 @@ def load_reference(reference: Reference, pattern: str) -> Loaded | None:
             ),
         )
     return None
+
+
+def said_of(reference: Reference, error: str) -> bool:
+    """Whether a failed read's sentence is about the files themselves (bpe's sentences start with a file's name),
+    not the pool's about one session or run ('This session has used the worker pool for ...', a crash)."""
+    return error.startswith((reference.label, *(f"{name}:" for name, _ in reference.files)))
 
 
 def reading(reference: Reference, pattern: str) -> None:
