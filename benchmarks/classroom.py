@@ -34,6 +34,10 @@ Scenarios, each on a fresh server (the server is visited once first: start-up):
   stepping latency, each race's wall time and trainer times against the race
   alone, and whether any trainer was cut off for lack of processor.
 
+- upload: N students step on the 2 MB preset, alone, then while one more
+  uploads slow-to-read .tiktoken files on Tokenize & export (tokens built to
+  collide in the core's hash); stepping latency both times, each upload's wait.
+
 - compare: one student opens the Real tokenizers page on a fresh server (GPT-2,
   GPT-4 and GPT-4o load in the background from start-up), then N students open
   it together; how long until each sees the comparison.
@@ -116,6 +120,7 @@ class Student:
     assets: tuple[str, ...] = ()  # paths a browser fetches before its websocket (index, scripts, fonts): fetched by open() first
     opened: float = 0.0  # when open() began (perf_counter)
     painted: float | None = None  # seconds from open() until the first merge card arrived: the step page's first paint
+    asked_urls: dict[str, asyncio.Future] = field(default_factory=dict)  # an upload's request id -> the URLs the server gives
 
     async def open(self, timeout: float = 600, resume: bool = False) -> float:
         """Connect and run the page, as a browser opening the URL does; seconds until it is shown.
@@ -180,6 +185,28 @@ class Student:
             raise LookupError(f"{self.name}: no text box labelled {label!r} on the page (have {sorted(self.widgets)})")
         self.values[widget.id] = WidgetState(id=widget.id, string_value=text)
         return await self._timed(self._rerun(fragment=widget.fragment), timeout)
+
+    async def upload(self, label: str, name: str, data: bytes, timeout: float = 600) -> float:
+        """Put a file into the file uploader labelled label (starts-with), as a browser does: ask the server where to
+        send it (a FileURLsRequest), PUT it there with the XSRF cookie the health check sets, then rerun with the
+        widget's new value; seconds from the first request until that run has finished."""
+        widget = self.find(label, "file_uploader")
+        start = time.perf_counter()
+        msg = BackMsg()
+        request_id = f"{self.name}-{len(self.asked_urls)}-{random.random()}"
+        msg.file_urls_request.request_id = request_id
+        msg.file_urls_request.file_names.append(name)
+        msg.file_urls_request.session_id = self.session_id
+        self.asked_urls[request_id] = asyncio.get_running_loop().create_future()
+        await self._send(msg)
+        urls = await asyncio.wait_for(self.asked_urls[request_id], timeout)
+        await asyncio.wait_for(put_file(self.url, urls.upload_url, name, data, self.cookie), timeout)
+        state = WidgetState(id=widget.id)
+        info = state.file_uploader_state_value.uploaded_file_info.add()
+        info.name, info.size, info.file_id = name, len(data), urls.file_id
+        info.file_urls.CopyFrom(urls)
+        self.values[widget.id] = state
+        return await self._timed(self._rerun(fragment=widget.fragment), timeout) + (time.perf_counter() - start)
 
     async def rerun(self, timeout: float = 600) -> float:
         """Run the whole page again, as a browser does when a widget outside any fragment changes; seconds until it has finished."""
@@ -286,6 +313,12 @@ class Student:
                 self.session_id = msg.new_session.initialize.session_id
             if kind == "page_info_changed":
                 self.query = msg.page_info_changed.query_string
+            if kind == "file_urls_response" and msg.file_urls_response.response_id in self.asked_urls:
+                asked = self.asked_urls[msg.file_urls_response.response_id]
+                if msg.file_urls_response.error_msg:
+                    asked.set_exception(ConnectionError(f"{self.name}: no upload URL ({msg.file_urls_response.error_msg})"))
+                else:
+                    asked.set_result(msg.file_urls_response.file_urls[0])
             if kind == "new_session" and not msg.metadata.run.fragment_ids:
                 # a full run starts: what it draws replaces the page, and (as the browser does)
                 # the fragments that rerun by themselves stop until the run draws them again
@@ -350,6 +383,38 @@ async def load_page(ws_url: str, query: str = "") -> str:
         raise ConnectionError(f"the page answered {head[0]!r}")
     cookies = [line.split(":", 1)[1].strip().split(";", 1)[0] for line in head[1:] if line.lower().startswith("set-cookie:")]
     return "; ".join(cookies)
+
+
+async def put_file(ws_url: str, path: str, name: str, data: bytes, cookie: str = "") -> None:
+    """PUT a file to Streamlit's upload URL as its frontend does: multipart form data, with the XSRF token (the cookie
+    /_stcore/health sets, echoed in X-Xsrftoken) that the server checks."""
+    host, port = ws_url.split("//", 1)[1].split("/", 1)[0].split(":")
+    reader, writer = await asyncio.open_connection(host, int(port))
+    writer.write(f"GET /_stcore/health HTTP/1.1\r\nHost: {host}:{port}\r\n\r\n".encode())
+    head = (await reader.readuntil(b"\r\n\r\n")).decode("latin-1")
+    await reader.readexactly(int(re.search(r"(?i)content-length: *(\d+)", head).group(1)))
+    xsrf = re.search(r"(?i)set-cookie: *_streamlit_xsrf=([^;\r\n]+)", head)
+    boundary = f"----classroom{random.getrandbits(64):x}"
+    body = (
+        (
+            f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="{name}"\r\n'
+            "Content-Type: application/octet-stream\r\n\r\n"
+        ).encode()
+        + data
+        + f"\r\n--{boundary}--\r\n".encode()
+    )
+    cookies = "; ".join(c for c in (cookie, f"_streamlit_xsrf={xsrf.group(1)}" if xsrf else "") if c)
+    token = f"X-Xsrftoken: {xsrf.group(1)}\r\n" if xsrf else ""
+    writer.write(
+        f"PUT {path} HTTP/1.1\r\nHost: {host}:{port}\r\nContent-Type: multipart/form-data; boundary={boundary}\r\n"
+        f"Content-Length: {len(body)}\r\nCookie: {cookies}\r\n{token}Connection: close\r\n\r\n".encode()
+        + body
+    )
+    answer = await reader.read()
+    writer.close()
+    status = answer.split(b"\r\n", 1)[0].decode("latin-1")
+    if " 20" not in status:
+        raise ConnectionError(f"the upload of {name} was answered {status!r}: {answer[-200:]!r}")
 
 
 async def fetch_assets(ws_url: str, paths: tuple[str, ...], cookie: str = "", connections: int = 6) -> int:
@@ -987,6 +1052,30 @@ async def open_storm(app: Path, args: argparse.Namespace, rng: random.Random) ->
         await asyncio.gather(*(s.close() for s in students))
 
 
+def colliding_tiktoken(count: int, size: int = 128, seed: int = 0) -> bytes:
+    """A .tiktoken of the 256 bytes and `count` tokens of `size` bytes with one bpe_hash for every seed (issue 37.1).
+
+    bpe_hash (bpe/c/encode.h) takes each 8-byte block as h = (h ^ w) * K; h ^= h >> 29: flipping bit 63 of a
+    block changes the state by bits 63 and 34 whatever came before, and flipping those in the next block
+    cancels it. So each of the size / 8 - 1 places to do so doubles the tokens with one hash: the core's
+    tables hold them in one chain, and reading the file is quadratic in count (27,981 tokens, 5 MB: 4-10 s).
+    Its tokens cannot be made of two lower-ranked ones, so the file is refused, after that time.
+    """
+    import base64
+    import struct
+
+    base = random.Random(seed).randbytes(size)
+    tokens = [bytes([b]) for b in range(256)]
+    for variant in range(count):
+        token = bytearray(base)
+        for i in range(size // 8 - 1):
+            if variant >> i & 1:
+                for block, mask in ((i, 1 << 63), (i + 1, 1 << 63 | 1 << 34)):
+                    struct.pack_into("<Q", token, 8 * block, struct.unpack_from("<Q", token, 8 * block)[0] ^ mask)
+        tokens.append(bytes(token))
+    return "".join(f"{base64.b64encode(t).decode()} {rank}\n" for rank, t in enumerate(tokens)).encode()
+
+
 # where a hostile student pastes: (page, its text box's label, the corpus to pick first, or None)
 BOXES = (
     ("Tokenize & export", "Text to tokenize", None),
@@ -1064,6 +1153,55 @@ async def hostile(app: Path, args: argparse.Namespace, rng: random.Random) -> No
             print(f"  slowest paste of the {n}: {slowest:.2f} s; server RSS {before:.0f} MB before, peak {peak:.0f}, {after:.0f} after")
             await asyncio.gather(*(h.close() for h in hostiles))
         await honest.close()
+
+
+async def upload(app: Path, args: argparse.Namespace, rng: random.Random) -> None:
+    """N students step on the 2 MB preset, first alone, then while one more uploads on Tokenize & export, again and again,
+    a .tiktoken that is slow to read (colliding_tiktoken: the reviewer's 27,981 tokens built to collide in the core's hash,
+    5 MB; a new file each time, so no read is shared), each until the page says what became of it.
+
+    Targets (issue 37.1): while the uploads go on, the stepping students' p95 <= 0.5 s and slowest <= 1 s.
+    """
+    n = args.sessions
+    count = max(2, min(12, math.ceil(args.seconds / 4)))
+    print(
+        f"\n## upload: {n} students step, alone and then while one uploads {args.upload_tokens:,}-token colliding .tiktoken files ({load()})"
+    )
+    files = [colliding_tiktoken(args.upload_tokens, seed=i) for i in range(count)]  # made before: this process's time is the clicks'
+    print(f"the files: {count} of {len(files[0]) / 1e6:.1f} MB, each {args.upload_tokens:,} tokens of 128 bytes with one bpe_hash")
+    async with serving(app, args.replicas) as server:
+        students, _ = await open_all(server, n)
+        await pick_stdlib(students)
+        [uploader], _ = await open_all(server, 1)
+        await uploader.go("Tokenize & export")
+        await uploader.choose("Real tokenizer", "Upload")
+        server.memory.mark(f"{n} on the 2 MB preset")
+        alone, _ = await step(students, args.seconds, args.interval, rng)
+        print(f"stepping alone, Next until the page is updated: {summary(alone)}; {load()}")
+        server.memory.mark("uploads start")
+        began = time.perf_counter() - server.memory.start
+        stop, took, said = asyncio.Event(), [], []
+
+        async def uploads() -> None:
+            for i, data in enumerate(files):
+                if stop.is_set():
+                    return
+                name, start = f"hostile-{i}.tiktoken", time.perf_counter()
+                await uploader.upload("A tokenizer's files", name, data, timeout=300)
+                await uploader.until(lambda name=name: uploader.shows(f"{name}:") or uploader.shows(f"Tokens ({name})"), timeout=300)
+                took.append(time.perf_counter() - start)
+                said.append(next((t for t in uploader.seen[0] if f"{name}:" in t), "(loaded)")[:120])
+
+        uploading = asyncio.create_task(uploads())
+        during, _ = await step(students, args.seconds, args.interval, rng)
+        stop.set()
+        await uploading
+        server.memory.mark("uploads end")
+        print(f"stepping while one student uploads, Next until the page is updated: {summary(during)}; {load()}")
+        print(f"each upload, until the page said what became of it: {summary(took, 'uploads')}")
+        print(f"  the page said: {said[0] if said else '(nothing)'}")
+        print(f"processor while uploading (100 % = a core): {server.memory.cpu_summary(began, time.perf_counter() - server.memory.start)}")
+        await asyncio.gather(uploader.close(), *(s.close() for s in students))
 
 
 def pool_server(server: Server) -> int:
@@ -1152,6 +1290,7 @@ SCENARIOS = {
     "compare": compare,
     "open-storm": open_storm,
     "hostile": hostile,
+    "upload": upload,
     "stall": stall,
     "first-visits": first_visits,
 }
@@ -1176,6 +1315,9 @@ def main() -> None:
     )
     parser.add_argument("--wait", type=float, default=120.0, help="stall: how long a student waits for its page (default 120 s)")
     parser.add_argument("--paste-mb", type=float, default=15.0, help="hostile: how much each hostile student pastes (default 15 MB)")
+    parser.add_argument(
+        "--upload-tokens", type=int, default=27_981, help="upload: tokens of each colliding .tiktoken (default 27,981: 5 MB)"
+    )
     parser.add_argument("--fresh", action="store_true", help="open-storm: the link is opened first by the storm, not by a visit before it")
     parser.add_argument(
         "--link", default="corpus=stdlib&merge=37", help="open-storm: the query string every student opens (default corpus=stdlib&merge=37)"

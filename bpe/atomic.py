@@ -11,6 +11,10 @@ makes atomic. A failure on the way removes the temporary file and raises
     atomic.write_bytes("ids.bin", data)
     atomic.write_together({"a.json": a, "b.txt": b})  # both on disk before either is replaced
 
+A file written here gets the permissions writing it in place would give: those of
+the file it replaces, else 0666 less the user's umask (0644 under umask 022), or
+the mode asked for (mode=0o600: a private cache entry).
+
 What it does not do: replace a folder of several files as a whole (a tokenizer
 folder keeps a manifest written last: see `save` in formats.py), or remove
 temporary files when the process is killed by SIGKILL (nothing can); their
@@ -23,6 +27,8 @@ import contextlib
 import errno
 import os
 import re
+import secrets
+import stat
 import tempfile
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -102,25 +108,54 @@ def _probe(path: Path, folder: Path) -> None:
     os.unlink(probe)
 
 
+def _temporary(path: Path, mode: int | None) -> tuple[int, Path, int | None]:
+    """A new file beside path, open for writing, and the permissions path must get when it is renamed there: mode,
+    else those of the file it replaces; None: those it has, what the umask gives a new file. Raises OutputError.
+
+    subtle: not tempfile.mkstemp, whose 0600 os.replace carried over to every output: a tokenizer
+    folder written under umask 022 could not be read by a teammate or the container's app user.
+    """
+    parent = path.parent if str(path.parent) else Path(".")
+    if mode is None:
+        with contextlib.suppress(OSError):
+            old = os.stat(path)
+            if stat.S_ISREG(old.st_mode):
+                mode = stat.S_IMODE(old.st_mode) & 0o777
+    for _ in range(100):
+        name = parent / f".{path.name}.{secrets.token_hex(4)}{TMP_SUFFIX}"
+        try:
+            # a new file: 0666 less the umask; else 0600 from the start (a private file is never another's to open)
+            fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o666 if mode is None else 0o600)
+        except FileExistsError:
+            continue
+        except OSError as error:
+            raise OutputError(f"Cannot write {path}: {why(error)}.") from None
+        if mode is not None:  # its final mode, but one we may write while it is written (a replaced 0444 file)
+            with contextlib.suppress(OSError):
+                os.fchmod(fd, mode | stat.S_IRUSR | stat.S_IWUSR)
+        return fd, name, mode
+    raise OutputError(f"Cannot write {path}: no free temporary name beside it.")
+
+
 @contextlib.contextmanager
-def output(path: str | os.PathLike) -> Iterator[Path]:
+def output(path: str | os.PathLike, *, mode: int | None = None) -> Iterator[Path]:
     """A temporary path beside `path` to write to; renamed over `path` when the block ends without an error.
+
+    mode: the file's permissions (0o600: for this user only); None: those writing it in place would give,
+    the replaced file's, or what the umask gives a new file.
 
     subtle: the temporary file is fsynced before the rename, so that after a power
     cut the final name never points at a file whose data was never written.
     """
     path = Path(path)
-    parent = path.parent if str(path.parent) else Path(".")
-    try:
-        fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=TMP_SUFFIX, dir=parent)
-    except OSError as error:
-        raise OutputError(f"Cannot write {path}: {why(error)}.") from None
+    fd, tmp, final = _temporary(path, mode)
     os.close(fd)
-    tmp = Path(name)
     try:
         yield tmp
         with open(tmp, "rb+") as written:
             os.fsync(written.fileno())
+        if final is not None:
+            os.chmod(tmp, final)
         os.replace(tmp, path)
     except OSError as error:
         raise OutputError(f"Cannot write {path}: {why(error)}.") from None
@@ -129,9 +164,9 @@ def output(path: str | os.PathLike) -> Iterator[Path]:
             tmp.unlink()
 
 
-def write_bytes(path: str | os.PathLike, data: bytes) -> None:
-    """Path(path).write_bytes(data), atomically."""
-    with output(path) as tmp:
+def write_bytes(path: str | os.PathLike, data: bytes, *, mode: int | None = None) -> None:
+    """Path(path).write_bytes(data), atomically (mode: as for output)."""
+    with output(path, mode=mode) as tmp:
         tmp.write_bytes(data)
 
 
@@ -153,17 +188,15 @@ def write_together(files: Mapping[str | os.PathLike, bytes]) -> None:
     try:
         for path, data in files.items():
             path = Path(path)
-            parent = path.parent if str(path.parent) else Path(".")
-            try:
-                fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=TMP_SUFFIX, dir=parent)
-            except OSError as error:
-                raise OutputError(f"Cannot write {path}: {why(error)}.") from None
-            staged.append((Path(name), path))
+            fd, name, final = _temporary(path, None)
+            staged.append((name, path))
             try:
                 with os.fdopen(fd, "wb") as out:
                     out.write(data)
                     out.flush()
                     os.fsync(out.fileno())
+                    if final is not None:
+                        os.fchmod(out.fileno(), final)
             except OSError as error:
                 raise OutputError(f"Cannot write {path}: {why(error)}.") from None
         for tmp, path in staged:

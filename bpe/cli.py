@@ -26,6 +26,7 @@ import signal
 import sys
 import threading
 import time
+import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
@@ -744,6 +745,30 @@ def _terminate(signum: int, frame: object) -> None:
     raise Terminated
 
 
+@contextmanager
+def said_after() -> Iterator[None]:
+    """The library's CutWarnings (inputs.py) printed as 'warning: ...' lines when the command ends, not amid its progress bars."""
+    from .data.inputs import CutWarning
+
+    kept: list[str] = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("always", CutWarning)  # every run says so, not only a process's first
+        show = warnings.showwarning
+
+        def keep(message, category, *where, **more) -> None:
+            if issubclass(category, CutWarning):
+                kept.append(str(message))
+            else:
+                show(message, category, *where, **more)
+
+        warnings.showwarning = keep
+        try:
+            yield
+        finally:
+            for sentence in kept:
+                print(f"warning: {sentence}", file=sys.stderr)
+
+
 def main(argv: list[str] | None = None) -> int:
     if "numpy" not in sys.modules:
         # subtle: pyarrow brings numpy, whose OpenBLAS starts a thread per core that spins while we work; nothing
@@ -757,7 +782,8 @@ def main(argv: list[str] | None = None) -> int:
     # leaving temporary files behind; raised as an exception, it unwinds like Ctrl-C
     previous = signal.signal(signal.SIGTERM, _terminate) if threading.current_thread() is threading.main_thread() else None
     try:
-        COMMANDS[args.command](args)
+        with said_after():
+            COMMANDS[args.command](args)
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

@@ -211,6 +211,9 @@ def next_to_real() -> None:
             st.info("Upload a tokenizer to see how it splits the same text (up to 5 MB).")
             return
         label, result = reference.label, tokenize_views.load_reference(reference, pretokenizer)
+        if result is None:  # a worker process reads the files: the page follows it, the class's clicks do not wait
+            tokenize_views.reading(reference, pretokenizer)
+            return
         ident = (reference.digest, pretokenizer)
     else:
         label, result, ident = "GPT-2", tokenize_views.gpt2(), ("gpt2",)

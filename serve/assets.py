@@ -14,8 +14,12 @@ content, so a browser may keep them for a year.
 What it serves: GET and HEAD of /static/js|css|media/<name> that exist in
 Streamlit's static folder, and nothing else (no other path can reach the disk: the
 name is matched against one pattern, without dots that lead anywhere, and looked up
-in that one folder). Everything else -- the page, the websocket, the health check,
-uploads -- goes to Streamlit as before.
+in that one folder). And the page itself and its icon (REPLAYED: each new student's
+first requests, which Streamlit answers from the disk on a thread, ~2 ms of the
+server's processor per student): Streamlit's own answer to the first such request
+is kept and sent again, byte for byte, to later ones alike (the same method, gzip or
+not), never one that sets a cookie or answers a conditional request. Everything else
+-- the websocket, the health check, uploads -- goes to Streamlit as before.
 
 What it does not do: import Streamlit (the folder is found from its package
 metadata), or change a byte of what the browser receives (tests/test_assets.py).
@@ -34,6 +38,8 @@ NAME = re.compile(r"/static/(?:js|css|media)/[A-Za-z0-9_\-]+(?:\.[A-Za-z0-9_\-]+
 KEEP = "public, immutable, max-age=31536000"  # Streamlit's Cache-Control for its hashed files
 ALREADY_PACKED = ("font/woff2", "image/png", "image/jpeg", "image/gif", "image/webp")  # gzip would not make them smaller
 MIN_PACK = 1000  # smaller files are sent as they are: gzip's header is most of the saving
+REPLAYED = ("/", "/favicon.png")  # Streamlit's answers kept and sent again (the page's query string changes nothing in them)
+CONDITIONAL = (b"if-none-match", b"if-modified-since", b"if-range", b"range")  # requests whose answer depends on more
 
 
 def static_folder() -> Path:
@@ -66,6 +72,7 @@ class Assets:
         self.app = app
         self.folder = (folder or static_folder()).resolve()
         self._files: dict[str, File | None] = {}  # request path -> the file (None: no such file)
+        self._replies: dict[tuple[str, str, bool], tuple[dict, ...]] = {}  # (path, method, gzip) -> Streamlit's messages
         self._lock = threading.Lock()
 
     def file(self, path: str) -> File | None:
@@ -80,18 +87,42 @@ class Assets:
 
     async def __call__(self, scope, receive, send) -> None:
         path = scope.get("path", "")
-        if scope["type"] == "http" and scope.get("method") in ("GET", "HEAD") and NAME.fullmatch(path):
-            file = self.file(path)
-            if file is not None:
-                await self._send(scope, send, file)
+        if scope["type"] == "http" and scope.get("method") in ("GET", "HEAD"):
+            if NAME.fullmatch(path):
+                file = self.file(path)
+                if file is not None:
+                    await self._send(scope, send, file)
+                    return
+            elif path in REPLAYED and not any(name in CONDITIONAL for name, _ in scope.get("headers", ())):
+                await self._replay(scope, receive, send, (path, scope["method"], _takes_gzip(scope)))
                 return
         await self.app(scope, receive, send)
 
+    async def _replay(self, scope, receive, send, key: tuple[str, str, bool]) -> None:
+        """Streamlit's answer for key, kept from the first request alike; the first is Streamlit's own, recorded.
+
+        Kept only when it is whole, a 200, and sets no cookie (a cookie is one browser's, never another's).
+        """
+        kept = self._replies.get(key)
+        if kept is not None:
+            for message in kept:
+                await send(dict(message))
+            return
+        recorded: list[dict] = []
+
+        async def record(message) -> None:
+            recorded.append(dict(message))
+            await send(message)
+
+        await self.app(scope, receive, record)
+        start = recorded[0] if recorded else {}
+        whole = bool(recorded) and recorded[-1].get("type") == "http.response.body" and not recorded[-1].get("more_body", False)
+        if whole and start.get("status") == 200 and not any(name.lower() == b"set-cookie" for name, _ in start.get("headers", ())):
+            self._replies[key] = tuple(recorded)
+
     @staticmethod
     async def _send(scope, send, file: File) -> None:
-        gzipped = file.packed is not None and any(
-            name == b"accept-encoding" and b"gzip" in value.lower() for name, value in scope.get("headers", ())
-        )
+        gzipped = file.packed is not None and _takes_gzip(scope)
         body = file.packed if gzipped else file.body
         headers = [(b"content-type", file.kind), (b"cache-control", KEEP.encode()), (b"content-length", str(len(body)).encode())]
         if file.packed is not None:
@@ -100,3 +131,7 @@ class Assets:
             headers.append((b"content-encoding", b"gzip"))
         await send({"type": "http.response.start", "status": 200, "headers": headers})
         await send({"type": "http.response.body", "body": b"" if scope["method"] == "HEAD" else body})
+
+
+def _takes_gzip(scope) -> bool:
+    return any(name == b"accept-encoding" and b"gzip" in value.lower() for name, value in scope.get("headers", ()))

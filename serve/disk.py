@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from bpe import atomic
+from bpe.files.load import own_file, private_folder
 from serve import settings
 
 log = logging.getLogger(__name__)
@@ -59,7 +60,7 @@ def folder() -> Path | None:
     except OSError as e:
         log.warning("no disk cache: %s (%s)", base, e)
         return None
-    if info.st_uid != os.getuid() or stat.S_IMODE(info.st_mode) & 0o077:
+    if not private_folder(base):
         log.warning("no disk cache: %s is not private to this user (owner %s, mode %o)", base, info.st_uid, stat.S_IMODE(info.st_mode))
         return None
     return base
@@ -82,17 +83,8 @@ def path_of(kind: str, key: Any) -> Path | None:
     return where / f"{kind}-{hashlib.blake2b(f'{key!r} {code()}'.encode(), digest_size=16).hexdigest()}"
 
 
-def _trusted(path: Path) -> bool:
-    """The file is ours and no one else may write it (the folder was checked by folder())."""
-    try:
-        info = path.lstat()
-    except OSError:
-        return False
-    return stat.S_ISREG(info.st_mode) and info.st_uid == os.getuid() and not stat.S_IMODE(info.st_mode) & 0o022
-
-
 def _read(path: Path | None) -> bytes | None:
-    if path is None or not _trusted(path):
+    if path is None or not own_file(path):  # ours, and no one else may write it (folder() checked the folder)
         return None
     try:
         data = path.read_bytes()
@@ -106,8 +98,7 @@ def _write(path: Path | None, data: bytes) -> None:
     if path is None:
         return
     try:
-        atomic.write_bytes(path, data)
-        os.chmod(path, 0o600)
+        atomic.write_bytes(path, data, mode=0o600)
     except (OSError, atomic.OutputError) as e:  # a full disk: the class goes on without the entry
         log.warning("not kept on disk: %s", e)
         return

@@ -32,7 +32,7 @@ from bpe.lab import sweep as sweeps
 from bpe.lab.diagnose import Diagnosis
 from bpe.lab.threshold import Replay, replay, sample_of
 from bpe.spec import DEFAULT, TrainSpec
-from bpe.tokenizer.tokenizer import Tokenizer
+from bpe.tokenizer.tokenizer.tokenizer import Tokenizer
 from bpe.train import pretokenize_for
 from bpe.train import run as train_run
 from serve import disk
@@ -431,6 +431,34 @@ def tokenize(
         return ours, tokenized(other, text, None, shown)
     except ValueError as e:
         return ours, str(e)
+
+
+BUILD_CPU_S = 2.0  # processor seconds an uploaded tokenizer may take to build (o200k_base: 0.2): the server builds it again
+
+
+def read_upload(files: tuple[tuple[str, bytes], ...], pretokenizer: str, *, report: Report):
+    """A tokenizer's uploaded files read and checked here, in a worker, for the Tokenize page: bpe.files.load.Loaded.
+
+    A hostile file (tokens made to collide in a hash table, a format's worst case) costs this process
+    its seconds, not the server's, whose pages every student's click needs. The tokenizer is built
+    here once too, since the server builds it again from what this returns: a file whose build took
+    more than BUILD_CPU_S of processor is refused, so the server never spends that long on one.
+    """
+    from bpe.files import formats
+
+    report("reading")
+    found = formats.with_pretokenizer(formats.read_uploads(dict(files)), pretokenizer)
+    report("building")
+    start = time.process_time()
+    Tokenizer.from_loaded(found)
+    spent = time.process_time() - start
+    if spent > BUILD_CPU_S:
+        names = ", ".join(name for name, _ in files)
+        raise ValueError(
+            f"{names}: its tokenizer took {spent:.1f} s of processor to build, more than the {BUILD_CPU_S:.0f} s an upload may "
+            "take on a server a class shares; load it on your own machine (python -m bpe encode FILE --text ...)."
+        )
+    return found
 
 
 def vocabulary_rows(files: tuple[tuple[str, str], ...], held_out: bytes, *, report: Report) -> tuple:

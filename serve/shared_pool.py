@@ -176,8 +176,9 @@ def receive(conn: Channel) -> Any:
 class PoolServer:
     """A Pool that answers replicas over a Unix socket, one thread per connection."""
 
-    def __init__(self, address: str, authkey: bytes, **pool_options: Any) -> None:
-        self.pool = Pool(alive=self.alive, **pool_options)
+    def __init__(self, address: str, authkey: bytes, *, clock: Callable[[], float] = time.monotonic, **pool_options: Any) -> None:
+        self.clock = clock  # what a replica's silence (STALE_S) and the pool's grace period are measured on (tests move one by hand)
+        self.pool = Pool(alive=self.alive, clock=clock, **pool_options)
         self.address, self.authkey = address, authkey
         self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self.listener.bind(address)
@@ -215,13 +216,13 @@ class PoolServer:
         replica, _, session = who.partition("/")
         with self._lock:
             spoke, sessions = self._live.get(replica, (0.0, frozenset()))
-        return time.monotonic() - spoke < STALE_S and session in sessions
+        return self.clock() - spoke < STALE_S and session in sessions
 
     def _seen(self, replica: str, sessions: frozenset[str], add: bool = False) -> None:
         with self._lock:
             if add:
                 sessions = self._live.get(replica, (0.0, frozenset()))[1] | sessions
-            self._live[replica] = (time.monotonic(), sessions)
+            self._live[replica] = (self.clock(), sessions)
 
     def _call(self, method: str, args: tuple) -> Any:
         if method == "submit":
@@ -309,7 +310,8 @@ class RemotePool:
         self._fetching = threading.Lock()
         self._closed = threading.Event()
         self._down = False  # the server did not answer: requests fail at once until the heartbeat is answered
-        threading.Thread(target=self._say_alive, name="pool-heartbeat", daemon=True).start()
+        self._heartbeat = threading.Thread(target=self._say_alive, name="pool-heartbeat", daemon=True)
+        self._heartbeat.start()
 
     # -- Pool's methods -----------------------------------------------------------
     def submit(self, key: Hashable, fn: Callable[..., Any], *args: Any, who: str, lane: str = "long", inline: bool = False) -> Status:

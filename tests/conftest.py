@@ -7,6 +7,7 @@ import hashlib
 import os
 import shutil
 import signal
+import subprocess
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -140,3 +141,17 @@ def interruptible() -> None:
     inherit that, and Python then never raises KeyboardInterrupt: a SIGINT test would see the run finish.
     """
     signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """A 64 KB tmpfs (the tests run as root here); skipped where mounting is refused (a container without the right)."""
+    mount = tmp_path / "disk"
+    mount.mkdir()
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(mount)], capture_output=True, timeout=30)
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.decode().strip()}")
+    try:
+        yield mount
+    finally:
+        subprocess.run(["umount", str(mount)], capture_output=True, timeout=30)

@@ -6,6 +6,7 @@ whose AppTest helpers import Streamlit.
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import os
 import signal
@@ -89,3 +90,31 @@ def gone(pid: int) -> bool:
         return Path(f"/proc/{pid}/stat").read_text().split(") ")[1].startswith("Z")
     except FileNotFoundError:
         return True
+
+
+def stopped(pid: int) -> bool:
+    """Whether every thread of the process is stopped (state T).
+
+    subtle: kill() returns before the process stops: one of its threads must run to take
+    SIGSTOP and stop the others, and on a busy machine a request sent meanwhile was answered.
+    """
+    states = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        with contextlib.suppress(FileNotFoundError):
+            states.append((task / "stat").read_text().rsplit(")", 1)[1].split()[0])
+    return bool(states) and all(state in "Tt" for state in states)
+
+
+def stalled_read(files, pretokenizer, *, report) -> None:
+    """serve/jobs.read_upload's signature, never ending (a read that outlasts any deadline) until killed."""
+    while True:
+        report("reading")
+        time.sleep(0.05)
+
+
+def gated_read(files, pretokenizer, *, report) -> None:
+    """serve/jobs.read_upload's signature: counts itself in $BPE_TEST_GATE, waits for the test's gate (open_gate), then
+    refuses the files in one sentence: a read that fails after the page has begun to follow it."""
+    path = os.environ["BPE_TEST_GATE"]
+    counted(path, report=report)
+    raise ValueError(f"{files[0][0]}: refused after the gate opened.")

@@ -139,7 +139,14 @@ def test_a_real_bug_on_the_servers_corpus_file_is_named_in_words(tmp_path, monke
     at.run()
     assert not at.exception and not at.warning
     said = {key: at.session_state[key] for key in ("source", "pretokenizer", "vocab_size", "special_tokens_text", "tie_break", "step")}
-    assert said == {"source": "file", "pretokenizer": "gpt2", "vocab_size": 437, "special_tokens_text": SPECIAL, "tie_break": "cs336", "step": k}
+    assert said == {
+        "source": "file",
+        "pretokenizer": "gpt2",
+        "vocab_size": 437,
+        "special_tokens_text": SPECIAL,
+        "tie_break": "cs336",
+        "step": k,
+    }
     at.switch_page(PAGE).run()
     at = upload(at, "merges.txt", "".join(f"{pair!r}\n" for pair in theirs).encode())
     page = html_of(at)

@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import open_app
+from conftest import open_app, rerun_until
 from streamlit.testing.v1 import AppTest
 
 from bpe import Tokenizer, pretokenize, train
@@ -129,9 +129,10 @@ def test_the_text_and_k_are_kept_across_pages():
 
 
 def uploaded(at: AppTest, *files: tuple[str, bytes]) -> AppTest:
+    """Upload files as the real tokenizer, and rerun the page (as its polling does) until a worker has read them."""
     at.radio(key="w_tok_ref_source").set_value("upload").run()
     at.file_uploader(key="tok_upload").set_value([(name, data, "application/octet-stream") for name, data in files]).run()
-    return at
+    return rerun_until(at, lambda at: "upload" not in at.session_state["watching"], what="the upload's read")
 
 
 def gpt2_files(gpt2: Path) -> list[tuple[str, bytes]]:
@@ -194,6 +195,98 @@ def test_a_bad_upload_is_one_sentence(files, message):
     at = uploaded(open_page(), *files)
     assert not at.exception
     assert at.error[0].value.startswith(message)
+
+
+def classroom():
+    """benchmarks/classroom.py, for its colliding_tiktoken (the reviewer's hostile upload)."""
+    import importlib.util
+    import sys
+
+    if "classroom" not in sys.modules:
+        spec = importlib.util.spec_from_file_location("classroom", Path(__file__).resolve().parents[1] / "benchmarks" / "classroom.py")
+        sys.modules["classroom"] = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(sys.modules["classroom"])
+    return sys.modules["classroom"]
+
+
+def test_an_upload_is_read_in_a_worker_and_a_hostile_one_is_one_sentence(monkeypatch):
+    """The reviewer's file in small (2,000 tokens built to collide in the core's hash, never made of two others): read in a
+    worker process, not in the page's thread, and refused in the sentence the parser says."""
+
+    read = formats.read_uploads
+
+    def in_the_page(files, *args, **kwargs):
+        assert "hostile.tiktoken" not in files, "an upload was read in the page's thread"
+        return read(files, *args, **kwargs)  # GPT-2's files, which ui/real.py loads for every page
+
+    monkeypatch.setattr(formats, "read_uploads", in_the_page)  # this process's: a worker process has its own
+    at = uploaded(open_page(), ("hostile.tiktoken", classroom().colliding_tiktoken(2000)))
+    at.run()  # a failed read is said again, not read again (the pool would start a failed job anew)
+    assert not at.exception and "upload" not in at.session_state["watching"]
+    assert [e.value for e in at.error] and at.error[0].value.startswith("hostile.tiktoken: token ")
+    assert "cannot be" in at.error[0].value or "two" in at.error[0].value
+
+
+def test_an_upload_read_past_its_deadline_is_given_up_in_one_sentence(monkeypatch):
+    from pool_jobs import stalled_read
+
+    import ui.work
+    from ui.views import tokenize as tokenize_views
+
+    monkeypatch.setattr(tokenize_views, "UPLOAD_S", 1.0)
+    monkeypatch.setattr(tokenize_views.jobs, "read_upload", stalled_read)  # a read that never ends
+    at = open_page()
+    at.radio(key="w_tok_ref_source").set_value("upload").run()
+    at.file_uploader(key="tok_upload").set_value([("slow.tiktoken", b"x" * 20_000, "application/octet-stream")]).run()
+    key = at.session_state["watching"]["upload"]
+    assert any(i.value.startswith("Reading slow.tiktoken") for i in at.info)  # the page follows the worker meanwhile
+    at = rerun_until(at, lambda at: bool(at.error), what="the deadline")
+    assert at.error[0].value.startswith("slow.tiktoken: still being read after 1 s, longer than an upload may take here")
+    assert ui.work.pool().wait(key, 30).state == "cancelled"  # nobody else waited for it: its worker was killed
+
+
+def test_a_read_that_fails_while_the_page_follows_it_is_said_and_not_read_again(tmp_path, monkeypatch):
+    from pool_jobs import gated_read, open_gate
+
+    from ui.views import tokenize as tokenize_views
+
+    runs = tmp_path / "runs.txt"
+    monkeypatch.setenv("BPE_TEST_GATE", str(runs))
+    monkeypatch.setattr(tokenize_views.jobs, "read_upload", gated_read)
+    at = open_page()
+    at.radio(key="w_tok_ref_source").set_value("upload").run()
+    at.file_uploader(key="tok_upload").set_value([("late.tiktoken", b"x" * 20_000, "application/octet-stream")]).run()
+    assert any(i.value.startswith("Reading late.tiktoken") for i in at.info)
+    open_gate(runs)
+    at = rerun_until(at, lambda at: bool(at.error), what="the read's failure")
+    at.run()
+    assert at.error[0].value == "late.tiktoken: refused after the gate opened."
+    assert runs.read_text() == "run\n"  # once: the page read the failure, it did not ask for the read again
+
+
+def test_only_the_files_own_sentence_is_kept_for_every_session():
+    """A session's budget or a crashed worker is that session's, or that run's: never said to another uploading the same files."""
+    from ui.views.tokenize import reference_of, said_of
+
+    reference = reference_of("a.json, b.txt", {"a.json": b"{}", "b.txt": b""})
+    assert said_of(reference, "a.json: not a tokenizer file this tool knows (...)")
+    assert said_of(reference, "a.json, b.txt: expected one tokenizer file, or the files of one together: ...")
+    assert not said_of(reference, "This session has used the worker pool for 301 s in the last 10 minutes, ...")
+    assert not said_of(reference, "The worker process stopped before finishing (killed by signal 9, ...).")
+
+
+def test_sessions_uploading_the_same_files_share_one_read(gpt2, monkeypatch):
+    import ui.work
+
+    first = uploaded(open_page(), *gpt2_files(gpt2))
+    tokens = metric(first, "Tokens (encoder.json, vocab.bpe)")
+    asked = []
+    ask = ui.work.ask
+    monkeypatch.setattr(ui.work, "ask", lambda purpose, *args, **kwargs: asked.append(purpose) or ask(purpose, *args, **kwargs))
+    second = AppTest.from_file(str(Path(__file__).resolve().parents[1] / "app.py"), default_timeout=120).run()  # the caches kept
+    second.switch_page(PAGE).run()
+    second = uploaded(second, *gpt2_files(gpt2))
+    assert metric(second, "Tokens (encoder.json, vocab.bpe)") == tokens and "upload" not in asked
 
 
 def test_hostile_special_tokens_in_an_upload_are_shown_escaped():

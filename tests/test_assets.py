@@ -124,3 +124,69 @@ def test_each_file_is_read_once(monkeypatch):
     ask(assets, path)
     monkeypatch.setattr("serve.assets.File.__init__", lambda *a: pytest.fail("read again"))
     assert ask(assets, path)[0] == 200
+
+
+# ---------------------------------------------------------------------------
+# the page and its icon: Streamlit's own answer, kept and sent again
+
+
+class Page:
+    """Streamlit answering the page: headers, and the body in two pieces; a cookie when asked to set one."""
+
+    def __init__(self, cookie: bool = False, status: int = 200) -> None:
+        self.calls, self.cookie, self.status = 0, cookie, status
+
+    async def __call__(self, scope, receive, send) -> None:
+        self.calls += 1
+        headers = [(b"content-type", b"text/html; charset=utf-8"), (b"etag", b'"abc"')]
+        headers += [(b"set-cookie", b"session=one-browsers")] if self.cookie else []
+        gzipped = any(n == b"accept-encoding" and b"gzip" in v for n, v in scope["headers"])
+        await send({"type": "http.response.start", "status": self.status, "headers": headers + [(b"x-gzip", str(gzipped).encode())]})
+        await send({"type": "http.response.body", "body": b"<html>", "more_body": True})
+        await send({"type": "http.response.body", "body": b"</html>"})
+
+
+@pytest.mark.parametrize("path", ["/", "/favicon.png"])
+def test_the_page_is_streamlits_answer_kept_and_sent_again_byte_for_byte(path):
+    page = Page()
+    assets = Assets(page)
+    first = ask(assets, path)
+    assert ask(assets, path) == first and page.calls == 1  # the second from memory
+    assert first[2] == b"<html></html>" and first[1][b"etag"] == b'"abc"'
+    plain = ask(assets, path, gzip_ok=False)  # another answer (Streamlit gzips for those who take it): asked once, kept apart
+    assert plain[1][b"x-gzip"] == b"False" and page.calls == 2 and ask(assets, path, gzip_ok=False) == plain and page.calls == 2
+    ask(assets, path, method="HEAD")
+    assert page.calls == 3
+
+
+def test_a_page_answer_with_a_cookie_or_not_a_200_is_never_sent_again():
+    for page in (Page(cookie=True), Page(status=500)):
+        assets = Assets(page)
+        ask(assets, "/")
+        ask(assets, "/")
+        assert page.calls == 2
+
+
+def test_a_conditional_request_for_the_page_goes_to_streamlit():
+    page = Page()
+    assets = Assets(page)
+    ask(assets, "/")
+    sent = []
+
+    async def send(message) -> None:
+        sent.append(message)
+
+    async def receive():
+        return {"type": "http.request", "body": b""}
+
+    scope = {"type": "http", "method": "GET", "path": "/", "headers": [(b"if-none-match", b'"abc"')]}
+    run_async(assets(scope, receive, send))
+    assert page.calls == 2  # Streamlit says whether it is unchanged (304), not the kept answer
+
+
+def test_other_pages_of_the_app_go_to_streamlit():
+    page = Page()
+    assets = Assets(page)
+    ask(assets, "/encode")
+    ask(assets, "/encode")
+    assert page.calls == 2

@@ -11,6 +11,7 @@ the compiled core is not built (bpe/core/ says why).
 from __future__ import annotations
 
 import base64
+import os
 import random
 
 import pytest
@@ -168,7 +169,8 @@ def test_openai_merges_are_kept_and_read_back(tiktoken_files, tmp_path, monkeypa
     assert taken == [False, True] and first.merges == second.merges and first.vocab == second.vocab
     (kept,) = tmp_path.glob("merges-*.bin")
     digest = next(sha for sha, known in load.OPENAI_ENCODINGS.items() if known[0] == "cl100k_base")
-    assert kept.name == f"merges-{digest}.bin" and kept.stat().st_size == 8 * len(first.merges)
+    assert kept.name == f"merges-{digest}.bin" and kept.stat().st_size == 32 + 8 * len(first.merges)  # signed
+    assert mode(kept) == mode(tmp_path / load.KEY_FILE) == 0o600  # the key only this user may read
 
 
 @needs_core
@@ -180,11 +182,11 @@ def test_a_damaged_cache_is_not_used_and_is_written_again(tiktoken_files, tmp_pa
     (kept,) = tmp_path.glob("merges-*.bin")
     data = bytearray(kept.read_bytes())
     if damage == "flip":
-        data[8 * 5000] ^= 1  # merge 5000's left part: another token, whose bytes do not make it
+        data[32 + 8 * 5000] ^= 1  # merge 5000's left part: another token, whose bytes do not make it
     elif damage == "cut":
         data = data[:-8]
     else:
-        data[0:16] = data[8:16] + data[0:8]  # two merges' parts swapped: each pair is still two tokens
+        data[32:48] = data[40:48] + data[32:40]  # two merges' parts swapped: each pair is still two tokens
     kept.write_bytes(bytes(data))
     taken = loads(monkeypatch)
     assert Tokenizer.load(path).merges == expected and taken == [False]
@@ -203,3 +205,76 @@ def test_no_cache_when_off_or_unwritable_and_none_for_other_files(tiktoken_files
     (tmp_path / "ours.tiktoken").write_text(ours)
     Tokenizer.load(tmp_path / "ours.tiktoken")  # not one of OpenAI's: never kept (an upload must not fill a disk)
     assert blocked.read_text() == "not a folder" and not (tmp_path / "cache").exists()
+
+
+def mode(path) -> int:
+    return path.stat().st_mode & 0o777
+
+
+def resplit(text: str) -> tuple[bytes, int]:
+    """The kept form of cl100k's merges with every token that can be split otherwise into two lower-ranked tokens
+    split so (the reviewer's poisoned cache: each pair still makes its token of two tokens ranked below it), and
+    how many merges that changed."""
+    tokens, ranks, merges, _ = core.load_ranks(text, SEED)
+    place = {token: k for k, token in enumerate(tokens)}
+    rank_of = dict(zip(tokens, ranks))
+    pairs, changed = bytearray(), 0
+    for left, right in merges:
+        token = left + right
+        for cut in range(1, len(token)):
+            other = token[:cut], token[cut:]
+            if other != (left, right) and all(rank_of.get(part, 1 << 40) < rank_of[token] for part in other):
+                left, right, changed = *other, changed + 1
+                break
+        pairs += place[left].to_bytes(4, "little") + place[right].to_bytes(4, "little")
+    return bytes(pairs), changed
+
+
+@needs_core
+def test_merges_split_otherwise_are_never_read_back(tiktoken_files, tmp_path, monkeypatch):
+    """The core's check cannot tell another split of a token into two lower-ranked tokens from tiktoken's; the
+    signature can: the poisoned file is not used but recovered again (the reviewer's: 3,000 words in 4,910 ids, not 3,001)."""
+    monkeypatch.setenv("BPE_CACHE", str(tmp_path))
+    path = tiktoken_files / "cl100k_base.tiktoken"
+    text = path.read_text()
+    expected = Tokenizer.load(path)
+    (kept,) = tmp_path.glob("merges-*.bin")
+    poisoned, changed = resplit(text)
+    assert changed > 1000 and core.load_ranks(text, SEED, poisoned)[3] is None  # passes the core's own check
+    for data in (poisoned, kept.read_bytes()[:32] + poisoned):  # unsigned, or under the true merges' signature
+        kept.write_bytes(data)
+        taken = loads(monkeypatch)
+        loaded = Tokenizer.load(path)
+        assert taken == [False] and loaded.merges == expected.merges
+        words = " ".join(f"the{i % 7} newest lowest" for i in range(1000))
+        assert loaded.encode(words) == expected.encode(words)
+        assert kept.read_bytes()[32:] != poisoned  # kept anew
+
+
+@needs_core
+@pytest.mark.parametrize("whose", ["nobody's file", "a file others may write", "a folder others may enter", "a key others may read"])
+def test_merges_kept_where_another_user_could_write_are_never_read(tiktoken_files, tmp_path, monkeypatch, whose):
+    """The rules of serve/disk.py: a folder only this user may enter, a file only this user may write, and here a key only this user may read."""
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("BPE_CACHE", str(cache))
+    path = tiktoken_files / "cl100k_base.tiktoken"
+    expected = Tokenizer.load(path).merges
+    (kept,) = cache.glob("merges-*.bin")
+    if whose == "nobody's file":
+        if os.geteuid() != 0:
+            pytest.skip("only root can give a file to another user")
+        os.chown(kept, 65534, 65534)  # nobody
+    elif whose == "a file others may write":
+        kept.chmod(0o666)
+    elif whose == "a folder others may enter":
+        cache.chmod(0o777)
+    else:
+        (cache / load.KEY_FILE).chmod(0o644)
+    before = kept.stat().st_mtime_ns
+    taken = loads(monkeypatch)
+    assert Tokenizer.load(path).merges == expected and taken == [False]
+    if whose == "a folder others may enter":
+        assert kept.stat().st_mtime_ns == before  # nothing written there either
+    else:  # kept anew, this user's
+        assert kept.stat().st_uid == os.getuid() and mode(kept) == mode(cache / load.KEY_FILE) == 0o600
+        assert Tokenizer.load(path).merges == expected and taken == [False, True]

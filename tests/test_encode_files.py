@@ -28,7 +28,7 @@ from bpe import Tokenizer, pretokenize, train
 from bpe.cli import main
 from bpe.data.corpora import stdlib_prose
 from bpe.files.ids import read_ids
-from bpe.tokenizer.encode_files import encode_files
+from bpe.tokenizer.tokenizer.encode_files import encode_files
 
 SPECIAL = "<|endoftext|>"
 DOCS = [
@@ -296,6 +296,44 @@ def test_a_truncated_array_or_a_bin_without_its_dtype_is_refused_naming_it(folde
     (tmp_path / "ids.txt").write_text("15 ٣ 7")
     code, _, err = run("decode", str(folder), "--file", str(tmp_path / "ids.txt"))
     assert code == 2 and "'٣' is not a token id" in err
+
+
+@pytest.mark.parametrize(
+    ("shape", "header_bytes"),
+    [("('x',)", None), ("(-5,)", None), ("(True,)", None), ("(3,)", 60_000)],
+)
+def test_a_damaged_npy_header_is_one_sentence_naming_the_file(folder, tmp_path, shape, header_bytes):
+    text = f"{{'descr': '<u2', 'fortran_order': False, 'shape': {shape}, }}".ljust(header_bytes or 0) + "\n"
+    (tmp_path / "bad.npy").write_bytes(b"\x93NUMPY\x01\x00" + len(text).to_bytes(2, "little") + text.encode() + b"\x01\x00" * 3)
+    code, out, err = run("decode", str(folder), "--file", str(tmp_path / "bad.npy"))
+    assert code == 2 and out == "" and err.count("\n") == 1, err
+    assert err.startswith(f"error: {tmp_path / 'bad.npy'}: ") and ("is no number of ids" in err or "header cannot be read" in err), err
+
+
+def test_a_full_disk_while_workers_encode_names_the_output(tok, tmp_path, small_disk):
+    """The workers write their shards beside the output: the disk fills in a worker, and the sentence names the output."""
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text(
+        "".join(f"w{i:05d}x low lower\n" for i in range(60_000))
+    )  # 1 MB of text: shards of 256 KB, each more ids than the disk holds
+    out = small_disk / "ids.npy"
+    with pytest.raises(ValueError) as refused:
+        encode_files(tok, [str(corpus)], out, workers=2, parallel_min_bytes=0, chunk_bytes=1 << 18)
+    assert str(refused.value) == f"Cannot write {out}: the disk is full."
+    assert list(small_disk.iterdir()) == []  # no shard left behind
+
+
+@pytest.mark.parametrize("suffix", [".txt", ".txt.zst"])
+def test_a_document_cut_where_no_cut_is_safe_loses_no_byte_and_says_so(tok, tmp_path, monkeypatch, suffix):
+    from bpe.data import inputs
+
+    monkeypatch.setattr(inputs, "MAX_STRETCH", 1 << 14)
+    text = ("naïve" + "x7" * 20_000 + "日本").encode() * 4  # no whitespace: no safe place to cut
+    path = tmp_path / f"long{suffix}"
+    path.write_bytes(zstandard.ZstdCompressor().compress(text) if suffix.endswith(".zst") else text)
+    with pytest.warns(inputs.CutWarning, match="were cut anyway"):
+        encode_files(tok, [str(path)], tmp_path / "ids.npy", eot=None, workers=1, chunk_bytes=1 << 13)
+    assert b"".join(tok.decode_bytes(list(block)) for block in read_ids(tmp_path / "ids.npy")) == text
 
 
 # ---------------------------------------------------------------------------

@@ -189,20 +189,6 @@ def test_a_signal_mid_write_leaves_the_old_file(tmp_path, sig):
     assert load_counts(out)[0] == {b"old": 7}
 
 
-@pytest.fixture
-def small_disk(tmp_path):
-    """A 64 KB tmpfs (the tests run as root here); skipped where mounting is refused (a container without the right)."""
-    mount = tmp_path / "disk"
-    mount.mkdir()
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(mount)], capture_output=True, timeout=30)
-    if done.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.decode().strip()}")
-    try:
-        yield mount
-    finally:
-        subprocess.run(["umount", str(mount)], capture_output=True, timeout=30)
-
-
 def test_a_full_disk_names_the_counts_file_and_keeps_the_old_one(tmp_path, small_disk):
     words = " ".join(f"w{i:05d}x" for i in range(40_000))  # 40,000 unique pre-tokens: more than 64 KB of counts
     (tmp_path / "a.txt").write_text(words)

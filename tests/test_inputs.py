@@ -14,6 +14,8 @@ import importlib
 import json
 import lzma
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pyarrow as pa
@@ -27,6 +29,8 @@ from bpe import count_inputs, pretokenize, train_bpe
 from bpe.cli import main
 
 count_module = importlib.import_module("bpe.data.count")
+inputs = importlib.import_module("bpe.data.inputs")
+ROOT = Path(__file__).resolve().parents[1]
 SPECIAL = "<|endoftext|>"
 DOCUMENTS = [
     "The cat sat.\nIt's 42 o'clock!",
@@ -235,3 +239,97 @@ def test_cli_prints_one_sentence_and_no_traceback_for_bad_inputs(tmp_path, capsy
         assert code == 2, paths
         assert "Traceback" not in err and err.startswith("error: ") and err.count("\n") == 1, err
         assert re.search(message, err), (message, err)
+
+
+# ---------------------------------------------------------------------------
+# a document of any size in flat memory; a decompression bomb refused
+
+
+def no_safe_place(size: int, seed: int = 0) -> bytes:
+    """Letters and digits in turn (b'q7a3...'), no whitespace: no safe place to cut, yet only 36 distinct pre-tokens
+    (gpt2: each letter and each digit alone), and random enough to compress only ~2x (no decompression bomb)."""
+    import random
+
+    noise = random.Random(seed).randbytes(size // 2)
+    text = bytearray(size // 2 * 2)
+    text[0::2] = noise.translate(bytes(b"abcdefghijklmnopqrstuvwxyz"[i % 26] for i in range(256)))
+    text[1::2] = noise[::-1].translate(bytes(b"0123456789"[i % 10] for i in range(256)))
+    return bytes(text)
+
+
+@pytest.mark.parametrize("suffix", [".txt", ".txt.zst", ".txt.gz"])
+def test_a_document_without_a_safe_place_is_read_in_pieces_and_said_so(tmp_path, suffix, monkeypatch):
+    """MAX_STRETCH 64 KB here: a 1 MB document is read in pieces of at most a block and that, with every byte, and the
+    cuts are counted; the counts differ from the whole text's only where a letter met a digit across a cut (none here)."""
+    monkeypatch.setattr(inputs, "MAX_STRETCH", 1 << 16)
+    text = no_safe_place(1 << 20)
+    path = tmp_path / f"long{suffix}"
+    path.write_bytes(COMPRESS[suffix[4:]](text) if suffix != ".txt" else text)
+    options = inputs.Options(chunk_bytes=1 << 15)
+    batches = [batch for shard in inputs.shards(inputs.describe(path), options) for batch in inputs.read_shard(shard, options, True)]
+    pieces = [piece for batch in batches for piece in batch.documents]
+    assert b"".join(pieces) == text and max(map(len, pieces)) <= (1 << 16) + (1 << 15) + (1 << 16)
+    assert sum(batch.unsafe_cuts for batch in batches) >= len(text) // ((1 << 16) + (1 << 15) + (1 << 16))
+    with pytest.warns(inputs.CutWarning, match=r"stretches of text without a safe place to cut in 0.0625 MB .* were cut anyway"):
+        counted = count_inputs(path, workers=1, chunk_bytes=1 << 15)
+    assert counted.counts == pretokenize(text).counts and counted.unsafe_cuts > 0
+
+
+@pytest.mark.parametrize("suffix", ["", ".zst"])
+def test_a_document_four_times_longer_takes_no_more_memory(tmp_path, suffix):
+    """The peak of a process counting a 12 MB and a 48 MB document without a safe place (MAX_STRETCH 1 MB, blocks of
+    1 MB): within 16 MB of each other. Before, the whole document was held, and a stream's carry copied at every block."""
+    peaks = {}
+    for mb in (12, 48):
+        path = tmp_path / f"long{mb}.txt{suffix}"
+        text = no_safe_place(mb << 20, mb)
+        path.write_bytes(zstandard.ZstdCompressor(level=1).compress(text) if suffix else text)
+        del text
+        script = f"""
+from bpe import memory
+from bpe.data import count, inputs
+inputs.MAX_STRETCH = 1 << 20
+memory.reset_peak()  # subtle: a child's ru_maxrss starts at the pytest process's size, which it was forked from
+counted = count.count_inputs({str(path)!r}, workers=1, chunk_bytes=1 << 20)
+assert counted.unsafe_cuts >= {mb} // 3, counted.unsafe_cuts
+print(memory.peak_rss() >> 10)
+"""
+        done = subprocess.run([sys.executable, "-W", "ignore", "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr
+        peaks[mb] = int(done.stdout.split()[-1]) / 1024
+    assert peaks[48] - peaks[12] < 16, peaks
+
+
+@pytest.mark.parametrize("suffix", [".zst", ".gz"])
+def test_a_decompression_bomb_is_refused_in_one_sentence(tmp_path, suffix):
+    """80 MB of one byte in a few KB: refused once it has given MIN_EXPANSION, not read to its end (the reviewer's: 33 KB -> 1 GB)."""
+    path = tmp_path / f"bomb.txt{suffix}"
+    path.write_bytes(
+        zstandard.ZstdCompressor(level=3).compress(b"a" * (80 << 20)) if suffix == ".zst" else gzip.compress(b"a" * (80 << 20), 9)
+    )
+    with pytest.raises(
+        ValueError, match=r"^.*bomb\.txt\.(zst|gz): [\d,]+ bytes of \.(zst|gz) data expand past \d+ MB, more than the 1,000 times"
+    ):
+        count_inputs(path, workers=1)
+    code = main(["count", str(path), "--out", str(tmp_path / "c.parquet"), "--workers", "1"])
+    assert code == 2 and not (tmp_path / "c.parquet").exists()
+
+
+@pytest.mark.parametrize("suffix", ["", ".zst"])
+def test_a_json_line_longer_than_a_record_may_be_is_refused(tmp_path, suffix, monkeypatch):
+    monkeypatch.setattr(inputs, "MAX_RECORD", 1 << 16)
+    plain = write_jsonl(tmp_path / "docs.jsonl", ["short", "x" * 200_000, "short"])
+    path = plain.with_name(plain.name + suffix)
+    if suffix:
+        path.write_bytes(COMPRESS[suffix](plain.read_bytes()))
+    with pytest.raises(ValueError, match=r"docs\.jsonl(\.zst)? holds a line of more than 0 MB, the most one JSON record may be here"):
+        count_inputs(path, workers=1, chunk_bytes=1 << 12)
+
+
+def test_the_cli_says_where_it_cut_without_a_safe_place(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(inputs, "MAX_STRETCH", 1 << 16)
+    path = tmp_path / "long.txt.zst"
+    path.write_bytes(zstandard.ZstdCompressor().compress(no_safe_place(1 << 20)))
+    assert main(["count", str(path), "--out", str(tmp_path / "c.parquet"), "--workers", "1", "--no-compiled"]) == 0
+    err = capsys.readouterr().err
+    assert re.search(r"^warning: 1 stretch of text without a safe place to cut in 0.0625 MB .* was cut anyway", err, re.M), err

@@ -25,6 +25,7 @@ from pathlib import Path
 
 import pytest
 from conftest import run_async, until
+from pool_jobs import stopped
 
 from serve.replicas import haproxy_config
 
@@ -188,6 +189,7 @@ def test_a_stalled_pool_server_is_said_on_the_page_and_replaced(server):
         [pid] = [int(p) for p in re.findall(r"^pool: pid (\d+)$", server.text(), re.M)][-1:]
         os.kill(pid, signal.SIGSTOP)
         stalled = time.monotonic()
+        until(lambda: stopped(pid), 30, "the pool server to stop")
         try:
             await a.choose("Corpus", "aaaa abab", timeout=30)  # a new run: the page asks the pool for it
             said = time.monotonic() - stalled

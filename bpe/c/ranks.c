@@ -246,7 +246,9 @@ static uint32_t split_point(const ranked *r, const scratch *w, const uint8_t *to
 
 /* Whether cached (from an earlier load_ranks of this very file: each merge's two parts as places in the file, uint32
    little-endian, in rank order) is what recovering the merges gives: each pair's bytes make the token, and both
-   parts rank below it. A cache of another file, cut short or changed, is not used. */
+   parts rank below it. A cache of another file, cut short or changed, is not used. What this cannot tell: another
+   split of a token into two lower-ranked tokens (plausible, and wrong); load.py reads back only what this user
+   kept and signed (load._kept_merges), and this check keeps every place it reads inside the file. */
 static int cache_fits(const ranked *r, const uint8_t *cached, size_t size) {
     size_t made = 0;
     for (size_t k = 0; k < r->count; k++) made += r->start[k + 1] - r->start[k] >= 2;

@@ -32,7 +32,7 @@ from ..core import settings as core_settings
 from ..memory import peak_rss
 from ..text.pretokenize import PreTokens, Progress, sequence_bytes
 from ..text.tally import Tally, compiled_path
-from .inputs import CHUNK_BYTES, Input, Reading, Shard, read_shard, resolve_inputs, shards
+from .inputs import CHUNK_BYTES, Input, Reading, Shard, read_shard, resolve_inputs, shards, warn_unsafe_cuts
 
 # Below this many bytes of input, counting runs in this process: a pool costs more than it saves.
 PARALLEL_MIN_BYTES = 4 << 20
@@ -56,6 +56,7 @@ class Counted:
     compiled_bytes: int = 0  # of text_bytes, those the compiled path counted
     python_why: tuple[str, ...] = ()  # why the rest went to the Python path
     library: str = ""  # the compiled path: 'bpe._core' or 'gigatoken 0.10.0' (pretokenize.compiled_path)
+    unsafe_cuts: int = 0  # places cut where no cut was safe (inputs.py: a block without one; a CutWarning said so)
 
     @property
     def disk_bytes(self) -> int:
@@ -119,7 +120,9 @@ def count_with(paths: Paths, reading: Reading, workers: int | None = None, progr
     cpu = sum(tally.cpu_seconds for tally in tallies) if used > 1 else 0.0
     why = tuple(sorted({reason for tally in tallies for reason in tally.python_why}))
     compiled_bytes = sum(tally.compiled_bytes for tally in tallies)
-    return Counted(counts, tuple(inputs), sum(t.text_bytes for t in tallies), peak, used, cpu, compiled_bytes, why, library)
+    cuts = sum(tally.unsafe_cuts for tally in tallies)
+    warn_unsafe_cuts(cuts)
+    return Counted(counts, tuple(inputs), sum(t.text_bytes for t in tallies), peak, used, cpu, compiled_bytes, why, library, cuts)
 
 
 def check_workers(workers: int | None) -> int:
@@ -149,6 +152,7 @@ class ShardCounts:
     cpu_seconds: float  # this process's processor time so far
     compiled_bytes: int = 0  # of text_bytes, those the compiled path counted
     python_why: tuple[str, ...] = ()  # why the rest went to the Python path
+    unsafe_cuts: int = 0  # places cut where no cut was safe
 
 
 def count_shards(jobs: Iterable[Shard], options: Reading, report: Callable[[int], None] | None = None) -> ShardCounts:
@@ -156,15 +160,17 @@ def count_shards(jobs: Iterable[Shard], options: Reading, report: Callable[[int]
 
     Text files are read as bytes: the compiled path counts valid UTF-8 without making a str.
     """
-    tally, text_bytes = Tally(options.pretokenizer, options.split_lines, options.compiled), 0
+    tally, text_bytes, cuts = Tally(options.pretokenizer, options.split_lines, options.compiled), 0, 0
     for shard in jobs:
         for batch in read_shard(shard, options, undecoded=True):
             tally.add(batch.documents, options.special_tokens)
             text_bytes += batch.text_bytes
+            cuts += batch.unsafe_cuts
             if report:
                 report(batch.disk_bytes)
     counts = tally.counts()
-    return ShardCounts(counts, text_bytes, peak_rss(), time.process_time(), tally.compiled_bytes, tuple(sorted(tally.python_why)))
+    why = tuple(sorted(tally.python_why))
+    return ShardCounts(counts, text_bytes, peak_rss(), time.process_time(), tally.compiled_bytes, why, cuts)
 
 
 def combine(parts: Iterable[dict[bytes, int]]) -> dict[bytes, int]:
@@ -330,7 +336,7 @@ def _with_sequence(paths: Paths, options: Reading, progress: Progress | None) ->
     pretokenizer, special_tokens, split_lines = options.pretokenizer, options.special_tokens, options.split_lines
     inputs = resolve_inputs(paths)
     report = reporter(progress, sum(source.size for source in inputs))
-    tally, sequence, text_bytes = Tally(pretokenizer, split_lines, options.compiled), [], 0
+    tally, sequence, text_bytes, cuts = Tally(pretokenizer, split_lines, options.compiled), [], 0, 0
     for source in inputs:
         for shard in shards(source, options):
             for batch in read_shard(shard, options):
@@ -338,6 +344,8 @@ def _with_sequence(paths: Paths, options: Reading, progress: Progress | None) ->
                 for document in batch.documents:
                     sequence += sequence_bytes(document, pretokenizer, special_tokens, split_lines)
                 text_bytes += batch.text_bytes
+                cuts += batch.unsafe_cuts
                 if report:
                     report(batch.disk_bytes)
+    warn_unsafe_cuts(cuts)
     return PreTokens(tally.counts(), tuple(sequence), text_bytes)

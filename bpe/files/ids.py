@@ -24,9 +24,10 @@ from array import array
 from collections.abc import Iterator
 from pathlib import Path
 
-from .. import atomic
+from ... import atomic
 
 NPY_MAGIC = b"\x93NUMPY\x01\x00"
+MAX_HEADER = 10_000  # bytes of a .npy header at most, as numpy's np.load reads them (max_header_size)
 HEADER_BYTES = 128  # the whole .npy header, padded, so that the length can be written in place at the end
 BLOCK = 1 << 20  # ids read at a time
 DTYPES = {"uint16": ("H", "<u2", 2), "uint32": ("I", "<u4", 4)}  # name -> (array typecode, numpy descr, bytes)
@@ -151,16 +152,18 @@ def _read_npy(path: Path, f, block: int) -> Iterator[array]:
     size = 2 if version[:1] == b"\x01" else 4
     length = int.from_bytes(f.read(size), "little")
     try:
-        header = ast.literal_eval(f.read(length).decode("latin-1"))
+        header = ast.literal_eval(f.read(length).decode("latin-1")) if length <= MAX_HEADER else None  # numpy's own limit
     except (ValueError, SyntaxError, MemoryError, RecursionError):
         header = None
     if not isinstance(header, dict) or header.get("fortran_order") or not isinstance(header.get("shape"), tuple):
         raise ValueError(f"{path}: not a .npy file of token ids (its header cannot be read).")
     codes = {"<u2": "H", "<u4": "I", "|u1": "B", "<i4": "i", "<i8": "q", "<u8": "Q", "<i2": "h"}
-    code = codes.get(header.get("descr"))
-    if code is None or len(header["shape"]) != 1:
-        raise ValueError(f"{path}: holds {header.get('descr')} of shape {header.get('shape')}; token ids are one row of whole numbers.")
-    yield from _blocks(path, f, code, header["shape"][0], block)
+    code, shape = codes.get(header.get("descr")), header["shape"]
+    if code is None or len(shape) != 1:
+        raise ValueError(f"{path}: holds {header.get('descr')} of shape {shape}; token ids are one row of whole numbers.")
+    if type(shape[0]) is not int or shape[0] < 0:  # ('x',), (-5,), (True,): no count of ids; the file is damaged
+        raise ValueError(f"{path}: its header gives the shape {shape}, which is no number of ids; the file is damaged.")
+    yield from _blocks(path, f, code, shape[0], block)
 
 
 def _read_bin(path: Path, f, block: int) -> Iterator[array]:

@@ -28,18 +28,20 @@ import base64
 import binascii
 import contextlib
 import hashlib
+import hmac
 import json
 import os
+import stat
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from heapq import heapify, heappop, heappush
 from pathlib import Path
 
-from .. import atomic
-from ..text.gpt2_bytes import from_unicode, gpt2_pairs, gpt2_vocab, to_unicode
-from ..text.pretokenizers import DEFAULT, PRETOKENIZERS, PreTokenizer, check_special_tokens, pretokenizer_of
-from ..train import build_vocab
+from ... import atomic
+from ...text.gpt2_bytes import from_unicode, gpt2_pairs, gpt2_vocab, to_unicode
+from ...text.pretokenizers import DEFAULT, PRETOKENIZERS, PreTokenizer, check_special_tokens, pretokenizer_of
+from ...train import build_vocab
 from . import openai
 
 Vocab = dict[int, bytes]
@@ -280,7 +282,7 @@ def parse_tiktoken(text: str, name: str = "tokenizer.tiktoken") -> Loaded:
     """
     digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
     known = OPENAI_ENCODINGS.get(digest)
-    compiled = _parse_tiktoken_compiled(text, merges_cache(digest) if known else None)
+    compiled = _parse_tiktoken_compiled(text, digest if known else None)
     taken, merges = compiled if compiled is not None else _parse_tiktoken(text, name)
     if known is None:
         return Loaded(merges, (), DEFAULT, None, dict(taken), "tiktoken")
@@ -329,41 +331,112 @@ def cache_folder() -> Path | None:
     return Path(configured) if configured else Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "bpe-workbench"
 
 
+def private_folder(folder: Path) -> bool:
+    """Whether folder is this user's and no one else may enter it (0700): what lets this tool trust what it kept there.
+
+    The rule for every cache of this tool: the library's merges here, the app's work in serve/disk.py.
+    """
+    try:
+        info = folder.stat()
+    except OSError:
+        return False
+    return info.st_uid == os.getuid() and not stat.S_IMODE(info.st_mode) & 0o077
+
+
+def own_file(path: Path, *, secret: bool = False) -> bool:
+    """Whether path is a regular file (not a link) of this user's that no one else may write (secret: nor read)."""
+    try:
+        info = path.lstat()
+    except OSError:
+        return False
+    return stat.S_ISREG(info.st_mode) and info.st_uid == os.getuid() and not stat.S_IMODE(info.st_mode) & (0o077 if secret else 0o022)
+
+
 def merges_cache(digest: str) -> Path | None:
     """Where the merges recovered from the rank file with this sha256 are kept (None: BPE_CACHE=off).
 
     Only OpenAI's own files are cached (four at most, 1.6 MB for o200k_base): recovering their merges is
-    two thirds of loading them. What is read back is checked merge by merge before it is used (bpe/c/ranks.c).
+    two thirds of loading them. See _kept_merges for what is read back, and when.
     """
     folder = cache_folder()
     return None if folder is None else folder / f"merges-{digest}.bin"
 
 
-def _parse_tiktoken_compiled(text: str, cache: Path | None = None) -> tuple[dict[int, bytes], Merges] | None:
+KEY_FILE = ".merges.key"  # in the cache folder: this user's secret, which the kept merges are signed with (a '.' name: never trimmed)
+
+
+def _merges_key(folder: Path, *, make: bool) -> bytes | None:
+    """This user's secret for the merges kept in folder, made when asked and missing; None where it cannot be trusted."""
+    path = folder / KEY_FILE
+    if not own_file(path, secret=True):
+        if not make:
+            return None
+        atomic.write_bytes(path, os.urandom(32), mode=0o600)
+    with contextlib.suppress(OSError):
+        key = path.read_bytes()
+        return key if len(key) == 32 else None
+    return None
+
+
+def _signature(key: bytes, digest: str, pairs: bytes) -> bytes:
+    """A keyed digest of the merges kept for the rank file with this sha256: only this user's secret makes it."""
+    signed = hashlib.blake2b(bytes.fromhex(digest), key=key, digest_size=32, person=b"bpe-merges-v1")
+    signed.update(pairs)
+    return signed.digest()
+
+
+def _kept_merges(digest: str) -> bytes | None:
+    """The merges kept for the rank file with this sha256 (each merge's parts as places in the file), or None.
+
+    Read only when this user kept them: from a folder only this user may enter, a file only this user may
+    write, signed with this user's secret (_signature). So merges that are plausible but wrong (another
+    split of a token into two lower-ranked tokens, which the core's check cannot tell from tiktoken's) or
+    another user's file are never used: the merges are recovered again, and kept anew.
+    """
+    path = merges_cache(digest)
+    if path is None or not private_folder(path.parent) or not own_file(path):
+        return None
+    key = _merges_key(path.parent, make=False)
+    if key is None:
+        return None
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    signature, pairs = data[:32], data[32:]
+    return pairs if len(data) > 32 and hmac.compare_digest(signature, _signature(key, digest, pairs)) else None
+
+
+def _keep_merges(digest: str, pairs: bytes) -> None:
+    """Keep the merges recovered from the rank file with this sha256, signed; a folder that is not private keeps nothing."""
+    path = merges_cache(digest)
+    if path is None:
+        return
+    with contextlib.suppress(OSError, atomic.OutputError):  # a read-only home, a full disk: the next load recovers them again
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        if private_folder(path.parent) and (key := _merges_key(path.parent, make=True)) is not None:
+            atomic.write_bytes(path, _signature(key, digest, pairs) + pairs, mode=0o600)
+
+
+def _parse_tiktoken_compiled(text: str, digest: str | None = None) -> tuple[dict[int, bytes], Merges] | None:
     """(rank -> token, merges) read by the compiled core (bpe/c/ranks.c), or None where _parse_tiktoken must read the
     file: no core, or anything but the plain form OpenAI's files have (it reads those, or says what is wrong).
 
-    With a cache path, the merges come from it when it holds exactly the merges of this file (the core checks each),
-    and are written there when it does not; a cache that cannot be read or written is left alone.
+    With the rank file's sha256, the merges come from what an earlier load kept (_kept_merges; the core checks
+    each merge's parts too), and are kept when they were recovered.
     """
-    from ..core import core  # read when called: a test may switch it off (monkeypatch bpe.core.core)
+    from ...core import core  # read when called: a test may switch it off (monkeypatch bpe.core.core)
 
     if core is None:
         return None
-    from ..text.pretokenize_c import SEED
+    from ...text.pretokenize_c import SEED
 
-    cached = None
-    if cache is not None:
-        with contextlib.suppress(OSError):
-            cached = cache.read_bytes()
-    found = core.load_ranks(text, SEED, cached)
+    found = core.load_ranks(text, SEED, _kept_merges(digest) if digest is not None else None)
     if found is None:
         return None
     tokens, ranks, merges, fresh = found
-    if cache is not None and fresh is not None:
-        with contextlib.suppress(OSError, atomic.OutputError):  # a read-only home, a full disk: the next load recovers them again
-            cache.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-            atomic.write_bytes(cache, fresh)
+    if digest is not None and fresh is not None:
+        _keep_merges(digest, fresh)
     return dict(zip(ranks, tokens)), merges
 
 

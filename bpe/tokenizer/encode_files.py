@@ -42,7 +42,7 @@ from .. import atomic
 from ..core import follow
 from ..core import settings as core_settings
 from ..data.count import check_workers, reporter
-from ..data.inputs import CHUNK_BYTES, DEFAULT_READING, Input, Reading, Shard, read_shard, resolve_inputs, shards
+from ..data.inputs import CHUNK_BYTES, DEFAULT_READING, Input, Reading, Shard, read_shard, resolve_inputs, shards, warn_unsafe_cuts
 from ..files.ids import DTYPES, IdsWriter, dtype_for
 from ..memory import peak_rss
 from ..text.pretokenizers import ENCODING, ERRORS, find_specials
@@ -90,6 +90,7 @@ class Part:
     peak_rss: int = 0
     cpu_seconds: float = 0.0
     encoder: str = ""  # a worker's: which encoder merged (encoder_of)
+    unsafe_cuts: int = 0  # places its text was cut where no cut was safe (inputs.py)
 
 
 @dataclass(frozen=True)
@@ -184,6 +185,7 @@ def encode_files(
             parts = [encode_job(tok, job, settings, writer.write, report) for job in jobs]
     if progress and not jobs:
         progress(0, 0)
+    warn_unsafe_cuts(sum(p.unsafe_cuts for p in parts))
     return Encoded(
         Path(out),
         settings.dtype,
@@ -219,7 +221,7 @@ def encode_job(tok: Tokenizer, job: Job, settings: Settings, emit: Callable, rep
     allowed = frozenset(tok.special_tokens) if settings.special == "special" else frozenset()
     eot = [settings.eot] if settings.eot is not None else []
     source = job.shard.input
-    tokens = documents = text_bytes = disk_bytes = 0
+    tokens = documents = text_bytes = disk_bytes = cuts = 0
 
     def encode(piece: str | bytes) -> list[int]:
         if settings.special == "refuse":
@@ -237,6 +239,7 @@ def encode_job(tok: Tokenizer, job: Job, settings: Settings, emit: Callable, rep
                 pending = piece
             text_bytes += batch.text_bytes
             disk_bytes += batch.disk_bytes
+            cuts += batch.unsafe_cuts
             if report:
                 report(batch.disk_bytes)
         if pending is not None:
@@ -259,7 +262,7 @@ def encode_job(tok: Tokenizer, job: Job, settings: Settings, emit: Callable, rep
             disk_bytes += batch.disk_bytes
             if report:
                 report(batch.disk_bytes)
-    return Part(job.index, tokens, documents, text_bytes, disk_bytes)
+    return Part(job.index, tokens, documents, text_bytes, disk_bytes, unsafe_cuts=cuts)
 
 
 def _refuse(tok: Tokenizer, piece: str | bytes, source: Input) -> None:
@@ -333,6 +336,7 @@ def _encode_part(job: Job) -> Part:
         peak_rss(),
         time.process_time(),
         encoder_of(_tok),
+        part.unsafe_cuts,
     )
 
 
@@ -356,7 +360,13 @@ def _encode_in_pool(tok: Tokenizer, jobs: list[Job], settings: Settings, workers
                     if len(waiting) >= 2 * workers:
                         break
                 while waiting:
-                    part = waiting.popleft().result()
+                    try:
+                        part = waiting.popleft().result()
+                    except OSError as error:
+                        if error.filename is not None and not Path(error.filename).name.startswith(f".{run}."):
+                            raise  # an input could not be read: the CLI names it
+                        # a worker's write of its shard beside the output (a full disk): named as the output, the file asked for
+                        raise atomic.OutputError(f"Cannot write {writer.path}: {atomic.why(error)}.") from None
                     _append(writer, Path(part.path))
                     parts.append(part)
                     if report:

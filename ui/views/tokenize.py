@@ -1,18 +1,23 @@
 """The Tokenize page's real tokenizer: GPT-2 as every page has it (ui/real.py), or uploaded files; and its merges.
 
-An uploaded tokenizer is cached on a content digest of its files and the
-pre-tokenizer asked for, and shared by every session (st.cache_resource); a
-session keeps only which files it chose (`Reference`), so its choice survives
-a visit to another page. A bad file gives one sentence, never a traceback.
-GPT-2 is not loaded here: ui/real.py finds, checks and loads it once per server
-for every page.
+An uploaded tokenizer's files are read in the worker pool (serve/jobs.read_upload),
+never in the page's thread: a hostile file (tokens made to collide in a hash table)
+took seconds there holding the interpreter lock, and every student's click waited.
+Sessions uploading the same files share one read; what it gives -- the tokenizer,
+or the sentence saying why not -- is kept for every session on a content digest of
+the files and the pre-tokenizer asked for. A read still going after UPLOAD_S is
+given up, in one sentence. A session keeps only which files it chose
+(`Reference`), so its choice survives a visit to another page. GPT-2 is not loaded
+here: ui/real.py finds, checks and loads it once per server for every page.
 """
 
 from __future__ import annotations
 
 import hashlib
 import io
+import threading
 import zipfile
+from collections import OrderedDict
 from dataclasses import dataclass
 
 import pandas as pd
@@ -20,10 +25,13 @@ import streamlit as st
 
 from bpe import Tokenizer
 from bpe.files import export, formats
-from ui import real
+from serve import jobs
+from ui import real, runs, work
 from ui.render import show
 
 MERGES_SHOWN = 500  # rows of the merge browser: a search narrows them down
+UPLOAD_S = 30.0  # an upload still being read after this long in its worker process is given up
+KEEP_UPLOADS = 8  # uploaded tokenizers (or why not) kept for every session
 
 
 @dataclass(frozen=True)
@@ -81,18 +89,94 @@ def uploaded(files) -> Reference | None:
     return reference_of(", ".join(f.name for f in files), {f.name: f.getvalue() for f in files})
 
 
-@st.cache_resource(max_entries=8, show_spinner="Loading the tokenizer…")
-def loaded(digest: str, pretokenizer: str, _reference: Reference) -> Loaded:
-    """The tokenizer in a Reference's files, cached on their digest and the pre-tokenizer and shared by sessions."""
-    try:
-        found = formats.with_pretokenizer(formats.read_uploads(dict(_reference.files)), pretokenizer)  # OpenAI's own files keep theirs
-        return Loaded(Tokenizer.from_loaded(found), None, found.format)
-    except ValueError as e:
-        return Loaded(None, str(e))
+class Kept:
+    """What became of the uploads read so far, for every session: (digest, pre-tokenizer) -> Loaded, the last KEEP_UPLOADS."""
+
+    def __init__(self) -> None:
+        self.found: OrderedDict[tuple[str, str], Loaded] = OrderedDict()
+        self.lock = threading.Lock()
+
+    def get(self, key: tuple[str, str]) -> Loaded | None:
+        with self.lock:
+            if key in self.found:
+                self.found.move_to_end(key)
+            return self.found.get(key)
+
+    def put(self, key: tuple[str, str], loaded: Loaded) -> Loaded:
+        with self.lock:
+            self.found[key] = loaded
+            while len(self.found) > KEEP_UPLOADS:
+                self.found.popitem(last=False)
+        return loaded
 
 
-def load_reference(reference: Reference, pretokenizer: str) -> Loaded:
-    return loaded(reference.digest, pretokenizer, reference)
+@st.cache_resource(show_spinner=False)
+def kept_uploads() -> Kept:
+    return Kept()
+
+
+def upload_key(reference: Reference, pretokenizer: str) -> tuple:
+    """The pool's key for reading these files under this pre-tokenizer: sessions uploading the same share it."""
+    return ("upload", reference.digest, pretokenizer)
+
+
+def load_reference(reference: Reference, pretokenizer: str) -> Loaded | None:
+    """The tokenizer in an uploaded Reference's files (or the sentence saying why not); None while a worker reads them.
+
+    Files as small as a page's inline corpus are read here (a process would cost more than they can).
+    """
+    kept = kept_uploads()
+    if (found := kept.get((reference.digest, pretokenizer))) is not None:
+        return found
+    key = upload_key(reference, pretokenizer)
+    status = work.pool().status(key)
+    # subtle: asking again would read the files again, when the pool has said what they are (a failed job is started anew)
+    if status is None or not (status.state == "done" or status.state == "failed" and said_of(reference, status.error)):
+        small = sum(len(data) for _, data in reference.files) <= runs.INLINE_BYTES
+        status = work.ask("upload", key, jobs.read_upload, reference.files, pretokenizer, lane="short", inline=small)
+        if not status.ended:
+            status = work.pool().wait(key, runs.WAIT_S)
+    if status.state == "done":
+        work.let_go("upload")
+        found = status.result  # OpenAI's own files keep their pre-tokenizer (formats.with_pretokenizer)
+        return kept.put((reference.digest, pretokenizer), Loaded(Tokenizer.from_loaded(found), None, found.format))
+    if status.state == "failed":
+        work.let_go("upload")
+        if said_of(reference, status.error):  # the files' own sentence, the same for every session: kept
+            return kept.put((reference.digest, pretokenizer), Loaded(None, status.error))
+        return Loaded(None, status.error)  # the pool's about this session (its budget) or this run (a crash): said, not kept
+    if status.state == "cancelled":  # stopped by everyone who watched it: asked again on the next run
+        work.let_go("upload")
+        return Loaded(None, f"Reading {reference.label} was stopped; upload it again to try again.")
+    if status.seconds > UPLOAD_S:
+        work.let_go("upload")  # ends it, unless another session still waits for it
+        return kept.put(
+            (reference.digest, pretokenizer),
+            Loaded(
+                None,
+                f"{reference.label}: still being read after {UPLOAD_S:.0f} s, longer than an upload may take here; load it with bpe on your own machine.",
+            ),
+        )
+    return None
+
+
+def said_of(reference: Reference, error: str) -> bool:
+    """Whether a failed read's sentence is about the files themselves (bpe's sentences start with a file's name),
+    not the pool's about one session or run ('This session has used the worker pool for ...', a crash)."""
+    return error.startswith((reference.label, *(f"{name}:" for name, _ in reference.files)))
+
+
+def reading(reference: Reference, pretokenizer: str) -> None:
+    """What the page shows while a worker reads the upload: its progress, polled; the page runs again when it ends (or is late)."""
+
+    def draw(status) -> None:
+        if status.seconds > UPLOAD_S:
+            st.rerun()  # the page gives it up (load_reference)
+        st.info(
+            work.waiting(status, f"Reading {reference.label}") or f"Reading {reference.label} in a worker process… ({status.seconds:.0f} s)"
+        )
+
+    work.follow(upload_key(reference, pretokenizer), draw, every=runs.POLL_S)
 
 
 def describe(result: Loaded) -> str:
