@@ -122,7 +122,7 @@ def test_workers_encode_with_the_encoder_the_caller_chose(tok, inputs, tmp_path,
         pytest.skip(f"the compiled core is absent: {missing}")
     # the workers' forkserver has the environment of whichever call started it (tests/test_core_pretokenize.py's twin)
     path, documents = inputs["records.jsonl"]
-    for core_off, encoder in ((True, "Python (tokenizer.py)"), (False, "compiled (bpe._core)")):
+    for core_off, encoder in ((True, "Python (encoder.py)"), (False, "compiled (bpe._core)")):
         with monkeypatch.context() as m:
             if core_off:
                 switch_the_core_off(m)

@@ -265,7 +265,7 @@ def test_a_document_without_a_safe_place_is_read_in_pieces_and_said_so(tmp_path,
     text = no_safe_place(1 << 20)
     path = tmp_path / f"long{suffix}"
     path.write_bytes(COMPRESS[suffix[4:]](text) if suffix != ".txt" else text)
-    options = inputs.Options(chunk_bytes=1 << 15)
+    options = inputs.Reading(chunk_bytes=1 << 15)
     batches = [batch for shard in inputs.shards(inputs.describe(path), options) for batch in inputs.read_shard(shard, options, True)]
     pieces = [piece for batch in batches for piece in batch.documents]
     assert b"".join(pieces) == text and max(map(len, pieces)) <= (1 << 16) + (1 << 15) + (1 << 16)

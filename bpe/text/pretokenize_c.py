@@ -61,11 +61,8 @@ def unavailable(pretokenizer: str | PreTokenizer) -> str | None:
             f"regex {core.REGEX_VERSION} (python -m bpe.text.unicode_classes remakes them)"
         )
     if kind(pretokenizer) is None:
-        return (
-            "a regex of your own runs in Python"
-            if pretokenizer.name == "regex"
-            else f"the {pretokenizer.name} pre-tokenizer has no compiled scanner"
-        )
+        name = pretokenizer_of(pretokenizer).name
+        return "a regex of your own runs in Python" if name == "regex" else f"the {name} pre-tokenizer has no compiled scanner"
     return None
 
 
