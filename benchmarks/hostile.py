@@ -1,4 +1,4 @@
-"""What hostile inputs cost the loaders: time and peak memory of each reproducer from issue 15.
+"""What hostile inputs cost the loaders and the encoder: time and peak memory of each reproducer (issues 15 and 37).
 
 Each case writes its files in one process, then loads them in a fresh one (so the peak resident
 memory is the load's own) with a time limit, so a hang is reported as such rather than waited
@@ -7,6 +7,7 @@ before the fixes were measured so, from `git archive 36c7dcf bpe`).
 
     .venv/bin/python benchmarks/hostile.py                      # every case, 60 s each at most
     .venv/bin/python benchmarks/hostile.py --bpe /tmp/old       # the same cases, another version
+    .venv/bin/python benchmarks/hostile.py --only encode        # the cases whose name holds 'encode'
 """
 
 from __future__ import annotations
@@ -22,8 +23,30 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 
-# each case: (setup that writes files into d, the load measured: a statement that raises ValueError or returns)
+GPT2 = ROOT.parent / "shared" / "gpt2"
+JS = "var a=function(b){return b+1};"  # minified code: no whitespace, so one GPT-2 unit of 240,000 characters
+
+# each case: (setup that writes files into d, the load measured: a statement that raises ValueError or returns[, environment]);
+# lines before the statement's last line are run first, untimed (loading the tokenizer that then encodes)
 CASES = {
+    "encode 240,000 characters of minified JS, Python path (BPE_CORE=0)": (
+        "",
+        f"tok = bpe.Tokenizer.load({str(GPT2)!r})\ntok.encode(({JS!r} * 8000)[:240_000])",
+        {"BPE_CORE": "0"},
+    ),
+    "encode a str of 150,000 characters holding invalid bytes (surrogateescape), Python path (BPE_CORE=0)": (
+        "",
+        f"tok = bpe.Tokenizer.load({str(GPT2)!r})\ntok.encode(('x' * 75_000) + chr(0xDCFF) + ('y' * 74_999))",
+        {"BPE_CORE": "0"},
+    ),
+    "encode a str of 120,000 characters holding one invalid byte, with the core": (
+        "",
+        f"tok = bpe.Tokenizer.load({str(GPT2)!r})\ntok.encode(({JS!r} * 4000)[:60_000] + chr(0xDCFF) + ({JS!r} * 4000)[:59_999])",
+    ),
+    "encode 1.1 MB of '<|endoftext' (a special token cut short, again and again)": (
+        "",
+        f"tok = bpe.Tokenizer.load({str(GPT2)!r})\ntok.encode('<|endoftext' * 100_000)",
+    ),
     "tiktoken file with one 30,000-byte token": (
         """
         import base64
@@ -44,7 +67,7 @@ CASES = {
         table = pa.table({"token": pa.array([b"a"] * rows, pa.binary()), "count": pa.array([1] * rows, pa.int64())})
         pq.write_table(table.replace_schema_metadata({b"bpe.counts": json.dumps(meta).encode()}), d / "c.parquet")
         """,
-        "__import__('bpe.data.counts_file').counts_file.load_counts(d / 'c.parquet')",
+        "__import__('bpe.data.counts_file').data.counts_file.load_counts(d / 'c.parquet')",
     ),
     "truncated .zst (half the stream)": (
         """
@@ -59,8 +82,9 @@ CASES = {
 MEASURE = """
 import json, resource, sys, time
 from pathlib import Path
-import bpe, bpe.data.counts_file
+import bpe
 d = Path(sys.argv[1])
+{prepare}
 before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 start = time.perf_counter()
 try:
@@ -74,14 +98,19 @@ print(json.dumps({{"seconds": seconds, "grew_mb": (peak - before) / 1024, "outco
 """
 
 
-def run(setup: str, call: str, package: Path, limit: float) -> dict:
-    env = {**os.environ, "PYTHONPATH": str(package)}
+def run(setup: str, call: str, package: Path, limit: float, extra: dict | None = None) -> dict:
+    env = {**os.environ, "PYTHONPATH": str(package), **(extra or {})}
     with tempfile.TemporaryDirectory() as d:
         code = "import sys\nfrom pathlib import Path\nd = Path(sys.argv[1])\n" + textwrap.dedent(setup)
         subprocess.run([sys.executable, "-c", code, d], check=True, env=env, cwd=d)
         try:
             done = subprocess.run(
-                [sys.executable, "-c", MEASURE.format(call=call), d], capture_output=True, text=True, timeout=limit, env=env, cwd=d
+                [sys.executable, "-c", MEASURE.format(prepare="\n".join(call.splitlines()[:-1]), call=call.splitlines()[-1]), d],
+                capture_output=True,
+                text=True,
+                timeout=limit,
+                env=env,
+                cwd=d,
             )
         except subprocess.TimeoutExpired:
             return {"outcome": f"still running after {limit:.0f} s (killed)"}
@@ -94,10 +123,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--limit", type=float, default=60.0, help="seconds before a case counts as a hang")
     parser.add_argument("--bpe", type=Path, default=ROOT, help="the folder that holds the bpe package to measure")
+    parser.add_argument("--only", default="", help="the cases whose name holds this")
     args = parser.parse_args()
     print(f"bpe from {args.bpe.resolve()}; load average {os.getloadavg()[0]:.1f}")
-    for name, (setup, call) in CASES.items():
-        r = run(setup, call, args.bpe.resolve(), args.limit)
+    for name, (setup, call, *extra) in CASES.items():
+        if args.only not in name:
+            continue
+        r = run(setup, call, args.bpe.resolve(), args.limit, *extra)
         figures = f"{r['seconds']:.2f} s, memory +{r['grew_mb']:,.0f} MB" if "seconds" in r else ""
         print(f"{name}: {figures} -> {r['outcome']}")
 

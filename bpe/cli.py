@@ -286,14 +286,33 @@ PRETOKENIZER_CHOICES = (
     f"the pre-tokenizer: one of {', '.join(PRETOKENIZERS)} (gpt4 = cl100k), or a regex such as tiktoken's pat_str (--pattern: its old name)"
 )
 
-TOKENIZER_HELP = f"a directory written by train, or another tool's tokenizer: {formats.upload_hint()}"
+TOKENIZER_HELP = (
+    f"a directory written by train, another tool's tokenizer ({formats.upload_hint()}), "
+    "or one of OpenAI's encodings by name (cl100k_base, o200k_base, gpt2, ... or a model's: gpt-4o)"
+)
 
 
 def load_tokenizer(args: argparse.Namespace) -> Tokenizer:
-    """The tokenizer named; --pretokenizer is refused in one sentence where the files record their own."""
+    """The tokenizer named: files, or one of OpenAI's encodings by name ('cl100k_base', 'gpt-4o') where no such file is.
+
+    --pretokenizer is refused in one sentence where the files record their own (OpenAI's encodings know theirs).
+    """
+    from .files import openai
     from .tokenizer.tokenizer import Tokenizer
 
     given = pretokenizer_of(args.pretokenizer) if args.pretokenizer is not None else None
+    if not Path(args.dir).exists() and _openai_name(str(args.dir)):
+        if given is not None:
+            raise ValueError(
+                f"--pretokenizer {args.pretokenizer}: {args.dir} is OpenAI's encoding, which knows its own; leave the option out."
+            )
+        tok = Tokenizer.from_openai(str(args.dir))
+        extra = [t for t in args.special_token if t not in tok.special_tokens]
+        if extra:
+            raise ValueError(
+                f"--special-token {extra[0]}: {openai.encoding_of(str(args.dir)).name} has its own special tokens ({', '.join(tok.special_tokens)})."
+            )
+        return tok
     loaded = formats.read(args.dir)
     if given is not None:
         records = formats.records_pretokenizer(loaded) or loaded.encoding
@@ -307,6 +326,17 @@ def load_tokenizer(args: argparse.Namespace) -> Tokenizer:
         return Tokenizer.from_loaded(loaded, special_tokens=args.special_token)
     except ValueError as e:  # what the loader let through and the constructor refused: still name the file
         raise ValueError(f"{args.dir}: {e}") from None
+
+
+def _openai_name(name: str) -> bool:
+    """Is name one of OpenAI's encodings or a model of theirs (what Tokenizer.from_openai takes)?"""
+    from .files import openai
+
+    try:
+        openai.encoding_of(name)
+    except ValueError:
+        return False
+    return True
 
 
 def add_reading_options(p: argparse.ArgumentParser) -> None:

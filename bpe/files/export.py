@@ -85,7 +85,7 @@ def hf_tokenizer_json(t: Loaded) -> str:
             "end_of_word_suffix": None,
             "fuse_unk": False,
             "byte_fallback": False,
-            "ignore_merges": False,
+            "ignore_merges": t.ignore_merges,
             "vocab": _VOCAB,
             "merges": _MERGES,
         },

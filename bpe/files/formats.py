@@ -423,13 +423,15 @@ def files(
     counts: Sequence[int | None] | None = None,
     *,
     vocab: Vocab | None = None,
+    ignore_merges: bool = False,
 ) -> Texts:
     """Every format that can hold this tokenizer, as {file name: text}, in the order of FORMATS.
 
     vocab: another tool's ids (None: this tool's layout, derived from the merges); the plain
-    JSON cannot hold them and is left out.
+    JSON cannot hold them and is left out. ignore_merges (HuggingFace's) is kept by tokenizer.json only.
     """
-    loaded = Loaded(list(merges), tuple(special_tokens), pretokenizer, None if counts is None else tuple(counts), vocab)
+    counts = None if counts is None else tuple(counts)
+    loaded = Loaded(list(merges), tuple(special_tokens), pretokenizer, counts, vocab, ignore_merges=ignore_merges)
     texts: Texts = {}
     for fmt in FORMATS.values():
         if fmt.write is not None:

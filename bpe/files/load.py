@@ -66,6 +66,8 @@ class Loaded:
     format: str = "workbench"  # a key of formats.FORMATS
     encoding: str = ""  # the OpenAI encoding a .tiktoken file is, recognised by its sha256 ("o200k_base"); "" otherwise
     recorded: bool | None = None  # whether the files record the pre-tokenizer; None: as its format does (formats.Format)
+    # HuggingFace's ignore_merges (Llama 3): a pre-token that is itself a token is that token, no merge applied
+    ignore_merges: bool = False
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "pretokenizer", pretokenizer_of(self.pretokenizer))  # given by name or regex: resolved once
@@ -193,9 +195,11 @@ def parse_hf(text: str, name: str = HF) -> Loaded:
     for option in ("continuing_subword_prefix", "end_of_word_suffix", "dropout"):
         if model.get(option) not in (None, ""):
             raise ValueError(f"{name}: model.{option} is {model[option]!r}; this tool supports plain byte-level BPE only.")
-    for option in ("byte_fallback", "ignore_merges"):
-        if model.get(option):
-            raise ValueError(f"{name}: model.{option} is true; this tool supports plain byte-level BPE only.")
+    if model.get("byte_fallback"):
+        raise ValueError(f"{name}: model.byte_fallback is true; this tool supports plain byte-level BPE only.")
+    ignore_merges = model.get("ignore_merges", False)
+    if not isinstance(ignore_merges, bool):
+        raise ValueError(f"{name}: model.ignore_merges should be true or false, not {_shown(ignore_merges)}.")
     if document.get("normalizer") not in (None, {"type": "Sequence", "normalizers": []}):
         kind = document["normalizer"].get("type") if isinstance(document["normalizer"], dict) else document["normalizer"]
         raise ValueError(f"{name}: it normalizes text first ({kind}); this tool encodes text as it is, so it cannot match.")
@@ -230,7 +234,7 @@ def parse_hf(text: str, name: str = HF) -> Loaded:
         raise ValueError(f"{name}: vocab entry {extra[0]!r} is neither a byte, nor made by a merge, nor an added token.")
     _check_merges_in_vocab(vocab, merges, name, name)
     ordered = tuple(t["content"] for t in sorted(added, key=lambda t: t["id"]))
-    return Loaded(merges, ordered, pretokenizer, None, vocab, "huggingface")
+    return Loaded(merges, ordered, pretokenizer, None, vocab, "huggingface", ignore_merges=ignore_merges)
 
 
 def _hf_pretokenizer(name: str, pre: object) -> PreTokenizer:

@@ -8,11 +8,12 @@ or `Tokenizer.from_openai("gpt-4o")` gives the encoding tiktoken would:
     p50k_base         Codex: r50k plus 24 runs of spaces;  p50k_edit the same with three fill-in-the-middle tokens
     cl100k_base       GPT-4, GPT-3.5;  o200k_base GPT-4o, o1, o3, GPT-5;  o200k_harmony gpt-oss (1,100 more special tokens)
 
-A file is found, in this order: in a folder given (or a project checkout's
-../shared/tiktoken and ../shared/gpt2), in tiktoken's own cache (each file
-under the sha1 of its URL, where tiktoken itself would find it), or downloaded
-from OpenAI's URL when the machine is online (into that cache). Every file is
-checked against the sha256 tiktoken checks, wherever it comes from.
+A file is found, in this order: in a folder given (`folder=`), beside a checkout of
+this project (its ../shared/tiktoken and ../shared/gpt2; an installed package has
+no checkout), in tiktoken's own cache (TIKTOKEN_CACHE_DIR, each file under the sha1
+of its URL, where tiktoken itself would find it), or downloaded from OpenAI's URL
+when the machine is online (into that cache; BPE_DOWNLOAD=0 turns downloading off).
+Every file is checked against the sha256 tiktoken checks, wherever it comes from.
 
 Not here: reading the files (load.py) or encoding (tokenizer.py); the app's
 background downloads and per-server cache (ui/real.py).
@@ -28,7 +29,15 @@ from pathlib import Path
 
 ENCODINGS_URL = "https://openaipublic.blob.core.windows.net/encodings/"
 GPT2_URL = "https://openaipublic.blob.core.windows.net/gpt-2/encodings/main/"
-SHARED = Path(__file__).resolve().parents[3] / "shared"  # beside a checkout of this project (its fixtures)
+
+
+def _shared() -> Path | None:
+    """The fixtures beside a checkout of this project (../shared); None where the package is installed, not checked out."""
+    checkout = Path(__file__).resolve().parents[2]  # bpe/files/openai.py -> the checkout, or site-packages when installed
+    return checkout.parent / "shared" if (checkout / "pyproject.toml").is_file() and (checkout / "bpe").is_dir() else None
+
+
+SHARED = _shared()
 DOWNLOAD_TIMEOUT_S = 30.0
 
 
@@ -237,7 +246,8 @@ def local(file: File, folder: str | os.PathLike | None = None) -> tuple[bytes, s
     A file found but not OpenAI's (its sha256 differs) is passed over.
     """
     places = [Path(folder) / file.name] if folder is not None else []
-    places += [SHARED / file.shared / file.name]
+    if SHARED is not None:
+        places.append(SHARED / file.shared / file.name)
     cached = cached_path(file)
     if cached is not None:
         places.append(cached)
@@ -257,7 +267,10 @@ def download(file: File) -> bytes:
         with urllib.request.urlopen(file.url, timeout=DOWNLOAD_TIMEOUT_S) as response:
             data = response.read()
     except OSError as e:
-        raise ValueError(f"{file.name} could not be downloaded from {file.url} ({getattr(e, 'reason', None) or e}).") from None
+        raise ValueError(
+            f"{file.name} could not be downloaded from {file.url} ({getattr(e, 'reason', None) or e}); offline, put OpenAI's "
+            f"file in a folder and pass folder=FOLDER, or in tiktoken's cache ({_cache_said()})."
+        ) from None
     problem = checked(file, data)
     if problem:
         raise ValueError(problem + ".")
@@ -272,6 +285,7 @@ def files_of(encoding: Encoding, folder: str | os.PathLike | None = None, *, dow
     where that is on this machine: they hold the same ranks.
     """
     found = {}
+    download_missing = download_missing and os.environ.get("BPE_DOWNLOAD", "1") != "0"
     for file in encoding.files:
         here = local(file, folder)
         if here is None and file == R50K[0]:
@@ -281,9 +295,19 @@ def files_of(encoding: Encoding, folder: str | os.PathLike | None = None, *, dow
         elif download_missing:
             found[file.name] = download(file)
         else:
-            where = (f"{folder}, " if folder is not None else "") + f"{SHARED / file.shared} or tiktoken's cache ({cache_dir()})"
-            raise ValueError(f"{encoding.name} needs OpenAI's {file.name}, which is not in {where}, and downloading is off.")
+            looked = [str(folder)] if folder is not None else []
+            looked += [str(SHARED / file.shared)] if SHARED is not None else []
+            looked.append(f"tiktoken's cache ({cache_dir()})")
+            raise ValueError(
+                f"{encoding.name} needs OpenAI's {file.name}, which is not in {', '.join(looked)}, and downloading is off; "
+                f"put the file in a folder and pass folder=FOLDER, or in tiktoken's cache ({_cache_said()})."
+            )
     return found
+
+
+def _cache_said() -> str:
+    """Where tiktoken's cache is and how to move it, for a sentence."""
+    return f"{cache_dir()}; TIKTOKEN_CACHE_DIR=FOLDER moves it" if cache_dir() is not None else "TIKTOKEN_CACHE_DIR=FOLDER turns it on"
 
 
 def _r50k_from_gpt2(folder: str | os.PathLike | None) -> tuple[bytes, str] | None:

@@ -34,7 +34,14 @@ LONG_WORD = 64  # pre-tokens longer than this are merged with a heap: O(n log n)
 class Encoder:
     """The ids of text under one vocabulary and its merges (the first `limit` of them on each call)."""
 
-    def __init__(self, ids: Mapping[bytes, int], merges: Sequence[tuple[bytes, bytes]], inert: frozenset[int], pretokenizer: PreTokenizer):
+    def __init__(
+        self,
+        ids: Mapping[bytes, int],
+        merges: Sequence[tuple[bytes, bytes]],
+        inert: frozenset[int],
+        pretokenizer: PreTokenizer,
+        whole: Mapping[bytes, int] | None = None,
+    ):
         # the merges as ids: (left id << 32 | right id) -> its rank (the first, should a pair be listed twice) ...
         self.ranks: dict[int, int] = {}
         for rank, (a, b) in enumerate(merges):
@@ -44,6 +51,8 @@ class Encoder:
         self.made = [-1 if rank in inert else ids[a + b] for rank, (a, b) in enumerate(merges)]
         self.byte_ids = {b: ids[bytes([b])] for b in range(256) if bytes([b]) in ids}
         self.pretokenizer = pretokenizer
+        # HuggingFace's ignore_merges (Llama 3): a pre-token that is a token of the vocabulary is that token, unmerged
+        self.whole = whole
         self.words: dict[tuple[bytes, int], tuple[int, ...]] = {}  # (pre-token, limit) -> ids
         self.units: dict[str, list[int]] = {}  # a GPT-2 unit -> ids, with every merge
 
@@ -88,6 +97,8 @@ class Encoder:
 
     def word_ids(self, word: bytes, limit: int) -> tuple[int, ...]:
         """The ids of one pre-token with the first `limit` merges, cached."""
+        if self.whole is not None and limit == len(self.made) and word in self.whole:
+            return (self.whole[word],)
         key = (word, limit)
         ids = self.words.get(key)
         if ids is None:

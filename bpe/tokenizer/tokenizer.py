@@ -54,6 +54,7 @@ import regex
 
 from ..files import formats, load
 from ..renamed import renamed
+from ..text import pretokenize_c
 from ..text.pretokenizers import DEFAULT, ENCODING, ERRORS, PreTokenizer, check_special_tokens, find_specials, pretokenizer_of
 from ..train import Merges, Training, Vocab, build_vocab
 from . import encode_c
@@ -87,6 +88,7 @@ class Tokenizer(TiktokenInterface, Teaching):
         counts: Sequence[int | None] | None = None,
         allowed_special: str | Collection[str] = "all",
         name: str = "",
+        ignore_merges: bool = False,
     ) -> None:
         """A tokenizer over any vocabulary: ids are the keys of vocab, as given.
 
@@ -101,6 +103,8 @@ class Tokenizer(TiktokenInterface, Teaching):
         are refused (tiktoken's disallowed_special="all"). `name` names it, as
         tiktoken's Encoding.name does ('cl100k_base'; '' for a tokenizer of yours).
         `pretokenizer` is a PreTokenizer, a name or a regex (pattern=, its old name, is still accepted).
+        `ignore_merges` (HuggingFace's, Llama 3's): a pre-token that is itself a token of the vocabulary is
+        that token, whatever the merges would make of it (with every merge: not with the first k).
         """
         self.pretokenizer = pretokenizer_of(pretokenizer)
         special_tokens = [] if special_tokens is None else special_tokens
@@ -135,7 +139,9 @@ class Tokenizer(TiktokenInterface, Teaching):
         # encoder.py's Encoder: the reference, and where the core is absent the encoder; where the core is built but has no
         # scanner for this pre-tokenizer (a regex of the user's), Python pre-tokenizes and the core merges each pre-token
         python = Encoder if self._compiled is None else _CoreMerging
-        self._python = python(self.ids, self.merges, self.inert, self.pretokenizer)
+        self.ignore_merges = bool(ignore_merges)
+        whole = {t: i for t, i in self.ids.items() if t not in self._special_bytes} if self.ignore_merges else None
+        self._python = python(self.ids, self.merges, self.inert, self.pretokenizer, whole)
         self._python.core = self._compiled  # None for the plain Encoder
         self._longest_special = max((len(t) for t in self.special_tokens), default=0)
 
@@ -219,6 +225,7 @@ class Tokenizer(TiktokenInterface, Teaching):
             counts=loaded.counts,
             allowed_special=allowed,
             name=loaded.encoding,
+            ignore_merges=loaded.ignore_merges,
         )
 
     @classmethod
@@ -263,7 +270,7 @@ class Tokenizer(TiktokenInterface, Teaching):
         """Pickled as what builds it again (vocab, merges, special tokens, settings), never its caches: for worker processes."""
         first = [t for t in self.special_tokens if self.vocab.get(self.ids[t.encode(ENCODING)]) == t.encode(ENCODING)]
         aliases = [(t, self.ids[t.encode(ENCODING)]) for t in self.special_tokens if t not in first]
-        settings = (self.pretokenizer, self.counts, sorted(self.allowed_special), self.name)
+        settings = (self.pretokenizer, self.counts, sorted(self.allowed_special), self.name, self.ignore_merges)
         return _rebuild, (self.vocab, self.merges, first, settings, aliases)
 
     def _alias_special(self, token: str, i: int) -> None:
@@ -293,7 +300,7 @@ class Tokenizer(TiktokenInterface, Teaching):
         vocab = None if self.own_layout else self._vocab_of_first(k)
         kept = [rank for rank in range(k) if rank not in self.inert]  # a merge that never applies is not written
         merges, counts = [self.merges[r] for r in kept], [self.counts[r] for r in kept]
-        return formats.files(merges, self.special_tokens, self.pretokenizer, counts, vocab=vocab)
+        return formats.files(merges, self.special_tokens, self.pretokenizer, counts, vocab=vocab, ignore_merges=self.ignore_merges)
 
     def _vocab_of_first(self, k: int) -> Vocab:
         kept = set(BYTES) | {a + b for a, b in self.merges[:k]} | {t.encode(ENCODING) for t in self.special_tokens}
@@ -393,7 +400,14 @@ class Tokenizer(TiktokenInterface, Teaching):
                 if data.decode(ENCODING, ERRORS) != text:  # escaped bytes that join into a character: Python keeps them apart
                     return None
             text = data
-        return self._compiled.encode(text, limit, tuple(token.encode(ENCODING) for token in allowed))
+        specials = tuple(token.encode(ENCODING) for token in allowed)
+        if self.ignore_merges and limit == len(self.merges):  # the core's scanner cuts; each pre-token is looked up whole first
+            out: list[int] = []
+            for piece in pretokenize_c.pretokens(text, self.pretokenizer, specials):
+                i = self.ids[piece] if piece in specials else None
+                out += (i,) if i is not None else self._python.word_ids(piece, limit)
+            return out
+        return self._compiled.encode(text, limit, specials)
 
     def _last_piece_length(self, text: str, limit: int, allowed: frozenset[str], ids: list[int]) -> int:
         """How many of ids (text's) the last pre-token made, with the all-whitespace tokens before it (tiktoken's rule)."""
@@ -538,14 +552,16 @@ class _CoreMerging(Encoder):
     core = None
 
     def word_ids(self, word: bytes, limit: int) -> tuple[int, ...]:
+        if self.whole is not None and limit == len(self.made) and word in self.whole:
+            return (self.whole[word],)
         ids = self.core.merge(word, limit)
         return ids if ids is not None else super().word_ids(word, limit)
 
 
 def _rebuild(vocab: Vocab, merges: Merges, special_tokens: list[str], settings: tuple, aliases: list[tuple[str, int]]) -> Tokenizer:
     """A pickled Tokenizer built again (see Tokenizer.__reduce__)."""
-    pretokenizer, counts, allowed, name = settings
-    tok = Tokenizer(vocab, merges, special_tokens, pretokenizer=pretokenizer, counts=counts, name=name)
+    pretokenizer, counts, allowed, name, ignore_merges = settings
+    tok = Tokenizer(vocab, merges, special_tokens, pretokenizer=pretokenizer, counts=counts, name=name, ignore_merges=ignore_merges)
     for token, i in aliases:
         tok._alias_special(token, i)
     tok.allowed_special = frozenset(allowed)
