@@ -26,6 +26,7 @@ import signal
 import sys
 import threading
 import time
+import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
@@ -289,7 +290,14 @@ def load_tokenizer(args: argparse.Namespace) -> Tokenizer:
     given = args.pattern
     if given is not None:
         check_pattern(given)
-    loaded = formats.read(args.dir)
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always", formats.FolderChanged)
+        loaded = formats.read(args.dir)
+    for w in said:  # another tool rewrote files of a folder this tool saved: which, and what loads
+        if issubclass(w.category, formats.FolderChanged):
+            print(f"note: {w.message}", file=sys.stderr)
+        else:
+            warnings.showwarning(w.message, w.category, w.filename, w.lineno)
     if given is not None:
         records = formats.records_pattern(loaded) or loaded.encoding
         if records and pattern_name(given) != pattern_name(loaded.pattern):
