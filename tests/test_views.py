@@ -193,6 +193,21 @@ def test_the_pair_table_grows_to_show_every_pair_tied_with_the_winner():
     assert views.pair_table(event_with(pairs), 1).count("<tr") - 1 == 14  # 13 tied, and the first that is not
 
 
+@pytest.mark.parametrize(
+    "runner_up, legend",
+    [
+        (36_504, "Green: chosen; yellow: the same count as the winner."),  # the tied runner-up's row is yellow: no blue row
+        (9_000, "Green: chosen; blue: runner-up."),
+    ],
+)
+def test_the_pair_tables_legend_names_the_colours_its_rows_have(runner_up, legend):
+    pairs = [(b"a", b"b", 36_504), (b"c", b"d", runner_up), (b"e", b"f", 10)]
+    table = views.pair_table(event_with(pairs), 1)
+    rows = re.findall(r'<tr class="(\w*)"><td class="pair">[^<]*</td><td class="n">[^<]*</td><td>(\w[\w-]*)?', table)
+    assert rows[:2] == [("chosen", "chosen"), ("tie" if runner_up == 36_504 else "runner", "runner-up")]
+    assert table.endswith(f"distinct pairs. {legend}</p>")
+
+
 @pytest.mark.parametrize("counts, log", [([36_504, 9_000, 400, 12], True), ([9, 8, 7, 3, 2], False)])
 def test_the_winning_count_chart_is_logarithmic_when_counts_span_a_wide_range(counts, log):
     y = views.counts_spec(counts)["layer"][0]["encoding"]["y"]

@@ -217,6 +217,13 @@ def status(event: MergeEvent, a: bytes, b: bytes, c: int) -> str:
 
 ROW_CLASS = {"chosen": "chosen", "runner-up (tie)": "tie", "tie": "tie", "runner-up": "runner"}
 STATUS_WORD = {"chosen": "chosen", "runner-up (tie)": "runner-up", "runner-up": "runner-up"}  # the colour says "tie"
+# the legend under the table names the colours of the rows it has, in this order (a tied runner-up's row is yellow)
+LEGEND = {"chosen": ("green", "chosen"), "tie": ("yellow", "the same count as the winner"), "runner": ("blue", "runner-up")}
+LEGEND_YOURS = {
+    "yours": ("red", "your merge"),
+    "chosen": ("green", "the reference's"),
+    "tie": ("yellow", "the same count as the reference's"),
+}
 
 
 def pair_table(event: MergeEvent, k: int, yours: tuple[bytes, bytes] | None = None, yours_count: int | None = None) -> str:
@@ -228,27 +235,25 @@ def pair_table(event: MergeEvent, k: int, yours: tuple[bytes, bytes] | None = No
     detail = event.detail
     tied = sum(1 for _, _, c in detail.top_pairs if c == event.count)
     rows = detail.top_pairs[: min(max(PAIR_ROWS, tied + 1), PAIR_ROWS_MAX)]
-    body = []
+    body, shown = [], set()
     for a, b, c in rows:
         s = status(event, a, b, c)
         css, word = ROW_CLASS.get(s, ""), STATUS_WORD.get(s, "")
         if yours is not None:
             css, word = ("yours", "yours") if (a, b) == yours else (css, "reference" if s == "chosen" else "")
+        shown.add(css)
         body.append(f'<tr class="{css}"><td class="pair">{html.escape(show_pair(a, b))}</td><td class="n">{c:,}</td><td>{word}</td></tr>')
     if yours is not None and yours not in {(a, b) for a, b, _ in rows}:
         count = "–" if yours_count is None else f"{yours_count:,}"
         body.append(
             f'<tr class="gap"><td>…</td><td></td><td></td></tr><tr class="yours"><td class="pair">{html.escape(show_pair(*yours))}</td><td class="n">{count}</td><td>yours</td></tr>'
         )
-    note = (
-        "Red: your merge; green: the reference's; yellow: the same count as the reference's."
-        if yours is not None
-        else "Green: chosen; yellow: same count as the winner; blue: runner-up."
-    )
+    colours = LEGEND_YOURS if yours is not None else LEGEND
+    note = "; ".join(f"{colour}: {what}" for css, (colour, what) in colours.items() if css in shown or css == "yours")
     return (
         f"<h3>Pair counts before merge {k:,}</h3>"
         '<table class="pairs"><tr><th>pair</th><th class="n">count</th><th></th></tr>' + "".join(body) + "</table>"
-        f"{caption(f'Top {len(rows)} of {detail.distinct_pairs:,} distinct pairs. {note}')}"
+        f"{caption(f'Top {len(rows)} of {detail.distinct_pairs:,} distinct pairs. {note[:1].upper()}{note[1:]}.')}"
     )
 
 
