@@ -255,6 +255,9 @@ table.compare .sub{color:#555;font-size:1rem;font-weight:400;white-space:nowrap}
 .rank.none{color:#767676}
 .rank.hit{color:#fff;background:#1f7a35;border-radius:5px;padding:1px 4px;font-weight:700}
 .rank.hit a{color:#fff}
+.enc-ids{display:flex;flex-wrap:wrap;align-items:center;gap:.3rem .8rem}  /* the text's ids, in order (pages/encode.py) */
+.enc-ids .lead{color:#111}
+.enc-ids .toks{flex:1 1 18rem;min-width:0}
 .enc-line{display:flex;flex-wrap:wrap;align-items:center;gap:6px 12px;font-family:monospace;font-size:1.15rem}
 .enc-line .pt{display:inline-flex;padding:2px 3px;border-radius:6px;border-bottom:3px solid #9aa7b8}
 .enc-line .pt.now{border:3px solid #1f4e9c}
