@@ -76,6 +76,7 @@ DEFAULTS: dict[str, object] = {
     "enc_token": None,  # the token whose ancestry is shown (bytes); None: the text's longest token
     "enc_typed": "",  # a token typed for its ancestry
     "cmp_text": None,  # the compare page's text; None: ui.views.compare.SAMPLE
+    "cmp_ids": True,  # the compare page shows each token's id under it (a projector has no hover)
     "quirk": "strawberry",  # a key of ui.lessons.quirks.BY_KEY
     "tax_language": "Hindi",  # the token tax language whose tokens are drawn
     "diff_theirs": None,  # the check-your-merges page's list: the uploaded files (ui.views.tokenize.Reference) or "example"
