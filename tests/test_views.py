@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from bpe import pretokenize, train
 from bpe.events import DETAIL_CAP, HeapEntry, HeapView, MergeDetail, MergeEvent
 from bpe.tokenizer import Tokenizer
-from ui.render import character_runs, chips, show
+from ui.render import character_runs, chips, show, show_pair
 from ui.views import step as views
 
 TEXTBOOK = "low low low low low lower lower widest widest widest newest newest newest newest newest newest"
@@ -107,6 +107,23 @@ def test_the_heap_caption_says_which_pops_found_the_winner_and_which_the_runner_
     said = re.sub(r"<[^>]+>", "", views.heap_panel(event_with([(b" ", b"is", 7155), (b"a", b"s", 6479)], heap=heap)))
     assert "the root was stale, so 1 stale entry was popped first (s + t [0] 7,151 → 5,904); then ␣ + is 7,155" in said
     assert "Finding the runner-up: the new top, a + s 6,479, was current." in said
+
+
+def test_the_last_merges_caption_says_the_pops_that_looked_for_a_runner_up_and_found_none():
+    # /?corpus=textbook&merge=12: the card said "stale pops 1", the caption only "No other pair was left for a runner-up"
+    from ui.views import code
+
+    event = textbook_events()[11]
+    heap = event.detail.heap
+    assert event.runner_up is None and heap.stale_popped_total - heap.winner_pops == 1
+    said = re.sub(r"<[^>]+>", "", views.heap_panel(event))
+    popped = heap.stale_popped[heap.winner_pops]
+    gone = f"{popped.current:,}" if popped.current else "gone"
+    assert (
+        f"Looking for a runner-up, it popped 1 stale entry ({show_pair(popped.left, popped.right)} [1] {popped.count:,} → {gone}); then no other pair was left."
+        in said
+    )
+    assert code._stale(event, winner=False) == "popped 1 stale entry looking for a runner-up; none was left"
 
 
 def test_the_heap_array_lists_the_drawn_entries_in_order_and_how_many_more():

@@ -144,8 +144,11 @@ def _stale(event: MergeEvent, winner: bool) -> str:
     if heap is None:
         return ""
     n = heap.winner_pops if winner else heap.stale_popped_total - heap.winner_pops
+    entries = f"{n:,} stale entr{'y' if n == 1 else 'ies'}"
+    if not winner and event.runner_up is None:  # the pops emptied the heap: no runner-up for them to be above
+        return f"popped {entries} looking for a runner-up; none was left" if n else "no pair left for a runner-up"
     whom = "the winner" if winner else "the runner-up"
-    return f"popped {n:,} stale entr{'y' if n == 1 else 'ies'} above {whom}" if n else f"no stale entry above {whom}"
+    return f"popped {entries} above {whom}" if n else f"no stale entry above {whom}"
 
 
 # ---------------------------------------------------------------------------

@@ -383,8 +383,11 @@ def heap_story(event: MergeEvent, drawn: Sequence[HeapEntry]) -> str:
             f"Finding the winner: the root was stale, so {_entries(view.winner_pops)} {'was' if view.winner_pops == 1 else 'were'} popped first "
             f"({_popped(for_winner, places, view.winner_pops)}); then {winner} was current at the top and was popped."
         )
-    if event.runner_up is None:
-        return story + " No other pair was left for a runner-up."
+    if event.runner_up is None:  # the pops looking for one emptied the heap (the card's stale pops count them)
+        if n_runner == 0:
+            return story + " No other pair was left for a runner-up."
+        looked = _popped(for_runner, places[len(for_winner) :], n_runner)
+        return story + f" Looking for a runner-up, it popped {_entries(n_runner)} ({looked}); then no other pair was left."
     runner = f"{show_pair(*event.runner_up)} {event.runner_up_count:,}"
     if n_runner == 0:
         return story + f" Finding the runner-up: the new top, {runner}, was current."
