@@ -93,11 +93,17 @@ h3{font-size:1.35rem !important;padding:.2rem 0 .3rem 0 !important}
 /* ---- the code beside the step (ui/views/code.py) ---- */
 .code-excerpt{font-family:monospace;font-size:1rem;line-height:1.45;color:#111;margin:.2rem 0 .6rem}
 .code-excerpt .where{font-family:sans-serif;font-weight:600;margin-bottom:.2rem}
-.code-excerpt > div:not(.where){display:flex;gap:.8rem;align-items:baseline}
-.code-excerpt .ln{color:#555;min-width:2.6em;text-align:right;flex:none;font-variant-numeric:tabular-nums}
-.code-excerpt code{white-space:pre-wrap;overflow-wrap:anywhere;background:none;color:#111;font-size:1rem;padding:0}
+/* a row: its number in the margin (padding, the number pulled into it), its code, and for a lit line what it did: beside
+   the code when both fit, else under it, lined up with the code. A long line wraps under itself, four columns in
+   (--i: the line's indentation, in characters), never back at column 0. The number takes no room on the line (its
+   margin cancels it and the gap), so a code line as wide as the row stays beside its number */
+.code-excerpt > div:not(.where){display:flex;flex-wrap:wrap;column-gap:.8em;align-items:baseline;padding-left:3.4em}
+.code-excerpt .ln{color:#555;width:2.6em;margin-left:-3.4em;text-align:right;flex:none;font-variant-numeric:tabular-nums}
+.code-excerpt code{flex:0 1 auto;min-width:0;max-width:100%;white-space:pre-wrap;overflow-wrap:anywhere;background:none;color:#111;font-size:1rem;
+  padding:0 0 0 calc((var(--i, 0) + 4) * 1ch);text-indent:-4ch}
 .code-excerpt .lit{background:#fff1b8;border-left:5px solid #b8860b}
-.code-excerpt .what{font-family:sans-serif;font-weight:700;color:#173f7a;flex:0 1 40%}
+.code-excerpt .what{font-family:sans-serif;font-weight:700;color:#173f7a;flex:1 1 14em}
+.code-excerpt .fold{font-family:sans-serif;font-style:italic;color:#444}  /* an `if detail:` block, folded: set apart */
 
 /* ---- the step page's layout (pages/step.py): one grid for the views its fragment redraws on a click and the
    widgets drawn outside it (Play and the speed, at the right end of the row of buttons; the sentence box under the

@@ -10,6 +10,8 @@ from __future__ import annotations
 import pytest
 
 from bpe import Tokenizer
+from bpe.heap import Heap
+from ui.views import code
 
 from .conftest import new_context, open_from_sidebar, settled, small_text, wait_idle
 from .screens import look
@@ -89,3 +91,44 @@ def test_6_the_tokenize_page_lays_out_no_more_than_the_other_pages(page):
         browse.click()  # and closed again: gone
         wait_idle(page)
         page.wait_for_function(f"() => ({ELEMENTS_JS})() < {1.5 * tokenize}")
+
+
+# ---------------------------------------------------------------------------
+# 9. the code view at 1280 px: the lit lines whole, a long line continued under itself, the bookkeeping folded
+
+# each code line as it is drawn: how many lines of text it takes, and whether every line after its first starts to the
+# right of where the first starts (a hanging indent), as the class reads it
+CODE_LINES_JS = """() => [...document.querySelectorAll('.code-excerpt code')].map(code => {
+  const range = document.createRange();
+  range.selectNodeContents(code);
+  const boxes = [...range.getClientRects()].filter(r => r.width > 0);
+  const tops = [...new Set(boxes.map(r => Math.round(r.top)))];
+  const first = Math.min(...boxes.filter(r => Math.round(r.top) === tops[0]).map(r => r.left));
+  const later = boxes.filter(r => Math.round(r.top) !== tops[0]).map(r => r.left);
+  return {text: code.innerText, lit: !!code.closest('.lit'), lines: tops.length, under: later.every(left => left > first + 4)};
+})"""
+
+
+@pytest.mark.parametrize("present", [False, True], ids=["normal", "presenter"])
+def test_9_the_code_view_reads_as_python_at_1280(browser, app_url, present):
+    page = opened(browser, f"{app_url}/?corpus=textbook&merge=12" + ("&present=1" if present else ""), ".merge-card")
+    try:
+        page.get_by_text("The code that made this merge").click()
+        page.locator(".code-excerpt .lit").first.wait_for()
+        wait_idle(page)
+        settled(page)
+        lines = page.evaluate(CODE_LINES_JS)
+        lit = [line for line in lines if line["lit"]]
+        choose, apply = code.excerpt(Heap.choose, code.HEAP_CHOOSE), code.excerpt(Heap.apply, code.HEAP_APPLY)
+        marked = [part.lines[part.numbers.index(n)].strip() for part in (choose, apply) for n in sorted(part.marks.values())]
+        assert [line["text"] for line in lit] == marked
+        assert all(line["lines"] == 1 for line in lit), lit  # `best =` and `entry_pair(heappop(self.heap))` were split
+        assert all(line["under"] for line in lines), [line for line in lines if not line["under"]]  # never back at column 0
+        shown = page.locator(".code-excerpt").first.inner_text()
+        (first, last), *_ = choose.folds
+        assert "_winner_pops" not in shown and f"lines {first}–{last} left out: if detail, they record what this page draws" in shown
+        page.locator(".code-excerpt").first.evaluate("e => e.scrollIntoView({block: 'start'})")
+        assert look(page, "teacher-9-code" + ("-presenter" if present else "")) == []
+        assert small_text(page) == []
+    finally:
+        page.context.close()
