@@ -174,7 +174,9 @@ def test_a_merge_inside_a_character_changes_the_rewritten_words_visibly():
     event = train(pretokenize("a – b – c – d –", pattern="gpt2"), 1, detail=True).events[0]
     assert (event.left, event.right) == (b"\xe2", b"\x80")
     words = views.affected_words(event)
-    rows = re.findall(r'<div class="toks word"[^>]*>(.*?)</div><span class="arrow">→</span><div class="toks word">(.*?)</div>', words)
+    rows = re.findall(
+        r'<div class="toks word"[^>]*>(.*?)</div><span class="then"><span class="arrow">→</span><div class="toks word">(.*?)</div>', words
+    )
     assert rows
     for before, after in rows:
         assert chip_texts(before) == ["␣", "\\xe2", "\\x80", "\\x93"]
@@ -334,6 +336,11 @@ def test_a_rewritten_word_is_one_unbreakable_row_of_chips():
     words = views.affected_words(textbook_events()[1])
     assert words.count('<div class="toks word"') == 2 * 2  # before and after of each word, each a unit the row wraps around
     assert words.count('<div class="wrow">') == 2
+    # the arrow, the word after and its count are one piece: the row never leaves "× 18" alone on a line (issue 36.10)
+    pieces = re.findall(
+        r'<span class="then"><span class="arrow">→</span><div class="toks word">.*?</div><span class="count">× [\d,]+</span></span>', words
+    )
+    assert len(pieces) == 2
 
 
 def test_numbers_on_the_step_page_have_thousands_separators():

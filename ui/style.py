@@ -103,6 +103,7 @@ h3{font-size:1.35rem !important;padding:.2rem 0 .3rem 0 !important}
   padding:0 0 0 calc((var(--i, 0) + 4) * 1ch);text-indent:-4ch}
 .code-excerpt .lit{background:#fff1b8;border-left:5px solid #b8860b}
 .code-excerpt .what{font-family:sans-serif;font-weight:700;color:#173f7a;flex:1 1 14em}
+.st-key-arrows, .st-key-enc_arrows{display:none !important}  /* the arrow keys' counter (ui/play.py): a script, no view */
 .code-excerpt .fold{font-family:sans-serif;font-style:italic;color:#444}  /* an `if detail:` block, folded: set apart */
 
 /* ---- the step page's layout (pages/step.py): one grid for the views its fragment redraws on a click and the
@@ -215,6 +216,7 @@ table.heap-array td.n, table.heap-array th.n{text-align:right}
 .words .wrow{display:flex;flex-wrap:wrap;align-items:center;gap:4px 8px}  /* wraps between a row's parts, never inside a word */
 .words .toks.word{flex:0 1 auto;max-width:100%}  /* a word breaks only when it alone is wider than the column */
 .words .count{font-weight:600;white-space:nowrap}
+.words .then{display:flex;align-items:center;gap:8px;flex:0 1 auto;min-width:0;max-width:100%}  /* → after × n: one piece */
 .changes{display:grid;grid-template-columns:minmax(0,max-content) 1fr 1fr;gap:3px 8px;align-items:center}
 .changes .pair{font-family:monospace;white-space:pre-wrap;overflow-wrap:anywhere}
 .changes .neg{display:flex;justify-content:flex-end;align-items:center;gap:6px}

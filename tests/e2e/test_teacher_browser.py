@@ -7,10 +7,15 @@ off, nothing under 18 px.
 
 from __future__ import annotations
 
-import pytest
+import re
 
-from bpe import Tokenizer
+import pytest
+from playwright.sync_api import expect
+
+from bpe import Tokenizer, pretokenize, train
 from bpe.heap import Heap
+from ui import encoding
+from ui.corpus import SOURCES
 from ui.views import code
 
 from .conftest import new_context, open_from_sidebar, settled, small_text, wait_idle
@@ -130,5 +135,129 @@ def test_9_the_code_view_reads_as_python_at_1280(browser, app_url, present):
         page.locator(".code-excerpt").first.evaluate("e => e.scrollIntoView({block: 'start'})")
         assert look(page, "teacher-9-code" + ("-presenter" if present else "")) == []
         assert small_text(page) == []
+    finally:
+        page.context.close()
+
+
+# ---------------------------------------------------------------------------
+# 8. the heap caption at the last merge of the textbook run says what the card and the code view say
+
+
+def test_8_the_heap_caption_counts_the_stale_pop_the_card_counts(browser, app_url):
+    page = opened(browser, f"{app_url}/?corpus=textbook&merge=12", ".merge-card")
+    try:
+        card = re.sub(r"\s+", " ", page.locator(".merge-card").inner_text())
+        pops = int(re.search(r"stale pops (\d+)", card).group(1))
+        caption = re.sub(r"\s+", " ", page.locator(".heap + p, .heap ~ p").first.inner_text())
+        said = re.search(r"Looking for a runner-up, it popped (\d+) stale entr(?:y|ies) \(.*\); then no other pair was left\.", caption)
+        assert said and int(said.group(1)) == pops == 1, caption
+        page.get_by_text("The code that made this merge").click()
+        page.locator(".code-excerpt .lit").first.wait_for()
+        wait_idle(page)
+        assert "popped 1 stale entry looking for a runner-up; none was left" in page.locator(".code-excerpt").first.inner_text()
+        page.get_by_role("heading", name="The heap before this merge").evaluate("e => e.scrollIntoView({block: 'start'})")
+        assert look(page, "teacher-8-heap", "The heap before this merge") == []
+    finally:
+        page.context.close()
+
+
+# ---------------------------------------------------------------------------
+# 10. the polish
+
+
+def merge_shown(page) -> int:
+    return int(re.search(r"Merge ([\d,]+) of", page.locator(".merge-card").inner_text()).group(1).replace(",", ""))
+
+
+# the page's counter of arrow presses has loaded (its script comes after the page; before it, the buttons' own
+# shortcuts answer, one click at a time)
+COUNTING_JS = "() => !!(window.__bpeArrows && window.__bpeArrows.send)"
+
+
+def test_10_ten_arrow_presses_with_no_gap_move_ten_merges(browser, app_url):
+    # a button's shortcut is a click, and clicks reaching the server while a run is under way were merged: 2-6 merges
+    page = opened(browser, f"{app_url}/?corpus=stdlib&merge=5", ".merge-card")
+    try:
+        page.locator(".merge-card").click()  # the page has the keys, not a box
+        page.wait_for_function(COUNTING_JS)
+        for _ in range(10):
+            page.keyboard.press("ArrowRight")
+        expect(page.locator(".merge-card")).to_contain_text("Merge 15 of", timeout=60_000)
+        for _ in range(3):
+            page.keyboard.press("ArrowLeft")
+        expect(page.locator(".merge-card")).to_contain_text("Merge 12 of", timeout=60_000)
+        wait_idle(page)
+        assert merge_shown(page) == 12 and "merge=12" in page.url
+        # the Encode page's walk the same way: six presses, six positions of the walk on
+        text, source = "lowest newest widest", SOURCES["textbook"]
+        specials = list(source.special_tokens)
+        run = train(pretokenize(source.text, pattern=source.pattern, special_tokens=specials), source.merges, special_tokens=specials)
+        tok = Tokenizer.from_training(run, source.pattern)
+        steps = [encoding.steps(tok, piece.data) for piece in encoding.pieces(tok, text)]
+        i, done = [(i, d) for i, s in enumerate(steps) for d in range(len(s) + 1)][6]
+        page.goto(f"{app_url}/encode?text={text.replace(' ', '%20')}&tokenizer=run&corpus=textbook")
+        wait_idle(page, 180_000)
+        page.locator(".enc-rows").wait_for()
+        page.locator(".enc-ids").click()
+        page.wait_for_function(COUNTING_JS)
+        for _ in range(6):
+            page.keyboard.press("ArrowRight")
+        expect(page.get_by_role("heading", name=re.compile(f"Pre-token {i + 1} of 3"))).to_be_visible(timeout=60_000)
+        expect(page.get_by_text(f"step {min(done + 1, len(steps[i]))} of {len(steps[i])}")).to_be_visible(timeout=60_000)
+    finally:
+        page.context.close()
+
+
+def test_10_the_rewritten_words_keep_each_count_beside_its_word(browser, app_url):
+    page = opened(browser, f"{app_url}/?corpus=stdlib&merge=37", ".words")
+    try:
+        # each row's "× n" on the line of the word it counts: "× 18" was left alone on a line at 1280 px
+        rows = page.locator(".words .wrow").evaluate_all(
+            """rows => rows.map(row => {
+                const chips = row.querySelectorAll('.then .tok'), count = row.querySelector('.count').getBoundingClientRect();
+                const last = chips[chips.length - 1].getBoundingClientRect();
+                return {text: row.innerText, beside: Math.abs((last.top + last.bottom) / 2 - (count.top + count.bottom) / 2) < last.height / 2};
+            })"""
+        )
+        assert rows and all(r["beside"] for r in rows), [r["text"] for r in rows if not r["beside"]]
+        page.get_by_role("heading", name="Words this merge rewrote").evaluate("e => e.scrollIntoView({block: 'start'})")
+        assert look(page, "teacher-10-words", "Words this merge rewrote") == []
+    finally:
+        page.context.close()
+
+
+def test_10_the_threshold_page_writes_thousands_as_the_slider_does(browser, app_url):
+    page = opened(browser, f"{app_url}/threshold?corpus=stdlib", '[data-testid="stMetric"]')
+    try:
+        slider = page.get_by_role("slider", name="Minimum pair frequency t")
+        slider.focus()
+        slider.press("End")  # the highest thresholds: tens of thousands, below the first merge's count (one merge kept)
+        slider.press("ArrowLeft")
+        expect(page.locator('[data-testid="stMetric"]').filter(has_text="Merges kept").first).to_contain_text(
+            f"t = {int(slider.get_attribute('aria-valuetext').replace(',', '')):,}", timeout=60_000
+        )
+        wait_idle(page)
+        settled(page)
+        t = int(slider.get_attribute("aria-valuetext").replace(",", ""))
+        assert t >= 1_000
+        dropped = page.get_by_text(re.compile("token threshold of")).all_inner_texts()  # the heading and the sentence under it
+        assert len(dropped) >= 2 and all(f"{t:,}" in said and str(t) not in said for said in dropped), dropped
+        assert look(page, "teacher-10-threshold", f"What a token threshold of {t:,} would drop instead") == []
+    finally:
+        page.context.close()
+
+
+def test_10_the_zipf_line_and_the_race_legend_read_as_their_captions_say(browser, app_url):
+    # screenshots for a person: Zipf's line dashed (its dots made it look solid), the race's legend in dark ink
+    page = opened(browser, f"{app_url}/vocabulary?corpus=textbook", '[data-testid="stVegaLiteChart"]')
+    try:
+        assert look(page, "teacher-10-zipf", "Zipf: a few tokens do most of the work") == []
+        page.goto(f"{app_url}/race?corpus=textbook")
+        wait_idle(page, 180_000)
+        page.get_by_role("button", name="Start the race").click()
+        page.get_by_text("Agreement").first.wait_for(timeout=120_000)
+        wait_idle(page)
+        page.locator('[data-testid="stVegaLiteChart"]').first.evaluate("e => e.scrollIntoView({block: 'start'})")
+        assert look(page, "teacher-10-race") == []
     finally:
         page.context.close()

@@ -446,17 +446,18 @@ def work_panel(event: MergeEvent, algorithm: str) -> str:
 def affected_words(event: MergeEvent, limit: int = WORD_ROWS) -> str:
     """The words a merge rewrote, before → after, most frequent first; a word never wraps inside itself.
 
-    Each row wraps between its parts (before, arrow, after, count) when the column is narrow, and inside a
-    word only when the word alone is wider than the column; the befores get the width of the longest, so
-    that the arrows line up while a row fits.
+    Each row wraps, when the column is narrow, between the word before and the rest (→, the word after and
+    its count, kept together: a count alone on a line says nothing), and inside a word only when the word
+    alone is wider than the column; the befores get the width of the longest, so that the arrows line up
+    while a row fits.
     """
     detail = event.detail
     words = detail.words[:limit]
     width = max((_chips_width(w.before) for w in words), default=0)
     rows = [
         f'<div class="wrow"><div class="toks word" style="min-width:min({width}, 100%)">{chips(list(w.before), split=True)}</div>'
-        f'<span class="arrow">→</span><div class="toks word">{chips(list(w.after), mark=event.token, split=True)}</div>'
-        f'<span class="count">× {w.count:,}</span></div>'
+        f'<span class="then"><span class="arrow">→</span><div class="toks word">{chips(list(w.after), mark=event.token, split=True)}</div>'
+        f'<span class="count">× {w.count:,}</span></span></div>'
         for w in words
     ]
     return f'<h3>Words this merge rewrote</h3><div class="words">{"".join(rows)}</div>' + caption(
