@@ -24,6 +24,7 @@ import errno
 import os
 import re
 import tempfile
+import threading
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
@@ -102,6 +103,33 @@ def _probe(path: Path, folder: Path) -> None:
     os.unlink(probe)
 
 
+def _readable(fd: int) -> None:
+    """Give a temporary file the mode a new file gets under the process's umask (0644 under 022), as open() would.
+
+    subtle: mkstemp makes its files 0600, private to their owner, and the rename keeps the mode: a tokenizer
+    saved for a class, or a counts file on a shared disk, was unreadable to everyone else.
+    """
+    os.fchmod(fd, 0o666 & ~_umask())
+
+
+def _umask() -> int:
+    """The process's umask: Linux says it in /proc/self/status; elsewhere it is read by setting it and back."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    with _UMASK_LOCK:  # subtle: for that moment a file another thread makes is private (0077), never open to all
+        mask = os.umask(0o077)
+        os.umask(mask)
+    return mask
+
+
+_UMASK_LOCK = threading.Lock()
+
+
 @contextlib.contextmanager
 def output(path: str | os.PathLike) -> Iterator[Path]:
     """A temporary path beside `path` to write to; renamed over `path` when the block ends without an error.
@@ -115,9 +143,12 @@ def output(path: str | os.PathLike) -> Iterator[Path]:
         fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=TMP_SUFFIX, dir=parent)
     except OSError as error:
         raise OutputError(f"Cannot write {path}: {why(error)}.") from None
-    os.close(fd)
     tmp = Path(name)
     try:
+        try:
+            _readable(fd)
+        finally:
+            os.close(fd)
         yield tmp
         with open(tmp, "rb+") as written:
             os.fsync(written.fileno())
@@ -162,6 +193,7 @@ def write_together(files: Mapping[str | os.PathLike, bytes] | Sequence[tuple[str
             staged.append((Path(name), path))
             try:
                 with os.fdopen(fd, "wb") as out:
+                    _readable(out.fileno())
                     out.write(data)
                     out.flush()
                     os.fsync(out.fileno())
