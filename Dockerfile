@@ -15,9 +15,12 @@ COPY . .
 RUN apt-get update && apt-get install -y --no-install-recommends gcc libc6-dev \
     && BPE_CORE_REQUIRED=1 .venv/bin/python setup.py --quiet build_ext --inplace && rm -rf build \
     && apt-get purge -y --auto-remove gcc libc6-dev && rm -rf /var/lib/apt/lists/*
-# what scripts/setup.sh looks for: the requirements are installed. The code and its libraries stay root's
-# (read-only to the app, and not copied into a second layer by a chown): the app writes to /tmp and its home only
-RUN touch .venv/.installed-requirements.txt && useradd --system --create-home bpe
+# what scripts/setup.sh looks for: the requirements are installed, and the project (editable: .venv/bin/bpe). The code and
+# its libraries stay root's (read-only to the app, and not copied into a second layer by a chown): the app writes to
+# /tmp and its home only
+RUN touch .venv/.installed-requirements.txt \
+    && BPE_CORE_IN_PLACE=1 .venv/bin/pip install --no-cache-dir --quiet --no-deps --no-build-isolation -e . && rm -rf build \
+    && useradd --system --create-home bpe
 USER bpe
 # app processes per machine: one per core is a good start (the worker pool uses what they leave)
 ENV REPLICAS=2 PYTHONDONTWRITEBYTECODE=1

@@ -8,6 +8,8 @@ builds it in place (`python setup.py build_ext --inplace`) and rebuilds it when 
 
 A new C source: add its file to SOURCES here and its init call to bpe/c/module.c.
 BPE_SANITIZE=1 builds with AddressSanitizer and UBSan (scripts/sanitize.sh, run by .ci/run).
+BPE_CORE_IN_PLACE=1 leaves the core out: scripts/setup.sh installs the checkout editable that way, and builds the
+core in place itself.
 """
 
 from __future__ import annotations
@@ -80,7 +82,9 @@ class OptionalBuildExt(build_ext):
 
 compile_flags, link_flags = compile_args()
 setup(
-    ext_modules=[
+    ext_modules=[]
+    if os.environ.get("BPE_CORE_IN_PLACE") == "1"
+    else [
         Extension(
             "bpe._core",
             sources=SOURCES,

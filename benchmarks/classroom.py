@@ -4,8 +4,9 @@
     .venv/bin/python benchmarks/classroom.py --scenario stepping --sessions 10 --seconds 30
     .venv/bin/python benchmarks/classroom.py --app /work/main/app.py   # another checkout (run read-only: no .pyc written)
     .venv/bin/python benchmarks/classroom.py --replicas 2 --sessions 300 --scenario stepping   # through HAProxy (serve/replicas.py)
+    .venv/bin/python benchmarks/classroom.py --scenario pages --rounds 5   # each page's warm click, server and Chromium
 
-Results go in BENCHMARKS.md. No browsers: a student is one websocket to
+Results go in BENCHMARKS.md. No browsers (but for the pages scenario's second half): a student is one websocket to
 /_stcore/stream sending what Chromium sends (captured once with Playwright's
 websocket events): a `rerun_script` BackMsg with the page, every widget's value
 (as drawn, or as the student set it) and, for a click, the button's trigger and
@@ -37,6 +38,8 @@ Scenarios, each on a fresh server (the server is visited once first: start-up):
 - upload: N students step on the 2 MB preset, alone, then while one more
   uploads slow-to-read .tiktoken files on Tokenize & export (tokens built to
   collide in the core's hash); stepping latency both times, each upload's wait.
+- pages: one student clicks from page to page in the sidebar on a warm server: each page's first visit and its warm
+  click, as the server answers it and as Chromium draws it (issue 36.6: Tokenize & export took 2-4 s a click).
 
 - compare: one student opens the Real tokenizers page on a fresh server (GPT-2,
   GPT-4 and GPT-4o load in the background from start-up), then N students open
@@ -121,6 +124,7 @@ class Student:
     opened: float = 0.0  # when open() began (perf_counter)
     painted: float | None = None  # seconds from open() until the first merge card arrived: the step page's first paint
     asked_urls: dict[str, asyncio.Future] = field(default_factory=dict)  # an upload's request id -> the URLs the server gives
+    received: int = 0  # bytes of every message the server sent this tab
 
     async def open(self, timeout: float = 600, resume: bool = False) -> float:
         """Connect and run the page, as a browser opening the URL does; seconds until it is shown.
@@ -306,6 +310,7 @@ class Student:
 
     async def _take_messages(self) -> None:
         async for raw in self.ws:
+            self.received += len(raw)
             msg = ForwardMsg()
             msg.ParseFromString(raw)
             kind = msg.WhichOneof("type")
@@ -1283,6 +1288,64 @@ async def first_visits(app: Path, args: argparse.Namespace, rng: random.Random) 
                 server.stop()
 
 
+async def pages(app: Path, args: argparse.Namespace, rng: random.Random) -> None:
+    """One student on a warm server clicks from page to page in the sidebar, every page in turn, --rounds times: each
+    page's first visit and its warm click (the median of the later rounds), as the server answers it (until its script
+    has finished) and what it sent; then the same clicks in Chromium, until the page is drawn (every run asked has
+    ended and no element is still a grey placeholder), which counts the browser's own work on what was sent."""
+    print(f"\n## pages: one student clicks through the pages of the sidebar, {args.rounds} rounds after each first visit ({load()})")
+    async with serving(app, args.replicas) as server:
+        student = server.student("pages")
+        await student.open()
+        titles = list(student.pages)  # as the server lists them: the sidebar's order
+        seconds: dict[str, list[float]] = {title: [] for title in titles}
+        sent: dict[str, list[int]] = {title: [] for title in titles}
+        for _ in range(args.rounds + 1):
+            for title in titles:
+                before = student.received
+                seconds[title].append(await student.go(title))
+                sent[title].append(student.received - before)
+        await student.close()
+        browser = await asyncio.to_thread(browser_clicks, server.port, titles, args.rounds) if args.browser else {}
+    print(
+        "| page | server: first visit | server: warm click (median) | sent (warm) | Chromium: first visit | Chromium: warm click (median) |"
+    )
+    print("|---|---:|---:|---:|---:|---:|")
+    for title in titles:
+        shown = browser.get(title)
+        in_browser = f"{shown[0]:.2f} s | {statistics.median(shown[1:]):.2f} s" if shown else "– | –"
+        warm = statistics.median(seconds[title][1:])
+        print(
+            f"| {title} | {seconds[title][0]:.2f} s | {warm * 1000:.0f} ms | {statistics.median(sent[title][1:]) / 1000:.0f} KB | {in_browser} |"
+        )
+    print(load())
+
+
+def browser_clicks(port: int, titles: list[str], rounds: int) -> dict[str, list[float]]:
+    """Chromium on the server at port clicks each sidebar link in turn, rounds + 1 times: seconds until each page is drawn."""
+    from playwright.sync_api import sync_playwright
+
+    sys.path.insert(0, str(ROOT / "tests"))
+    from e2e.conftest import ARGS, CHROMIUM, NO_SKELETON_JS, RUNS_JS, open_from_sidebar, wait_idle
+
+    seconds: dict[str, list[float]] = {title: [] for title in titles}
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
+        context = browser.new_context(viewport={"width": 1280, "height": 720})
+        context.add_init_script(RUNS_JS)  # counts the runs asked and answered: the wait the browser tests use
+        page = context.new_page()
+        page.goto(f"http://127.0.0.1:{port}/")
+        wait_idle(page, 180_000)
+        for _ in range(rounds + 1):
+            for title in titles:
+                start = time.perf_counter()
+                open_from_sidebar(page, title, None, 180_000)
+                page.wait_for_function(NO_SKELETON_JS, timeout=180_000)
+                seconds[title].append(time.perf_counter() - start)
+        browser.close()
+    return seconds
+
+
 SCENARIOS = {
     "cold": cold,
     "stepping": stepping,
@@ -1293,6 +1356,7 @@ SCENARIOS = {
     "upload": upload,
     "stall": stall,
     "first-visits": first_visits,
+    "pages": pages,
 }
 
 
@@ -1324,6 +1388,12 @@ def main() -> None:
     )
     parser.add_argument(
         "--profile", type=Path, help="stepping, open-storm: py-spy the server (r1) into this file and print where its time went"
+    )
+    parser.add_argument(
+        "--rounds", type=int, default=5, help="pages: how many times each page is clicked after its first visit (default 5)"
+    )
+    parser.add_argument(
+        "--browser", action=argparse.BooleanOptionalAction, default=True, help="pages: the same clicks in Chromium too (default: yes)"
     )
     parser.add_argument(
         "--replicas", type=int, default=0, help="serve through HAProxy with N app processes (serve/replicas.py); 0: one streamlit run"

@@ -30,7 +30,7 @@ import re
 import secrets
 import stat
 import tempfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
 TMP_SUFFIX = ".tmp"
@@ -175,18 +175,19 @@ def write_text(path: str | os.PathLike, text: str) -> None:
     write_bytes(path, text.encode("utf-8"))
 
 
-def write_together(files: Mapping[str | os.PathLike, bytes]) -> None:
+def write_together(files: Mapping[str | os.PathLike, bytes] | Sequence[tuple[str | os.PathLike, bytes]]) -> None:
     """Write several files so that none is replaced before all are on disk; then rename them in order, the last last.
 
     A full disk while writing leaves every old file as it was, and no temporary file.
     The renames need no space; should one fail (or the process die between two), the
     files are a mix of old and new. So a folder that must stay whole (a tokenizer's:
-    formats.save) lists its files with their hashes in a manifest that goes last, and
-    checks it when it loads.
+    formats.save) lists its files with their hashes in a manifest, which it renames
+    twice: first saying a save is under way, last saying it finished (files given as
+    pairs may name one path twice: each is renamed in its turn); loading checks it.
     """
     staged: list[tuple[Path, Path]] = []
     try:
-        for path, data in files.items():
+        for path, data in files.items() if isinstance(files, Mapping) else files:
             path = Path(path)
             fd, name, final = _temporary(path, None)
             staged.append((name, path))

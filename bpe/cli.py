@@ -313,7 +313,14 @@ def load_tokenizer(args: argparse.Namespace) -> Tokenizer:
                 f"--special-token {extra[0]}: {openai.encoding_of(str(args.dir)).name} has its own special tokens ({', '.join(tok.special_tokens)})."
             )
         return tok
-    loaded = formats.read(args.dir)
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always", formats.FolderChanged)
+        loaded = formats.read(args.dir)
+    for w in said:  # another tool rewrote files of a folder this tool saved: which, and what loads
+        if issubclass(w.category, formats.FolderChanged):
+            print(f"note: {w.message}", file=sys.stderr)
+        else:
+            warnings.showwarning(w.message, w.category, w.filename, w.lineno)
     if given is not None:
         records = formats.records_pretokenizer(loaded) or loaded.encoding
         if records and given.regex != loaded.pretokenizer.regex:

@@ -13,14 +13,15 @@ from ui.views import compare as compare_views
 
 st.title("Real tokenizers side by side")
 st.caption(
-    "GPT-2, GPT-4 (cl100k_base), GPT-4o (o200k_base) and the tokenizer trained in the sidebar, on the same text. "
-    "Hover a chip to see its id. For the encoder's loop see Encode, step by step; for one tokenizer with downloads, Tokenize & export."
+    "GPT-2, GPT-4 (cl100k_base), GPT-4o (o200k_base) and the tokenizer trained in the sidebar, on the same text, each token's "
+    "id under it. For the encoder's loop see Encode, step by step; for one tokenizer with downloads, Tokenize & export."
 )
 
 settings = sidebar.current()
 if st.session_state["cmp_text"] is None:
     st.session_state["cmp_text"] = compare_views.SAMPLE
 text = state.widget(st.text_area, "Text to compare", key="cmp_text", height=125)  # its limit: ui.state.LIMITS
+show_ids = state.widget(st.toggle, "Token ids under the tokens", key="cmp_ids")  # a projector has no hover
 with st.expander("The run trained here: how many of its merges"):
     run, k = real.run_and_k(settings)
 entries = real.lineup(run, k)
@@ -31,7 +32,7 @@ run_key = (settings.key, settings.pretokenizer, settings.special_tokens, setting
 
 
 @st.cache_resource(max_entries=64, show_spinner=False)
-def compared(text: str, keys: tuple, run_key: tuple, _entries: tuple) -> tuple[str, str, str, str | None]:
+def compared(text: str, keys: tuple, run_key: tuple, show_ids: bool, _entries: tuple) -> tuple[str, str, str, str | None]:
     """The comparison's HTML, once per text and line-up for every session (a class opening the page together costs one)."""
     rows = []
     for e in _entries:
@@ -39,10 +40,10 @@ def compared(text: str, keys: tuple, run_key: tuple, _entries: tuple) -> tuple[s
             rows.append(compare_views.row(e.label, e.tokenizer, text, e.k, e.detail))
         except ValueError as err:  # a lone surrogate: no tokenizer can encode it
             return "", "", "", str(err)
-    return (*compare_views.comparison(text, rows), None)
+    return (*compare_views.comparison(text, rows, show_ids), None)
 
 
-table, diff, chips, error = compared(text, tuple(e.key for e in shown), run_key, tuple(shown))
+table, diff, chips, error = compared(text, tuple(e.key for e in shown), run_key, show_ids, tuple(shown))
 if error:
     st.error(error)
     st.stop()

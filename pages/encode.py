@@ -23,7 +23,9 @@ MAX_CHARS = state.LIMITS["enc_text"].chars  # a word or a sentence: the walk sho
 CHOICES = {"run": "Trained here", "gpt2": "GPT-2", "cl100k": "GPT-4 (cl100k)", "o200k": "GPT-4o (o200k)"}
 LABELS = {"run": "the run trained here", "gpt2": "GPT-2", "cl100k": "GPT-4", "o200k": "GPT-4o"}
 
-st.title("Encode, step by step")
+# presenter mode: a projector's first screen is for the text's ids and the step (the teacher says what the page is)
+if not st.session_state["presenter"]:
+    st.title("Encode, step by step")
 # the tree needs the room, and so does presenter mode (the teacher says this; the step's own sentence must fit 720 px)
 if st.session_state["enc_view"] != "ancestry" and not st.session_state["presenter"]:
     st.caption(
@@ -40,8 +42,14 @@ def restart() -> None:
 if link.follow_encode(CHOICES, MAX_CHARS):  # ?text=…&tokenizer=…, before the widgets draw
     restart()
 c1, c2, c3 = st.columns([5, 4, 3], vertical_alignment="bottom")
-text = state.widget(c1.text_input, "A word or a sentence", key="enc_text", on_change=restart, live="500ms")  # follows the typing
-which = state.widget(c2.selectbox, "Tokenizer", list(CHOICES), format_func=CHOICES.get, key="enc_tokenizer", on_change=restart)
+# presenter mode: the boxes say what they hold, and the 720 px keep the text's ids and the step's sentence
+labels = "collapsed" if st.session_state["presenter"] else "visible"
+text = state.widget(
+    c1.text_input, "A word or a sentence", key="enc_text", on_change=restart, live="500ms", label_visibility=labels
+)  # follows the typing
+which = state.widget(
+    c2.selectbox, "Tokenizer", list(CHOICES), format_func=CHOICES.get, key="enc_tokenizer", on_change=restart, label_visibility=labels
+)
 
 if which == "run":
     with c3:
@@ -123,31 +131,31 @@ def picked() -> None:
         pick_token(token)
 
 
-def token_pills(where: str) -> None:
-    """The text's tokens as buttons: a click opens that token's ancestry."""
+def token_pills() -> None:
+    """The text's different tokens as buttons, each with its id: a click opens that token's ancestry."""
     options = list(dict.fromkeys(tokens))
     chosen = st.session_state["enc_token"]
-    st.session_state["enc_pick"] = chosen if chosen in options and st.session_state["enc_view"] == "ancestry" else None
+    st.session_state["enc_pick"] = chosen if chosen in options else None
     # not state.widget: written on every run (so every run sends it), and None (no token chosen) is a value here
-    label = f"The {len(tokens):,} token{'s' if len(tokens) != 1 else ''}" + (
-        f" ({len(options):,} different)" if len(options) < len(tokens) else ""
-    )
+    different = f"{len(options):,} different" if len(options) < len(tokens) else f"{len(tokens):,}"
     st.pills(
-        f"{label}, each with its id: {where}",
+        f"The text's {different} token{'s' if len(options) != 1 else ''}, each with its id: click one",
         options,
         default=st.session_state["enc_pick"],
         format_func=lambda t: f"{plain(show(t))} · id {tok.ids.get(t, '?')}",  # the id on the projector, not on hover
         key="enc_pick",
-        # presenter mode keeps the step's sentence on the first screen: the pills say "id" themselves
+        wrap=True,  # in a column Streamlit's default is one row that scrolls sideways, most tokens out of sight
+        # presenter mode keeps the tree on the first screen: the pills say "id" themselves
         label_visibility="collapsed" if st.session_state["presenter"] else "visible",
         on_change=picked,
     )
 
 
-# the view switch and, beside it, the text's tokens with their ids: on a projector's first screen (issue 28.12)
-switch, ids_at = st.columns([1, 1], vertical_alignment="bottom")
+# the view switch and, beside it (under it when the row is full), in the steps' view, every token of the text with its
+# id, in order: on a projector's first screen (issues 28.12, 36.5)
+top = st.container(horizontal=True, vertical_alignment="center", gap="medium")
 view = state.widget(
-    switch.segmented_control,
+    top.segmented_control,
     "View",
     ["steps", "ancestry"],
     format_func={"steps": "The encoder's steps", "ancestry": "A token's ancestry"}.get,
@@ -248,7 +256,7 @@ def ancestry() -> None:
         token = max(tokens, key=len)
     left, right = st.columns([3, 2], vertical_alignment="top")
     with left:
-        token_pills("click one")
+        token_pills()
     state.widget(right.text_input, "Or type a token (␣ is a space)", key="enc_typed", on_change=typed, placeholder="e.g. ␣the")
     node = encoding.ancestry(tok, token, k)
     if node is None:
@@ -272,6 +280,5 @@ def ancestry() -> None:
 if view == "ancestry":
     ancestry()
 else:
-    with ids_at:
-        token_pills("click one for its ancestry")
+    top.html(encode_views.token_ids(tokens, [tok.ids.get(t) for t in tokens]))
     walker()

@@ -13,7 +13,7 @@ from bpe import ALGORITHMS
 from bpe.events import StopReason, stop_sentence
 from serve.jobs import RunKey
 from ui import link, runs, sidebar, state, step_data
-from ui.play import Player, play, steps
+from ui.play import Player, play, pressed, steps
 from ui.render import Html
 from ui.views import step as step_views
 
@@ -79,12 +79,12 @@ player = Player("", "step", n)  # Play's clock in this session: playing, speed, 
 
 
 def clicked() -> bool:
-    """Previous or Next was clicked (or its key pressed) in the message being handled.
+    """Previous or Next was clicked, or an arrow key pressed, in the message being handled.
 
     subtle: a click right after a step can reach the server before the browser has taken the merge that step
     gave the slider, so the slider's old value comes along and would read as a jump (Next from 3 showed 2).
     """
-    return bool(st.session_state.get("previous") or st.session_state.get("next"))
+    return bool(st.session_state.get("previous") or st.session_state.get("next") or pressed("")[1])
 
 
 timer = player.timer  # what the fragment's timer is set up for

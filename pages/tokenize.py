@@ -152,11 +152,12 @@ c2.metric("Bytes", f"{n_bytes:,}", help=f"Bytes: {BYTES_MEANING}.")
 c3.metric("Bytes per token", f"{n_bytes / ours.count:.2f}" if ours.count else "–", help=f"Bytes: {BYTES_MEANING}.")
 c4.metric("Merges used", f"{k:,} of {n:,}")
 
-st.html(text_spans(pieces, ids, show_ids=show_ids))
+drawn, note = text_spans(pieces, ids, show_ids=show_ids), offset_note(pieces)  # drawn again beside the real tokenizer
+st.html(drawn)
 if ours.count > SHOWN:
     st.caption(f"Showing the first {SHOWN:,} of {ours.count:,} tokens.")
-elif offset_note(pieces):
-    st.caption(offset_note(pieces))
+elif note:
+    st.caption(note)
 spelled = [t for t in tok.special_tokens if t in measured]
 if spelled:  # say what is done with them: CS336 encodes them as special, tiktoken refuses them
     st.caption(tokenize_views.special_note(tok, spelled))
@@ -167,10 +168,13 @@ elif not settings.pretokenizer.lossless:
     st.warning("The round trip drops whitespace: the 'whitespace' pre-tokenizer throws it away by design. Pick gpt2 to keep it.")
 else:
     st.error("✗ the decoded text differs from the input.")
-with st.expander("Token ids and the decoded text"):
+# subtle: what a closed expander holds is still sent and laid out by the browser on every run; these two are drawn
+# only while open (up to 3,000 ids, and the text decoded)
+ids_box = st.expander("Token ids and the decoded text", key="tok_ids_box", on_change="rerun")
+if ids_box.open:
     more = f" (the first {SHOWN:,} of {ours.count:,})" if ours.count > SHOWN else ""
-    st.code(" ".join(map(str, ids)) + more or "(no tokens)", language=None, wrap_lines=True)
-    st.code(tok.decode(ids) or "(empty)", language=None, wrap_lines=True)
+    ids_box.code(" ".join(map(str, ids)) + more or "(no tokens)", language=None, wrap_lines=True)
+    ids_box.code(tok.decode(ids) or "(empty)", language=None, wrap_lines=True)
 
 # ---------------------------------------------------------------------------
 st.subheader("Next to a real tokenizer")
@@ -236,9 +240,9 @@ def next_to_real() -> None:
     with left:
         st.markdown(f"**Trained here** · {k:,} merges")
         st.metric("Tokens (trained here)", f"{ours.count:,}")
-        st.html(text_spans(pieces, ids, show_ids=show_ids))
-        if ours.count <= SHOWN and offset_note(pieces):
-            st.caption(offset_note(pieces))
+        st.html(drawn)
+        if ours.count <= SHOWN and note:
+            st.caption(note)
     with right:
         st.markdown(f"**{label}** · {len(other.merges):,} merges")
         if not isinstance(split, str):
@@ -248,7 +252,12 @@ def next_to_real() -> None:
             if split.count <= SHOWN and offset_note(split.pieces):
                 st.caption(offset_note(split.pieces))
 
-    with st.expander(f"Browse the merges of {label}"):
+    # drawn only while open: GPT-2's first 500 merges were ~6,800 elements the browser laid out on every run of the page,
+    # 2-4 s a sidebar click where the other pages take 0.3-1 s (issue 36.6)
+    merges_box = st.expander(f"Browse the merges of {label}", key="tok_merges_box", on_change="rerun")
+    if not merges_box.open:
+        return
+    with merges_box:
         query = state.widget(st.text_input, "Merges whose new token contains", key="tok_merge_query", placeholder="e.g.  the")
         frame, found = tokenize_views.merges_shown(ident, query, other)
         # a table whose type the app sizes (a dataframe is a canvas at 15.75 px), numbers with separators
@@ -267,9 +276,10 @@ next_to_real()
 # ---------------------------------------------------------------------------
 st.subheader(f"Download the tokenizer trained here ({k:,} merges)")
 texts, bundle = tokenize_views.downloads(tokenize_views.run_of(settings), k, tok)
+# each button's bytes are handed over when it is clicked (data=a function), not registered with every run of the page
 st.download_button(
     f"All {len(texts)} files, zipped",
-    bundle,
+    lambda: bundle,
     file_name="tokenizer.zip",
     mime="application/zip",
     type="primary",
@@ -282,7 +292,9 @@ for fmt, names in tokenize_views.by_format(texts):
     row = buttons_at.container(horizontal=True)
     for name in names:
         mime = "application/json" if name.endswith(".json") else "text/plain"
-        row.download_button(name, texts[name], file_name=name, mime=mime, help=fmt.help[name], width="content", on_click="ignore")
+        row.download_button(
+            name, lambda name=name: texts[name], file_name=name, mime=mime, help=fmt.help[name], width="content", on_click="ignore"
+        )
 st.caption("Load them elsewhere, with the tool's own code: each gives the ids shown above.")
 for tool, code in tokenize_views.LOAD_ELSEWHERE.items():
     st.markdown(f"**{tool}**")

@@ -13,6 +13,17 @@ if [ ! -f "$stamp" ] || [ "$requirements" -nt "$stamp" ] || [ requirements.txt -
   touch "$stamp"
 fi
 
+# The project itself, editable: .venv/bin/bpe, and `import bpe` from any directory with the venv's python, both this
+# checkout's files as they are now. Installed once, and again when the venv's bpe is another checkout's (a copied venv).
+# The core is not built by it (BPE_CORE_IN_PLACE=1: setup.py leaves it out) but in place below, where the tests find it too.
+ours="import importlib.util, os, sys; s = importlib.util.find_spec('bpe'); print(bool(s) and os.path.samefile(s.origin, sys.argv[1]))"
+found=$(cd / && "$OLDPWD/.venv/bin/python" -c "$ours" "$OLDPWD/bpe/__init__.py" 2>/dev/null || true)
+if [ ! -x .venv/bin/bpe ] || [ "$found" != True ]; then
+  if ! BPE_CORE_IN_PLACE=1 .venv/bin/python -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e . >/dev/null; then
+    echo "setup.sh: the project was not installed into .venv (see the pip error above), so there is no .venv/bin/bpe: python -m bpe from the checkout is the same." >&2
+  fi
+fi
+
 # The compiled core (bpe._core, C: bpe/c/*.c, setup.py), built in place when it is missing or a source is newer.
 # gcc and the Python headers come from Debian when missing; where they cannot be had, everything runs in Python
 # and this says why in one sentence (so does `python -m bpe.core`). BPE_CORE_REQUIRED=1 (CI) makes a failed build fatal.

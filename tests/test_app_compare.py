@@ -29,8 +29,19 @@ def chip_rows(at: AppTest) -> dict[str, list[str]]:
     out = {}
     for block in chips.split("<div class='cmp-row'>")[1:]:
         label = re.search(r"<b>([^<]+)</b>", block).group(1)
-        out[label] = [html.unescape(c) for c in re.findall(r'<span class="tok[^"]*"[^>]*>([^<]*)</span>', block)]
+        out[label] = [html.unescape(c) for c in re.findall(r'<span class="tok[^"]*"[^>]*>(?:<span class="ttext">)?([^<]*)</span>', block)]
     return out
+
+
+def id_rows(at: AppTest) -> dict[str, list[int]]:
+    """tokenizer -> the ids drawn under its chips, in order."""
+    chips = next(h.value for h in at.html if "class='cmp-row'" in h.value)
+    return {
+        re.search(r"<b>([^<]+)</b>", block).group(1): [
+            int(i) for ids in re.findall(r'<span class="tid">([\d ]+)</span>', block) for i in ids.split()
+        ]
+        for block in chips.split("<div class='cmp-row'>")[1:]
+    }
 
 
 def test_four_tokenizers_count_as_tiktoken_does_and_draw_what_they_count(openai_encodings, tiktoken_gpt2):
@@ -49,6 +60,12 @@ def test_four_tokenizers_count_as_tiktoken_does_and_draw_what_they_count(openai_
         # chips: a character split over several tokens is one dashed chip, so never more chips than tokens
         assert len(drawn[label]) <= counts[label][0]
     assert "".join(drawn["GPT-4"]).replace("␣", " ").replace("↵", "\n").replace("‹ZWJ›", "\u200d") == TEXT  # every character drawn
+    ids = id_rows(at)  # and every id under its chip, without hovering (a projector has no hover)
+    for label, enc in theirs.items():
+        assert ids[label] == enc.encode(TEXT), label
+    assert not [c for c in at.caption if "Hover" in c.value]
+    at.toggle(key="w_cmp_ids").set_value(False).run()
+    assert id_rows(at) == {label: [] for label in counts}  # the teacher can fold them away
 
 
 def test_the_span_diff_marks_where_they_differ(tiktoken_files):

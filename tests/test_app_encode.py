@@ -108,9 +108,22 @@ def test_gpt4_walks_a_word_with_its_own_ranks(tiktoken_files):
     assert [t.replace("␣", " ") for t in chips_of(final)] == [tok.vocab[i].decode() for i in tok.encode(" tokenization")]
 
 
+def test_the_steps_view_shows_every_token_of_the_text_with_its_id_in_order():
+    # the sequence a model is given, repeats too (a pill row listed the 3 different tokens of "lowest lowest newest")
+    at = open_page()
+    at.text_input(key="w_enc_text").set_value("lowest lowest newest").run()
+    tok = real_run(at)
+    shown = next(h.value for h in at.html if 'class="enc-ids"' in h.value)
+    ids = tok.encode("lowest lowest newest")
+    assert [int(i) for i in re.findall(r'<span class="tid">(\d+)</span>', shown)] == ids
+    assert f"The {len(ids)} tokens and their ids:" in shown
+    assert not [b for b in at.button_group if b.key == "enc_pick"]  # the ancestry view's buttons: not this view's
+
+
 def test_a_tokens_ancestry_opens_from_its_pill():
     at = open_page()
     at.text_input(key="w_enc_text").set_value("lowest").run()
+    at.button_group(key="w_enc_view").set_value("ancestry").run()
     pick = max(encoding.final(real_run(at), b"lowest"), key=len)
     at.button_group(key="enc_pick").set_value(pick).run()
     assert at.session_state["enc_view"] == "ancestry" and at.session_state["enc_token"] == pick

@@ -72,6 +72,8 @@ def test_race_runs_in_a_worker_then_draws_a_chart_and_an_agreement_verdict(app):
     assert "race" in app.session_state["watching"]  # the page only follows it
     finish(app)
     assert len(app.get("vega_lite_chart")) == 1
+    (spec,) = charts(app)  # its legend and axes in the page's ink, not the chart theme's light grey (issue 36.10)
+    assert {spec["config"][part][ink] for part in ("legend", "axis") for ink in ("labelColor", "titleColor")} == {"#111"}
     assert f"Agreement: the {len(ALGORITHMS)} algorithms made the same 12 merges" in app.success[0].value
     record = app.session_state["race"]
     assert record.status == "finished" and [len(r.merges) for r in record.results] == [12] * len(ALGORITHMS)

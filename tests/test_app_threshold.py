@@ -203,3 +203,19 @@ def test_an_old_t_the_box_sends_along_with_a_slider_move_is_not_typing():
     at.run()
     assert at.session_state["threshold"] == 9 and kept_label(at) == "Merges kept at t = 9"
     assert at.number_input(key="w_threshold_typed").value == 9
+
+
+@pytest.mark.parametrize("used", [{}, None])
+def test_a_threshold_in_the_thousands_is_written_with_its_separator(monkeypatch, used):
+    # "threshold of 1010" stood beside the slider's "1,010" (issue 36.10)
+    import ui.views.threshold as views
+
+    said = []
+    monkeypatch.setattr(views.st, "html", said.append)
+    monkeypatch.setattr(views.st, "markdown", said.append)
+    s = SOURCES["textbook"]
+    events = tuple(train(pretokenize(s.text, pretokenizer=s.pretokenizer), s.merges).events)
+    usage = {e.token: 5_000 for e in events} if used is None else used  # all used 5,000 times: none dropped; or none used
+    views.rare_tokens(events, 1_010, len(events), usage)
+    (text,) = said
+    assert "threshold of 1,010 would drop" in text and "1010" not in text

@@ -12,6 +12,7 @@ from streamlit.testing.v1 import AppTest
 
 from bpe import Tokenizer, pretokenize, train
 from bpe.files import formats
+from ui import runs
 from ui.render import text_spans
 from ui.views.tokenize import LOAD_ELSEWHERE
 
@@ -165,6 +166,7 @@ def test_an_uploaded_tokenizer_bpe_json_shows_its_counts(tmp_path):
     tok = Tokenizer.from_training(train(pretokenize(TEXT, pretokenizer="whitespace"), 12), "whitespace")
     tok.save(tmp_path)
     at = uploaded(open_page(), ("tokenizer.bpe.json", (tmp_path / "tokenizer.bpe.json").read_bytes()))
+    at = browse_merges(at)
     frame = at.table[0].value
     assert list(frame.columns) == ["rank", "pair", "new token", "id", "count"]
     assert list(frame["count"]) == [f"{c:,}" for c in tok.counts]
@@ -172,8 +174,15 @@ def test_an_uploaded_tokenizer_bpe_json_shows_its_counts(tmp_path):
     assert not [c for c in at.caption if c.value.startswith("No counts")]
 
 
+def browse_merges(at: AppTest) -> AppTest:
+    """Open the merge browser (drawn only while open: 500 rows the browser would lay out on every run)."""
+    assert not at.table and not [t for t in at.text_input if t.key == "w_tok_merge_query"]
+    at.session_state["tok_merges_box"] = True
+    return at.run()
+
+
 def test_the_merge_browser_searches_and_says_gpt2_has_no_counts(gpt2):
-    at = open_page()
+    at = browse_merges(open_page())
     at.text_input(key="w_tok_merge_query").set_value(" the").run()
     frame = at.table[0].value
     ranks = [int(r.replace(",", "")) for r in frame["rank"]]
@@ -358,3 +367,17 @@ def test_special_token_text_is_said_to_be_encoded_as_special_as_cs336_does():
     assert "as CS336's Tokenizer does" in note and "tiktoken refuses such text" in note
     at.text_area(key="w_tok_text").set_value("low lower").run()
     assert not [c for c in at.caption if c.value.startswith("The text spells")]
+
+
+def test_what_a_closed_expander_holds_is_not_sent_with_every_run():
+    # a closed expander's content was still sent and laid out by the browser on every run: GPT-2's 500 merges made the
+    # page 2-4 s a sidebar click (issue 36.6); the ids and the decoded text, and the merge browser, are drawn when open
+    at = open_page()
+    python = len(LOAD_ELSEWHERE)  # the code that loads the files elsewhere: always shown
+    assert len(at.code) == python and not at.table
+    at.session_state["tok_ids_box"] = True
+    at.run()
+    ids, decoded = (c.value for c in at.code[:2])
+    text = at.session_state["tok_text"]
+    tok = runs.tokenizer_for(at.session_state["settings"])  # the sidebar's run, as the page has it
+    assert len(at.code) == python + 2 and ids.split() == [str(i) for i in tok.encode(text)] and decoded == tok.decode(tok.encode(text))

@@ -73,6 +73,16 @@ def test_merge_numbers_link_to_the_step_page_and_charts_carry_the_data():
     assert "rank of use (1 = most used)" in titles and "token length in bytes" in titles
 
 
+def test_zipfs_line_is_drawn_dashed_as_its_caption_says():
+    # its 200 points filled the gaps of the dashes, and the caption's "dashed" line read as solid (issue 36.10)
+    at = open_app(PAGE, source="textbook")
+    zipf = next(s for s in (json.loads(c.proto.spec) for c in at.get("vega_lite_chart")) if "layer" in s and len(s["layer"]) == 2)
+    marks = {layer["transform"][0]["filter"]["equal"]: layer["mark"] for layer in zipf["layer"]}
+    line = marks["Zipf: uses ∝ 1 / rank"]
+    assert line.get("strokeDash") and "point" not in line
+    assert "Grey, dashed: Zipf's law" in next(c.value for c in at.caption if "Zipf's law" in c.value)
+
+
 def test_gpt2s_vocabulary_shows_solidgoldmagikarp_made_and_never_used(gpt2):
     at = open_app(PAGE, source="textbook")
     at.radio(key="w_vocab_of").set_value("gpt2").run()

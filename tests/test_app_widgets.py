@@ -75,7 +75,12 @@ if HAS_GPT2:  # a real tokenizer's choices, away from the first option
     CASES += [
         ("pages/encode.py", {"enc_tokenizer": "gpt2"}, ["w_enc_tokenizer"]),
         ("pages/vocabulary.py", {"vocab_of": "gpt2"}, ["w_vocab_of"]),
-        ("pages/tokenize.py", {"tok_ref_source": "gpt2", "tok_merge_query": "ing"}, ["w_tok_ref_source", "w_tok_merge_query"]),
+        # the merge browser is drawn only while its expander is open
+        (
+            "pages/tokenize.py",
+            {"tok_ref_source": "gpt2", "tok_merges_box": True, "tok_merge_query": "ing"},
+            ["w_tok_ref_source", "w_tok_merge_query"],
+        ),
     ]
 
 

@@ -7,6 +7,7 @@ refactor moves the pop, the recount or the lowest-rank choice to another line (o
 
 from __future__ import annotations
 
+import html
 import sys
 from collections import Counter
 from contextlib import contextmanager
@@ -105,3 +106,43 @@ def test_the_step_page_shows_the_code_of_each_trainer_with_this_merges_lines_lit
 def test_a_mark_whose_call_is_gone_says_so():
     with pytest.raises(LookupError, match="no longer calls heappush"):
         code.excerpt(Heap.choose, (code.Mark("push", "heappush"),))
+
+
+@pytest.mark.parametrize("function, marks", [(Heap.choose, code.HEAP_CHOOSE), (Naive.merge, code.NAIVE_MERGE)])
+def test_the_bookkeeping_for_the_pages_is_folded_into_one_line_and_the_algorithms_lines_are_shown(function, marks):
+    # issue 36.9: `if detail: self._winner_pops = ...` sat among the algorithm's lines; each `if detail:` block is one line
+    # that says what it is, and every other line of the function is shown, with its own number
+    part = code.excerpt(function, marks)
+    blocks = [(a, b) for a, b in part.folds]
+    assert blocks and all(part.lines[part.numbers.index(a)].lstrip().startswith("if detail:") for a, b in blocks)
+    said = {name: f"did {name}" for name in part.marks}
+    shown = code.render(part, said)
+    folded = {n for a, b in blocks for n in range(a, b + 1)}
+    for number in part.numbers:
+        written = f'<span class="ln">{number}</span>'
+        assert (written in shown) is (number not in folded), number
+    for a, b in blocks:
+        assert f"lines {a}–{b} left out: if detail, they record what this page draws" in shown
+    assert "_winner_pops" not in shown and "record_word" not in shown
+    assert shown.count('class="lit"') == len(part.marks)  # the marks are never in a folded block
+
+
+def test_a_mark_in_an_if_detail_block_says_so():
+    def trainer_step(self, detail):
+        if detail:
+            self.record(1)
+        return self.best()
+
+    with pytest.raises(LookupError, match="'record' is in an `if detail:` block"):
+        code.excerpt(trainer_step, (code.Mark("record", "record"),))
+
+
+def test_a_line_wraps_under_its_own_indentation_not_at_column_0():
+    # the CSS wraps a line four columns in from where it starts (--i: its indentation): the line is written without
+    # its leading spaces, which the style puts back
+    part = code.excerpt(Heap.apply, code.HEAP_APPLY)
+    shown = code.render(part, {})
+    for number, line in zip(part.numbers, part.lines):
+        indent = len(line) - len(line.lstrip(" "))
+        style = f' style="--i:{indent}"' if indent else ""
+        assert f'<span class="ln">{number}</span><code{style}>{html.escape(line.lstrip(" ")) or " "}</code>' in shown

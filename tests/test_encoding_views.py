@@ -188,9 +188,10 @@ def test_the_comparison_escapes_hostile_text_and_counts_what_it_draws(textbook):
     table, diff, chips = cv.comparison(HOSTILE, rows)
     for shown in (table, diff, chips):
         assert "<script>" not in shown and "<img" not in shown
-    drawn = re.findall(r'<span class="tok[^"]*"[^>]*>([^<]*)</span>', chips)
+    drawn = re.findall(r'<span class="tok[^"]*"[^>]*><span class="ttext">([^<]*)</span><span class="tid">(\d+)</span>', chips)
     assert len(drawn) == len(rows[0].tokens) and f"{len(rows[0].tokens):,} tokens" in chips
-    assert html.unescape("".join(drawn)).replace("␣", " ") == HOSTILE
+    assert html.unescape("".join(text for text, _ in drawn)).replace("␣", " ") == HOSTILE
+    assert [int(i) for _, i in drawn] == list(rows[0].ids)  # each chip's id under it
 
 
 def test_a_lossy_tokenizer_is_left_out_of_the_diff_and_says_so():

@@ -1,4 +1,4 @@
-"""`pip install .` gives a `bpe` command, in a fresh virtual environment.
+"""`pip install .` gives a `bpe` command, in a fresh virtual environment; so does the README's setup.
 
 Offline and fast: the project is built from a copy of its files (a build writes
 into the source tree) with --no-deps --no-build-isolation --no-index; the new
@@ -23,6 +23,16 @@ ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.install
 
 
+def fresh_venv(venv: Path) -> Path:
+    """A venv without pip of its own that finds the running one's packages (pip and setuptools too) through a .pth file."""
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
+    python = venv / "bin" / "python"
+    purelib = subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"], capture_output=True, text=True)
+    ours = {sysconfig.get_paths()["purelib"], *site.getsitepackages()}
+    (Path(purelib.stdout.strip()) / "deps.pth").write_text("\n".join(sorted(ours)) + "\n")
+    return python
+
+
 def install(folder: Path, env: dict[str, str] | None = None) -> Path:
     """`pip install .` of a copy of the project into a fresh venv under folder; env changes the build's environment."""
     source = folder / "src"
@@ -31,11 +41,7 @@ def install(folder: Path, env: dict[str, str] | None = None) -> Path:
         shutil.copy(ROOT / name, source)
     shutil.copytree(ROOT / "bpe", source / "bpe", ignore=shutil.ignore_patterns("__pycache__", "*.so"))
     venv = folder / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
-    python = venv / "bin" / "python"
-    purelib = subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"], capture_output=True, text=True)
-    ours = {sysconfig.get_paths()["purelib"], *site.getsitepackages()}
-    (Path(purelib.stdout.strip()) / "deps.pth").write_text("\n".join(sorted(ours)) + "\n")
+    python = fresh_venv(venv)
     install = subprocess.run(
         [python, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation", "--no-index", str(source)],
         capture_output=True,
@@ -128,3 +134,38 @@ def test_without_a_compiler_pip_install_still_installs_and_says_why(tmp_path_fac
     trained = bpe(venv, "train", "corpus.txt", "--vocab-size", "270", "--out", "tok", "--workers", "1", cwd=tmp_path)
     assert trained.returncode == 0 and "14 merges" in trained.stdout, trained.stderr
     assert "merges made by heap (in Python: heap_c cannot run here: it is not built here" in trained.stdout
+
+
+def test_the_readme_setup_gives_bpe_and_import_bpe_in_any_directory(tmp_path):
+    # scripts/setup.sh, which both of the README's commands run, on a copy of the checkout whose .venv has the
+    # requirements already (its stamp says so); the core copied built, so the run shows setup.sh leaves it in place
+    checkout, elsewhere = tmp_path / "checkout", tmp_path / "elsewhere"
+    checkout.mkdir()
+    elsewhere.mkdir()
+    for name in ("pyproject.toml", "setup.py", "MANIFEST.in", "README.md", "requirements.txt"):
+        shutil.copy2(ROOT / name, checkout)
+    shutil.copytree(ROOT / "scripts", checkout / "scripts")
+    shutil.copytree(ROOT / "bpe", checkout / "bpe", ignore=shutil.ignore_patterns("__pycache__"))
+    python = fresh_venv(checkout / ".venv")
+    (checkout / ".venv" / ".installed-requirements.txt").touch()
+    core = sorted((checkout / "bpe").glob("_core*.so"))
+    for built in core:  # newer than its sources, as after a build: setup.sh leaves it as it is
+        os.utime(built)
+    env = {**os.environ, "BPE_CORE_BUILD": "1" if core else "0"}  # no core here: do not try to build one
+    setup = subprocess.run(["bash", checkout / "scripts" / "setup.sh"], capture_output=True, text=True, cwd=elsewhere, env=env, timeout=300)
+    assert setup.returncode == 0 and setup.stdout == "", setup.stdout + setup.stderr
+    assert sorted((checkout / "bpe").glob("_core*.so")) == core and not (checkout / "build").exists()
+
+    # the README: source .venv/bin/activate, then bpe anywhere
+    activated = f"source {checkout / '.venv' / 'bin' / 'activate'} && bpe --help && bpe core"
+    shown = subprocess.run(["bash", "-c", activated], capture_output=True, text=True, cwd=elsewhere, timeout=120)
+    assert shown.returncode == 0 and shown.stdout.startswith("usage: bpe"), shown.stderr
+    built = "The compiled core (bpe._core) is built" if core else "The compiled core (bpe._core) is absent"
+    assert built in shown.stdout
+    where = subprocess.run([python, "-c", "import bpe; print(bpe.__file__)"], capture_output=True, text=True, cwd=elsewhere, timeout=60)
+    assert where.stdout.strip() == str(checkout / "bpe" / "__init__.py"), where.stderr  # editable: this checkout's files
+
+    command = (checkout / ".venv" / "bin" / "bpe").stat().st_mtime_ns
+    again = subprocess.run(["bash", checkout / "scripts" / "setup.sh"], capture_output=True, text=True, cwd=elsewhere, env=env, timeout=60)
+    assert again.returncode == 0 and again.stdout + again.stderr == ""
+    assert (checkout / ".venv" / "bin" / "bpe").stat().st_mtime_ns == command  # installed once, not at every start

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import pytest
+import streamlit
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from ui import play
 from ui.play import PlayClock
 
 
@@ -69,3 +72,40 @@ def test_the_merge_shown_is_always_a_merge_and_never_goes_back_while_playing(n, 
         clock, later = clock.ticked(k, now)
         assert 1 <= later <= n and later >= k
         k = later
+
+
+# ---------------------------------------------------------------------------
+# the arrow keys: the browser counts the presses, the page moves by those it has not moved by yet
+
+
+@settings(deadline=None, max_examples=200)
+@given(presses=st.lists(st.sampled_from([1, -1]), max_size=40), delivered=st.lists(st.booleans(), max_size=40))
+def test_arrow_presses_merged_into_fewer_runs_move_by_every_press(presses, delivered):
+    # ten → with no gap arrive as fewer runs (Streamlit merges what comes while a run is under way): each run carries the
+    # browser's running total, and the page ends where every press puts it (within the merges there are: the
+    # presses here stay inside 1..100 from 50)
+    session = {"step": 50, "playing": False, "speed": 1.0, "play_from": None, "arrows_seen": ("d", None), "arrows": None}
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(streamlit, "session_state", session)
+        player = play.Player("", "step", 100)
+        total = 3  # presses counted on another page before this one was drawn
+        for press, runs in zip(presses, delivered + [True] * len(presses)):
+            total += press
+            session["arrows"] = {"moves": {"drawing": "d", "base": 3, "total": total}}
+            if runs:  # this press's run happened (else a later one carries it)
+                player.tick()
+        player.tick()
+    assert session["step"] == 50 + sum(presses)
+
+
+def test_another_drawings_presses_move_nothing(monkeypatch):
+    # a browser sends back the last value it sent: after a reconnect (a new session) or from the other page, a total
+    # counted for another drawing is not this page's to move by
+    session = {"step": 5, "playing": False, "speed": 1.0, "play_from": None, "arrows_seen": ("new", None), "arrows": None}
+    monkeypatch.setattr(streamlit, "session_state", session)
+    session["arrows"] = {"moves": {"drawing": "old", "base": 0, "total": 9}}
+    play.Player("", "step", 100).tick()
+    assert session["step"] == 5 and play.pressed("") == (None, 0)
+    session["arrows"] = {"moves": {"drawing": "new", "base": 9, "total": 11}}  # two presses on this drawing
+    play.Player("", "step", 100).tick()
+    assert session["step"] == 7 and session["arrows_seen"] == ("new", 11)

@@ -75,17 +75,73 @@ def test_a_folder_of_another_tools_files_without_a_manifest_loads_as_before(tmp_
     assert Tokenizer.load(tmp_path).vocab == a.vocab and Tokenizer.load(tmp_path).counts == a.counts
 
 
-def test_a_file_changed_since_the_save_is_refused_with_what_to_do(tmp_path):
+def test_a_file_changed_since_the_save_is_read_as_it_is_now_with_a_note_naming_it(tmp_path):
     ours("<|a|>").save(tmp_path)
     path = tmp_path / "tokenizer.json"
-    path.write_text(path.read_text().replace("<|a|>", "<|z|>"))
-    for where in (tmp_path, path, tmp_path / "vocab.json"):
-        with pytest.raises(
-            ValueError, match=r"tokenizer.json is not the file saved with the others .* delete tokenizer.manifest.json\)\.$"
+    path.write_text(path.read_text().replace("<|a|>", "<|z|>"))  # an edit by hand
+    with pytest.warns(
+        formats.FolderChanged, match=r": tokenizer.json changed since this tool saved the folder; tokenizer.json is read as it is now\.$"
+    ):
+        assert Tokenizer.load(path).special_tokens == ("<|z|>",)
+    for where, read in (
+        (tmp_path, "tokenizer.bpe.json, unchanged, is"),
+        (tmp_path / "vocab.json", "vocab.json and merges.txt, unchanged, are"),
+    ):
+        with pytest.warns(
+            formats.FolderChanged, match=f"^{tmp_path}: tokenizer.json changed since this tool saved the folder; {read} what loads\\.$"
         ):
-            Tokenizer.load(where)
-    (tmp_path / formats.MANIFEST).unlink()  # the way out the sentence gives
-    assert Tokenizer.load(path).special_tokens == ("<|z|>",)
+            assert Tokenizer.load(where).special_tokens == ("<|a|>",)
+
+
+def test_a_file_another_tool_removed_is_named_and_the_rest_loads(tmp_path):
+    ours("<|a|>").save(tmp_path)
+    (tmp_path / "tokenizer.bpe.json").unlink()
+    with pytest.warns(
+        formats.FolderChanged, match="tokenizer.bpe.json was removed since this tool saved the folder; tokenizer.json, unchanged"
+    ):
+        loaded = Tokenizer.load(tmp_path)
+    assert loaded.special_tokens == ("<|a|>",) and not any(loaded.counts)  # HuggingFace's file: no counts
+
+
+def test_an_unchanged_folder_says_nothing(tmp_path, recwarn):
+    ours("<|a|>").save(tmp_path)
+    for where in (tmp_path, tmp_path / "tokenizer.json", tmp_path / "merges.txt"):
+        Tokenizer.load(where)
+    assert not [w for w in recwarn if w.category is formats.FolderChanged]
+
+
+def test_transformers_save_pretrained_into_our_folder_then_our_load(tmp_path, monkeypatch):
+    # the routine HuggingFace step: load our folder, set model_max_length, save it back into the same folder
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    transformers = pytest.importorskip("transformers")
+    tok = ours("<|endoftext|>", merges=20)
+    tok.save(tmp_path)
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    hf = transformers.AutoTokenizer.from_pretrained(str(tmp_path))
+    hf.model_max_length = 1024
+    hf.save_pretrained(str(tmp_path))
+    changed = sorted(name for name, data in before.items() if (tmp_path / name).read_bytes() != data)
+    assert "tokenizer.json" in changed and formats.MANIFEST not in changed  # transformers rewrote files of ours
+    text = "the newest cat sat lower<|endoftext|>"
+    for where in (tmp_path, tmp_path / "tokenizer.json", tmp_path / "vocab.json", tmp_path / "tokenizer.tiktoken"):
+        with pytest.warns(formats.FolderChanged, match=f"^{tmp_path}: {' and '.join(changed)} changed since this tool saved the folder; "):
+            loaded = Tokenizer.load(where)
+        assert loaded.encode(text, allowed_special="all") == tok.encode(text, allowed_special="all"), where
+    assert transformers.AutoTokenizer.from_pretrained(str(tmp_path)).model_max_length == 1024
+    shown = subprocess.run(
+        [sys.executable, "-m", "bpe", "encode", str(tmp_path), "--text", "the newest cat"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=60,
+    )
+    assert shown.returncode == 0 and [int(i) for i in shown.stdout.split()] == tok.encode("the newest cat"), shown.stderr
+    assert (
+        shown.stderr
+        == f"note: {tmp_path}: {' and '.join(changed)} changed since this tool saved the folder; tokenizer.bpe.json, unchanged, is what loads.\n"
+    )
+    tok.save(tmp_path)  # a save of ours makes the folder ours again
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before
 
 
 @pytest.mark.parametrize(
@@ -137,8 +193,13 @@ def test_a_full_disk_while_saving_keeps_the_old_tokenizer_whole(tmp_path, monkey
     assert Tokenizer.load(tmp_path).special_tokens == ("<|a|>",)
 
 
-@pytest.mark.parametrize("renamed", [0, 1, 3, 4])
-def test_a_save_cut_short_between_renames_is_refused_never_loaded_as_a_mix(tmp_path, monkeypatch, renamed):
+# a save renames the manifest that says it is under way, then its 8 files (ours writes every format), then the finished manifest
+RENAMES = 10
+CONFIGS = ("tokenizer_config.json", "special_tokens_map.json")  # transformers' files, no tokenizer on their own
+
+
+@pytest.mark.parametrize("renamed", range(RENAMES))
+def test_a_save_cut_short_between_renames_loads_the_old_or_the_new_whole_or_is_refused(tmp_path, monkeypatch, renamed):
     a, b = ours("<|a|>"), ours("<|b|>", merges=20)
     a.save(tmp_path)
     monkeypatch.setattr(os, "replace", failing(renamed, errno.EIO, os.replace))
@@ -146,14 +207,43 @@ def test_a_save_cut_short_between_renames_is_refused_never_loaded_as_a_mix(tmp_p
         b.save(tmp_path)
     monkeypatch.undo()
     assert not leftovers(tmp_path)
-    if renamed == 0:  # nothing renamed: the old tokenizer, whole
-        assert Tokenizer.load(tmp_path).special_tokens == ("<|a|>",)
-    else:  # some files new, the manifest old: refused, whichever file is asked for
-        for where in [tmp_path, *sorted(p for p in tmp_path.iterdir() if p.name != formats.MANIFEST)]:
-            with pytest.raises(ValueError, match="a save into this folder did not finish"):
+    wheres = [tmp_path, *sorted(p for p in tmp_path.iterdir() if p.name not in (formats.MANIFEST, *CONFIGS))]
+    if renamed <= 1:  # nothing renamed, or only the manifest saying a save is under way: the old tokenizer, whole
+        assert {Tokenizer.load(where).special_tokens for where in wheres} == {("<|a|>",)}
+    elif renamed == RENAMES - 1:  # every file renamed, the manifest not yet finished: the new tokenizer, whole
+        assert {Tokenizer.load(where).special_tokens for where in wheres} == {("<|b|>",)}
+    else:  # some files new, some old: refused, whichever file is asked for
+        for where in wheres:
+            with pytest.raises(
+                ValueError,
+                match=r"a save into this folder did not finish \(\S+ is from it, \S+ is from the one before\); it holds files of two",
+            ):
                 Tokenizer.load(where)
+        for config in CONFIGS:
+            with pytest.raises(ValueError, match="a save into this folder did not finish"):
+                Tokenizer.load(tmp_path / config)
     b.save(tmp_path)  # saving again mends it
     assert Tokenizer.load(tmp_path).special_tokens == ("<|b|>",)
+
+
+def test_a_save_cut_short_and_then_edited_is_still_refused(tmp_path, monkeypatch):
+    ours("<|a|>").save(tmp_path)
+    monkeypatch.setattr(os, "replace", failing(3, errno.EIO, os.replace))
+    with pytest.raises(atomic.OutputError):
+        ours("<|b|>", merges=20).save(tmp_path)
+    monkeypatch.undo()
+    (tmp_path / "merges.txt").write_text("#version: 0.2\n")  # another tool's change on top: still a save that did not finish
+    with pytest.raises(ValueError, match="a save into this folder did not finish"):
+        Tokenizer.load(tmp_path / "merges.txt")
+
+
+def test_a_first_save_cut_short_in_a_new_folder_is_refused_not_empty(tmp_path, monkeypatch):
+    monkeypatch.setattr(os, "replace", failing(3, errno.EIO, os.replace))
+    with pytest.raises(atomic.OutputError):
+        ours("<|a|>").save(tmp_path / "new")
+    monkeypatch.undo()
+    with pytest.raises(ValueError, match=r"did not finish \(\S+ is from it, \S+ is missing\)"):
+        Tokenizer.load(tmp_path / "new")
 
 
 def test_an_unwritable_folder_is_refused_before_anything_is_written(tmp_path):

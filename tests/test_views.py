@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from bpe import pretokenize, train
 from bpe.events import DETAIL_CAP, HeapEntry, HeapView, MergeDetail, MergeEvent
 from bpe.tokenizer.tokenizer import Tokenizer
-from ui.render import character_runs, chips, show
+from ui.render import character_runs, chips, show, show_pair
 from ui.views import step as views
 
 TEXTBOOK = "low low low low low lower lower widest widest widest newest newest newest newest newest newest"
@@ -109,6 +109,23 @@ def test_the_heap_caption_says_which_pops_found_the_winner_and_which_the_runner_
     assert "Finding the runner-up: the new top, a + s 6,479, was current." in said
 
 
+def test_the_last_merges_caption_says_the_pops_that_looked_for_a_runner_up_and_found_none():
+    # /?corpus=textbook&merge=12: the card said "stale pops 1", the caption only "No other pair was left for a runner-up"
+    from ui.views import code
+
+    event = textbook_events()[11]
+    heap = event.detail.heap
+    assert event.runner_up is None and heap.stale_popped_total - heap.winner_pops == 1
+    said = re.sub(r"<[^>]+>", "", views.heap_panel(event))
+    popped = heap.stale_popped[heap.winner_pops]
+    gone = f"{popped.current:,}" if popped.current else "gone"
+    assert (
+        f"Looking for a runner-up, it popped 1 stale entry ({show_pair(popped.left, popped.right)} [1] {popped.count:,} → {gone}); then no other pair was left."
+        in said
+    )
+    assert code._stale(event, winner=False) == "popped 1 stale entry looking for a runner-up; none was left"
+
+
 def test_the_heap_array_lists_the_drawn_entries_in_order_and_how_many_more():
     stale = HeapEntry(9, b"e", b"s", 0)
     entries = tuple(HeapEntry(c, b"a", b"b", c) for c in (40, 30, 20)) + (stale,)
@@ -157,7 +174,9 @@ def test_a_merge_inside_a_character_changes_the_rewritten_words_visibly():
     event = train(pretokenize("a – b – c – d –", pretokenizer="gpt2"), 1, detail=True).events[0]
     assert (event.left, event.right) == (b"\xe2", b"\x80")
     words = views.affected_words(event)
-    rows = re.findall(r'<div class="toks word"[^>]*>(.*?)</div><span class="arrow">→</span><div class="toks word">(.*?)</div>', words)
+    rows = re.findall(
+        r'<div class="toks word"[^>]*>(.*?)</div><span class="then"><span class="arrow">→</span><div class="toks word">(.*?)</div>', words
+    )
     assert rows
     for before, after in rows:
         assert chip_texts(before) == ["␣", "\\xe2", "\\x80", "\\x93"]
@@ -191,6 +210,21 @@ def test_the_pair_table_shows_counts_with_thousands_separators_and_every_row():
 def test_the_pair_table_grows_to_show_every_pair_tied_with_the_winner():
     pairs = [(b"a", bytes([i]), 7) for i in range(13)] + [(b"z", b"z", 1)]
     assert views.pair_table(event_with(pairs), 1).count("<tr") - 1 == 14  # 13 tied, and the first that is not
+
+
+@pytest.mark.parametrize(
+    "runner_up, legend",
+    [
+        (36_504, "Green: chosen; yellow: the same count as the winner."),  # the tied runner-up's row is yellow: no blue row
+        (9_000, "Green: chosen; blue: runner-up."),
+    ],
+)
+def test_the_pair_tables_legend_names_the_colours_its_rows_have(runner_up, legend):
+    pairs = [(b"a", b"b", 36_504), (b"c", b"d", runner_up), (b"e", b"f", 10)]
+    table = views.pair_table(event_with(pairs), 1)
+    rows = re.findall(r'<tr class="(\w*)"><td class="pair">[^<]*</td><td class="n">[^<]*</td><td>(\w[\w-]*)?', table)
+    assert rows[:2] == [("chosen", "chosen"), ("tie" if runner_up == 36_504 else "runner", "runner-up")]
+    assert table.endswith(f"distinct pairs. {legend}</p>")
 
 
 @pytest.mark.parametrize("counts, log", [([36_504, 9_000, 400, 12], True), ([9, 8, 7, 3, 2], False)])
@@ -302,6 +336,11 @@ def test_a_rewritten_word_is_one_unbreakable_row_of_chips():
     words = views.affected_words(textbook_events()[1])
     assert words.count('<div class="toks word"') == 2 * 2  # before and after of each word, each a unit the row wraps around
     assert words.count('<div class="wrow">') == 2
+    # the arrow, the word after and its count are one piece: the row never leaves "× 18" alone on a line (issue 36.10)
+    pieces = re.findall(
+        r'<span class="then"><span class="arrow">→</span><div class="toks word">.*?</div><span class="count">× [\d,]+</span></span>', words
+    )
+    assert len(pieces) == 2
 
 
 def test_numbers_on_the_step_page_have_thousands_separators():

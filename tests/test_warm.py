@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import asyncio
 import importlib.util
+import logging
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -52,6 +54,7 @@ def test_a_fresh_server_builds_the_lecture_and_a_restart_reads_it_from_disk(tmp_
             await asyncio.gather(teacher.close(), student.close())
         finally:
             server.stop()
+        assert "missing ScriptRunContext" not in Path(server.log).read_text()  # the warm-up thread draws nothing
         kept = {p.name: p.stat().st_mtime_ns for p in cache.iterdir() if not p.name.startswith("vocabulary")}
         server = classroom.Server(ROOT / "app.py", env={"BPE_CACHE": str(cache)})
         try:
@@ -69,3 +72,26 @@ def test_a_fresh_server_builds_the_lecture_and_a_restart_reads_it_from_disk(tmp_
             server.stop()
 
     run_async(lesson())
+
+
+def test_the_warm_up_thread_touches_nothing_that_needs_a_page():
+    # Streamlit logs "Thread 'warm-up': missing ScriptRunContext!" when a thread that runs no page draws (a cache's
+    # spinner did, twice on a first visit): every step of the warm-up but the pool's, in a thread of that name
+    from streamlit.runtime.scriptrunner_utils import script_run_context
+
+    from ui import warm
+
+    said = []
+    handler = logging.Handler()
+    handler.emit = lambda record: said.append(record.getMessage())
+    logger = logging.getLogger(script_run_context.__name__)  # Streamlit's loggers do not propagate
+    logger.addHandler(handler)
+    jobs = []
+    try:
+        thread = threading.Thread(target=lambda: jobs.extend(warm._jobs()), name=warm.WATCHER)
+        thread.start()
+        thread.join(timeout=300)
+    finally:
+        logger.removeHandler(handler)
+    assert [label for label, _ in jobs] == [warm.TRACE, warm.VOCABULARIES]
+    assert not [message for message in said if "ScriptRunContext" in message], said

@@ -5,7 +5,7 @@ chart titles, labels written on marks -- so a projector size is changed in one
 place. Vega-Lite dicts use `config()` (or AXIS, LEGEND, TITLE in place);
 Altair charts use `styled()`.
 
-Not here: colours (a trainer's is its class's: bpe Trainer.colour), or the CSS of
+Not here: colours (a trainer's is its class's: bpe Trainer.colour; the labels' ink is here), or the CSS of
 our HTML (ui/style.py).
 """
 
@@ -14,8 +14,10 @@ from __future__ import annotations
 import altair as alt
 
 FONT = 18  # px: no text on a chart is smaller than the page's 18 px
-AXIS = {"labelFontSize": FONT, "titleFontSize": FONT}
-LEGEND = {"labelFontSize": FONT, "titleFontSize": FONT, "symbolStrokeWidth": 4, "labelLimit": 460}
+# the labels as dark as the page's text: Streamlit's chart theme draws them light grey, which a projector washes out
+INK = {"labelColor": "#111", "titleColor": "#111"}
+AXIS = {"labelFontSize": FONT, "titleFontSize": FONT, **INK}
+LEGEND = {"labelFontSize": FONT, "titleFontSize": FONT, "symbolStrokeWidth": 4, "labelLimit": 460, **INK}
 TITLE = {"fontSize": FONT}
 MARK_TEXT = FONT  # labels written on a chart's marks
 

@@ -6,8 +6,10 @@ A corpus is named by its content digest, which is what the runs are keyed on.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import sysconfig
+import threading
 from dataclasses import dataclass
 
 import streamlit as st
@@ -162,21 +164,39 @@ def digest(data: bytes) -> str:
     return hashlib.blake2b(data, digest_size=16).hexdigest()
 
 
-@st.cache_resource(show_spinner="Collecting the standard library's docstrings…")
-def stdlib_bytes() -> bytes:
+def stdlib_bytes(spinner: bool = True) -> bytes:
     """The 2 MB preset: read once per server, and kept on disk between starts (3-4 s of the server's processor to collect)."""
-    return disk.kept_bytes("stdlib", (STDLIB_BYTES, stdlib_root()), lambda: stdlib_prose(STDLIB_BYTES).encode("utf-8"))
+    key = (STDLIB_BYTES, stdlib_root())
+    return _kept("stdlib", key, lambda: stdlib_prose(STDLIB_BYTES).encode("utf-8"), spinner, "the standard library's docstrings")
 
 
-@st.cache_resource(show_spinner="Collecting held-out docstrings…")
-def stdlib_held_out() -> bytes:
+def stdlib_held_out(spinner: bool = True) -> bytes:
     """The documents that follow the training slice in the same prose: text the tokenizer never saw."""
 
     def make() -> bytes:
         more = stdlib_prose(STDLIB_BYTES + HELD_OUT_BYTES).encode("utf-8")
-        return more[len(stdlib_bytes()) + len(SEPARATOR) :]
+        return more[len(stdlib_bytes(spinner=False)) + len(SEPARATOR) :]
 
-    return disk.kept_bytes("stdlib-held-out", (STDLIB_BYTES, HELD_OUT_BYTES, stdlib_root()), make)
+    return _kept("stdlib-held-out", (STDLIB_BYTES, HELD_OUT_BYTES, stdlib_root()), make, spinner, "held-out docstrings")
+
+
+_collected: dict[str, bytes] = {}  # name -> its bytes: one per server process
+_collecting = threading.RLock()  # one collection at a time (a class arriving together waits for one); the held-out text needs the preset
+
+
+def _kept(name: str, key: tuple, make, spinner: bool, what: str) -> bytes:
+    """disk.kept_bytes(name, key, make), collected once per server process; a page that waits for it says so.
+
+    subtle: a plain dict, not st.cache_resource: ui/warm.py's thread collects both first, and a Streamlit
+    cache's spinner in a thread that runs no page logs "missing ScriptRunContext" (its spinner= is False).
+    """
+    known = _collected.get(name)
+    if known is not None:
+        return known
+    with st.spinner(f"Collecting {what}…") if spinner else contextlib.nullcontext(), _collecting:
+        if name not in _collected:
+            _collected[name] = disk.kept_bytes(name, key, make)
+    return _collected[name]
 
 
 def stdlib_root() -> str:

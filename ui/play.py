@@ -16,6 +16,7 @@ the fields in their session state; `controls` draws the row of buttons both shar
 from __future__ import annotations
 
 import time
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
@@ -127,7 +128,13 @@ class Player:
         self.keep(self.clock().with_speed(st.session_state[f"{self.keys}speed"], self.step, time.time()), self.step)
 
     def tick(self) -> int:
-        """The step the clock says now (the fragment's run: by a timer while playing, a click otherwise), kept; returns it."""
+        """The step the clock says now (the fragment's run: by a timer while playing, a click or a key otherwise), after
+        the arrow keys pressed since the last run (`arrows`), kept; returns it."""
+        counted, move = pressed(self.keys)
+        if counted is not None:
+            st.session_state[f"{self.keys}arrows_seen"] = counted
+        if move:
+            self.go(move)
         played, step = self.clock().ticked(self.step, time.time())
         self.keep(played, step)
         return step
@@ -168,9 +175,10 @@ def controls(
 
 
 def steps(row, keys: str, *, first: bool, last: bool, go: Callable[[int], None], between: Callable | None = None) -> None:
-    """Previous and Next (← and → on the keyboard), then between(row): what a click moves by one."""
+    """Previous and Next (← and → on the keyboard, each press counted: `arrows`), then between(row): what a click moves by one."""
     row.button("Previous", on_click=go, args=(-1,), disabled=first, shortcut="Left", key=f"{keys}previous")
     row.button("Next", on_click=go, args=(+1,), disabled=last, shortcut="Right", key=f"{keys}next", type="primary")
+    arrows(row, keys)
     if between is not None:
         between(row)
 
@@ -197,3 +205,67 @@ def play(row, keys: str, unit: str, *, set_playing: Callable[[bool], None], on_s
         label_visibility="collapsed",
         width=175,
     )
+
+
+# ---------------------------------------------------------------------------
+# the arrow keys, every press counted
+#
+# subtle: a button's shortcut is a click, and clicks that reach the server while a run is under way are merged into
+# one (Streamlit keeps a button's last value, True, not how many times it was pressed): ten → presses with no gap
+# moved 2-6 merges. So the page counts the presses itself: a script with no view of its own (an st.components.v2
+# component) takes ← and → before Streamlit's shortcut does, and sends a running total of the presses; runs merged
+# together then carry the latest total, and the page moves by what it had not yet seen. The total is sent with the
+# drawing it counts for (an id the page hands the script): a browser sends back the last value it sent, and a new
+# session (a reconnect) or the other page must not take another's presses. The buttons keep their shortcut: it
+# answers where the script is not drawn.
+
+ARROWS_JS = """
+export default function (component) {
+  const { data, setStateValue } = component;
+  const arrows = window.__bpeArrows || (window.__bpeArrows = { total: 0, send: null, listening: false });
+  const drawing = data.drawing, base = arrows.total;  // this drawing's presses are counted from here
+  const send = () => setStateValue('moves', { drawing, base, total: arrows.total });
+  arrows.send = send;
+  if (!arrows.listening) {
+    arrows.listening = true;
+    window.addEventListener('keydown', event => {
+      const step = { ArrowRight: 1, ArrowLeft: -1 }[event.key];
+      const target = event.target instanceof Element ? event.target : null;  // a box, a slider or a list takes its own arrows
+      const own = target && (target.isContentEditable || target.closest('input, textarea, select, [role=slider], [role=radiogroup], [role=tablist], [role=listbox], [role=combobox], [role=menu]'));
+      if (!step || !arrows.send || own || event.altKey || event.ctrlKey || event.metaKey || event.shiftKey) return;
+      event.preventDefault();
+      event.stopImmediatePropagation();  // counted here, not clicked by the button's shortcut too
+      arrows.total += step;
+      arrows.send();
+    }, true);
+  }
+  return () => { if (arrows.send === send) arrows.send = null; };
+}
+"""
+
+
+@st.cache_resource(show_spinner=False)
+def _arrows_component():
+    """Registered once per server (a component's name must be unique in an app)."""
+    return st.components.v2.component("bpe_arrow_keys", js=ARROWS_JS)
+
+
+def arrows(row, keys: str) -> None:
+    """Count ← and → presses in the browser; Player.tick moves by them (none is lost however fast they come)."""
+    seen = st.session_state[f"{keys}arrows_seen"]
+    if seen is None:  # this session's drawing of the page: the presses it counts are its own
+        seen = st.session_state[f"{keys}arrows_seen"] = (uuid.uuid4().hex, None)
+    # a no-op callback declares the state 'moves' (and a new total reruns the fragment): the moves are taken by
+    # Player.tick, in the run's body, so that the slider's callback, run before it, can tell its value is stale
+    _arrows_component()(key=f"{keys}arrows", data={"drawing": seen[0]}, on_moves_change=lambda: None, width=1, height=1)
+
+
+def pressed(keys: str) -> tuple[tuple[str, int] | None, int]:
+    """(this drawing's presses counted so far, as (drawing, total)), and how far they move that the page has not moved yet;
+    (None, 0) when there are none, or the browser sent another drawing's (another session's, the other page's)."""
+    moves = (st.session_state.get(f"{keys}arrows") or {}).get("moves")
+    seen = st.session_state[f"{keys}arrows_seen"]
+    if not moves or seen is None or moves.get("drawing") != seen[0]:
+        return None, 0
+    done = moves["base"] if seen[1] is None else seen[1]  # the first total seen counts from where the drawing began
+    return (seen[0], moves["total"]), moves["total"] - done

@@ -25,6 +25,7 @@ DEFAULTS: dict[str, object] = {
     "playing": False,
     "speed": 1.0,  # merges per second while playing
     "play_from": None,  # (time.time(), step) when Play started or was last moved: where the play clock counts from
+    "arrows_seen": None,  # (drawing, total): the step page's drawing and the arrow-key presses it has moved by (ui.play.arrows)
     "sample": "",  # the step page's own sentence; "": a sample of the corpus
     "presenter": False,  # presenter mode: larger type everywhere, the sidebar folded away, a simpler step page
     "present_link": None,  # what the URL's ?present= said or was last made to say: ui.link.presenter
@@ -73,9 +74,11 @@ DEFAULTS: dict[str, object] = {
     "enc_playing": False,
     "enc_speed": 1.0,  # steps per second while playing
     "enc_play_from": None,  # (time.time(), position) when Play started: where its clock counts from
+    "enc_arrows_seen": None,  # (drawing, total): the Encode page's drawing and the presses it has moved by (ui.play.arrows)
     "enc_token": None,  # the token whose ancestry is shown (bytes); None: the text's longest token
     "enc_typed": "",  # a token typed for its ancestry
     "cmp_text": None,  # the compare page's text; None: ui.views.compare.SAMPLE
+    "cmp_ids": True,  # the compare page shows each token's id under it (a projector has no hover)
     "quirk": "strawberry",  # a key of ui.lessons.quirks.BY_KEY
     "tax_language": "Hindi",  # the token tax language whose tokens are drawn
     "diff_theirs": None,  # the check-your-merges page's list: the uploaded files (ui.views.tokenize.Reference) or "example"

@@ -93,11 +93,18 @@ h3{font-size:1.35rem !important;padding:.2rem 0 .3rem 0 !important}
 /* ---- the code beside the step (ui/views/code.py) ---- */
 .code-excerpt{font-family:monospace;font-size:1rem;line-height:1.45;color:#111;margin:.2rem 0 .6rem}
 .code-excerpt .where{font-family:sans-serif;font-weight:600;margin-bottom:.2rem}
-.code-excerpt > div:not(.where){display:flex;gap:.8rem;align-items:baseline}
-.code-excerpt .ln{color:#555;min-width:2.6em;text-align:right;flex:none;font-variant-numeric:tabular-nums}
-.code-excerpt code{white-space:pre-wrap;overflow-wrap:anywhere;background:none;color:#111;font-size:1rem;padding:0}
+/* a row: its number in the margin (padding, the number pulled into it), its code, and for a lit line what it did: beside
+   the code when both fit, else under it, lined up with the code. A long line wraps under itself, four columns in
+   (--i: the line's indentation, in characters), never back at column 0. The number takes no room on the line (its
+   margin cancels it and the gap), so a code line as wide as the row stays beside its number */
+.code-excerpt > div:not(.where){display:flex;flex-wrap:wrap;column-gap:.8em;align-items:baseline;padding-left:3.4em}
+.code-excerpt .ln{color:#555;width:2.6em;margin-left:-3.4em;text-align:right;flex:none;font-variant-numeric:tabular-nums}
+.code-excerpt code{flex:0 1 auto;min-width:0;max-width:100%;white-space:pre-wrap;overflow-wrap:anywhere;background:none;color:#111;font-size:1rem;
+  padding:0 0 0 calc((var(--i, 0) + 4) * 1ch);text-indent:-4ch}
 .code-excerpt .lit{background:#fff1b8;border-left:5px solid #b8860b}
-.code-excerpt .what{font-family:sans-serif;font-weight:700;color:#173f7a;flex:0 1 40%}
+.code-excerpt .what{font-family:sans-serif;font-weight:700;color:#173f7a;flex:1 1 14em}
+.st-key-arrows, .st-key-enc_arrows{display:none !important}  /* the arrow keys' counter (ui/play.py): a script, no view */
+.code-excerpt .fold{font-family:sans-serif;font-style:italic;color:#444}  /* an `if detail:` block, folded: set apart */
 
 /* ---- the step page's layout (pages/step.py): one grid for the views its fragment redraws on a click and the
    widgets drawn outside it (Play and the speed, at the right end of the row of buttons; the sentence box under the
@@ -209,6 +216,7 @@ table.heap-array td.n, table.heap-array th.n{text-align:right}
 .words .wrow{display:flex;flex-wrap:wrap;align-items:center;gap:4px 8px}  /* wraps between a row's parts, never inside a word */
 .words .toks.word{flex:0 1 auto;max-width:100%}  /* a word breaks only when it alone is wider than the column */
 .words .count{font-weight:600;white-space:nowrap}
+.words .then{display:flex;align-items:center;gap:8px;flex:0 1 auto;min-width:0;max-width:100%}  /* → after × n: one piece */
 .changes{display:grid;grid-template-columns:minmax(0,max-content) 1fr 1fr;gap:3px 8px;align-items:center}
 .changes .pair{font-family:monospace;white-space:pre-wrap;overflow-wrap:anywhere}
 .changes .neg{display:flex;justify-content:flex-end;align-items:center;gap:6px}
@@ -255,6 +263,9 @@ table.compare .sub{color:#555;font-size:1rem;font-weight:400;white-space:nowrap}
 .rank.none{color:#767676}
 .rank.hit{color:#fff;background:#1f7a35;border-radius:5px;padding:1px 4px;font-weight:700}
 .rank.hit a{color:#fff}
+.enc-ids{display:flex;flex-wrap:wrap;align-items:center;gap:.3rem .8rem}  /* the text's ids, in order (pages/encode.py) */
+.enc-ids .lead{color:#111}
+.enc-ids .toks{flex:1 1 18rem;min-width:0}
 .enc-line{display:flex;flex-wrap:wrap;align-items:center;gap:6px 12px;font-family:monospace;font-size:1.15rem}
 .enc-line .pt{display:inline-flex;padding:2px 3px;border-radius:6px;border-bottom:3px solid #9aa7b8}
 .enc-line .pt.now{border:3px solid #1f4e9c}

@@ -101,7 +101,7 @@ def _jobs():
     from ui.views import vocabulary
 
     preset = corpus.SOURCES["stdlib"]
-    data = corpus.stdlib_bytes()
+    data = corpus.stdlib_bytes(spinner=False)  # no page to show a spinner on: this thread runs none
     spec = TrainSpec(  # the run the sidebar sets up when a class picks the preset (or opens a link to it)
         pretokenizer=preset.pretokenizer,
         special_tokens=preset.special_tokens,
@@ -115,7 +115,7 @@ def _jobs():
         built.append((key, jobs.known, (found,)) if found is not None else (key, fn, args))
     yield TRACE, built
 
-    held_out, rows = corpus.stdlib_held_out(), []
+    held_out, rows = corpus.stdlib_held_out(spinner=False), []
     for key in real.ENCODINGS:
         files = vocabulary.real_files(real.Real(real.ENCODINGS[key], None))
         if files is not None:

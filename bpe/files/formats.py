@@ -20,8 +20,10 @@ reader and writer plus one `register` call.
     register(Format("toy", "toy files", "a toy tokenizer", "merges.toy", find=..., read=..., write=...))
 
 A folder is saved as a whole: every file under a temporary name, renamed once all
-are on disk, then a manifest (each file's size and sha256) renamed last; loading
-follows the manifest and refuses a folder whose files are not the ones it lists.
+are on disk, between a manifest (each file's size and sha256) saying a save is under
+way and the finished one; loading follows the manifest, refuses a save cut short that
+left a mix of two tokenizers, and reads a file another tool rewrote since as it is now,
+with a FolderChanged warning naming it.
 
 Not here: parsing or writing the files' text (load.py, export.py), or encoding.
 """
@@ -31,6 +33,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
@@ -223,35 +226,49 @@ def read(path: str | Path, *, pretokenizer: str | PreTokenizer | None = None) ->
 
     A folder is searched in the order of FORMATS (tokenizer.bpe.json, else tokenizer.json,
     else vocab.json + merges.txt, else its one .tiktoken file); a folder this tool saved
-    is searched among the files its manifest lists, each checked to be the file saved.
-    One file is read with the files its format needs beside it (merges.txt beside
-    vocab.json), or else on its own, recognised by its name, then its content.
-    `pretokenizer` is for the formats that do not record one (GPT-2, tiktoken; default gpt2).
+    is searched among the files its manifest lists. One file is read with the files its
+    format needs beside it (merges.txt beside vocab.json), or else on its own, recognised
+    by its name, then its content. `pretokenizer` is for the formats that do not record one
+    (GPT-2, tiktoken; default gpt2). Files another tool rewrote since this tool saved the
+    folder are read as they are now, with a FolderChanged warning naming them; a save of
+    this tool's that did not finish (a mix of two tokenizers) is refused.
     """
     path = Path(path)
     if path.is_dir() or path.name == MANIFEST:
-        return with_pretokenizer(_read_folder(path if path.is_dir() else path.parent), pretokenizer, keep_openai=False)
-    if not path.exists():
-        raise ValueError(f"{path}: no such file or directory.")
+        folder = path if path.is_dir() else path.parent
+        saved = _saved(folder)
+        loaded, group = _read_folder(folder, saved)
+    else:
+        if not path.exists():
+            raise ValueError(f"{path}: no such file or directory.")
+        folder = path.parent
+        saved = _saved(folder)
+        if saved is not None and path.name not in saved.listed:
+            raise ValueError(
+                f"{path}: not a file of the tokenizer saved last in {folder} ({MANIFEST} lists {', '.join(saved.listed)}); "
+                "a later save replaced it."
+            )
+        loaded, group = _read_file(path, saved)
+    if saved is not None and saved.changed:
+        _warn_changed(folder, saved, group)
+    return with_pretokenizer(loaded, pretokenizer, keep_openai=False)
+
+
+def _read_file(path: Path, saved: Saved | None) -> tuple[Loaded, tuple[str, ...]]:
+    """One file, with the files its format needs beside it; and the names read."""
     folder = path.parent
-    saved = _saved_files(folder)
-    if saved is not None and path.name not in saved:
-        raise ValueError(
-            f"{path}: not a file of the tokenizer saved last in {folder} ({MANIFEST} lists {', '.join(saved)}); a later save replaced it."
-        )
-    names = sorted({path.name, *(saved if saved is not None else _regular_files(folder))})
+    names = sorted({path.name, *(saved.names if saved is not None else _regular_files(folder))})
     for fmt in FORMATS.values():
         for group in fmt.find(names, False):
             if path.name in group:
                 _check_complete(fmt, folder, group, given=path.name)
-                return with_pretokenizer(_read(fmt, _texts(folder, group, saved)), pretokenizer, keep_openai=False)
+                return _read(fmt, _texts(folder, group, saved)), group
     ((name, text),) = _texts(folder, (path.name,), saved).items()
-    return with_pretokenizer(read_one(name, text), pretokenizer, keep_openai=False)
+    return read_one(name, text), (path.name,)
 
 
-def _read_folder(folder: Path) -> Loaded:
-    saved = _saved_files(folder)
-    names = list(saved) if saved is not None else _regular_files(folder)
+def _read_folder(folder: Path, saved: Saved | None) -> tuple[Loaded, tuple[str, ...]]:
+    names = saved.names if saved is not None else _regular_files(folder)
     for fmt in FORMATS.values():
         groups = fmt.find(names, False)
         if len(groups) > 1 and all(len(g) == 1 for g in groups):
@@ -259,17 +276,16 @@ def _read_folder(folder: Path) -> Loaded:
             raise ValueError(f"{folder}: it holds several {fmt.label} ({shown}); name the one to load.")
         if groups:
             _check_complete(fmt, folder, groups[0])
-            return _read(fmt, _texts(folder, groups[0], saved))
+            return _read(fmt, _texts(folder, groups[0], saved)), groups[0]
     expected = "; ".join(f"{fmt.expects} ({fmt.label})" for fmt in FORMATS.values())
     raise ValueError(f"{folder}: no tokenizer here; expected one of: {expected}.")
 
 
-def _texts(folder: Path, group: Sequence[str], saved: dict[str, tuple[int, str]] | None) -> Texts:
-    """The group's files as text, keyed by path; in a saved folder, every file it lists is checked first."""
+def _texts(folder: Path, group: Sequence[str], saved: Saved | None) -> Texts:
+    """The group's files as text, keyed by path; in a saved folder, as they were read when the manifest was checked."""
     if saved is None:
         return {str(folder / n): read_text(folder / n) for n in group}
-    data = _check_saved(folder, saved)
-    return {str(folder / n): load.decode_text(str(folder / n), data[n]) for n in group}
+    return {str(folder / n): load.decode_text(str(folder / n), saved.data[n]) for n in group}
 
 
 def _regular_files(folder: Path) -> list[str]:
@@ -288,64 +304,158 @@ def _check_complete(fmt: Format, folder: Path, group: tuple[str, ...], given: st
 
 
 # ---------------------------------------------------------------------------
-# a saved folder's manifest: the files of one save, each with its size and sha256, written last
+# a saved folder's manifest: the files of one save, each with its size and sha256
 #
-# save() writes every file beside its old one under a temporary name, then renames them all and the
+# save() writes every file beside its old one under a temporary name; then it renames a manifest that
+# says a save is under way (the files it replaces and the files it writes), the files, and the finished
 # manifest last (atomic.write_together). A full disk leaves the old folder as it was. A save cut short
-# between two renames (a kill, a failing rename) leaves files the manifest does not describe: loading
-# refuses such a folder in one sentence, and never loads a mix of two tokenizers.
+# between two renames (a kill, a failing rename) leaves a manifest under way: the folder loads when
+# its files are all the old ones or all the new ones, and is refused in one sentence when they are a
+# mix of two tokenizers. Without a save under way, a file that differs from the manifest was changed
+# by another tool (transformers' save_pretrained rewrites tokenizer.json and tokenizer_config.json):
+# it is read as it is now, and a FolderChanged warning names it.
 
 MANIFEST = "tokenizer.manifest.json"
 MANIFEST_FORMAT = "bpe-workbench-folder"
 
-
-def manifest_text(data: Mapping[str, bytes]) -> str:
-    files = {name: {"bytes": len(d), "sha256": hashlib.sha256(d).hexdigest()} for name, d in data.items()}
-    return json.dumps({"format": MANIFEST_FORMAT, "version": 1, "files": files}, indent=1) + "\n"
+Listing = dict[str, tuple[int, str]]  # a file's name -> (bytes, sha256)
 
 
-def _saved_files(folder: Path) -> dict[str, tuple[int, str]] | None:
-    """The files the manifest lists, name -> (bytes, sha256); None when the folder has no manifest (another tool's)."""
+class FolderChanged(UserWarning):
+    """Files of a folder this tool saved were changed since (by another tool, or by hand); the message names them."""
+
+
+def listing(data: Mapping[str, bytes]) -> Listing:
+    return {name: (len(d), hashlib.sha256(d).hexdigest()) for name, d in data.items()}
+
+
+def manifest_text(files: Listing, saving: Listing | None = None) -> str:
+    """The manifest of a finished save; with `saving`, of a save under way (files: those it replaces)."""
+    document = {"format": MANIFEST_FORMAT, "version": 1, "files": _entries(files)}
+    if saving is not None:
+        document["saving"] = _entries(saving)
+    return json.dumps(document, indent=1) + "\n"
+
+
+def _entries(files: Listing) -> dict[str, dict[str, int | str]]:
+    return {name: {"bytes": size, "sha256": digest} for name, (size, digest) in files.items()}
+
+
+@dataclass(frozen=True)
+class Saved:
+    """A folder this tool saved, as it is now: the files its manifest lists, read, and those changed since."""
+
+    listed: tuple[str, ...]  # the files of the last save, in the manifest's order
+    data: dict[str, bytes]  # each listed file still there -> its bytes
+    changed: tuple[str, ...]  # the listed files another tool rewrote or removed since
+
+    @property
+    def names(self) -> list[str]:
+        """The listed files still there: the ones a folder is searched among."""
+        return [name for name in self.listed if name in self.data]
+
+
+def _manifest(folder: Path) -> tuple[Listing, Listing | None] | None:
+    """The manifest's files and, for a save under way, the files it writes; None when there is none (another tool's folder)."""
     path = folder / MANIFEST
     if not path.is_file():
         return None
     document = load.parse_json(read_text(path), str(path))
     ours = isinstance(document, dict) and document.get("format") == MANIFEST_FORMAT and document.get("version") == 1
     files = document.get("files") if ours else None
-    if not isinstance(files, dict) or not files:
+    saving = document.get("saving") if ours else None
+    if not isinstance(files, dict) or not (files or saving) or not isinstance(saving, dict | None):
         raise ValueError(f"{path}: not a manifest this tool wrote (it lists the files of one save, with their sizes and sha256).")
-    saved = {}
+    return _listing(path, files), None if saving is None else _listing(path, saving)
+
+
+def _listing(path: Path, files: dict) -> Listing:
+    checked = {}
     for name, entry in files.items():
         size, digest = (entry.get("bytes"), entry.get("sha256")) if isinstance(entry, dict) else (None, None)
         plain = isinstance(name, str) and name not in ("", ".", "..", MANIFEST) and "/" not in name and "\\" not in name
         if not (plain and isinstance(size, int) and isinstance(digest, str) and len(digest) == 64):
             raise ValueError(f"{path}: its entry {name!r} is not a file name with a size and a sha256.")
-        saved[name] = (size, digest)
-    return saved
+        checked[name] = (size, digest)
+    return checked
 
 
-def _check_saved(folder: Path, saved: dict[str, tuple[int, str]]) -> dict[str, bytes]:
-    """Every file the manifest lists, read and checked to be the one saved; ValueError when the folder holds a mix."""
+def _saved(folder: Path) -> Saved | None:
+    """The folder as its manifest describes it (every listed file read once); None without a manifest.
+
+    ValueError when a save of this tool's did not finish and left a mix of its files and the earlier ones.
+    """
+    manifest = _manifest(folder)
+    if manifest is None:
+        return None
+    files, saving = manifest
     data = {}
-    for name, (size, digest) in saved.items():
+    for name in {**files, **(saving or {})}:
         path = folder / name
-        if not path.is_file():
-            raise ValueError(f"{folder}: {name} is missing, though {MANIFEST} lists it; {_UNFINISHED}")
-        if path.stat().st_size != size:
-            raise ValueError(f"{folder}: {name} is not the file saved with the others ({MANIFEST} gives another size); {_UNFINISHED}")
-        try:
-            data[name] = path.read_bytes()
-        except OSError as e:
-            raise ValueError(f"{path}: cannot be read ({e.strerror}).") from None
-        if hashlib.sha256(data[name]).hexdigest() != digest:
-            raise ValueError(f"{folder}: {name} is not the file saved with the others ({MANIFEST} gives another sha256); {_UNFINISHED}")
-    return data
+        if path.is_file():
+            try:
+                data[name] = path.read_bytes()
+            except OSError as e:
+                raise ValueError(f"{path}: cannot be read ({e.strerror}).") from None
+    now = listing(data)
+    if saving is not None:  # a save was cut short: its files all renamed, or none, or a mix of the two
+        if all(now.get(name) == entry for name, entry in saving.items()):
+            files = saving
+        elif not files or not all(now.get(name) == entry for name, entry in files.items()):
+            raise ValueError(f"{folder}: a save into this folder did not finish ({_mix(now, files, saving)}); {_UNFINISHED}")
+    data = {name: data[name] for name in files if name in data}
+    return Saved(tuple(files), data, tuple(name for name in files if now.get(name) != files[name]))
 
 
-_UNFINISHED = (
-    f"a save into this folder did not finish (or a file was changed since), so it is not loaded: save the tokenizer again "
-    f"(or, to load files edited by hand, delete {MANIFEST})."
-)
+def _mix(now: Listing, files: Listing, saving: Listing) -> str:
+    """What a save cut short left: 'tokenizer.json is from it, vocab.json from the one before'."""
+    new = [name for name, entry in saving.items() if now.get(name) == entry]
+    other = next(name for name in {**saving, **files} if now.get(name) != saving.get(name))
+    if other not in now:
+        state = f"{other} is missing"
+    elif now[other] == files.get(other):
+        state = f"{other} is from the one before"
+    else:
+        state = f"{other} is from neither"
+    return f"{new[0]} is from it, {state}" if new else state
+
+
+_UNFINISHED = f"it holds files of two tokenizers, so it is not loaded: save the tokenizer again (or, to load the files as they are, delete {MANIFEST})."
+
+
+def _warn_changed(folder: Path, saved: Saved, group: tuple[str, ...]) -> None:
+    """Say which files of a saved folder another tool changed, and whether what loads is one of them."""
+    from ..train import _caller  # the warning points at the user's line (imported only when there is something to say)
+
+    removed = [name for name in saved.changed if name not in saved.data]
+    rewritten = [name for name in saved.changed if name in saved.data]
+    said = []
+    if rewritten:
+        said.append(f"{_and(rewritten)} changed")
+    if removed:
+        said.append(f"{_and(removed)} {'was' if len(removed) == 1 else 'were'} removed")
+    read_changed = [name for name in group if name in rewritten]
+    if read_changed:
+        what = f"{_and(read_changed)} {'is' if len(read_changed) == 1 else 'are'} read as {'it is' if len(read_changed) == 1 else 'they are'} now"
+    else:
+        what = f"{_and(group)}, unchanged, {'is' if len(group) == 1 else 'are'} what loads"
+    message = f"{folder}: {' and '.join(said)} since this tool saved the folder; {what}."
+    warnings.warn(message, FolderChanged, stacklevel=_caller())
+
+
+def _contents(folder: Path, names: Sequence[str]) -> dict[str, bytes]:
+    """The files of these names that the folder holds and that can be read -> their bytes."""
+    found = {}
+    for name in names:
+        with contextlib.suppress(OSError):
+            if (folder / name).is_file():
+                found[name] = (folder / name).read_bytes()
+    return found
+
+
+def _and(names: Sequence[str]) -> str:
+    """'a', 'a and b', 'a, b and c'."""
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
 
 
 def _read(fmt: Format, texts: Texts) -> Loaded:
@@ -463,11 +573,19 @@ def save(directory: str | Path, texts: Texts) -> list[Path]:
         raise atomic.OutputError(f"Cannot write into {out}: {atomic.why(e)}.") from None
     data = {name: text.encode("utf-8") for name, text in texts.items()}
     try:
-        before = set(_saved_files(out) or ())
-    except ValueError:  # an unreadable manifest: this save replaces it
-        before = set()
-    atomic.write_together({out / name: d for name, d in data.items()} | {out / MANIFEST: manifest_text(data).encode()})
-    for name in sorted((before | set(file_names())) - set(data)):
+        saved = _saved(out)
+    except ValueError:  # an unreadable manifest, or a save that did not finish: this save replaces it
+        saved = None
+    files, before = listing(data), (saved.names if saved is not None else [])
+    replaced = saved.data if saved is not None else _contents(out, data)
+    under_way = manifest_text(listing(replaced), files)  # renamed first: a load then knows a save is under way
+    written = [
+        (out / MANIFEST, under_way.encode()),
+        *((out / name, d) for name, d in data.items()),
+        (out / MANIFEST, manifest_text(files).encode()),
+    ]
+    atomic.write_together(written)
+    for name in sorted((set(before) | set(file_names())) - set(data)):
         with contextlib.suppress(OSError):
             if (out / name).is_file():
                 (out / name).unlink()

@@ -61,6 +61,9 @@ def test_walk_one_word_and_open_a_tokens_ancestry(page):
     assert cut == [], cut
     assert small_text(page) == []
 
+    assert page.locator(".enc-ids .ttext").all_inner_texts() == ["low", "est"]  # the text's tokens, each over its id
+    page.get_by_role("radio", name="A token's ancestry").click()
+    wait_idle(page)
     page.get_by_role("radio", name=re.compile(r"^est · id \d+$")).click()  # each token with its id
     wait_idle(page)
     tree = page.locator(".tree")

@@ -49,6 +49,16 @@ class Excerpt:
     numbers: tuple[int, ...]  # each line's number in its file
     lines: tuple[str, ...]
     marks: dict[str, int]  # mark name -> line number
+    folds: tuple[tuple[int, int], ...] = ()  # (first, last) line numbers of each `if detail:` block: shown as one line
+
+
+def _detail_blocks(function_node: ast.AST) -> list[tuple[int, int]]:
+    """(first, last) line of each `if detail:` block (no else): bookkeeping for the pages, not the algorithm's steps."""
+    return sorted(
+        (node.lineno, node.end_lineno)
+        for node in ast.walk(function_node)
+        if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "detail" and not node.orelse
+    )
 
 
 def _calls(function_node: ast.AST, mark: Mark) -> list[ast.Call]:
@@ -80,22 +90,43 @@ def excerpt(function: Callable, marks: tuple[Mark, ...]) -> Excerpt:
                 f"{function.__qualname__} no longer calls {mark.call} (call {mark.nth + 1}): the excerpt's mark '{mark.name}'."
             )
         found[mark.name] = first + calls[mark.nth].lineno - 1
+    folds = tuple((first + a - 1, first + b - 1) for a, b in _detail_blocks(node))
+    for name, line in found.items():
+        if any(a <= line <= b for a, b in folds):
+            raise LookupError(f"{function.__qualname__}: the excerpt's mark '{name}' is in an `if detail:` block, which is folded away.")
     dedented = textwrap.dedent("".join(source)).splitlines()
     kept = [(first + i, line) for i, line in enumerate(dedented) if i + 1 not in skip]
     path = Path(inspect.getsourcefile(function)).resolve()
     where = f"{path.relative_to(ROOT) if path.is_relative_to(ROOT) else path.name} · {function.__qualname__}"
-    return Excerpt(where, tuple(n for n, _ in kept), tuple(line for _, line in kept), found)
+    return Excerpt(where, tuple(n for n, _ in kept), tuple(line for _, line in kept), found, folds)
 
 
 def render(part: Excerpt, said: dict[str, str]) -> str:
-    """The excerpt as a numbered listing; each mark in `said` lit, with what it did here written beside it."""
+    """The excerpt as a numbered listing; each mark in `said` lit, with what it did here written beside it.
+
+    An `if detail:` block (what the trainer records for these pages, when asked) is one line saying so, set apart:
+    the lines shown are the algorithm's. A line too long for the page wraps under itself, four columns in (the
+    indentation of a continued line in Python), never back at column 0 where it would read as other code.
+    """
     lit = {part.marks[name]: text for name, text in said.items() if name in part.marks}
-    rows = []
+    folded = {a: b for a, b in part.folds}
+    rows, skip_to = [], 0
     for number, line in zip(part.numbers, part.lines):
+        if number <= skip_to:
+            continue
+        if number in folded:
+            skip_to = folded[number]
+            lines = f"lines {number}–{skip_to}" if skip_to > number else f"line {number}"
+            rows.append(
+                f'<div class="fold"><span class="ln">⋮</span><span>{lines} left out: if detail, they record what this page draws</span></div>'
+            )
+            continue
         note = lit.get(number)
         css = ' class="lit"' if note is not None else ""
         tail = f'<span class="what">◀ {html.escape(note)}</span>' if note else ""
-        rows.append(f'<div{css}><span class="ln">{number}</span><code>{html.escape(line) or " "}</code>{tail}</div>')
+        text = line.lstrip(" ")
+        indent = f' style="--i:{len(line) - len(text)}"' if len(line) > len(text) else ""
+        rows.append(f'<div{css}><span class="ln">{number}</span><code{indent}>{html.escape(text) or " "}</code>{tail}</div>')
     return f'<div class="code-excerpt"><div class="where">{html.escape(part.where)}</div>{"".join(rows)}</div>'
 
 
@@ -144,8 +175,11 @@ def _stale(event: MergeEvent, winner: bool) -> str:
     if heap is None:
         return ""
     n = heap.winner_pops if winner else heap.stale_popped_total - heap.winner_pops
+    entries = f"{n:,} stale entr{'y' if n == 1 else 'ies'}"
+    if not winner and event.runner_up is None:  # the pops emptied the heap: no runner-up for them to be above
+        return f"popped {entries} looking for a runner-up; none was left" if n else "no pair left for a runner-up"
     whom = "the winner" if winner else "the runner-up"
-    return f"popped {n:,} stale entr{'y' if n == 1 else 'ies'} above {whom}" if n else f"no stale entry above {whom}"
+    return f"popped {entries} above {whom}" if n else f"no stale entry above {whom}"
 
 
 # ---------------------------------------------------------------------------

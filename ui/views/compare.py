@@ -98,8 +98,9 @@ def in_diff(start: int, end: int, spans: list[tuple[int, int]]) -> bool:
     return i >= 0 and spans[i][0] <= start < spans[i][1]
 
 
-def chips(r: Row, spans: list[tuple[int, int]], limit: int = SHOWN) -> str:
-    """r's tokens as chips (ui/render.py's look); chips inside a differing span marked 'diff'. Ids show on hover."""
+def chips(r: Row, spans: list[tuple[int, int]], limit: int = SHOWN, show_ids: bool = False) -> str:
+    """r's tokens as chips (ui/render.py's look); chips inside a differing span marked 'diff'; each chip's id under it
+    (show_ids: a projector has no hover), as the Tokenize page draws them."""
     tokens = r.tokens[:limit]
     offsets, at = [], 0
     for t in tokens:
@@ -113,11 +114,12 @@ def chips(r: Row, spans: list[tuple[int, int]], limit: int = SHOWN) -> str:
             css += " diff"
         ids = ", ".join(str(i) for i in r.ids[start:end])
         title = f"id {ids}" if end - start == 1 else f"{end - start} tokens (ids {ids}) that together make one character"
-        parts.append(
-            f'<span class="{css}" title="{html.escape(title)}" style="background:{PALETTE[n % len(PALETTE)]}">{escape(shown(joined))}</span>'
-        )
+        text = escape(shown(joined))
+        if show_ids:
+            text = f'<span class="ttext">{text}</span><span class="tid">{" ".join(str(i) for i in r.ids[start:end])}</span>'
+        parts.append(f'<span class="{css}" title="{html.escape(title)}" style="background:{PALETTE[n % len(PALETTE)]}">{text}</span>')
     more = f'<span class="more">… and {len(r.tokens) - limit:,} more</span>' if len(r.tokens) > limit else ""
-    return f'<div class="toks">{"".join(parts)}{more}</div>'
+    return f'<div class="toks{" ids" if show_ids else ""}">{"".join(parts)}{more}</div>'
 
 
 def per_token(r: Row) -> str:
@@ -164,14 +166,14 @@ def diff_sentence(segs: list[tuple[int, int, bool]], rows: list[Row]) -> str:
     return out
 
 
-def comparison(text: str, rows: list[Row]) -> tuple[str, str, str]:
-    """(summary table, highlighted text with its sentence, every tokenizer's chips) as HTML."""
+def comparison(text: str, rows: list[Row], show_ids: bool = True) -> tuple[str, str, str]:
+    """(summary table, highlighted text with its sentence, every tokenizer's chips, with their ids) as HTML."""
     data = text.encode("utf-8", "surrogateescape")
     segs = segments(data, rows)
     spans = differing(segs)
     blocks = []
     for r in rows:
         head = f"<div class='rowhead'><b>{escape(r.label)}</b> · {len(r.tokens):,} tokens · {per_token(r)} bytes per token</div>"
-        blocks.append(f"<div class='cmp-row'>{head}{chips(r, spans)}</div>")
+        blocks.append(f"<div class='cmp-row'>{head}{chips(r, spans, show_ids=show_ids)}</div>")
     diff = f"{diff_text(data, segs)}<p class='caption'>{escape(diff_sentence(segs, rows))}</p>"
     return summary(rows, text), diff, "".join(blocks)

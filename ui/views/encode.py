@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from ui.encoding import Node, Piece, Step
-from ui.render import PALETTE, escape, show
+from ui.render import PALETTE, escape, show, text_spans
 
 Link = Callable[[int], str | None]
 
@@ -91,6 +91,16 @@ def overview(pieces: Sequence[Piece], current: Sequence[tuple[bytes, ...]], at: 
             colour += 1
         out.append(f'<span class="{css}">{"".join(chips)}</span>')
     return f'<div class="enc-line">{"".join(out)}</div>'
+
+
+def token_ids(tokens: Sequence[bytes], ids: Sequence[int | None]) -> str:
+    """The text's tokens in order, each with its id under it (a projector has no hover), after what they are.
+
+    Every token, repeats too: the sequence a model is given ('The 4 tokens: [the/1820][ cat/8415][ the/279][ cat/8415]').
+    """
+    n = len(tokens)
+    drawn = text_spans(list(tokens), list(ids) if None not in ids else None, show_ids=True)
+    return f'<div class="enc-ids"><div class="lead">The {n:,} token{"s and their ids" if n != 1 else " and its id"}:</div>{drawn}</div>'
 
 
 def explain(step: Step, counts: Sequence[int | None] | None, label: str) -> str:

@@ -216,6 +216,13 @@ def status(event: MergeEvent, a: bytes, b: bytes, c: int) -> str:
 
 ROW_CLASS = {"chosen": "chosen", "runner-up (tie)": "tie", "tie": "tie", "runner-up": "runner"}
 STATUS_WORD = {"chosen": "chosen", "runner-up (tie)": "runner-up", "runner-up": "runner-up"}  # the colour says "tie"
+# the legend under the table names the colours of the rows it has, in this order (a tied runner-up's row is yellow)
+LEGEND = {"chosen": ("green", "chosen"), "tie": ("yellow", "the same count as the winner"), "runner": ("blue", "runner-up")}
+LEGEND_YOURS = {
+    "yours": ("red", "your merge"),
+    "chosen": ("green", "the reference's"),
+    "tie": ("yellow", "the same count as the reference's"),
+}
 
 
 def pair_table(event: MergeEvent, k: int, yours: tuple[bytes, bytes] | None = None, yours_count: int | None = None) -> str:
@@ -227,27 +234,25 @@ def pair_table(event: MergeEvent, k: int, yours: tuple[bytes, bytes] | None = No
     detail = event.detail
     tied = sum(1 for _, _, c in detail.top_pairs if c == event.count)
     rows = detail.top_pairs[: min(max(PAIR_ROWS, tied + 1), PAIR_ROWS_MAX)]
-    body = []
+    body, shown = [], set()
     for a, b, c in rows:
         s = status(event, a, b, c)
         css, word = ROW_CLASS.get(s, ""), STATUS_WORD.get(s, "")
         if yours is not None:
             css, word = ("yours", "yours") if (a, b) == yours else (css, "reference" if s == "chosen" else "")
+        shown.add(css)
         body.append(f'<tr class="{css}"><td class="pair">{html.escape(show_pair(a, b))}</td><td class="n">{c:,}</td><td>{word}</td></tr>')
     if yours is not None and yours not in {(a, b) for a, b, _ in rows}:
         count = "–" if yours_count is None else f"{yours_count:,}"
         body.append(
             f'<tr class="gap"><td>…</td><td></td><td></td></tr><tr class="yours"><td class="pair">{html.escape(show_pair(*yours))}</td><td class="n">{count}</td><td>yours</td></tr>'
         )
-    note = (
-        "Red: your merge; green: the reference's; yellow: the same count as the reference's."
-        if yours is not None
-        else "Green: chosen; yellow: same count as the winner; blue: runner-up."
-    )
+    colours = LEGEND_YOURS if yours is not None else LEGEND
+    note = "; ".join(f"{colour}: {what}" for css, (colour, what) in colours.items() if css in shown or css == "yours")
     return (
         f"<h3>Pair counts before merge {k:,}</h3>"
         '<table class="pairs"><tr><th>pair</th><th class="n">count</th><th></th></tr>' + "".join(body) + "</table>"
-        f"{caption(f'Top {len(rows)} of {detail.distinct_pairs:,} distinct pairs. {note}')}"
+        f"{caption(f'Top {len(rows)} of {detail.distinct_pairs:,} distinct pairs. {note[:1].upper()}{note[1:]}.')}"
     )
 
 
@@ -377,8 +382,11 @@ def heap_story(event: MergeEvent, drawn: Sequence[HeapEntry]) -> str:
             f"Finding the winner: the root was stale, so {_entries(view.winner_pops)} {'was' if view.winner_pops == 1 else 'were'} popped first "
             f"({_popped(for_winner, places, view.winner_pops)}); then {winner} was current at the top and was popped."
         )
-    if event.runner_up is None:
-        return story + " No other pair was left for a runner-up."
+    if event.runner_up is None:  # the pops looking for one emptied the heap (the card's stale pops count them)
+        if n_runner == 0:
+            return story + " No other pair was left for a runner-up."
+        looked = _popped(for_runner, places[len(for_winner) :], n_runner)
+        return story + f" Looking for a runner-up, it popped {_entries(n_runner)} ({looked}); then no other pair was left."
     runner = f"{show_pair(*event.runner_up)} {event.runner_up_count:,}"
     if n_runner == 0:
         return story + f" Finding the runner-up: the new top, {runner}, was current."
@@ -437,17 +445,18 @@ def work_panel(event: MergeEvent, algorithm: str) -> str:
 def affected_words(event: MergeEvent, limit: int = WORD_ROWS) -> str:
     """The words a merge rewrote, before → after, most frequent first; a word never wraps inside itself.
 
-    Each row wraps between its parts (before, arrow, after, count) when the column is narrow, and inside a
-    word only when the word alone is wider than the column; the befores get the width of the longest, so
-    that the arrows line up while a row fits.
+    Each row wraps, when the column is narrow, between the word before and the rest (→, the word after and
+    its count, kept together: a count alone on a line says nothing), and inside a word only when the word
+    alone is wider than the column; the befores get the width of the longest, so that the arrows line up
+    while a row fits.
     """
     detail = event.detail
     words = detail.words[:limit]
     width = max((_chips_width(w.before) for w in words), default=0)
     rows = [
         f'<div class="wrow"><div class="toks word" style="min-width:min({width}, 100%)">{chips(list(w.before), split=True)}</div>'
-        f'<span class="arrow">→</span><div class="toks word">{chips(list(w.after), mark=event.token, split=True)}</div>'
-        f'<span class="count">× {w.count:,}</span></div>'
+        f'<span class="then"><span class="arrow">→</span><div class="toks word">{chips(list(w.after), mark=event.token, split=True)}</div>'
+        f'<span class="count">× {w.count:,}</span></span></div>'
         for w in words
     ]
     return f'<h3>Words this merge rewrote</h3><div class="words">{"".join(rows)}</div>' + caption(

@@ -159,7 +159,7 @@ def presets(current: int, options: list[int], counts: list[int]) -> None:
     columns = st.columns(2)
     for i, preset in enumerate(PRESETS):
         columns[i % 2].button(
-            f"t = {preset.t} · {preset.label}",
+            f"t = {preset.t:,} · {preset.label}",
             help=preset.help,
             on_click=choose,
             args=(snap(preset.t, options),),
@@ -359,21 +359,24 @@ def rare_tokens(events: tuple[MergeEvent, ...], t: int, k: int, usage: dict[byte
         ((token, count, usage.get(token, 0)) for token, count in made.items() if usage.get(token, 0) < floor),
         key=lambda row: (row[2], -row[1]),
     )
+    if not made:
+        st.markdown("No merge is kept at this threshold, so no token is made and none could be dropped.")
+        return
     if not rare:
         st.markdown(
-            f"Every one of the {len(made):,} tokens these merges make is used at least {floor} "
-            f"time{'s' if floor > 1 else ''} in the tokenized training text, so a token threshold of {floor} would drop none of them."
+            f"{'The one token' if len(made) == 1 else f'Every one of the {len(made):,} tokens'} these merges make is used at least {floor:,} "
+            f"time{'s' if floor > 1 else ''} in the tokenized training text, so a token threshold of {floor:,} would drop none of them."
         )
         return
     chips = "".join(
         f'<span class="chip"><b>{html.escape(show(token))}</b> made ×{count:,}, used ×{used:,}</span>' for token, count, used in rare[:12]
     )
-    used = "never used" if floor == 1 else f"used fewer than {floor} times"
+    used = "never used" if floor == 1 else f"used fewer than {floor:,} times"
     st.html(
         "<style>.chip{display:inline-block;font-family:monospace;font-size:1.05rem;padding:2px 8px;margin:3px;"
         "border-radius:6px;background:#fff1c1;border:1px solid #0002;color:#111}"
         ".rare{font-size:1.05rem;margin-bottom:4px}</style>"
-        f'<div class="rare">A token threshold of {floor} would drop <b>{len(rare):,}</b> of the {len(made):,} tokens '
+        f'<div class="rare">A token threshold of {floor:,} would drop <b>{len(rare):,}</b> of the {len(made):,} tokens '
         f"these merges make: they are {used} in the tokenized training text, although every merge here was "
-        f"made from a pair seen at least {floor} time{'s' if floor > 1 else ''}.</div><div>{chips}</div>"
+        f"made from a pair seen at least {floor:,} time{'s' if floor > 1 else ''}.</div><div>{chips}</div>"
     )

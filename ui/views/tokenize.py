@@ -205,9 +205,10 @@ def run_of(settings) -> tuple:
     return (settings.key, settings.spec, settings.num_merges)
 
 
-@st.cache_data(max_entries=32, show_spinner=False)
+@st.cache_resource(max_entries=32, show_spinner=False)
 def downloads(run: tuple, k: int, _tok: Tokenizer) -> tuple[dict[str, str], bytes]:
-    """Every format of the run's tokenizer with its first k merges ({name: text}), and all of them as one zip; once per (run, k)."""
+    """Every format of the run's tokenizer with its first k merges ({name: text}), and all of them as one zip; once per (run, k)
+    for every session (a resource, never changed: st.cache_data unpickled a copy of every file on every run of the page)."""
     texts = _tok.files(k)
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as bundle:

@@ -248,9 +248,11 @@ def zipf_chart(frequencies: list[int], slope: float | None, used_on: str) -> Non
         "layer": [
             {
                 "transform": [{"filter": {"field": "line", "equal": line}}],
-                "mark": {"type": "line", "point": {"size": 40, "color": colour}, "strokeWidth": 3, "color": colour, "strokeDash": dash},
+                "mark": {"type": "line", "strokeWidth": 3, "color": colour, **mark},
             }
-            for line, colour, dash in ((LINES[1], GREY, [6, 4]), (LINES[0], BLUE, [1, 0]))
+            # subtle: Zipf's line without points: its 200 dots, one per rank drawn, filled the gaps of the dashes and it
+            # read as solid while the caption said dashed
+            for line, colour, mark in ((LINES[1], GREY, {"strokeDash": [12, 7]}), (LINES[0], BLUE, {"point": {"size": 40, "color": BLUE}}))
         ],
     }
     st.vega_lite_chart(frame, spec, width="stretch")
