@@ -28,7 +28,7 @@
 typedef struct {
     PyObject_HEAD int kind; /* a BPE_KIND_*, or -1: pre-tokens come from Python (a regex of the user's) */
     PyObject *ids;          /* bytes -> id, for the special tokens */
-    uint64_t seed;
+    uint64_t seed; /* the pair table's */
     int64_t byte_ids[256]; /* -1: the vocabulary lacks the byte */
     uint32_t n_merges;
     uint32_t *made;      /* rank -> the id that merge makes */
@@ -238,7 +238,7 @@ static int append_word(Encoder *e, const uint8_t *word, size_t n, uint32_t limit
         e->cache_ids_used = 0;
         e->cache_limit = limit;
     }
-    uint64_t hash = bpe_hash(word, n, e->seed);
+    uint64_t hash = bpe_hash(word, n, &e->cache.key);
     bpe_entry *hit = bpe_bytesmap_get(&e->cache, word, n, hash);
     if (hit) {
         if (reserve(&e->out, &e->out_cap, e->out_used, hit->value2) < 0) return NO_MEMORY;
@@ -413,12 +413,14 @@ static int encoder_init(Encoder *e, PyObject *args, PyObject *kwargs) {
         if (found < 0) return -1;
         e->byte_ids[b] = found ? (int64_t)id : -1;
     }
+    bpe_hashkey cache_key;
+    bpe_key_init(&cache_key, seed, 0);
     size_t slots = 16;
     while (slots < 2 * (size_t)n_merges + 16) slots *= 2;
     e->made = PyMem_Malloc(((size_t)n_merges + 1) * sizeof(uint32_t));
     e->pair_keys = PyMem_Malloc(slots * sizeof(uint64_t));
     e->pair_ranks = PyMem_Malloc(slots * sizeof(uint32_t));
-    if (!e->made || !e->pair_keys || !e->pair_ranks || bpe_bytesmap_init(&e->cache, seed) < 0) {
+    if (!e->made || !e->pair_keys || !e->pair_ranks || bpe_bytesmap_init(&e->cache, &cache_key) < 0) {
         PyErr_NoMemory();
         return -1;
     }

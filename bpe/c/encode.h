@@ -7,6 +7,7 @@
 #define BPE_ENCODE_H
 
 #include "core.h"
+#include "hash.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -61,10 +62,10 @@ typedef struct {
     size_t used;
     uint8_t *arena; /* keys longer than 8 bytes */
     size_t arena_used, arena_cap;
-    uint64_t seed;
+    bpe_hashkey key; /* what its keys are hashed with: bpe_hash(key, n, &m->key) */
 } bpe_bytesmap;
 
-int bpe_bytesmap_init(bpe_bytesmap *m, uint64_t seed);
+int bpe_bytesmap_init(bpe_bytesmap *m, const bpe_hashkey *key);
 void bpe_bytesmap_free(bpe_bytesmap *m);
 void bpe_bytesmap_clear(bpe_bytesmap *m);
 /* Put key (value 0) in the empty slot get() stopped at; NULL when out of memory. */
@@ -72,26 +73,6 @@ bpe_entry *bpe_bytesmap_add(bpe_bytesmap *m, const uint8_t *key, size_t n, uint6
 
 static inline const uint8_t *bpe_key(const bpe_bytesmap *m, const bpe_entry *e) {
     return e->len <= 8 ? (const uint8_t *)&e->key : m->arena + e->key;
-}
-
-/* A keyed hash of bytes, never 0; subtle: memcpy, not a cast, since the bytes need not be aligned. */
-static inline uint64_t bpe_hash(const uint8_t *p, size_t n, uint64_t seed) {
-    uint64_t h = seed ^ ((uint64_t)n * 0x9E3779B97F4A7C15ULL);
-    uint64_t w;
-    while (n > 8) {
-        memcpy(&w, p, 8);
-        h = (h ^ w) * 0xBF58476D1CE4E5B9ULL;
-        h ^= h >> 29;
-        p += 8;
-        n -= 8;
-    }
-    w = 0;
-    memcpy(&w, p, n);
-    h = (h ^ w) * 0x94D049BB133111EBULL;
-    h ^= h >> 32;
-    h *= 0xD6E8FEB86659FD93ULL;
-    h ^= h >> 32;
-    return h ? h : 1;
 }
 
 /* The entry holding key, or NULL. */

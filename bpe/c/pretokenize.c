@@ -13,6 +13,8 @@
 
 #include <stdlib.h>
 #include <string.h>
+
+#include "structmember.h"
 #if defined(__linux__)
 #include <sys/mman.h>
 #endif
@@ -434,18 +436,19 @@ done_buffer:
 
 /* PreTokenCounter(kind, seed): counts of unique pre-tokens over many calls of add(), as Tally keeps them.
 
-   One open-addressing table (linear probing, at most half full) whose slots hold keys of up to 16 bytes themselves
-   (all but ~0.5 % of the pre-tokens of prose), so counting one is a hash of two words and one slot; longer keys live in
+   One open-addressing table (linear probing, at most half full) whose slots hold keys of up to 15 bytes themselves
+   (all but ~0.5 % of the pre-tokens of prose) as the block hash.h hashes, so counting one is a hash of one block and
+   one slot; longer keys live in
    an arena. One-byte pre-tokens (a third of them: spaces, newlines, punctuation) are counted in a plain array. Counting
    waits on memory (the table of a large corpus is tens of megabytes): each pre-token's slot is prefetched when it is
    found and counted PENDING pre-tokens later, so that the wait overlaps with scanning the next ones. */
 #define PENDING 16 /* a power of two */
-#define SHORT_KEY 16
+#define SHORT_KEY BPE_BLOCK_MAX
 #define FIRST_SLOTS 4096
 #define HUGE_PAGE (2u << 20)
 
 typedef struct {
-    uint64_t k0, k1; /* the key's bytes, zero-padded, when it has at most SHORT_KEY; else k0 is its offset in the arena */
+    uint64_t k0, k1; /* the key's block (bpe_block_of) when it has at most SHORT_KEY bytes; else k0 is its offset in the arena */
     uint64_t count;
     uint32_t len;   /* 0: the slot is empty (a pre-token is never empty) */
     uint32_t check; /* the hash's top half: a long key is compared byte by byte only when this matches */
@@ -459,7 +462,7 @@ typedef struct {
 
 typedef struct {
     PyObject_HEAD int kind;
-    uint64_t seed;
+    bpe_hashkey key;
     count_slot *table; /* mask + 1 slots */
     size_t mask, used;
     uint8_t *arena; /* the keys longer than SHORT_KEY */
@@ -467,10 +470,12 @@ typedef struct {
     uint64_t single[256]; /* the one-byte pre-tokens' counts */
     pending queue[PENDING];
     size_t queued, head; /* the queue's entries, oldest first, end just before head (mod PENDING) */
+    size_t longest;      /* the most slots one pre-token's lookup has read: a few, unless its keys collide (the tests) */
 } Counter;
 
-/* The key's bytes as two zero-padded words: k0 = bytes 0-7, k1 = bytes 8-15. Two unaligned loads where the text
-   goes on for 16 bytes (limit is its end), masked to the key's length; else copied. */
+/* A key of at most SHORT_KEY bytes as its block (bpe_block_of): k0 = bytes 0-7, k1 = bytes 8-14, zero-padded, its
+   length in k1's top byte. Two unaligned loads where the text goes on for 16 bytes (limit is its end), masked to the
+   key's length; else copied. */
 static HOT_INLINE void key_words(const uint8_t *s, size_t len, const uint8_t *limit, uint64_t *k0, uint64_t *k1) {
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
     if (limit - s >= 16) {
@@ -479,32 +484,19 @@ static HOT_INLINE void key_words(const uint8_t *s, size_t len, const uint8_t *li
         memcpy(&w1, s + 8, 8);
         if (len < 8) { /* the first len bytes are the low ones */
             *k0 = w0 & ((1ULL << (8 * len)) - 1);
-            *k1 = 0;
+            *k1 = (uint64_t)len << 56;
         } else {
             *k0 = w0;
-            *k1 = len >= 16 ? w1 : w1 & ((1ULL << (8 * (len - 8))) - 1);
+            *k1 = (w1 & ((1ULL << (8 * (len - 8))) - 1)) | (uint64_t)len << 56;
         }
         return;
     }
 #endif
-    uint8_t padded[16] = {0};
-    memcpy(padded, s, len < 16 ? len : 16);
-    memcpy(k0, padded, 8);
-    memcpy(k1, padded + 8, 8);
-}
-
-/* a keyed hash of a short key's words and length (any value will do: a slot is marked empty by its length) */
-static HOT_INLINE uint64_t short_hash(uint64_t k0, uint64_t k1, size_t len, uint64_t seed) {
-    uint64_t h = (k0 ^ seed) * 0x9E3779B97F4A7C15ULL;
-    h ^= (k1 ^ ((uint64_t)len << 56)) * 0xBF58476D1CE4E5B9ULL;
-    h ^= h >> 29;
-    h *= 0x94D049BB133111EBULL;
-    h ^= h >> 32;
-    return h;
+    bpe_block_of(s, len, k0, k1);
 }
 
 static uint64_t slot_hash(const Counter *self, const count_slot *slot) {
-    return slot->len <= SHORT_KEY ? short_hash(slot->k0, slot->k1, slot->len, self->seed) : bpe_hash(self->arena + slot->k0, slot->len, self->seed);
+    return slot->len <= SHORT_KEY ? bpe_hash_block(slot->k0, slot->k1, &self->key) : bpe_hash(self->arena + slot->k0, slot->len, &self->key);
 }
 
 /* a table of zeroed slots; one of megabytes in 2 MB pages where the system has them (Linux's transparent huge pages,
@@ -569,8 +561,9 @@ static int insert(Counter *self, const pending *p) {
 
 /* count a queued pre-token in the table */
 static HOT_INLINE int settle(Counter *self, const pending *p) {
-    for (size_t i = (size_t)p->hash & self->mask;; i = (i + 1) & self->mask) {
+    for (size_t i = (size_t)p->hash & self->mask, probes = 1;; i = (i + 1) & self->mask, probes++) {
         count_slot *slot = &self->table[i];
+        if (probes > self->longest) self->longest = probes;
         if (!slot->len) return insert(self, p);
         if (slot->len != p->len) continue;
         if (p->len <= SHORT_KEY ? slot->k0 == p->k0 && slot->k1 == p->k1
@@ -598,10 +591,10 @@ static HOT_INLINE int count_one(Counter *self, const uint8_t *s, size_t len, con
     p->len = (uint32_t)len;
     if (len <= SHORT_KEY) {
         key_words(s, len, limit, &p->k0, &p->k1);
-        p->hash = short_hash(p->k0, p->k1, len, self->seed);
+        p->hash = bpe_hash_block(p->k0, p->k1, &self->key);
     } else {
         p->k0 = p->k1 = 0;
-        p->hash = bpe_hash(s, len, self->seed);
+        p->hash = bpe_hash(s, len, &self->key);
     }
     __builtin_prefetch(&self->table[(size_t)p->hash & self->mask], 1);
     self->head = (self->head + 1) & (PENDING - 1);
@@ -631,7 +624,7 @@ static int counter_init(Counter *self, PyObject *args, PyObject *kwargs) {
     }
     self->mask = FIRST_SLOTS - 1;
     self->kind = kind;
-    self->seed = seed;
+    bpe_key_init(&self->key, seed, 0);
     return 0;
 }
 
@@ -720,7 +713,7 @@ static PyObject *counter_counts(Counter *self, PyObject *unused) {
     PyObject *out = PyDict_New();
     if (!out) return NULL;
     for (size_t k = 0; k <= self->mask + 256; k++) {
-        uint8_t bytes[SHORT_KEY], byte;
+        uint8_t bytes[16], byte; /* a block */
         const uint8_t *key;
         size_t len;
         uint64_t count;
@@ -771,6 +764,11 @@ static PyMethodDef counter_methods[] = {
 
 static PySequenceMethods counter_sequence = {.sq_length = (lenfunc)counter_len};
 
+static PyMemberDef counter_members[] = {
+    {"longest_probe", T_PYSSIZET, offsetof(Counter, longest), READONLY, "the most table slots one pre-token's lookup has read"},
+    {NULL, 0, 0, 0, NULL},
+};
+
 static PyTypeObject CounterType = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "bpe._core.PreTokenCounter",
     .tp_basicsize = sizeof(Counter),
@@ -780,6 +778,7 @@ static PyTypeObject CounterType = {
     .tp_init = (initproc)counter_init,
     .tp_dealloc = (destructor)counter_dealloc,
     .tp_methods = counter_methods,
+    .tp_members = counter_members,
     .tp_as_sequence = &counter_sequence,
 };
 
