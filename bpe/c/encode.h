@@ -22,6 +22,26 @@ enum { BPE_KIND_NONE = 0, BPE_KIND_GPT2 = 1, BPE_KIND_CL100K = 2, BPE_KIND_O200K
    0 when there is none left. *pos moves past it. */
 int bpe_next_pretoken(int kind, const uint8_t *s, size_t n, size_t *pos, size_t *start, size_t *end);
 
+/* Pre-tokens a chunk at a time, keyed for a table: a span is one pre-token p[0:len]; one of 2 to BPE_BLOCK_MAX bytes
+   also has its block (bpe_block_of) and its hash (bpe_hash_block) under the table's key, and its slot prefetched. */
+#define BPE_CHUNK 256
+typedef struct {
+    const uint8_t *p;
+    size_t len;
+    uint64_t k0, k1, hash;
+} bpe_span;
+
+typedef struct {
+    const uint8_t *limit;     /* where the readable bytes of the text end (a block may be loaded 16 bytes at a time) */
+    const bpe_hashkey *key;   /* the table's */
+    const char *table;        /* the slot of hash h is at table + (h & mask) * stride */
+    size_t mask, stride;
+} bpe_chunk_table;
+
+/* Up to BPE_CHUNK pre-tokens of s[*pos:n] (a text with no special token in it), keyed for table t; how many. *pos moves
+   past them: a count below BPE_CHUNK means the text is done. */
+size_t bpe_fill_spans(int kind, const uint8_t *s, size_t n, size_t *pos, bpe_span *spans, const bpe_chunk_table *t);
+
 /* How many of s[0:n]'s bytes are not part of a valid UTF-8 character: the lone surrogates Python's
    surrogateescape decoding makes (pretokenize.invalid_bytes). */
 size_t bpe_invalid_utf8(const uint8_t *s, size_t n);

@@ -33,6 +33,12 @@
 #define BPE_HASH_AES 0
 #endif
 
+#if defined(__GNUC__)
+#define BPE_ALWAYS_INLINE inline __attribute__((always_inline))
+#else
+#define BPE_ALWAYS_INLINE inline
+#endif
+
 #define BPE_BLOCK_MAX 15 /* the longest key hashed as one block (the 16th byte holds its length) */
 
 typedef struct {
@@ -101,21 +107,39 @@ static inline void bpe_block_of(const uint8_t *p, size_t n, uint64_t *w0, uint64
     memcpy(w1, block + 8, 8);
 }
 
+#if BPE_HASH_AES
+/* the AES round keys in registers, for a loop that hashes many blocks (bpe_fill_spans) */
+typedef struct {
+    __m128i round[5];
+} bpe_aes_keys;
+
+static BPE_ALWAYS_INLINE bpe_aes_keys bpe_aes_keys_of(const bpe_hashkey *key) {
+    bpe_aes_keys k;
+    for (int r = 0; r < 5; r++) k.round[r] = _mm_loadu_si128((const __m128i *)key->aes[r]);
+    return k;
+}
+
+/* bpe_hash_block where key->use_aes */
+static BPE_ALWAYS_INLINE uint64_t bpe_aes_block(uint64_t w0, uint64_t w1, const bpe_aes_keys *k) {
+    __m128i x = _mm_xor_si128(_mm_set_epi64x((long long)w1, (long long)w0), k->round[0]);
+    x = _mm_aesenc_si128(x, k->round[1]);
+    x = _mm_aesenc_si128(x, k->round[2]);
+    x = _mm_aesenc_si128(x, k->round[3]);
+    x = _mm_aesenc_si128(x, k->round[4]);
+    uint64_t h = (uint64_t)_mm_cvtsi128_si64(x);
+    return h ? h : 1;
+}
+#endif
+
 /* the hash of a key of at most 15 bytes, given as its block (bpe_block_of); never 0 */
-static inline uint64_t bpe_hash_block(uint64_t w0, uint64_t w1, const bpe_hashkey *key) {
-    uint64_t h;
+static BPE_ALWAYS_INLINE uint64_t bpe_hash_block(uint64_t w0, uint64_t w1, const bpe_hashkey *key) {
 #if BPE_HASH_AES
     if (key->use_aes) {
-        __m128i x = _mm_set_epi64x((long long)w1, (long long)w0);
-        x = _mm_xor_si128(x, _mm_loadu_si128((const __m128i *)key->aes[0]));
-        x = _mm_aesenc_si128(x, _mm_loadu_si128((const __m128i *)key->aes[1]));
-        x = _mm_aesenc_si128(x, _mm_loadu_si128((const __m128i *)key->aes[2]));
-        x = _mm_aesenc_si128(x, _mm_loadu_si128((const __m128i *)key->aes[3]));
-        x = _mm_aesenc_si128(x, _mm_loadu_si128((const __m128i *)key->aes[4]));
-        h = (uint64_t)_mm_cvtsi128_si64(x);
-        return h ? h : 1;
+        bpe_aes_keys k = bpe_aes_keys_of(key);
+        return bpe_aes_block(w0, w1, &k);
     }
 #endif
+    uint64_t h;
     uint8_t block[16];
     memcpy(block, &w0, 8);
     memcpy(block + 8, &w1, 8);
