@@ -403,9 +403,16 @@ class Tokenizer:
         return self._batch(self.encode_ordinary, texts, num_threads)
 
     def encode_to_numpy(self, text: str | bytes, **options):
-        """encode() as a NumPy array of uint32 (tiktoken's encode_to_numpy)."""
+        """encode() as a NumPy array of uint32 (tiktoken's encode_to_numpy): made by the compiled core where it encodes."""
         import numpy as np
 
+        if isinstance(text, str) and set(options) <= {"allowed_special", "disallowed_special"}:
+            allowed_special = options.get("allowed_special")
+            allowed = self.allowed_special if allowed_special is None else self._allowed(allowed_special)
+            self._refuse(text, allowed, options.get("disallowed_special", "all"))
+            ids = self._encode_compiled(text, len(self.merges), allowed, as_array=True)
+            if ids is not None:
+                return np.frombuffer(ids, dtype=np.uint32)
         return np.array(self.encode(text, **options), dtype=np.uint32)
 
     def encode_single_token(self, text_or_bytes: str | bytes) -> int:
@@ -493,22 +500,18 @@ class Tokenizer:
         self._refuse(text, allowed, disallowed_special)
         return self._encode_text(text, limit, allowed)
 
-    def _encode_compiled(self, text: str | bytes, limit: int, allowed: Collection[str]) -> list[int] | None:
+    def _encode_compiled(self, text: str | bytes, limit: int, allowed: Collection[str], as_array: bool = False):
         """_encode_text in one call to the compiled core (encode_c.py), or None where the Python path encodes.
 
         None: no compiled core, or no compiled pre-tokenizer for the pattern; a str holding a surrogate
         (its invalid bytes, U+DC80..U+DCFF, would be read again as UTF-8: bytes are given as they are,
         and the core keeps each invalid byte as the Python path does); a byte the vocabulary lacks (the
-        Python path says so in a sentence).
+        Python path says so in a sentence). as_array: the ids as a bytearray of native uint32, not a list.
         """
         if self._compiled is None or self._compiled.kind < 0:
             return None
-        if isinstance(text, str):
-            try:
-                text = text.encode(ENCODING)
-            except UnicodeEncodeError:
-                return None
-        return self._compiled.encode(text, limit, tuple(token.encode(ENCODING) for token in allowed))
+        specials = tuple(token.encode(ENCODING) for token in allowed)
+        return self._compiled.encode(text, limit, specials, as_array)
 
     def _last_piece_length(self, text: str, limit: int, allowed: frozenset[str], ids: list[int]) -> int:
         """How many of ids (text's) the last pre-token made, with the all-whitespace tokens before it (tiktoken's rule)."""

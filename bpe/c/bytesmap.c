@@ -8,8 +8,26 @@
 #include "encode.h"
 
 #include <stdlib.h>
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
 
 #define FIRST_SLOTS 1024
+#define HUGE_PAGE (2u << 20)
+
+/* a zeroed table; one of megabytes in 2 MB pages where the system has them (Linux's transparent huge pages, when
+   asked for): its slots are visited at random, and with 4 KB pages most visits would also miss the TLB. free() frees it. */
+void *bpe_zeroed_table(size_t bytes) {
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    if (bytes >= HUGE_PAGE) {
+        void *table = aligned_alloc(HUGE_PAGE, (bytes + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE);
+        if (!table) return NULL;
+        madvise(table, bytes, MADV_HUGEPAGE); /* only advice, and before the first touch: without it the table is the same, in small pages */
+        return memset(table, 0, bytes);
+    }
+#endif
+    return calloc(1, bytes);
+}
 
 int bpe_hash_aes = 0;
 

@@ -28,7 +28,8 @@ int bpe_next_pretoken(int kind, const uint8_t *s, size_t n, size_t *pos, size_t 
 typedef struct {
     const uint8_t *p;
     size_t len;
-    uint64_t k0, k1, hash;
+    uint64_t k0, k1; /* together: they are stored as one 16-byte block */
+    uint64_t hash;
 } bpe_span;
 
 typedef struct {
@@ -86,6 +87,8 @@ typedef struct {
 } bpe_bytesmap;
 
 int bpe_bytesmap_init(bpe_bytesmap *m, const bpe_hashkey *key);
+/* a zeroed table of `bytes`, in 2 MB pages where Linux has them (a big table read at random); free() frees it; NULL when out of memory */
+void *bpe_zeroed_table(size_t bytes);
 void bpe_bytesmap_free(bpe_bytesmap *m);
 void bpe_bytesmap_clear(bpe_bytesmap *m);
 /* Put key (value 0) in the empty slot get() stopped at; NULL when out of memory. */

@@ -119,6 +119,17 @@ static BPE_ALWAYS_INLINE bpe_aes_keys bpe_aes_keys_of(const bpe_hashkey *key) {
     return k;
 }
 
+/* bpe_hash_block where key->use_aes, of the block in a register (bytes 0-7 are w0) */
+static BPE_ALWAYS_INLINE uint64_t bpe_aes_vector(__m128i block, const bpe_aes_keys *k) {
+    __m128i x = _mm_xor_si128(block, k->round[0]);
+    x = _mm_aesenc_si128(x, k->round[1]);
+    x = _mm_aesenc_si128(x, k->round[2]);
+    x = _mm_aesenc_si128(x, k->round[3]);
+    x = _mm_aesenc_si128(x, k->round[4]);
+    uint64_t h = (uint64_t)_mm_cvtsi128_si64(x);
+    return h ? h : 1;
+}
+
 /* bpe_hash_block where key->use_aes */
 static BPE_ALWAYS_INLINE uint64_t bpe_aes_block(uint64_t w0, uint64_t w1, const bpe_aes_keys *k) {
     __m128i x = _mm_xor_si128(_mm_set_epi64x((long long)w1, (long long)w0), k->round[0]);

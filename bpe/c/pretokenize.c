@@ -452,7 +452,19 @@ static const uint8_t *find(const uint8_t *s, size_t n, const uint8_t *token, siz
         if (memcmp(s + i, token, len) == 0) return s + i;
     return NULL;
 #else
-    return memmem(s, n, token, len); /* two-way: linear, like str.find, however repetitive the token */
+    /* Where the token's first byte is rare, as '<' is in prose, from one place of it to the next (memchr reads 32
+       bytes at a time; memmem's two-way search ~1 byte per instruction). subtle: a text dense with that byte would
+       make this quadratic in the token's length, so past a budget of misses -- 16, and one more per token length
+       and 64 bytes passed, so that the compares stay within the bytes passed -- memmem takes over: linear, like
+       str.find, however repetitive the text. */
+    const uint8_t *start = s, *end = s + n;
+    for (size_t missed = 0;; missed++) {
+        if (missed > 16 + (size_t)(s - start) / (len + 64)) return memmem(s, (size_t)(end - s), token, len);
+        const uint8_t *at = memchr(s, token[0], (size_t)(end - s));
+        if (!at || (size_t)(end - at) < len) return NULL;
+        if (memcmp(at, token, len) == 0) return at;
+        s = at + 1;
+    }
 #endif
 }
 
@@ -618,6 +630,62 @@ static HOT_INLINE void key_words(const uint8_t *s, size_t len, const uint8_t *li
     bpe_block_of(s, len, k0, k1);
 }
 
+#if BPE_SSE2 && BPE_HASH_AES && (defined(__GNUC__) || defined(__clang__))
+#define BPE_WINDOW 1
+/* which bytes of v are letters of the set (bit i: byte i) */
+static HOT_INLINE unsigned ascii_mask(__m128i v, int set) {
+    __m128i x = _mm_add_epi8(_mm_or_si128(v, _mm_set1_epi8(set == ASCII_LETTERS ? 0x20 : 0)),
+                             _mm_set1_epi8((char)(0x80 - (set == ASCII_UPPER ? 'A' : 'a'))));
+    return (unsigned)_mm_movemask_epi8(_mm_cmplt_epi8(x, _mm_set1_epi8((char)(-128 + 26))));
+}
+
+/* The end (from p) of a pre-token of letters that starts at p, seen in the 16 bytes v at p of which `avail` are the
+   piece's (the rest not: they are cleared from the masks), or 0 when the window cannot decide it: not letters (or
+   one other character then letters) at p, a run that goes on past the window, or stops at a byte of 0x80 and above
+   or (o200k) at an apostrophe, which may begin a contraction. Exactly what next_X returns where it returns one:
+   the letters' alternatives of each regex, over ASCII (see next_gpt2, next_cl100k, next_o200k). */
+static HOT_INLINE size_t window_end(int kind, __m128i v, const uint8_t *p, size_t avail) {
+    if (avail > 16) avail = 16;
+    unsigned in_piece = avail == 16 ? 0xFFFF : (1u << avail) - 1;
+    unsigned high = (unsigned)_mm_movemask_epi8(v) & in_piece;
+    uint8_t c = p[0];
+    unsigned start, end;
+    if (high & 1) return 0;
+    if (kind == BPE_KIND_O200K) {
+        unsigned upper = ascii_mask(v, ASCII_UPPER) & in_piece, lower = ascii_mask(v, ASCII_LOWER) & in_piece;
+        if ((upper | lower) & 1)
+            start = 0;
+        else if (!(classes[c] & (L | N | NL)) && ((upper | lower) & 2))
+            start = 1;
+        else
+            return 0;
+        unsigned u = start + (unsigned)__builtin_ctz(~(upper >> start));
+        end = u + (unsigned)__builtin_ctz(~(lower >> u));
+        if (end < avail && p[end] == '\'') return 0;
+    } else {
+        unsigned letters = ascii_mask(v, ASCII_LETTERS) & in_piece;
+        if (letters & 1)
+            start = 0;
+        else if ((kind == BPE_KIND_GPT2 ? c == ' ' : c != '\'' && !(classes[c] & (N | NL))) && (letters & 2))
+            start = 1;
+        else
+            return 0;
+        end = start + (unsigned)__builtin_ctz(~(letters >> start));
+    }
+    if (end < avail) return (high >> end) & 1 ? 0 : end;
+    return avail < 16 ? end : 0; /* the piece ends with the run; or the window does, and the run may go on */
+}
+
+/* the block of p[0:len] (2 <= len <= BPE_BLOCK_MAX) from the 16 bytes v at p */
+static HOT_INLINE __m128i window_block(__m128i v, size_t len) {
+    static const uint8_t ones[32] = {0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF};
+    __m128i keep = _mm_loadu_si128((const __m128i *)(ones + 16 - len)); /* len bytes of 0xFF, then zeros */
+    return _mm_or_si128(_mm_and_si128(v, keep), _mm_slli_si128(_mm_cvtsi32_si128((int)len), 15));
+}
+#else
+#define BPE_WINDOW 0
+#endif
+
 /* the pre-tokens of s[*at:n] into spans, up to BPE_CHUNK, with one scanner and one hash: each call below has
    constant arguments, so that each of the loops is compiled on its own with its scanner inlined */
 static HOT_INLINE size_t fill_loop(int kind, int fast, int aes, const uint8_t *s, size_t n, size_t *at, bpe_span *spans,
@@ -631,6 +699,27 @@ static HOT_INLINE size_t fill_loop(int kind, int fast, int aes, const uint8_t *s
 #endif
     while (count < BPE_CHUNK && pos < n) {
         size_t end;
+#if BPE_WINDOW
+        /* letters (or one other character, then letters), as most pre-tokens are: their end, block and hash from one
+           16-byte load */
+        if (fast && aes && limit - (s + pos) >= 16) {
+            __m128i v = _mm_loadu_si128((const __m128i *)(s + pos));
+            size_t len = window_end(kind, v, s + pos, n - pos);
+            if (len) {
+                bpe_span *span = &spans[count++];
+                span->p = s + pos;
+                span->len = len;
+                if (len >= 2 && len <= BPE_BLOCK_MAX) {
+                    __m128i block = window_block(v, len);
+                    _mm_storeu_si128((__m128i *)&span->k0, block);
+                    span->hash = bpe_aes_vector(block, &keys);
+                    __builtin_prefetch(table + (span->hash & mask) * stride, 1, 3);
+                }
+                pos += len;
+                continue;
+            }
+        }
+#endif
         if (kind == BPE_KIND_GPT2)
             end = fast ? next_gpt2(s, pos, n) : gpt2_general(s, pos, n);
         else if (kind == BPE_KIND_CL100K)
@@ -692,7 +781,6 @@ size_t bpe_fill_spans(int kind, const uint8_t *s, size_t n, size_t *at, bpe_span
    them: spaces, newlines, punctuation) are counted in a plain array. */
 #define SHORT_KEY BPE_BLOCK_MAX
 #define FIRST_SLOTS 4096
-#define HUGE_PAGE (2u << 20)
 
 typedef struct {
     uint64_t k0, k1; /* the key's block (bpe_block_of) when it has at most SHORT_KEY bytes; else k0 is its offset in the arena, k1 0 */
@@ -717,20 +805,7 @@ static uint64_t slot_hash(const Counter *self, const count_slot *slot) {
     return slot->len <= SHORT_KEY ? bpe_hash_block(slot->k0, slot->k1, &self->key) : bpe_hash(self->arena + slot->k0, slot->len, &self->key);
 }
 
-/* a table of zeroed slots; one of megabytes in 2 MB pages where the system has them (Linux's transparent huge pages,
-   when asked for): the slots are visited at random, and with 4 KB pages most visits would also miss the TLB */
-static count_slot *new_table(size_t slots) {
-    size_t bytes = slots * sizeof(count_slot);
-#if defined(__linux__) && defined(MADV_HUGEPAGE)
-    if (bytes >= HUGE_PAGE) {
-        void *table = aligned_alloc(HUGE_PAGE, bytes);
-        if (!table) return NULL;
-        madvise(table, bytes, MADV_HUGEPAGE); /* only advice: without it the table is the same, in small pages */
-        return memset(table, 0, bytes);
-    }
-#endif
-    return calloc(slots, sizeof(count_slot));
-}
+static count_slot *new_table(size_t slots) { return bpe_zeroed_table(slots * sizeof(count_slot)); }
 
 static int grow_table(Counter *self) {
     if (self->mask >= SIZE_MAX / 2 / sizeof(count_slot)) return -1;
