@@ -410,7 +410,7 @@ class Tokenizer:
             allowed_special = options.get("allowed_special")
             allowed = self.allowed_special if allowed_special is None else self._allowed(allowed_special)
             self._refuse(text, allowed, options.get("disallowed_special", "all"))
-            ids = self._encode_compiled(text, len(self.merges), allowed, as_array=True)
+            ids = self._encode_compiled(text, len(self.merges), allowed, as_array=4)
             if ids is not None:
                 return np.frombuffer(ids, dtype=np.uint32)
         return np.array(self.encode(text, **options), dtype=np.uint32)
@@ -500,13 +500,13 @@ class Tokenizer:
         self._refuse(text, allowed, disallowed_special)
         return self._encode_text(text, limit, allowed)
 
-    def _encode_compiled(self, text: str | bytes, limit: int, allowed: Collection[str], as_array: bool = False):
+    def _encode_compiled(self, text: str | bytes, limit: int, allowed: Collection[str], as_array: int = 0):
         """_encode_text in one call to the compiled core (encode_c.py), or None where the Python path encodes.
 
         None: no compiled core, or no compiled pre-tokenizer for the pattern; a str holding a surrogate
         (its invalid bytes, U+DC80..U+DCFF, would be read again as UTF-8: bytes are given as they are,
         and the core keeps each invalid byte as the Python path does); a byte the vocabulary lacks (the
-        Python path says so in a sentence). as_array: the ids as a bytearray of native uint32, not a list.
+        Python path says so in a sentence). as_array 4 or 2: the ids as a bytearray of native uint32 or uint16, not a list.
         """
         if self._compiled is None or self._compiled.kind < 0:
             return None

@@ -520,11 +520,28 @@ static int make_int(uint32_t id) {
     return 0;
 }
 
-/* the state's output as a list of ints, or as a bytearray of native uint32 (as_array), or None (a missing byte) */
+/* the state's output as a list of ints, or as a bytearray of native uint32 (as_array 4) or uint16 (as_array 2: an id
+   past 65535 is an OverflowError), or None (a missing byte) */
 static PyObject *take_out(state *st, int status, int as_array) {
     if (status == NO_MEMORY) return PyErr_NoMemory();
     if (status == MISSING_BYTE) Py_RETURN_NONE;
-    if (as_array) return PyByteArray_FromStringAndSize((const char *)st->out, (Py_ssize_t)(st->out_used * sizeof(uint32_t)));
+    if (as_array == 4) return PyByteArray_FromStringAndSize((const char *)st->out, (Py_ssize_t)(st->out_used * sizeof(uint32_t)));
+    if (as_array == 2) {
+        PyObject *array = PyByteArray_FromStringAndSize(NULL, (Py_ssize_t)(st->out_used * sizeof(uint16_t)));
+        if (!array) return NULL;
+        uint16_t *to = (uint16_t *)PyByteArray_AS_STRING(array);
+        uint32_t wide = 0;
+        for (size_t k = 0; k < st->out_used; k++) {
+            wide |= st->out[k];
+            to[k] = (uint16_t)st->out[k];
+        }
+        if (wide > UINT16_MAX) {
+            Py_DECREF(array);
+            PyErr_SetString(PyExc_OverflowError, "an id does not fit in 16 bits");
+            return NULL;
+        }
+        return array;
+    }
     size_t n = st->out_used;
     const uint32_t *out = st->out;
     uint32_t largest = 0;
@@ -568,7 +585,7 @@ static int check_limit(Encoder *e, Py_ssize_t limit, uint32_t *out) {
     return 0;
 }
 
-/* encode(data, limit, special_tokens=(), as_array=False) -> list of ids (as_array: a bytearray of native uint32), or
+/* encode(data, limit, special_tokens=(), as_array=0) -> list of ids (as_array 4 or 2: a bytearray of native uint32 or uint16), or
    None where the Python path must encode: a byte not in the vocabulary, or a str that UTF-8 cannot hold (a lone
    surrogate). data is a str or UTF-8 bytes (invalid bytes kept, as surrogateescape keeps them); special_tokens
    (bytes, each in ids) are cut out and become their ids; the rest is pre-tokenized by the encoder's kind and merged.
@@ -580,7 +597,11 @@ static PyObject *encoder_encode(Encoder *e, PyObject *args, PyObject *kwargs) {
     PyObject *tokens = NULL;
     int as_array = 0;
     uint32_t limit;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "On|Op", names, &data, &limit_arg, &tokens, &as_array)) return NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "On|Oi", names, &data, &limit_arg, &tokens, &as_array)) return NULL;
+    if (as_array != 0 && as_array != 2 && as_array != 4) {
+        PyErr_SetString(PyExc_ValueError, "as_array is 0 (a list), 2 or 4 (the bytes per id)");
+        return NULL;
+    }
     if (e->kind < 0) {
         PyErr_SetString(PyExc_ValueError, "this encoder has no pre-tokenizer (kind -1): merge() each pre-token");
         return NULL;
@@ -791,7 +812,7 @@ static void encoder_dealloc(Encoder *e) {
 
 static PyMethodDef encoder_methods[] = {
     {"encode", (PyCFunction)(void (*)(void))encoder_encode, METH_VARARGS | METH_KEYWORDS,
-     "encode(data, limit, special_tokens=(), as_array=False): the ids of a str or UTF-8 bytes (as_array: a bytearray of uint32), "
+     "encode(data, limit, special_tokens=(), as_array=0): the ids of a str or UTF-8 bytes (as_array 4 or 2: a bytearray of uint32 or uint16), "
      "or None where the Python path must encode (a byte not in the vocabulary, a lone surrogate)."},
     {"merge", (PyCFunction)encoder_merge, METH_VARARGS, "merge(word, limit): the ids of one pre-token, as a tuple."},
     {NULL, NULL, 0, NULL},
