@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import platform
 import sys
 from pathlib import Path
 
@@ -32,7 +33,7 @@ SOURCES = [
     "bpe/c/ranks.c",  # reading a tiktoken rank file fast (bpe/files/load.py)
     "bpe/c/words.c",  # a counts file's tokens and counts, read from its columns (bpe/data/counts_file.py)
 ]
-HEADERS = ["bpe/c/core.h", "bpe/c/encode.h", "bpe/c/unicode_classes.h"]
+HEADERS = ["bpe/c/core.h", "bpe/c/encode.h", "bpe/c/hash.h", "bpe/c/unicode_classes.h"]
 
 
 def sources_digest() -> str:
@@ -47,6 +48,10 @@ def compile_args() -> tuple[list[str], list[str]]:
     if sys.platform == "win32":
         return ["/O2"], []
     args = ["-O2", "-std=c11", "-Wall", "-Wextra", "-Wno-unused-parameter", "-Wno-missing-field-initializers"]
+    if platform.machine().lower() in ("x86_64", "amd64"):
+        # the AES instructions for the tables' hash (bpe/c/hash.h), used only where the processor has them (checked when
+        # the module loads): the compiler never emits them by itself, so the module still runs on a processor without
+        args.append("-maes")
     if os.environ.get("BPE_SANITIZE") == "1":
         # -fno-wrapv: Python builds with -fwrapv, which makes signed overflow defined, and UBSan would not report it
         flags = ["-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-fno-omit-frame-pointer", "-fno-wrapv", "-g", "-O1"]

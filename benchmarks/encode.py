@@ -14,6 +14,11 @@ fresh:  the issue 23 target: Tokenizer.encode against tiktoken's encode on 10 MB
         core (taskset), ours and tiktoken's alternated for --rounds rounds; medians of the encode
         time, processor time beside it, and whether the ids are identical (their sha256).
         --no-compiled times ours with BPE_CORE=0 (the Python path).
+peers:  issue 34's table: Tokenizer.encode (a list) and encode_to_numpy beside gigatoken's Tokenizer.encode (a NumPy
+        array), quicktok's and tiktoken's encode (lists), allowed_special="all", on 10 MB of prose: a fresh process per
+        tool and round on one core, load time out, one cold encode (the caches empty) then the best of 3 warm ones,
+        tools alternated for --rounds rounds, medians; ids compared (sha256) with tiktoken's.
+        python benchmarks/encode.py --only peers --rounds 3 --encodings gpt2 cl100k_base o200k_base
 load:   seconds to load cl100k_base and o200k_base in a fresh process: Tokenizer.load of OpenAI's
         rank file (its merges recovered, and read back from the cache an earlier load kept: BPE_CACHE)
         against tiktoken.get_encoding, alternated, medians.
@@ -220,7 +225,97 @@ def load(rounds: int = 5) -> None:
     shutil.rmtree(kept)
 
 
-SECTIONS = {"speed": speed, "stream": stream, "fresh": fresh, "load": load}
+# ---------------------------------------------------------------------------
+# peers: ours beside gigatoken, quicktok and tiktoken, in one sitting (issue 34)
+
+PEER_TOOLS = ("ours", "ours-numpy", "gigatoken", "quicktok", "tiktoken")
+
+
+def peer_child(tool: str, encoding: str, path: str, rounds: int) -> None:
+    """One tool in this fresh process: load it (kept out of the figures), then encode the file once cold and `rounds`
+    more times (each result dropped outside the timing); JSON on stdout with the sha256 of the ids as uint32."""
+    import numpy as np
+
+    text = Path(path).read_text(encoding="utf-8")
+    if tool.startswith("ours"):
+        tok = gpt2() if encoding == "gpt2" else Tokenizer.load(TIKTOKEN_FILES / f"{encoding}.tiktoken")
+        run = tok.encode if tool == "ours" else tok.encode_to_numpy
+        call = lambda text: run(text, allowed_special="all")  # noqa: E731  (as tiktoken is called)
+    elif tool == "gigatoken":
+        import gigatoken
+
+        if encoding == "gpt2":  # GPT-2's ranks are r50k_base's, which gigatoken knows by the file's name
+            import base64
+
+            import tiktoken
+
+            ranks = tiktoken.get_encoding("gpt2")._mergeable_ranks
+            folder = Path(tempfile.mkdtemp(prefix="r50k-"))
+            (folder / "r50k_base.tiktoken").write_text("".join(f"{base64.b64encode(t).decode()} {r}\n" for t, r in ranks.items()))
+            call = gigatoken.Tokenizer.from_tiktoken(str(folder / "r50k_base.tiktoken")).encode
+        else:
+            call = gigatoken.Tokenizer.from_tiktoken(str(TIKTOKEN_FILES / f"{encoding}.tiktoken")).encode
+    elif tool == "quicktok":
+        import quicktok
+
+        enc = quicktok.get_encoding(encoding)
+        call = lambda text: enc.encode(text, allowed_special="all")  # noqa: E731
+    else:
+        import tiktoken
+
+        enc = tiktoken.get_encoding(encoding)
+        call = lambda text: enc.encode(text, allowed_special="all")  # noqa: E731
+    times = []
+    for _ in range(rounds + 1):
+        started, cpu = time.perf_counter(), time.process_time()
+        ids = call(text)
+        times.append((time.perf_counter() - started, time.process_time() - cpu))
+        sha = hashlib.sha256(np.asarray(ids, dtype=np.uint32).tobytes()).hexdigest()[:16]
+        del ids
+    first, rest = times[0], times[1:]
+    print(
+        json.dumps(
+            {"first": first[0], "first_cpu": first[1], "best": min(t for t, _ in rest), "best_cpu": min(c for _, c in rest), "sha": sha}
+        )
+    )
+
+
+def peers(rounds: int = 3, encodings: tuple[str, ...] = ("gpt2", "cl100k_base", "o200k_base"), path: Path | None = None) -> None:
+    path = path or PROSE
+    if not path.exists():
+        subprocess.run([sys.executable, str(ROOT / "benchmarks" / "make_corpus.py"), "--mb", "10", "--out", str(path)], check=True)
+    mb = path.stat().st_size / 1e6
+    cache = tiktoken_cache()
+    print(
+        f"## encode {path.name} ({mb:.1f} MB) in a fresh process per tool and round, one core (taskset), load time out, "
+        f"{rounds} rounds alternated; in each process one cold encode, then best of 3 warm (medians over the rounds)"
+    )
+    print(f"{'encoding':<12} {'tool':<11} {'cold s':>7} {'warm s':>7} {'warm MB/s':>9} {'cpu':>6} {'ours/it':>7}  ids        load")
+    for encoding in encodings:
+        tools = [t for t in PEER_TOOLS if not (t == "quicktok" and encoding == "gpt2")]  # quicktok has no GPT-2
+        runs: dict[str, list[dict]] = {tool: [] for tool in tools}
+        before = load_average()
+        for _ in range(rounds):
+            for tool in tools:
+                env = {**os.environ, "TIKTOKEN_CACHE_DIR": str(cache), "BPE_CACHE": "off"}
+                command = [sys.executable, __file__, "--peer-child", tool, encoding, str(path)]
+                if shutil.which("taskset"):
+                    command = ["taskset", "-c", str(os.sched_getaffinity(0).pop()), *command]
+                done = subprocess.run(command, capture_output=True, text=True, env=env, check=True)
+                runs[tool].append(json.loads(done.stdout.strip().splitlines()[-1]))
+        reference = runs["tiktoken"][0]["sha"]
+        ours = statistics.median(r["best"] for r in runs["ours"])
+        for tool, measured in runs.items():
+            cold, warm = (statistics.median(r[k] for r in measured) for k in ("first", "best"))
+            cpu = statistics.median(r["best_cpu"] for r in measured)
+            same = "equal" if {r["sha"] for r in measured} == {reference} else "DIFFERENT"
+            print(
+                f"{encoding:<12} {tool:<11} {cold:7.3f} {warm:7.3f} {mb / warm:9.0f} {cpu:6.3f} {ours / warm:6.2f}x  {same:10} {before} / {load_average()}"
+            )
+    shutil.rmtree(cache)
+
+
+SECTIONS = {"speed": speed, "stream": stream, "fresh": fresh, "load": load, "peers": peers}
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -230,10 +325,14 @@ if __name__ == "__main__":
     parser.add_argument("--file", type=Path, help="fresh: the text to encode (default: 10 MB of prose, made when missing)")
     parser.add_argument("--no-compiled", dest="compiled", action="store_false", help="fresh: ours with BPE_CORE=0 (the Python path)")
     parser.add_argument("--child", nargs=3, metavar=("TOOL", "ENCODING", "FILE"), help=argparse.SUPPRESS)
+    parser.add_argument("--peer-child", nargs=3, metavar=("TOOL", "ENCODING", "FILE"), help=argparse.SUPPRESS)
     parser.add_argument("--load-only", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         child(*args.child, encode=not args.load_only)
+        sys.exit(0)
+    if args.peer_child:
+        peer_child(*args.peer_child, rounds=3)
         sys.exit(0)
     if not (GPT2 / "encoder.json").exists():
         sys.exit("../shared/gpt2 not found: this benchmark needs GPT-2's encoder.json and vocab.bpe")
@@ -241,6 +340,8 @@ if __name__ == "__main__":
     for name in args.only or list(SECTIONS):
         if name == "fresh":
             fresh(args.rounds, tuple(args.encodings), args.file, args.compiled)
+        elif name == "peers":
+            peers(args.rounds, tuple(args.encodings), args.file)
         elif name == "load":
             load(args.rounds)
         else:

@@ -1,4 +1,4 @@
-"""Encoding a dataset into an array of ids: `bpe encode ... --out ids.npy` against a tiktoken script, and `bpe decode`.
+"""Encoding a dataset into an array of ids: `bpe encode ... --out ids.npy` against a tiktoken script and gigatoken, and `bpe decode`.
 
     python benchmarks/encode_files.py --corpus benchmarks/data/corpus48.txt            # encode (A/B, 3 rounds) and decode
     python benchmarks/encode_files.py --corpus benchmarks/data/corpus1000.txt --only flat --rounds 1
@@ -6,7 +6,8 @@
 encode: GPT-2's tokenizer (../shared/gpt2), 2 workers, the corpus (documents separated by <|endoftext|>,
         as make_corpus.py writes them) -> ids.npy, next to the script a tiktoken user writes (below: split
         at <|endoftext|>, encode_ordinary_batch with 2 threads, each document followed by eot, np.save as
-        uint16), run alternately (A/B, medians); the two arrays must be identical. Prints wall time, MB/s,
+        uint16), and gigatoken's Tokenizer.encode_files (its output made one array), run alternately (A/B/C,
+        medians); the arrays must be identical. Prints wall time, MB/s,
         and each process's peak resident memory (ours: the main process and the largest worker).
 decode: `bpe decode --file ids.npy --out text.txt`: MB/s of text and peak memory; the text must be the corpus.
 flat:   the same encode and decode, for a second size of input (--corpus2, e.g. the corpus twice): the
@@ -42,6 +43,21 @@ for doc in enc.encode_ordinary_batch(documents, num_threads=2):
     ids += doc
     ids.append(enc.eot_token)
 np.save(sys.argv[2], np.array(ids, dtype=np.uint16))
+"""
+
+
+# gigatoken's own file encoding (Tokenizer.encode_files, its threads), its output made one array as ours is; GPT-2's
+# ranks are r50k_base's, which gigatoken knows by the file's name. It reads the file as one document, special tokens
+# as special, so its ids are ours without the eot we put after the document's end.
+GIGATOKEN_SCRIPT = """
+import base64, sys, tempfile
+from pathlib import Path
+import awkward as ak, gigatoken, numpy as np, tiktoken
+ranks = tiktoken.get_encoding("gpt2")._mergeable_ranks
+path = Path(tempfile.mkdtemp()) / "r50k_base.tiktoken"
+path.write_text("".join(f"{base64.b64encode(t).decode()} {r}\\n" for t, r in ranks.items()))
+tok = gigatoken.Tokenizer.from_tiktoken(str(path))
+np.save(sys.argv[2], ak.to_numpy(ak.flatten(tok.encode_files(sys.argv[1]))).astype(np.uint16))
 """
 
 
@@ -114,13 +130,20 @@ def theirs(corpus: Path, out: Path, env: dict) -> tuple[float, int]:
     return seconds, peak
 
 
+def gigatoken(corpus: Path, out: Path, env: dict) -> tuple[float, int]:
+    script = out.parent / "gigatoken_script.py"
+    script.write_text(GIGATOKEN_SCRIPT)
+    seconds, peak, _ = peak_of([str(script), str(corpus), str(out)], env)
+    return seconds, peak
+
+
 def encode_section(corpus: Path, folder: Path, rounds: int, workers: int) -> Path:
     import numpy as np
 
     env = tiktoken_env(folder)
     size = corpus.stat().st_size / 1e6
-    a, b = [], []
-    for n in range(rounds):  # A/B alternated, so a busy moment hits both
+    a, b, c = [], [], []
+    for n in range(rounds):  # A/B/C alternated, so a busy moment hits all
         s, main, worker, summary = ours(corpus, folder / "ours.npy", workers)
         a.append(s)
         print(
@@ -129,12 +152,21 @@ def encode_section(corpus: Path, folder: Path, rounds: int, workers: int) -> Pat
         t, peak = theirs(corpus, folder / "theirs.npy", env)
         b.append(t)
         print(f"round {n + 1}: tiktoken script {t:.2f} s ({size / t:.1f} MB/s), {peak / 1e6:.0f} MB; load {load()}")
+        g, peak = gigatoken(corpus, folder / "giga.npy", env)
+        c.append(g)
+        print(f"round {n + 1}: gigatoken encode_files {g:.2f} s ({size / g:.1f} MB/s), {peak / 1e6:.0f} MB; load {load()}")
     print(summary.strip())
     same = np.array_equal(np.load(folder / "ours.npy"), np.load(folder / "theirs.npy"))
+    giga = np.load(folder / "giga.npy")
+    same_giga = np.array_equal(np.load(folder / "ours.npy"), np.append(giga, np.uint16(50256)))  # ours ends the document with eot
+    ours_s, tiktoken_s, giga_s = (statistics.median(x) for x in (a, b, c))
     print(
-        f"median: ours {statistics.median(a):.2f} s, tiktoken {statistics.median(b):.2f} s: ours/tiktoken {statistics.median(a) / statistics.median(b):.2f}x"
+        f"median: ours {ours_s:.2f} s, tiktoken {tiktoken_s:.2f} s, gigatoken {giga_s:.2f} s: "
+        f"ours/tiktoken {ours_s / tiktoken_s:.2f}x, ours/gigatoken {ours_s / giga_s:.2f}x"
     )
-    print(f"ids identical: {same} ({len(np.load(folder / 'ours.npy', mmap_mode='r')):,} ids)")
+    print(
+        f"ids identical: tiktoken's {same}, gigatoken's (and the eot) {same_giga} ({len(np.load(folder / 'ours.npy', mmap_mode='r')):,} ids)"
+    )
     return folder / "ours.npy"
 
 

@@ -8,6 +8,7 @@ before the fixes were measured so, from `git archive 36c7dcf bpe`).
     .venv/bin/python benchmarks/hostile.py                      # every case, 60 s each at most
     .venv/bin/python benchmarks/hostile.py --bpe /tmp/old       # the same cases, another version
     .venv/bin/python benchmarks/hostile.py --only encode        # the cases whose name holds 'encode'
+    .venv/bin/python benchmarks/hostile.py --only colliding     # the cases whose name holds 'colliding'
 """
 
 from __future__ import annotations
@@ -22,6 +23,23 @@ import textwrap
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+
+# keys of `blocks` 8-byte blocks with one value under the core's hash before it was keyed in every block (issue 37,
+# tests/test_core_hash.py): block j's top bit flipped leaves a state difference that block j + 1 cancels
+COLLIDING = """
+import base64, random
+def colliding(count, blocks):
+    rng, delta = random.Random(37), 1 << 63 | 1 << 34
+    base = [rng.getrandbits(64) for _ in range(blocks)]
+    keys = []
+    for variant in range(count):
+        words, carried = [], 0
+        for j in range(blocks - 1):
+            words.append(base[j] ^ carried ^ ((variant >> j & 1) << 63))
+            carried = delta if variant >> j & 1 else 0
+        keys.append(b"".join(w.to_bytes(8, "little") for w in words + [base[-1] ^ carried]))
+    return keys
+"""
 
 GPT2 = ROOT.parent / "shared" / "gpt2"
 JS = "var a=function(b){return b+1};"  # minified code: no whitespace, so one GPT-2 unit of 240,000 characters
@@ -68,6 +86,30 @@ CASES = {
         pq.write_table(table.replace_schema_metadata({b"bpe.counts": json.dumps(meta).encode()}), d / "c.parquet")
         """,
         "__import__('bpe.data.counts_file').data.counts_file.load_counts(d / 'c.parquet')",
+    ),
+    # issue 37: keys that had one hash under every seed before the core's hash was keyed in every block
+    "tiktoken file of 27,981 colliding 128-byte tokens (4.99 MB)": (
+        COLLIDING
+        + textwrap.dedent(
+            """
+        ranks = [bytes([b]) for b in range(256)] + colliding(27981, 16)
+        (d / "r.tiktoken").write_text("".join(f"{base64.b64encode(t).decode()} {r}\\n" for r, t in enumerate(ranks)))
+        """
+        ),
+        "bpe.Tokenizer.load(d / 'r.tiktoken')",
+    ),
+    "counts file of 100,000 colliding 144-byte tokens (~204 KB)": (
+        COLLIDING
+        + textwrap.dedent(
+            """
+        import json, pyarrow as pa, pyarrow.parquet as pq
+        tokens = colliding(100_000, 18)
+        meta = {"pretokenizer": "gpt2", "special_tokens": [], "inputs": [], "text_bytes": 0, "pre_tokens": len(tokens), "unique": len(tokens)}
+        table = pa.table({"token": pa.array(tokens, pa.binary()), "count": pa.array([1] * len(tokens), pa.int64())})
+        pq.write_table(table.replace_schema_metadata({b"bpe.counts": json.dumps(meta).encode()}), d / "c.parquet")
+        """
+        ),
+        "__import__('bpe.data.counts_file').counts_file.read_counts(d / 'c.parquet')",
     ),
     "truncated .zst (half the stream)": (
         """

@@ -1,4 +1,4 @@
-"""Scale benchmark: a corpus of 1 GB or more to vocab 10,000 and 32,000, against HuggingFace, rustbpe, gigatoken and ffbpe.
+"""Scale benchmark: a corpus of 1 GB or more to vocab 10,000 and 32,000, against HuggingFace, rustbpe, gigatoken, gigabpe and ffbpe.
 
     python benchmarks/scale.py                                   # builds benchmarks/data/corpus1000.txt if missing
     python benchmarks/scale.py --mb 2000 --vocab 10000 --tools ours
@@ -147,7 +147,7 @@ def documents(path, block=8 << 20):
             yield from whole
     yield carry
 tok = rustbpe.Tokenizer()
-tok.train_from_iterator(documents({str(corpus)!r}), {vocab}, pattern={pattern_regex()!r})
+tok.train_from_iterator(documents({str(corpus)!r}), {vocab}, pretokenizer={pattern_regex()!r})
 print(len(tok.get_mergeable_ranks()))
 """
         *measured, text = run([sys.executable, "-c", code])
@@ -170,6 +170,17 @@ print(len(merges))
 """
         *measured, text = run([python, "-c", code])
         report(f"gigatoken 0.10.0 train_bpe (its threads: all cores), vocab {vocab:,}", *measured, f"merges {text.strip()}")
+
+
+def gigabpe(corpus: Path, vocab_sizes: list[int], python: str) -> None:
+    for vocab in vocab_sizes:
+        code = f"""
+import gigabpe
+vocab, merges = gigabpe.train_bpe([{str(corpus)!r}], {vocab}, special_tokens=[{SPECIAL!r}])
+print(len(merges))
+"""
+        *measured, text = run([python, "-c", code])
+        report(f"gigabpe 0.1.0 train_bpe (HuggingFace-exact; its threads: all cores), vocab {vocab:,}", *measured, f"merges {text.strip()}")
 
 
 def ffbpe(corpus: Path, vocab_sizes: list[int], python: str) -> None:
@@ -262,7 +273,9 @@ if __name__ == "__main__":
     parser.add_argument("--vocab", type=int, nargs="+", default=[10_000, 32_000])
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument(
-        "--tools", default="ours,hf,rustbpe", help="comma-separated: ours, ours-heap, ours-python, baseline, hf, rustbpe, gigatoken, ffbpe"
+        "--tools",
+        default="ours,hf,rustbpe",
+        help="comma-separated: ours, ours-heap, ours-python, baseline, hf, rustbpe, gigatoken, gigabpe, ffbpe",
     )
     parser.add_argument("--rounds", type=int, default=1, help="run every tool this many times, taking turns; medians at the end")
     parser.add_argument("--no-counts", action="store_true", help="ours: end to end only, not bpe count + train --from-counts")
@@ -291,6 +304,7 @@ if __name__ == "__main__":
         "hf": lambda: hf(corpus, args.vocab),
         "rustbpe": lambda: rustbpe(corpus, args.vocab),
         "gigatoken": lambda: gigatoken(corpus, args.vocab, args.tools_python),
+        "gigabpe": lambda: gigabpe(corpus, args.vocab, args.tools_python),
         "ffbpe": lambda: ffbpe(corpus, args.vocab, args.tools_python),
     }
     unknown = [t for t in tools if t not in runs]

@@ -144,6 +144,66 @@ def test_a_pickled_tokenizer_builds_its_compiled_encoder_again(tokenizers):
     assert again.encode(TEXT + EOT) == tok.encode(TEXT + EOT)
 
 
+@needs_core
+@pytest.mark.parametrize("name", ["gpt2", "cl100k_base", "o200k_base", "ours-gpt2"])
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(text=unicode_text())
+def test_encode_to_numpy_is_the_array_the_core_makes_of_encodes_ids(tokenizers, name, text):
+    tok, twin = tokenizers[name]
+    array = tok.encode_to_numpy(text * 3, allowed_special="all")  # the core's bytes as uint32, no list between
+    assert array.dtype.name == "uint32" and array.tolist() == twin.encode(text * 3, allowed_special="all")
+
+
+@needs_core
+def test_threads_encode_at_once_each_with_its_own_cache(tokenizers):
+    """Texts past 8 KB are encoded without the GIL, each call with a state of its own: encode_batch's threads give
+    the ids one thread gives, in order."""
+    from bpe.data.corpora import stdlib_prose
+
+    prose = stdlib_prose(400_000)
+    texts = [prose[i : i + 20_000 + 997 * i % 7000] + EOT for i in range(0, 380_000, 19_000)]
+    for name in ("cl100k_base", "o200k_base"):
+        tok, twin = tokenizers[name]
+        expected = [twin.encode(t, allowed_special="all") for t in texts]
+        assert tok.encode_batch(texts, num_threads=4, allowed_special="all") == expected
+        assert tok.encode_batch(texts, num_threads=1, allowed_special="all") == expected
+
+
+@needs_core
+def test_a_list_of_ids_holds_one_reference_per_item(tokenizers):
+    """A long list is made of shared int objects whose counts are raised once per id: each still counts every
+    item, so dropping the list gives back exactly what it took."""
+    tok, _ = tokenizers["gpt2"]
+    text = "the the the cat sat on the mat. " * 4000
+    first = tok.encode(text)
+    the = max(set(first), key=first.count)  # ' the', shared with every list of gpt2's ids
+    before = sys.getrefcount(the)
+    again = tok.encode(text)
+    assert sys.getrefcount(the) - before == again.count(the) > 1000
+    del again
+    assert sys.getrefcount(the) == before
+
+
+@needs_core
+def test_ids_past_the_shared_int_objects_are_made_one_by_one():
+    """Ids of 2**20 and more (a vocabulary's ids may be any below 2**32) are made as ints of their own."""
+    base = {i: bytes([i]) for i in range(256)}
+    vocab = {i + 3_000_000_000: t for i, t in base.items()} | {7: b"ab", 2**20 + 5: b"abc"}
+    tok = Tokenizer(vocab, [(b"a", b"b"), (b"ab", b"c")], pretokenizer="gpt2")
+    text = "abc ab a " * 2000
+    assert tok.encode(text) == python_twin(tok).encode(text)
+    assert set(tok.encode(text)) == {7, 2**20 + 5, 3_000_000_000 + ord(" "), 3_000_000_000 + ord("a")}
+
+
+@needs_core
+@pytest.mark.parametrize("text", ["<" * 20_000, "<|" * 20_000 + EOT, ("<|endoftext" * 3000 + "|>") * 2, "x<" * 9000 + "<|s|>"])
+def test_text_dense_with_a_special_tokens_first_byte_is_cut_as_the_python_path_cuts_it(tokenizers, text):
+    """The search for special tokens skips from one place of their first byte to the next; where that byte is
+    everywhere it hands over to the two-way search (linear however repetitive): the same ids either way."""
+    same_ids(*tokenizers["ours-gpt2"], text)
+    same_ids(*tokenizers["cl100k_base"], text)
+
+
 # ---------------------------------------------------------------------------
 # the merging itself, on merge lists no trainer makes
 

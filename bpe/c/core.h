@@ -11,11 +11,14 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "hash.h"
+
 int bpe_heap_init(PyObject *module); /* heap.c: the heap trainer (bpe/heap.py), type Heap */
 int bpe_pretokenize_init(PyObject *module); /* pretokenize.c: the named pre-tokenizers (pretokenize_c.py), type PreTokenCounter */
 int bpe_encode_init(PyObject *module);     /* encode.c: Tokenizer.encode's merging by rank (encode_c.py), type Encoder */
 int bpe_ranks_init(PyObject *module);      /* ranks.c: reading a tiktoken rank file (load.parse_tiktoken) */
 int bpe_words_init(PyObject *module);      /* words.c: a counts file's tokens and counts (counts_file.py), type Words */
+int bpe_hash_init(PyObject *module);       /* bytesmap.c: whether the processor has AES (hash.h); keyed_hash, siphash13, HASH for the tests */
 
 /* words.c's Words, which heap.c also reads: word k is data[start[k]:start[k + 1]], counted count[k] times */
 typedef struct {
@@ -28,7 +31,8 @@ typedef struct {
     size_t n, cap;
     uint32_t *slots; /* open addressing, at most half full: the word's index + 1, 0 for an empty slot */
     size_t mask;
-    uint64_t seed; /* the hash's key, random per process: a file made to collide in one run does not in the next */
+    bpe_hashkey key; /* the hash's key, random per process: a file made to collide in one run does not in the next */
+    size_t longest;  /* the most slots one token's lookup has read (the tests) */
 } bpe_WordsObject;
 
 extern PyTypeObject bpe_WordsType;

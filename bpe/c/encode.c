@@ -7,6 +7,13 @@
    each the same rounds. Each unique pre-token is merged once and its ids cached; the cache holds
    one `limit` at a time and is emptied when full.
 
+   Fast as memory allows (prose is mostly pre-tokens met before): the text is scanned a chunk of
+   pre-tokens ahead (bpe_fill_spans), each short pre-token's cache slot prefetched as it is found; a
+   slot holds the pre-token's bytes and, for up to three ids (nearly all), the ids themselves, so a
+   cached pre-token is one slot read; one-byte pre-tokens are looked up in an array. The list of ids
+   is made from one int object per id, made once, and the whole encode runs without the GIL, so
+   threads encode at once (encode_batch), each with a state (cache, output) of its own.
+
    Encoder(ids, merges, kind, seed): ids maps each token's bytes to its id (Tokenizer.ids), merges
    lists (left, right) bytes in rank order (a merge whose parts are not both tokens never applies),
    kind is the pre-tokenizer encode() runs (-1: none, a regex of the user's: Python cuts the text
@@ -18,29 +25,52 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pythread.h"
 #include "structmember.h"
 
 #define NO_RANK UINT32_MAX
 #define SHORT_WORD 128          /* longer pre-tokens are merged with the heap */
 #define CACHE_MAX_LEN 256       /* longer pre-tokens are not cached */
 #define CACHE_ENTRIES (1 << 19) /* the cache is emptied when it holds this many */
+#define FIRST_SLOTS 4096
+#define MAX_PROBE 64           /* a pre-token whose slot is further from its hash's is not cached (none is, unless keys collide) */
+#define INT_OBJECTS (1 << 20)  /* ids below this have one int object, shared by every Encoder (take_out) */
+#define INT_BLOCK 4096         /* made this many at a time, in order, so that the objects of ids near one another are too */
+#define NOGIL_BYTES 8192       /* texts this long are encoded without the GIL */
+
+/* a cached short pre-token: its block, and its ids (inline up to three, else where they begin in cache_ids) */
+typedef struct {
+    uint64_t k0, k1; /* k1 == 0: the slot is empty (a block's last byte is its length, never 0) */
+    uint32_t ids[3];
+    uint32_t n;
+} short_slot;
+
+/* what one encode call works with: one thread's cache and output (the Encoder keeps those not in use) */
+typedef struct state {
+    short_slot *slots; /* mask + 1, at most half full */
+    size_t mask, used;
+    bpe_bytesmap long_cache; /* pre-tokens of BPE_BLOCK_MAX + 1 to CACHE_MAX_LEN bytes -> (offset in cache_ids, length) */
+    uint32_t *cache_ids;     /* the ids of cached pre-tokens with more than three */
+    size_t cache_ids_used, cache_ids_cap;
+    uint32_t cache_limit; /* the limit the cache's ids were merged with */
+    uint32_t *out;        /* the ids of the call in progress */
+    size_t out_used, out_cap;
+    struct state *next; /* the next free state */
+    bpe_span spans[BPE_CHUNK];
+} state;
 
 typedef struct {
     PyObject_HEAD int kind; /* a BPE_KIND_*, or -1: pre-tokens come from Python (a regex of the user's) */
     PyObject *ids;          /* bytes -> id, for the special tokens */
-    uint64_t seed;
-    int64_t byte_ids[256]; /* -1: the vocabulary lacks the byte */
+    uint64_t seed;          /* the pair table's */
+    bpe_hashkey key;        /* the caches' */
+    int64_t byte_ids[256];  /* -1: the vocabulary lacks the byte */
     uint32_t n_merges;
     uint32_t *made;      /* rank -> the id that merge makes */
     uint64_t *pair_keys; /* left id << 32 | right id */
     uint32_t *pair_ranks;
     size_t pair_mask;
-    bpe_bytesmap cache; /* pre-token -> (offset in cache_ids, length) */
-    uint32_t *cache_ids;
-    size_t cache_ids_used, cache_ids_cap;
-    uint32_t cache_limit;
-    uint32_t *out; /* ids of the call in progress */
-    size_t out_used, out_cap;
+    state *free_states; /* states not in use (the GIL guards the list) */
     PyObject *inert; /* frozenset of the ranks of merges that never apply (a part is no token) */
 } Encoder;
 
@@ -133,10 +163,11 @@ static inline uint64_t heap_pop(uint64_t *heap, size_t *size) {
 static Py_ssize_t merge_long(const Encoder *e, uint32_t *ids, size_t n, uint32_t limit) {
     if (n < 2) return (Py_ssize_t)n;
     if (n >= UINT32_MAX) return -1;
-    uint32_t *next = PyMem_Malloc(n * sizeof(uint32_t)), *prev = PyMem_Malloc(n * sizeof(uint32_t));
-    uint32_t *sites = PyMem_Malloc(3 * n * sizeof(uint32_t));
-    uint8_t *alive = PyMem_Malloc(n);
-    uint64_t *heap = PyMem_Malloc(3 * n * sizeof(uint64_t)); /* n - 1 pairs, then at most two pushes per merge */
+    /* malloc, not PyMem_Malloc: this runs without the GIL */
+    uint32_t *next = malloc(n * sizeof(uint32_t)), *prev = malloc(n * sizeof(uint32_t));
+    uint32_t *sites = malloc(3 * n * sizeof(uint32_t));
+    uint8_t *alive = malloc(n);
+    uint64_t *heap = malloc(3 * n * sizeof(uint64_t)); /* n - 1 pairs, then at most two pushes per merge */
     Py_ssize_t result = -1;
     if (!next || !prev || !sites || !alive || !heap) goto done;
     size_t size = 0;
@@ -178,16 +209,16 @@ static Py_ssize_t merge_long(const Encoder *e, uint32_t *ids, size_t n, uint32_t
         if (alive[i]) ids[kept++] = ids[i];
     result = (Py_ssize_t)kept;
 done:
-    PyMem_Free(next);
-    PyMem_Free(prev);
-    PyMem_Free(sites);
-    PyMem_Free(alive);
-    PyMem_Free(heap);
+    free(next);
+    free(prev);
+    free(sites);
+    free(alive);
+    free(heap);
     return result;
 }
 
 /* ---------------------------------------------------------------------------------------------
-   appending a pre-token's ids to the output */
+   a state: one thread's cache and output (no Python here: it runs without the GIL) */
 
 enum { OK = 0, NO_MEMORY = -1, MISSING_BYTE = -2 };
 
@@ -198,17 +229,65 @@ static int reserve(uint32_t **buffer, size_t *cap, size_t used, size_t more) {
         if (want > SIZE_MAX / 8) return NO_MEMORY;
         want *= 2;
     }
-    uint32_t *grown = PyMem_Realloc(*buffer, want * sizeof(uint32_t));
+    uint32_t *grown = realloc(*buffer, want * sizeof(uint32_t));
     if (!grown) return NO_MEMORY;
     *buffer = grown;
     *cap = want;
     return OK;
 }
 
-/* merge word (its bytes) into the ids at the end of the output */
-static int merge_into_out(Encoder *e, const uint8_t *word, size_t n, uint32_t limit, size_t *count) {
-    if (reserve(&e->out, &e->out_cap, e->out_used, n) < 0) return NO_MEMORY;
-    uint32_t *ids = e->out + e->out_used;
+static state *new_state(const Encoder *e) {
+    state *st = calloc(1, sizeof(state));
+    if (!st) return NULL;
+    st->slots = bpe_zeroed_table(FIRST_SLOTS * sizeof(short_slot));
+    if (!st->slots || bpe_bytesmap_init(&st->long_cache, &e->key) < 0) {
+        free(st->slots);
+        free(st);
+        return NULL;
+    }
+    st->mask = FIRST_SLOTS - 1;
+    st->cache_limit = e->n_merges;
+    return st;
+}
+
+static void free_state(state *st) {
+    free(st->slots);
+    bpe_bytesmap_free(&st->long_cache);
+    free(st->cache_ids);
+    free(st->out);
+    free(st);
+}
+
+static void clear_cache(state *st, uint32_t limit) {
+    memset(st->slots, 0, (st->mask + 1) * sizeof(short_slot));
+    st->used = 0;
+    bpe_bytesmap_clear(&st->long_cache);
+    st->cache_ids_used = 0;
+    st->cache_limit = limit;
+}
+
+static int grow_slots(const Encoder *e, state *st) {
+    if (st->mask >= SIZE_MAX / 2 / sizeof(short_slot)) return NO_MEMORY;
+    size_t size = (st->mask + 1) * 2;
+    short_slot *slots = bpe_zeroed_table(size * sizeof(short_slot));
+    if (!slots) return NO_MEMORY;
+    for (size_t k = 0; k <= st->mask; k++) {
+        const short_slot *old = &st->slots[k];
+        if (!old->k1) continue;
+        size_t i = (size_t)bpe_hash_block(old->k0, old->k1, &e->key) & (size - 1);
+        while (slots[i].k1) i = (i + 1) & (size - 1);
+        slots[i] = *old;
+    }
+    free(st->slots);
+    st->slots = slots;
+    st->mask = size - 1;
+    return OK;
+}
+
+/* merge word (its bytes) into the ids at the end of the output; *count: how many */
+static int merge_into_out(const Encoder *e, state *st, const uint8_t *word, size_t n, uint32_t limit, size_t *count) {
+    if (reserve(&st->out, &st->out_cap, st->out_used, n + 3) < 0) return NO_MEMORY;
+    uint32_t *ids = st->out + st->out_used;
     for (size_t k = 0; k < n; k++) {
         int64_t id = e->byte_ids[word[k]];
         if (id < 0) return MISSING_BYTE;
@@ -225,56 +304,275 @@ static int merge_into_out(Encoder *e, const uint8_t *word, size_t n, uint32_t li
     return OK;
 }
 
-static int append_word(Encoder *e, const uint8_t *word, size_t n, uint32_t limit) {
-    if (n == 0) return OK;
+/* keep the ids just merged (count of them at the end of the output) as the short pre-token span's, in the empty slot
+   at i, unless the cache is short of memory or the slot is too far from the hash's (MAX_PROBE): encoding goes on */
+static void cache_short(const Encoder *e, state *st, const bpe_span *span, size_t count) {
+    const uint32_t *ids = st->out + st->out_used;
+    uint32_t where = 0;
+    if (count > 3) {
+        if (count > UINT32_MAX || st->cache_ids_used > UINT32_MAX - count ||
+            reserve(&st->cache_ids, &st->cache_ids_cap, st->cache_ids_used, count) < 0)
+            return;
+        where = (uint32_t)st->cache_ids_used;
+        memcpy(st->cache_ids + where, ids, count * sizeof(uint32_t));
+        st->cache_ids_used += count;
+    }
+    if ((st->used + 1) * 2 > st->mask + 1 && grow_slots(e, st) < 0) return;
+    size_t i = (size_t)span->hash & st->mask;
+    for (size_t probes = 1; st->slots[i].k1; i = (i + 1) & st->mask)
+        if (++probes > MAX_PROBE) return;
+    short_slot *slot = &st->slots[i];
+    slot->k0 = span->k0;
+    slot->k1 = span->k1;
+    slot->n = (uint32_t)count;
+    if (count <= 3)
+        memcpy(slot->ids, ids, count * sizeof(uint32_t));
+    else
+        slot->ids[0] = where;
+    st->used++;
+}
+
+/* a pre-token longer than a block: from the long cache, or merged (and cached, up to CACHE_MAX_LEN bytes) */
+static int append_long(const Encoder *e, state *st, const uint8_t *word, size_t n, uint32_t limit) {
+    size_t count;
     if (n > CACHE_MAX_LEN) {
-        size_t count;
-        int status = merge_into_out(e, word, n, limit, &count);
-        if (status == OK) e->out_used += count;
+        int status = merge_into_out(e, st, word, n, limit, &count);
+        if (status == OK) st->out_used += count;
         return status;
     }
-    if (limit != e->cache_limit || e->cache.used >= CACHE_ENTRIES) { /* the cache holds one limit's ids */
-        bpe_bytesmap_clear(&e->cache);
-        e->cache_ids_used = 0;
-        e->cache_limit = limit;
-    }
-    uint64_t hash = bpe_hash(word, n, e->seed);
-    bpe_entry *hit = bpe_bytesmap_get(&e->cache, word, n, hash);
+    uint64_t hash = bpe_hash(word, n, &st->long_cache.key);
+    bpe_entry *hit = bpe_bytesmap_get(&st->long_cache, word, n, hash);
     if (hit) {
-        if (reserve(&e->out, &e->out_cap, e->out_used, hit->value2) < 0) return NO_MEMORY;
-        memcpy(e->out + e->out_used, e->cache_ids + hit->value, hit->value2 * sizeof(uint32_t));
-        e->out_used += hit->value2;
+        if (reserve(&st->out, &st->out_cap, st->out_used, hit->value2 + 3) < 0) return NO_MEMORY;
+        memcpy(st->out + st->out_used, st->cache_ids + hit->value, hit->value2 * sizeof(uint32_t));
+        st->out_used += hit->value2;
         return OK;
     }
-    size_t count;
-    int status = merge_into_out(e, word, n, limit, &count);
+    int status = merge_into_out(e, st, word, n, limit, &count);
     if (status != OK) return status;
-    if (reserve(&e->cache_ids, &e->cache_ids_cap, e->cache_ids_used, count) == OK) {
-        bpe_entry *entry = bpe_bytesmap_add(&e->cache, word, n, hash);
+    if (reserve(&st->cache_ids, &st->cache_ids_cap, st->cache_ids_used, count) == OK) {
+        bpe_entry *entry = bpe_bytesmap_add(&st->long_cache, word, n, hash);
         if (entry) { /* not cached when memory is short: encoding goes on without it */
-            memcpy(e->cache_ids + e->cache_ids_used, e->out + e->out_used, count * sizeof(uint32_t));
-            entry->value = e->cache_ids_used;
+            memcpy(st->cache_ids + st->cache_ids_used, st->out + st->out_used, count * sizeof(uint32_t));
+            entry->value = st->cache_ids_used;
             entry->value2 = (uint32_t)count;
-            e->cache_ids_used += count;
+            st->cache_ids_used += count;
         }
     }
-    e->out_used += count;
+    st->out_used += count;
     return OK;
 }
 
-static PyObject *take_out(Encoder *e, int status) {
+/* one pre-token's ids at the end of the output, from whichever cache holds them, or merged */
+static int append_word(const Encoder *e, state *st, const uint8_t *word, size_t n, uint32_t limit) {
+    if (n == 0) return OK;
+    if (n > BPE_BLOCK_MAX) return append_long(e, st, word, n, limit);
+    bpe_span span = {word, n, 0, 0, 0};
+    bpe_block_of(word, n, &span.k0, &span.k1);
+    span.hash = bpe_hash_block(span.k0, span.k1, &e->key);
+    for (size_t i = (size_t)span.hash & st->mask;; i = (i + 1) & st->mask) {
+        const short_slot *slot = &st->slots[i];
+        if (!slot->k1) break;
+        if (slot->k0 == span.k0 && slot->k1 == span.k1) {
+            const uint32_t *ids = slot->n <= 3 ? slot->ids : st->cache_ids + slot->ids[0];
+            if (reserve(&st->out, &st->out_cap, st->out_used, slot->n + 3) < 0) return NO_MEMORY;
+            memcpy(st->out + st->out_used, ids, slot->n * sizeof(uint32_t));
+            st->out_used += slot->n;
+            return OK;
+        }
+    }
+    size_t count;
+    int status = merge_into_out(e, st, word, n, limit, &count);
+    if (status != OK) return status;
+    cache_short(e, st, &span, count);
+    st->out_used += count;
+    return OK;
+}
+
+/* The ids of the pre-tokens of s[*pos:n] (a text with no special token in it), a chunk at a time: found and their
+   slots prefetched (bpe_fill_spans), then each read from its slot, or merged and cached. */
+static int encode_piece(const Encoder *e, state *st, const uint8_t *s, size_t n, const uint8_t *limit_text, uint32_t limit) {
+    size_t pos = 0;
+    while (pos < n) {
+        if (st->used >= CACHE_ENTRIES) clear_cache(st, limit);
+        bpe_chunk_table t = {limit_text, &e->key, (const char *)st->slots, st->mask, sizeof(short_slot)};
+        size_t before = pos, count = bpe_fill_spans(e->kind, s, n, &pos, st->spans, &t);
+        /* every id stands for at least one byte: room for the chunk's, and three more for the inline copies below */
+        if (reserve(&st->out, &st->out_cap, st->out_used, pos - before + 3) < 0) return NO_MEMORY;
+        uint32_t *out = st->out;
+        size_t w = st->out_used;
+        for (size_t k = 0; k < count; k++) {
+            const bpe_span *span = &st->spans[k];
+            if (span->len == 1) {
+                int64_t id = e->byte_ids[span->p[0]];
+                if (id < 0) return MISSING_BYTE;
+                out[w++] = (uint32_t)id;
+                continue;
+            }
+            if (span->len <= BPE_BLOCK_MAX) {
+                const short_slot *slot = NULL;
+                for (size_t i = (size_t)span->hash & st->mask;; i = (i + 1) & st->mask) {
+                    const short_slot *at = &st->slots[i];
+                    if (!at->k1) break;
+                    if (at->k0 == span->k0 && at->k1 == span->k1) {
+                        slot = at;
+                        break;
+                    }
+                }
+                if (slot && slot->n <= 3) { /* nearly every pre-token: its ids from its slot, three copied whatever n is */
+                    memcpy(out + w, slot->ids, 3 * sizeof(uint32_t));
+                    w += slot->n;
+                    continue;
+                }
+                st->out_used = w;
+                if (slot) {
+                    if (reserve(&st->out, &st->out_cap, w, slot->n + pos - before + 3) < 0) return NO_MEMORY;
+                    memcpy(st->out + w, st->cache_ids + slot->ids[0], slot->n * sizeof(uint32_t));
+                    st->out_used += slot->n;
+                } else {
+                    size_t merged;
+                    int status = merge_into_out(e, st, span->p, span->len, limit, &merged);
+                    if (status != OK) return status;
+                    cache_short(e, st, span, merged);
+                    st->out_used += merged;
+                    if (reserve(&st->out, &st->out_cap, st->out_used, pos - before + 3) < 0) return NO_MEMORY;
+                }
+            } else {
+                st->out_used = w;
+                int status = append_long(e, st, span->p, span->len, limit);
+                if (status != OK) return status;
+                if (reserve(&st->out, &st->out_cap, st->out_used, pos - before + 3) < 0) return NO_MEMORY;
+            }
+            out = st->out;
+            w = st->out_used;
+        }
+        st->out_used = w;
+    }
+    return OK;
+}
+
+/* encode s[0:n]: the pieces between special tokens (sp), and the special tokens' ids */
+static int encode_text(const Encoder *e, state *st, const uint8_t *s, size_t n, bpe_specials *sp, const uint32_t *special_ids, uint32_t limit) {
+    if (limit != st->cache_limit) clear_cache(st, limit); /* the cache holds one limit's ids */
+    st->out_used = 0;
+    size_t pos = 0;
+    bpe_specials_reset(sp, s, n);
+    for (;;) {
+        size_t cut = n;
+        Py_ssize_t which = -1;
+        if (!bpe_specials_next(sp, s, n, pos, &cut, &which)) cut = n;
+        int status = encode_piece(e, st, s + pos, cut - pos, s + n, limit);
+        if (status != OK) return status;
+        if (which < 0) return OK;
+        if (reserve(&st->out, &st->out_cap, st->out_used, 1) < 0) return NO_MEMORY;
+        st->out[st->out_used++] = special_ids[which];
+        pos = cut + sp->len[which];
+    }
+}
+
+/* ---------------------------------------------------------------------------------------------
+   Python: the states, the ids as a list, the calls */
+
+/* a state for this call (the GIL held): a free one, or a new one */
+static state *take_state(Encoder *e) {
+    state *st = e->free_states;
+    if (st) {
+        e->free_states = st->next;
+        return st;
+    }
+    st = new_state(e);
+    if (!st) PyErr_NoMemory();
+    return st;
+}
+
+static void give_state(Encoder *e, state *st) {
+    st->next = e->free_states;
+    e->free_states = st;
+}
+
+/* One int object per id below INT_OBJECTS, made once for the process and shared by every Encoder (the GIL guards
+   them): a list of ids is then a copy of pointers, and the objects of the frequent ids (the low ones: merges are made
+   in order of frequency) sit together in memory, made a block at a time in order. The references a long list takes
+   are counted per id (taken) and added to each object's count once, rather than one increment per item: the items
+   are scattered over megabytes of objects, the counts over a small array. */
+static PyObject **ints; /* NULL where the block is not made yet */
+static uint32_t *taken; /* per id: the references the list being made takes (0 between calls) */
+static size_t n_ints;   /* the room in both */
+
+/* the object of id (< INT_OBJECTS) made, with its block: 0, or -1 with an exception set */
+static int make_int(uint32_t id) {
+    if (id >= n_ints) {
+        size_t want = ((size_t)id / INT_BLOCK + 1) * INT_BLOCK;
+        PyObject **grown = PyMem_Realloc(ints, want * sizeof(PyObject *));
+        if (grown) ints = grown;
+        uint32_t *counts = grown ? PyMem_Realloc(taken, want * sizeof(uint32_t)) : NULL;
+        if (!counts) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        taken = counts;
+        memset(ints + n_ints, 0, (want - n_ints) * sizeof(PyObject *));
+        memset(taken + n_ints, 0, (want - n_ints) * sizeof(uint32_t));
+        n_ints = want;
+    }
+    for (size_t i = (size_t)id / INT_BLOCK * INT_BLOCK, end = i + INT_BLOCK; i < end; i++)
+        if (!ints[i] && !(ints[i] = PyLong_FromSize_t(i))) return -1;
+    return 0;
+}
+
+/* the state's output as a list of ints, or as a bytearray of native uint32 (as_array 4) or uint16 (as_array 2: an id
+   past 65535 is an OverflowError), or None (a missing byte) */
+static PyObject *take_out(state *st, int status, int as_array) {
     if (status == NO_MEMORY) return PyErr_NoMemory();
     if (status == MISSING_BYTE) Py_RETURN_NONE;
-    PyObject *list = PyList_New((Py_ssize_t)e->out_used);
-    if (!list) return NULL;
-    for (size_t k = 0; k < e->out_used; k++) {
-        PyObject *id = PyLong_FromUnsignedLong(e->out[k]);
-        if (!id) {
-            Py_DECREF(list);
+    if (as_array == 4) return PyByteArray_FromStringAndSize((const char *)st->out, (Py_ssize_t)(st->out_used * sizeof(uint32_t)));
+    if (as_array == 2) {
+        PyObject *array = PyByteArray_FromStringAndSize(NULL, (Py_ssize_t)(st->out_used * sizeof(uint16_t)));
+        if (!array) return NULL;
+        uint16_t *to = (uint16_t *)PyByteArray_AS_STRING(array);
+        uint32_t wide = 0;
+        for (size_t k = 0; k < st->out_used; k++) {
+            wide |= st->out[k];
+            to[k] = (uint16_t)st->out[k];
+        }
+        if (wide > UINT16_MAX) {
+            Py_DECREF(array);
+            PyErr_SetString(PyExc_OverflowError, "an id does not fit in 16 bits");
             return NULL;
         }
-        PyList_SET_ITEM(list, (Py_ssize_t)k, id);
+        return array;
     }
+    size_t n = st->out_used;
+    const uint32_t *out = st->out;
+    uint32_t largest = 0;
+    for (size_t k = 0; k < n; k++) {
+        uint32_t id = out[k];
+        if (id > largest) largest = id;
+        if (id < INT_OBJECTS && (id >= n_ints || !ints[id]) && make_int(id) < 0) return NULL;
+    }
+    PyObject *list = PyList_New((Py_ssize_t)n);
+    if (!list) return NULL;
+    PyObject **items = ((PyListObject *)list)->ob_item;
+    if (largest >= INT_OBJECTS || n < largest / 8 + 1 || n > UINT32_MAX) { /* a reference each: huge ids, few ids (none), or more than taken counts */
+        for (size_t k = 0; k < n; k++) {
+            uint32_t id = out[k];
+            if (!(items[k] = id < INT_OBJECTS ? Py_NewRef(ints[id]) : PyLong_FromUnsignedLong(id))) {
+                Py_DECREF(list); /* the items not set yet are NULL: list_dealloc skips them */
+                return NULL;
+            }
+        }
+        return list;
+    }
+    for (size_t k = 0; k < n; k++) {
+        uint32_t id = out[k];
+        items[k] = ints[id];
+        taken[id]++;
+    }
+    for (size_t id = 0; id <= largest; id++)
+        if (taken[id]) {
+            Py_SET_REFCNT(ints[id], Py_REFCNT(ints[id]) + (Py_ssize_t)taken[id]);
+            taken[id] = 0;
+        }
     return list;
 }
 
@@ -287,24 +585,50 @@ static int check_limit(Encoder *e, Py_ssize_t limit, uint32_t *out) {
     return 0;
 }
 
-/* encode(data, limit, special_tokens=()) -> list of ids, or None when a byte is not in the vocabulary.
-   data is UTF-8 bytes (invalid bytes kept, as surrogateescape keeps them); special_tokens (bytes, each in ids)
-   are cut out and become their ids; the rest is pre-tokenized by the encoder's kind and merged. */
+/* encode(data, limit, special_tokens=(), as_array=0) -> list of ids (as_array 4 or 2: a bytearray of native uint32 or uint16), or
+   None where the Python path must encode: a byte not in the vocabulary, or a str that UTF-8 cannot hold (a lone
+   surrogate). data is a str or UTF-8 bytes (invalid bytes kept, as surrogateescape keeps them); special_tokens
+   (bytes, each in ids) are cut out and become their ids; the rest is pre-tokenized by the encoder's kind and merged.
+   A str's UTF-8 is the one Python keeps with it (PyUnicode_AsUTF8AndSize: an ASCII str's own bytes, no copy). */
 static PyObject *encoder_encode(Encoder *e, PyObject *args, PyObject *kwargs) {
-    static char *names[] = {"data", "limit", "special_tokens", NULL};
-    Py_buffer buffer;
+    static char *names[] = {"data", "limit", "special_tokens", "as_array", NULL};
+    PyObject *data;
     Py_ssize_t limit_arg;
     PyObject *tokens = NULL;
+    int as_array = 0;
     uint32_t limit;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "y*n|O", names, &buffer, &limit_arg, &tokens)) return NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "On|Oi", names, &data, &limit_arg, &tokens, &as_array)) return NULL;
+    if (as_array != 0 && as_array != 2 && as_array != 4) {
+        PyErr_SetString(PyExc_ValueError, "as_array is 0 (a list), 2 or 4 (the bytes per id)");
+        return NULL;
+    }
+    if (e->kind < 0) {
+        PyErr_SetString(PyExc_ValueError, "this encoder has no pre-tokenizer (kind -1): merge() each pre-token");
+        return NULL;
+    }
+    if (check_limit(e, limit_arg, &limit) < 0) return NULL;
+    Py_buffer buffer = {0};
+    const uint8_t *s;
+    size_t n;
+    if (PyUnicode_Check(data)) {
+        Py_ssize_t size;
+        s = (const uint8_t *)PyUnicode_AsUTF8AndSize(data, &size);
+        if (!s) {
+            if (!PyErr_ExceptionMatches(PyExc_UnicodeEncodeError)) return NULL;
+            PyErr_Clear(); /* a lone surrogate: the Python path encodes it, as tiktoken does */
+            Py_RETURN_NONE;
+        }
+        n = (size_t)size;
+    } else {
+        if (PyObject_GetBuffer(data, &buffer, PyBUF_SIMPLE) < 0) return NULL;
+        s = buffer.buf;
+        n = (size_t)buffer.len;
+    }
     bpe_specials sp;
     PyObject *result = NULL;
     uint32_t *special_ids = NULL;
-    if (e->kind < 0) {
-        PyErr_SetString(PyExc_ValueError, "this encoder has no pre-tokenizer (kind -1): merge() each pre-token");
-        goto done_buffer;
-    }
-    if (check_limit(e, limit_arg, &limit) < 0 || bpe_specials_init(&sp, tokens) < 0) goto done_buffer;
+    state *st = NULL;
+    if (bpe_specials_init(&sp, tokens) < 0) goto done_buffer;
     if (sp.count) {
         special_ids = PyMem_Malloc((size_t)sp.count * sizeof(uint32_t));
         if (!special_ids) {
@@ -321,27 +645,21 @@ static PyObject *encoder_encode(Encoder *e, PyObject *args, PyObject *kwargs) {
             special_ids[t] = (uint32_t)value;
         }
     }
-    const uint8_t *s = buffer.buf;
-    size_t n = (size_t)buffer.len, pos = 0;
-    int status = OK;
-    e->out_used = 0;
-    bpe_specials_reset(&sp, s, n);
-    for (;;) {
-        size_t cut = n, start, end;
-        Py_ssize_t which = -1;
-        if (!bpe_specials_next(&sp, s, n, pos, &cut, &which)) cut = n;
-        while (status == OK && bpe_next_pretoken(e->kind, s, cut, &pos, &start, &end)) status = append_word(e, s + start, end - start, limit);
-        if (status != OK || which < 0) break;
-        if ((status = reserve(&e->out, &e->out_cap, e->out_used, 1)) != OK) break;
-        e->out[e->out_used++] = special_ids[which];
-        pos = cut + sp.len[which];
+    if (!(st = take_state(e))) goto done;
+    int status;
+    if (n >= NOGIL_BYTES) { /* the text, the special tokens (sp owns them) and the state stay ours meanwhile */
+        Py_BEGIN_ALLOW_THREADS status = encode_text(e, st, s, n, &sp, special_ids, limit);
+        Py_END_ALLOW_THREADS
+    } else {
+        status = encode_text(e, st, s, n, &sp, special_ids, limit);
     }
-    result = take_out(e, status);
+    result = take_out(st, status, as_array);
+    give_state(e, st);
 done:
     PyMem_Free(special_ids);
     bpe_specials_free(&sp);
 done_buffer:
-    PyBuffer_Release(&buffer);
+    if (buffer.obj) PyBuffer_Release(&buffer);
     return result;
 }
 
@@ -355,10 +673,18 @@ static PyObject *encoder_merge(Encoder *e, PyObject *args) {
         PyBuffer_Release(&word);
         return NULL;
     }
-    e->out_used = 0;
-    int status = append_word(e, word.buf, (size_t)word.len, limit);
+    state *st = take_state(e);
+    if (!st) {
+        PyBuffer_Release(&word);
+        return NULL;
+    }
+    if (limit != st->cache_limit) clear_cache(st, limit);
+    if (st->used >= CACHE_ENTRIES) clear_cache(st, limit);
+    st->out_used = 0;
+    int status = append_word(e, st, word.buf, (size_t)word.len, limit);
     PyBuffer_Release(&word);
-    PyObject *list = take_out(e, status);
+    PyObject *list = take_out(st, status, 0);
+    give_state(e, st);
     if (!list || list == Py_None) return list;
     PyObject *tuple = PyList_AsTuple(list);
     Py_DECREF(list);
@@ -413,18 +739,18 @@ static int encoder_init(Encoder *e, PyObject *args, PyObject *kwargs) {
         if (found < 0) return -1;
         e->byte_ids[b] = found ? (int64_t)id : -1;
     }
+    bpe_key_init(&e->key, seed, 0);
     size_t slots = 16;
     while (slots < 2 * (size_t)n_merges + 16) slots *= 2;
     e->made = PyMem_Malloc(((size_t)n_merges + 1) * sizeof(uint32_t));
     e->pair_keys = PyMem_Malloc(slots * sizeof(uint64_t));
     e->pair_ranks = PyMem_Malloc(slots * sizeof(uint32_t));
-    if (!e->made || !e->pair_keys || !e->pair_ranks || bpe_bytesmap_init(&e->cache, seed) < 0) {
+    if (!e->made || !e->pair_keys || !e->pair_ranks) {
         PyErr_NoMemory();
         return -1;
     }
     memset(e->pair_ranks, 0xFF, slots * sizeof(uint32_t));
     e->pair_mask = slots - 1;
-    e->cache_limit = e->n_merges;
     e->inert = PyFrozenSet_New(NULL);
     if (!e->inert) return -1;
     for (Py_ssize_t rank = 0; rank < n_merges; rank++) {
@@ -476,15 +802,18 @@ static void encoder_dealloc(Encoder *e) {
     PyMem_Free(e->made);
     PyMem_Free(e->pair_keys);
     PyMem_Free(e->pair_ranks);
-    PyMem_Free(e->cache_ids);
-    PyMem_Free(e->out);
-    bpe_bytesmap_free(&e->cache);
+    while (e->free_states) {
+        state *st = e->free_states;
+        e->free_states = st->next;
+        free_state(st);
+    }
     Py_TYPE(e)->tp_free((PyObject *)e);
 }
 
 static PyMethodDef encoder_methods[] = {
     {"encode", (PyCFunction)(void (*)(void))encoder_encode, METH_VARARGS | METH_KEYWORDS,
-     "encode(data, limit, special_tokens=()): the ids of UTF-8 bytes, or None when a byte is not in the vocabulary."},
+     "encode(data, limit, special_tokens=(), as_array=0): the ids of a str or UTF-8 bytes (as_array 4 or 2: a bytearray of uint32 or uint16), "
+     "or None where the Python path must encode (a byte not in the vocabulary, a lone surrogate)."},
     {"merge", (PyCFunction)encoder_merge, METH_VARARGS, "merge(word, limit): the ids of one pre-token, as a tuple."},
     {NULL, NULL, 0, NULL},
 };

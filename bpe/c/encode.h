@@ -7,6 +7,7 @@
 #define BPE_ENCODE_H
 
 #include "core.h"
+#include "hash.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -20,6 +21,27 @@ enum { BPE_KIND_NONE = 0, BPE_KIND_GPT2 = 1, BPE_KIND_CL100K = 2, BPE_KIND_O200K
 /* The next pre-token of s[*pos:n] (a text with no special token in it): its start and end;
    0 when there is none left. *pos moves past it. */
 int bpe_next_pretoken(int kind, const uint8_t *s, size_t n, size_t *pos, size_t *start, size_t *end);
+
+/* Pre-tokens a chunk at a time, keyed for a table: a span is one pre-token p[0:len]; one of 2 to BPE_BLOCK_MAX bytes
+   also has its block (bpe_block_of) and its hash (bpe_hash_block) under the table's key, and its slot prefetched. */
+#define BPE_CHUNK 256
+typedef struct {
+    const uint8_t *p;
+    size_t len;
+    uint64_t k0, k1; /* together: they are stored as one 16-byte block */
+    uint64_t hash;
+} bpe_span;
+
+typedef struct {
+    const uint8_t *limit;     /* where the readable bytes of the text end (a block may be loaded 16 bytes at a time) */
+    const bpe_hashkey *key;   /* the table's */
+    const char *table;        /* the slot of hash h is at table + (h & mask) * stride */
+    size_t mask, stride;
+} bpe_chunk_table;
+
+/* Up to BPE_CHUNK pre-tokens of s[*pos:n] (a text with no special token in it), keyed for table t; how many. *pos moves
+   past them: a count below BPE_CHUNK means the text is done. */
+size_t bpe_fill_spans(int kind, const uint8_t *s, size_t n, size_t *pos, bpe_span *spans, const bpe_chunk_table *t);
 
 /* How many of s[0:n]'s bytes are not part of a valid UTF-8 character: the lone surrogates Python's
    surrogateescape decoding makes (pretokenize.invalid_bytes). */
@@ -61,10 +83,12 @@ typedef struct {
     size_t used;
     uint8_t *arena; /* keys longer than 8 bytes */
     size_t arena_used, arena_cap;
-    uint64_t seed;
+    bpe_hashkey key; /* what its keys are hashed with: bpe_hash(key, n, &m->key) */
 } bpe_bytesmap;
 
-int bpe_bytesmap_init(bpe_bytesmap *m, uint64_t seed);
+int bpe_bytesmap_init(bpe_bytesmap *m, const bpe_hashkey *key);
+/* a zeroed table of `bytes`, in 2 MB pages where Linux has them (a big table read at random); free() frees it; NULL when out of memory */
+void *bpe_zeroed_table(size_t bytes);
 void bpe_bytesmap_free(bpe_bytesmap *m);
 void bpe_bytesmap_clear(bpe_bytesmap *m);
 /* Put key (value 0) in the empty slot get() stopped at; NULL when out of memory. */
@@ -72,26 +96,6 @@ bpe_entry *bpe_bytesmap_add(bpe_bytesmap *m, const uint8_t *key, size_t n, uint6
 
 static inline const uint8_t *bpe_key(const bpe_bytesmap *m, const bpe_entry *e) {
     return e->len <= 8 ? (const uint8_t *)&e->key : m->arena + e->key;
-}
-
-/* A keyed hash of bytes, never 0; subtle: memcpy, not a cast, since the bytes need not be aligned. */
-static inline uint64_t bpe_hash(const uint8_t *p, size_t n, uint64_t seed) {
-    uint64_t h = seed ^ ((uint64_t)n * 0x9E3779B97F4A7C15ULL);
-    uint64_t w;
-    while (n > 8) {
-        memcpy(&w, p, 8);
-        h = (h ^ w) * 0xBF58476D1CE4E5B9ULL;
-        h ^= h >> 29;
-        p += 8;
-        n -= 8;
-    }
-    w = 0;
-    memcpy(&w, p, n);
-    h = (h ^ w) * 0x94D049BB133111EBULL;
-    h ^= h >> 32;
-    h *= 0xD6E8FEB86659FD93ULL;
-    h ^= h >> 32;
-    return h ? h : 1;
 }
 
 /* The entry holding key, or NULL. */

@@ -17,6 +17,7 @@
 static int exec_module(PyObject *module) {
     /* sha256 of the sources it was built from: bpe/core/ refuses a core older than its sources */
     if (PyModule_AddStringConstant(module, "SOURCES", BPE_CORE_SOURCES) < 0) return -1;
+    if (bpe_hash_init(module) < 0) return -1; /* first: the tables' keys ask whether AES is there */
     if (bpe_heap_init(module) < 0) return -1;
     if (bpe_pretokenize_init(module) < 0) return -1;
     if (bpe_encode_init(module) < 0) return -1;

@@ -13,8 +13,16 @@
 
 #include <stdlib.h>
 #include <string.h>
+
+#include "structmember.h"
 #if defined(__linux__)
 #include <sys/mman.h>
+#endif
+#if defined(__SSE2__) || defined(_M_X64)
+#include <emmintrin.h>
+#define BPE_SSE2 1
+#else
+#define BPE_SSE2 0
 #endif
 
 #include "unicode_classes.h"
@@ -29,6 +37,10 @@
 
 static uint8_t classes[N_CODE_POINTS]; /* class bits of each code point, filled from the runs once */
 static uint8_t folded[0x180];          /* the contraction letter a code point matches case-insensitively, or 0 */
+/* 1 when the ASCII classes are the ones the fast paths below assume (letters [A-Za-z], \p{Lu} [A-Z], \p{Ll} [a-z],
+   digits [0-9], none of them \s): true of every Unicode version, and checked, so a table that said otherwise would
+   only make the scanners slower, never different */
+static int ascii_fast;
 
 static void fill_tables(void) {
     size_t runs = sizeof(bpe_class_runs) / sizeof(bpe_class_runs[0]);
@@ -38,6 +50,12 @@ static void fill_tables(void) {
     }
     for (size_t f = 0; f < sizeof(bpe_folded_letters) / sizeof(bpe_folded_letters[0]); f++)
         if (bpe_folded_letters[f][0] < sizeof(folded)) folded[bpe_folded_letters[f][0]] = (uint8_t)bpe_folded_letters[f][1];
+    ascii_fast = 1;
+    for (int b = 0; b < 0x80; b++) {
+        int upper = b >= 'A' && b <= 'Z', lower = b >= 'a' && b <= 'z', digit = b >= '0' && b <= '9';
+        uint8_t want = (uint8_t)((upper || lower ? BPE_CLASS_L : 0) | (digit ? BPE_CLASS_N : 0) | (upper ? BPE_CLASS_U : 0) | (lower ? BPE_CLASS_W : 0));
+        if ((classes[b] & (BPE_CLASS_L | BPE_CLASS_N | BPE_CLASS_U | BPE_CLASS_W)) != want || (want && (classes[b] & BPE_CLASS_S))) ascii_fast = 0;
+    }
 }
 
 /* The character at s[i] (i < n): its class bits, code point and length in bytes. A byte that does
@@ -46,8 +64,10 @@ static void fill_tables(void) {
    surrogate surrogateescape makes of it. */
 #if defined(__GNUC__)
 #define HOT_INLINE inline __attribute__((always_inline))
+#define NOINLINE __attribute__((noinline))
 #else
 #define HOT_INLINE inline
+#define NOINLINE
 #endif
 
 static HOT_INLINE uint8_t char_at(const uint8_t *s, size_t i, size_t n, uint32_t *cp, size_t *len) {
@@ -130,6 +150,41 @@ static inline size_t run_out(const uint8_t *s, size_t i, size_t n, uint8_t mask)
     return i;
 }
 
+/* ---- ASCII fast paths: runs of [A-Za-z], [a-z] or [A-Z], 16 bytes at a time (prose is nearly all ASCII) ---- */
+
+enum { ASCII_LETTERS, ASCII_LOWER, ASCII_UPPER };
+
+static HOT_INLINE int ascii_in(uint8_t b, int set) {
+    if (set == ASCII_LETTERS) return (uint8_t)((b | 0x20) - 'a') < 26;
+    return (uint8_t)(b - (set == ASCII_LOWER ? 'a' : 'A')) < 26;
+}
+
+/* The end of the run of bytes in the set from j (a byte of 0x80 and above is in none: the run stops there). SSE2
+   classes 16 bytes at once: b (| 0x20 for either case) + (0x80 - 'a') lands in [-128, -103] exactly for the 26
+   letters, as signed bytes, and every other byte elsewhere (those of 0xE1 and above wrap round to small numbers). */
+static HOT_INLINE size_t ascii_run(const uint8_t *s, size_t j, size_t n, int set) {
+#if BPE_SSE2 && (defined(__GNUC__) || defined(__clang__))
+    const __m128i fold = _mm_set1_epi8(set == ASCII_LETTERS ? 0x20 : 0);
+    const __m128i shift = _mm_set1_epi8((char)(0x80 - (set == ASCII_UPPER ? 'A' : 'a')));
+    const __m128i limit = _mm_set1_epi8((char)(-128 + 26));
+    while (j + 16 <= n) {
+        __m128i x = _mm_add_epi8(_mm_or_si128(_mm_loadu_si128((const __m128i *)(s + j)), fold), shift);
+        unsigned in = (unsigned)_mm_movemask_epi8(_mm_cmplt_epi8(x, limit));
+        if (in != 0xFFFF) return j + (size_t)__builtin_ctz(~in);
+        j += 16;
+    }
+#endif
+    while (j < n && ascii_in(s[j], set)) j++;
+    return j;
+}
+
+/* \p{L}+ from j (a letter): the ASCII letters fast, then, if a byte of 0x80 and above stopped them, the rest of the
+   run character by character (it may hold more ASCII letters: run_in takes every letter) */
+static HOT_INLINE size_t letter_run(const uint8_t *s, size_t j, size_t n) {
+    j = ascii_run(s, j, n, ASCII_LETTERS);
+    return j < n && s[j] >= 0x80 ? run_in(s, j, n, L) : j;
+}
+
 /* [\r\n]* (cl100k) or [\r\n/]* (o200k) */
 static inline size_t run_newlines(const uint8_t *s, size_t i, size_t n, int slash) {
     while (i < n && (s[i] == '\r' || s[i] == '\n' || (slash && s[i] == '/'))) i++;
@@ -184,7 +239,7 @@ static inline size_t optional_contraction(const uint8_t *s, size_t i, size_t n) 
 }
 
 /* gpt2: '(?:[sdmt]|ll|ve|re)| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+ */
-static size_t next_gpt2(const uint8_t *s, size_t i, size_t n) {
+static NOINLINE size_t gpt2_general(const uint8_t *s, size_t i, size_t n) {
     if (s[i] == '\'' && i + 1 < n) {
         uint8_t c = s[i + 1];
         if (c == 's' || c == 'd' || c == 'm' || c == 't') return i + 2;
@@ -203,24 +258,24 @@ static size_t next_gpt2(const uint8_t *s, size_t i, size_t n) {
             k = next;
         }
     }
-    if (k & L) return run_in(s, j, n, L);
+    if (k & L) return letter_run(s, j, n);
     if (k & N) return run_in(s, j, n, N);
     if (!(k & S)) return run_out(s, j, n, L | N | S);
     return whitespace(s, i, n, 0);
 }
 
 /* cl100k: (?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+ */
-static size_t next_cl100k(const uint8_t *s, size_t i, size_t n) {
+static NOINLINE size_t cl100k_general(const uint8_t *s, size_t i, size_t n) {
     if (s[i] == '\'') {
         size_t end = contraction(s, i, n);
         if (end) return end;
     }
     size_t len0, len1 = 0;
     uint8_t k0 = class_at(s, i, n, &len0), k1 = 0;
-    if (k0 & L) return run_in(s, i, n, L);
+    if (k0 & L) return letter_run(s, i, n);
     size_t i1 = i + len0;
     if (i1 < n) k1 = class_at(s, i1, n, &len1);
-    if (!(k0 & (L | N | NL)) && i1 < n && (k1 & L)) return run_in(s, i1, n, L); /* one character of any other kind, then letters */
+    if (!(k0 & (L | N | NL)) && i1 < n && (k1 & L)) return letter_run(s, i1, n); /* one character of any other kind, then letters */
     if (k0 & N) return run_in_max(s, i, n, N, 3);
     if (s[i] == ' ' && i1 < n && !(k1 & (L | N | S))) return run_newlines(s, run_out(s, i1, n, L | N | S), n, 0);
     if (!(k0 & (L | N | S))) return run_newlines(s, run_out(s, i, n, L | N | S), n, 0);
@@ -229,7 +284,7 @@ static size_t next_cl100k(const uint8_t *s, size_t i, size_t n) {
 
 /* o200k, with U = [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}], W = [\p{Ll}\p{Lm}\p{Lo}\p{M}], P = [^\r\n\p{L}\p{N}],
    C = (?i:'s|'t|'re|'ve|'m|'ll|'d):  P?U*W+C? | P?U+W*C? | \p{N}{1,3} | ' ?[^\s\p{L}\p{N}]+[\r\n/]*' | \s*[\r\n]+ | \s+(?!\S) | \s+ */
-static size_t next_o200k(const uint8_t *s, size_t i, size_t n) {
+static NOINLINE size_t o200k_general(const uint8_t *s, size_t i, size_t n) {
     size_t len0;
     uint8_t k0 = class_at(s, i, n, &len0);
     /* P? is greedy: with the character at i as P first, then without (a mark is both P and U, W) */
@@ -262,6 +317,103 @@ static size_t next_o200k(const uint8_t *s, size_t i, size_t n) {
     return whitespace(s, i, n, 1);
 }
 
+/* ---- the scanners: ASCII first ----
+
+   Each scanner below decides the pre-tokens that start with an ASCII character followed by an ASCII character (or
+   the end), the bulk of prose and code, with the few tests its regex makes there, and hands everything else to its
+   general twin above, which follows the regex character by character. subtle: the fast paths decide only on what
+   they have seen to be ASCII; a run that stops at a byte of 0x80 or above goes on in the general helpers (letter_run,
+   other_run, run_in), which take any character, and an ASCII start followed by any other byte goes to the general
+   scanner, since that character (a letter, a mark, a digit of another script...) can change which alternative
+   matches. tests/test_core_pretokenize.py holds them to the regexes. */
+
+/* [^\s\p{L}\p{N}]+ from j (such a character) */
+static HOT_INLINE size_t other_run(const uint8_t *s, size_t j, size_t n) {
+    while (j < n && s[j] < 0x80 && !(classes[s[j]] & (L | N | S))) j++;
+    return j < n && s[j] >= 0x80 ? run_out(s, j, n, L | N | S) : j;
+}
+
+/* \p{N}+ from j (a digit) */
+static HOT_INLINE size_t digit_run(const uint8_t *s, size_t j, size_t n) {
+    while (j < n && (uint8_t)(s[j] - '0') < 10) j++;
+    return j < n && s[j] >= 0x80 ? run_in(s, j, n, N) : j;
+}
+
+/* \p{N}{1,3} from i (an ASCII digit): its end, or 0 where a byte of 0x80 and above (a digit of another script?)
+   follows fewer than three */
+static HOT_INLINE size_t three_digits(const uint8_t *s, size_t i, size_t n) {
+    size_t j = i + 1, stop = n - i > 3 ? i + 3 : n;
+    while (j < stop && (uint8_t)(s[j] - '0') < 10) j++;
+    return j == i + 3 || j >= n || s[j] < 0x80 ? j : 0;
+}
+
+/* whitespace(s, i, n, newlines) where s[i] is ASCII whitespace: the run's ASCII characters a byte at a time */
+static HOT_INLINE size_t ascii_whitespace(const uint8_t *s, size_t i, size_t n, int newlines) {
+    size_t p = i, after_newline = 0;
+    while (p < n && s[p] < 0x80 && (classes[s[p]] & S)) {
+        if (classes[s[p]] & NL) after_newline = p + 1;
+        p++;
+    }
+    if (p < n && s[p] >= 0x80) return whitespace(s, i, n, newlines); /* more whitespace, perhaps */
+    if (newlines && after_newline) return after_newline;
+    if (p == n || p == i + 1) return p;
+    return p - 1; /* \s+(?!\S): all but the last, before something else */
+}
+
+static HOT_INLINE size_t next_gpt2(const uint8_t *s, size_t i, size_t n) {
+    uint8_t c = s[i], k = classes[c];
+    if (c >= 0x80 || c == '\'') return gpt2_general(s, i, n);
+    if (k & L) return letter_run(s, i, n);
+    size_t i1 = i + 1;
+    if (i1 < n && s[i1] >= 0x80) return gpt2_general(s, i, n);
+    uint8_t k1 = i1 < n ? classes[s[i1]] : S; /* the end: as if a space followed */
+    if (c == ' ' && !(k1 & S)) return k1 & L ? letter_run(s, i1, n) : k1 & N ? digit_run(s, i1, n) : other_run(s, i1, n);
+    if (k & N) return digit_run(s, i, n);
+    if (!(k & S)) return other_run(s, i, n);
+    return ascii_whitespace(s, i, n, 0);
+}
+
+static HOT_INLINE size_t next_cl100k(const uint8_t *s, size_t i, size_t n) {
+    uint8_t c = s[i], k = classes[c];
+    if (c >= 0x80 || c == '\'') return cl100k_general(s, i, n);
+    if (k & L) return letter_run(s, i, n);
+    size_t i1 = i + 1;
+    if (i1 < n && s[i1] >= 0x80) return cl100k_general(s, i, n);
+    uint8_t k1 = i1 < n ? classes[s[i1]] : 0;
+    if (!(k & (N | NL)) && (k1 & L)) return letter_run(s, i1, n); /* [^\r\n\p{L}\p{N}]?\p{L}+ */
+    if (k & N) {
+        size_t end = three_digits(s, i, n);
+        return end ? end : cl100k_general(s, i, n);
+    }
+    if (c == ' ' && i1 < n && !(k1 & (L | N | S))) return run_newlines(s, other_run(s, i1, n), n, 0);
+    if (!(k & S)) return run_newlines(s, other_run(s, i, n), n, 0);
+    return ascii_whitespace(s, i, n, 1);
+}
+
+static HOT_INLINE size_t next_o200k(const uint8_t *s, size_t i, size_t n) {
+    uint8_t c = s[i], k = classes[c];
+    if (c >= 0x80) return o200k_general(s, i, n);
+    size_t i1 = i + 1;
+    /* P?U*W+C? and P?U+W*C? over ASCII: [A-Z]* then [a-z]*, at least one letter (P: not a letter, digit, \r or \n) */
+    size_t j = !(k & (L | N | NL)) && i1 < n ? i1 : i;
+    if (j < n && ascii_in(s[j], ASCII_LETTERS)) {
+        size_t upper = ascii_run(s, j, n, ASCII_UPPER), lower = ascii_run(s, upper, n, ASCII_LOWER);
+        /* subtle: only where an ASCII byte ended both runs: past it, a mark or a letter of another script may go on
+           with either run, or make the regex backtrack otherwise */
+        if (lower >= n || s[lower] < 0x80) return optional_contraction(s, lower, n);
+        return o200k_general(s, i, n);
+    }
+    if (i1 < n && s[i1] >= 0x80) return o200k_general(s, i, n);
+    uint8_t k1 = i1 < n ? classes[s[i1]] : 0;
+    if (k & N) {
+        size_t end = three_digits(s, i, n);
+        return end ? end : o200k_general(s, i, n);
+    }
+    if (c == ' ' && i1 < n && !(k1 & (L | N | S))) return run_newlines(s, other_run(s, i1, n), n, 1);
+    if (!(k & S)) return run_newlines(s, other_run(s, i, n), n, 1);
+    return ascii_whitespace(s, i, n, 1);
+}
+
 int bpe_next_pretoken(int kind, const uint8_t *s, size_t n, size_t *pos, size_t *start, size_t *end) {
     size_t i = *pos;
     switch (kind) {
@@ -282,7 +434,11 @@ int bpe_next_pretoken(int kind, const uint8_t *s, size_t n, size_t *pos, size_t 
     default:
         if (i >= n) return 0;
         *start = i;
-        *end = *pos = kind == BPE_KIND_GPT2 ? next_gpt2(s, i, n) : kind == BPE_KIND_CL100K ? next_cl100k(s, i, n) : next_o200k(s, i, n);
+        if (!ascii_fast)
+            *end = kind == BPE_KIND_GPT2 ? gpt2_general(s, i, n) : kind == BPE_KIND_CL100K ? cl100k_general(s, i, n) : o200k_general(s, i, n);
+        else
+            *end = kind == BPE_KIND_GPT2 ? next_gpt2(s, i, n) : kind == BPE_KIND_CL100K ? next_cl100k(s, i, n) : next_o200k(s, i, n);
+        *pos = *end;
         return 1;
     }
 }
@@ -296,7 +452,19 @@ static const uint8_t *find(const uint8_t *s, size_t n, const uint8_t *token, siz
         if (memcmp(s + i, token, len) == 0) return s + i;
     return NULL;
 #else
-    return memmem(s, n, token, len); /* two-way: linear, like str.find, however repetitive the token */
+    /* Where the token's first byte is rare, as '<' is in prose, from one place of it to the next (memchr reads 32
+       bytes at a time; memmem's two-way search ~1 byte per instruction). subtle: a text dense with that byte would
+       make this quadratic in the token's length, so past a budget of misses -- 16, and one more per token length
+       and 64 bytes passed, so that the compares stay within the bytes passed -- memmem takes over: linear, like
+       str.find, however repetitive the text. */
+    const uint8_t *start = s, *end = s + n;
+    for (size_t missed = 0;; missed++) {
+        if (missed > 16 + (size_t)(s - start) / (len + 64)) return memmem(s, (size_t)(end - s), token, len);
+        const uint8_t *at = memchr(s, token[0], (size_t)(end - s));
+        if (!at || (size_t)(end - at) < len) return NULL;
+        if (memcmp(at, token, len) == 0) return at;
+        s = at + 1;
+    }
 #endif
 }
 
@@ -432,45 +600,17 @@ done_buffer:
     return out;
 }
 
-/* PreTokenCounter(kind, seed): counts of unique pre-tokens over many calls of add(), as Tally keeps them.
+/* ---------------------------------------------------------------------------------------------
+   pre-tokens a chunk at a time, keyed for a table (the counter below, encode.c's cache)
 
-   One open-addressing table (linear probing, at most half full) whose slots hold keys of up to 16 bytes themselves
-   (all but ~0.5 % of the pre-tokens of prose), so counting one is a hash of two words and one slot; longer keys live in
-   an arena. One-byte pre-tokens (a third of them: spaces, newlines, punctuation) are counted in a plain array. Counting
-   waits on memory (the table of a large corpus is tens of megabytes): each pre-token's slot is prefetched when it is
-   found and counted PENDING pre-tokens later, so that the wait overlaps with scanning the next ones. */
-#define PENDING 16 /* a power of two */
-#define SHORT_KEY 16
-#define FIRST_SLOTS 4096
-#define HUGE_PAGE (2u << 20)
+   Counting and encoding both look each pre-token up in a table of megabytes, at random: they wait on
+   memory. So the scanner runs ahead by a chunk: it finds up to BPE_CHUNK pre-tokens, makes each short
+   one's block and hash, and asks for its table slot (a prefetch); the consumer then finds the slots
+   already on their way. One loop per scanner, so that each is inlined into its own. */
 
-typedef struct {
-    uint64_t k0, k1; /* the key's bytes, zero-padded, when it has at most SHORT_KEY; else k0 is its offset in the arena */
-    uint64_t count;
-    uint32_t len;   /* 0: the slot is empty (a pre-token is never empty) */
-    uint32_t check; /* the hash's top half: a long key is compared byte by byte only when this matches */
-} count_slot;
-
-typedef struct {
-    const uint8_t *s; /* the pre-token in the text add() was given (which outlives the queue: add() empties it) */
-    uint64_t k0, k1, hash;
-    uint32_t len;
-} pending;
-
-typedef struct {
-    PyObject_HEAD int kind;
-    uint64_t seed;
-    count_slot *table; /* mask + 1 slots */
-    size_t mask, used;
-    uint8_t *arena; /* the keys longer than SHORT_KEY */
-    size_t arena_used, arena_cap;
-    uint64_t single[256]; /* the one-byte pre-tokens' counts */
-    pending queue[PENDING];
-    size_t queued, head; /* the queue's entries, oldest first, end just before head (mod PENDING) */
-} Counter;
-
-/* The key's bytes as two zero-padded words: k0 = bytes 0-7, k1 = bytes 8-15. Two unaligned loads where the text
-   goes on for 16 bytes (limit is its end), masked to the key's length; else copied. */
+/* A key of at most BPE_BLOCK_MAX bytes as its block (bpe_block_of): k0 = bytes 0-7, k1 = bytes 8-14, zero-padded, its
+   length in k1's top byte. Two unaligned loads where the text goes on for 16 bytes (limit is its end), masked to the
+   key's length; else copied. */
 static HOT_INLINE void key_words(const uint8_t *s, size_t len, const uint8_t *limit, uint64_t *k0, uint64_t *k1) {
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
     if (limit - s >= 16) {
@@ -479,48 +619,193 @@ static HOT_INLINE void key_words(const uint8_t *s, size_t len, const uint8_t *li
         memcpy(&w1, s + 8, 8);
         if (len < 8) { /* the first len bytes are the low ones */
             *k0 = w0 & ((1ULL << (8 * len)) - 1);
-            *k1 = 0;
+            *k1 = (uint64_t)len << 56;
         } else {
             *k0 = w0;
-            *k1 = len >= 16 ? w1 : w1 & ((1ULL << (8 * (len - 8))) - 1);
+            *k1 = (w1 & ((1ULL << (8 * (len - 8))) - 1)) | (uint64_t)len << 56;
         }
         return;
     }
 #endif
-    uint8_t padded[16] = {0};
-    memcpy(padded, s, len < 16 ? len : 16);
-    memcpy(k0, padded, 8);
-    memcpy(k1, padded + 8, 8);
+    bpe_block_of(s, len, k0, k1);
 }
 
-/* a keyed hash of a short key's words and length (any value will do: a slot is marked empty by its length) */
-static HOT_INLINE uint64_t short_hash(uint64_t k0, uint64_t k1, size_t len, uint64_t seed) {
-    uint64_t h = (k0 ^ seed) * 0x9E3779B97F4A7C15ULL;
-    h ^= (k1 ^ ((uint64_t)len << 56)) * 0xBF58476D1CE4E5B9ULL;
-    h ^= h >> 29;
-    h *= 0x94D049BB133111EBULL;
-    h ^= h >> 32;
-    return h;
+#if BPE_SSE2 && BPE_HASH_AES && (defined(__GNUC__) || defined(__clang__))
+#define BPE_WINDOW 1
+/* which bytes of v are letters of the set (bit i: byte i) */
+static HOT_INLINE unsigned ascii_mask(__m128i v, int set) {
+    __m128i x = _mm_add_epi8(_mm_or_si128(v, _mm_set1_epi8(set == ASCII_LETTERS ? 0x20 : 0)),
+                             _mm_set1_epi8((char)(0x80 - (set == ASCII_UPPER ? 'A' : 'a'))));
+    return (unsigned)_mm_movemask_epi8(_mm_cmplt_epi8(x, _mm_set1_epi8((char)(-128 + 26))));
 }
+
+/* The end (from p) of a pre-token of letters that starts at p, seen in the 16 bytes v at p of which `avail` are the
+   piece's (the rest not: they are cleared from the masks), or 0 when the window cannot decide it: not letters (or
+   one other character then letters) at p, a run that goes on past the window, or stops at a byte of 0x80 and above
+   or (o200k) at an apostrophe, which may begin a contraction. Exactly what next_X returns where it returns one:
+   the letters' alternatives of each regex, over ASCII (see next_gpt2, next_cl100k, next_o200k). */
+static HOT_INLINE size_t window_end(int kind, __m128i v, const uint8_t *p, size_t avail) {
+    if (avail > 16) avail = 16;
+    unsigned in_piece = avail == 16 ? 0xFFFF : (1u << avail) - 1;
+    unsigned high = (unsigned)_mm_movemask_epi8(v) & in_piece;
+    uint8_t c = p[0];
+    unsigned start, end;
+    if (high & 1) return 0;
+    if (kind == BPE_KIND_O200K) {
+        unsigned upper = ascii_mask(v, ASCII_UPPER) & in_piece, lower = ascii_mask(v, ASCII_LOWER) & in_piece;
+        if ((upper | lower) & 1)
+            start = 0;
+        else if (!(classes[c] & (L | N | NL)) && ((upper | lower) & 2))
+            start = 1;
+        else
+            return 0;
+        unsigned u = start + (unsigned)__builtin_ctz(~(upper >> start));
+        end = u + (unsigned)__builtin_ctz(~(lower >> u));
+        if (end < avail && p[end] == '\'') return 0;
+    } else {
+        unsigned letters = ascii_mask(v, ASCII_LETTERS) & in_piece;
+        if (letters & 1)
+            start = 0;
+        else if ((kind == BPE_KIND_GPT2 ? c == ' ' : c != '\'' && !(classes[c] & (N | NL))) && (letters & 2))
+            start = 1;
+        else
+            return 0;
+        end = start + (unsigned)__builtin_ctz(~(letters >> start));
+    }
+    if (end < avail) return (high >> end) & 1 ? 0 : end;
+    return avail < 16 ? end : 0; /* the piece ends with the run; or the window does, and the run may go on */
+}
+
+/* the block of p[0:len] (2 <= len <= BPE_BLOCK_MAX) from the 16 bytes v at p */
+static HOT_INLINE __m128i window_block(__m128i v, size_t len) {
+    static const uint8_t ones[32] = {0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF};
+    __m128i keep = _mm_loadu_si128((const __m128i *)(ones + 16 - len)); /* len bytes of 0xFF, then zeros */
+    return _mm_or_si128(_mm_and_si128(v, keep), _mm_slli_si128(_mm_cvtsi32_si128((int)len), 15));
+}
+#else
+#define BPE_WINDOW 0
+#endif
+
+/* the pre-tokens of s[*at:n] into spans, up to BPE_CHUNK, with one scanner and one hash: each call below has
+   constant arguments, so that each of the loops is compiled on its own with its scanner inlined */
+static HOT_INLINE size_t fill_loop(int kind, int fast, int aes, const uint8_t *s, size_t n, size_t *at, bpe_span *spans,
+                                   const bpe_chunk_table *t) {
+    size_t count = 0, pos = *at;
+    const uint8_t *limit = t->limit;
+    const char *table = t->table;
+    size_t mask = t->mask, stride = t->stride;
+#if BPE_HASH_AES
+    bpe_aes_keys keys = bpe_aes_keys_of(t->key);
+#endif
+    while (count < BPE_CHUNK && pos < n) {
+        size_t end;
+#if BPE_WINDOW
+        /* letters (or one other character, then letters), as most pre-tokens are: their end, block and hash from one
+           16-byte load */
+        if (fast && aes && limit - (s + pos) >= 16) {
+            __m128i v = _mm_loadu_si128((const __m128i *)(s + pos));
+            size_t len = window_end(kind, v, s + pos, n - pos);
+            if (len) {
+                bpe_span *span = &spans[count++];
+                span->p = s + pos;
+                span->len = len;
+                if (len >= 2 && len <= BPE_BLOCK_MAX) {
+                    __m128i block = window_block(v, len);
+                    _mm_storeu_si128((__m128i *)&span->k0, block);
+                    span->hash = bpe_aes_vector(block, &keys);
+                    __builtin_prefetch(table + (span->hash & mask) * stride, 1, 3);
+                }
+                pos += len;
+                continue;
+            }
+        }
+#endif
+        if (kind == BPE_KIND_GPT2)
+            end = fast ? next_gpt2(s, pos, n) : gpt2_general(s, pos, n);
+        else if (kind == BPE_KIND_CL100K)
+            end = fast ? next_cl100k(s, pos, n) : cl100k_general(s, pos, n);
+        else
+            end = fast ? next_o200k(s, pos, n) : o200k_general(s, pos, n);
+        bpe_span *span = &spans[count++];
+        size_t len = end - pos;
+        span->p = s + pos;
+        span->len = len;
+        if (len >= 2 && len <= BPE_BLOCK_MAX) { /* one byte is looked up by its value; longer keys apart */
+            key_words(s + pos, len, limit, &span->k0, &span->k1);
+#if BPE_HASH_AES
+            span->hash = aes ? bpe_aes_block(span->k0, span->k1, &keys) : bpe_hash_block(span->k0, span->k1, t->key);
+#else
+            span->hash = bpe_hash_block(span->k0, span->k1, t->key);
+#endif
+            __builtin_prefetch(table + (span->hash & mask) * stride, 1, 3);
+        }
+        pos = end;
+    }
+    *at = pos;
+    return count;
+}
+
+#define FILL(kind)                                                                                      \
+    return !ascii_fast ? fill_loop(kind, 0, t->key->use_aes, s, n, at, spans, t)                         \
+           : t->key->use_aes ? fill_loop(kind, 1, 1, s, n, at, spans, t) : fill_loop(kind, 1, 0, s, n, at, spans, t)
+
+size_t bpe_fill_spans(int kind, const uint8_t *s, size_t n, size_t *at, bpe_span *spans, const bpe_chunk_table *t) {
+    switch (kind) {
+    case BPE_KIND_GPT2:
+        FILL(BPE_KIND_GPT2);
+    case BPE_KIND_CL100K:
+        FILL(BPE_KIND_CL100K);
+    case BPE_KIND_O200K:
+        FILL(BPE_KIND_O200K);
+    default: { /* none, whitespace: rare enough for the general path */
+        size_t count = 0, start, end;
+        while (count < BPE_CHUNK && bpe_next_pretoken(kind, s, n, at, &start, &end)) {
+            bpe_span *span = &spans[count++];
+            span->p = s + start;
+            span->len = end - start;
+            if (span->len >= 2 && span->len <= BPE_BLOCK_MAX) {
+                key_words(span->p, span->len, t->limit, &span->k0, &span->k1);
+                span->hash = bpe_hash_block(span->k0, span->k1, t->key);
+            }
+        }
+        return count;
+    }
+    }
+}
+
+/* PreTokenCounter(kind, seed): counts of unique pre-tokens over many calls of add(), as Tally keeps them.
+
+   One open-addressing table (linear probing, at most half full) whose slots hold keys of up to 15 bytes themselves
+   (all but ~0.5 % of the pre-tokens of prose) as the block hash.h hashes, so counting one is a compare of two words in
+   one slot, prefetched a chunk before (bpe_fill_spans); longer keys live in an arena. One-byte pre-tokens (a third of
+   them: spaces, newlines, punctuation) are counted in a plain array. */
+#define SHORT_KEY BPE_BLOCK_MAX
+#define FIRST_SLOTS 4096
+
+typedef struct {
+    uint64_t k0, k1; /* the key's block (bpe_block_of) when it has at most SHORT_KEY bytes; else k0 is its offset in the arena, k1 0 */
+    uint64_t count;
+    uint32_t len;   /* 0: the slot is empty (a pre-token is never empty) */
+    uint32_t check; /* the hash's top half: a long key is compared byte by byte only when this matches */
+} count_slot;
+
+typedef struct {
+    PyObject_HEAD int kind;
+    bpe_hashkey key;
+    count_slot *table; /* mask + 1 slots */
+    size_t mask, used;
+    uint8_t *arena; /* the keys longer than SHORT_KEY */
+    size_t arena_used, arena_cap;
+    uint64_t single[256]; /* the one-byte pre-tokens' counts */
+    size_t longest;       /* the most slots one pre-token's lookup has read: a few, unless its keys collide (the tests) */
+    bpe_span spans[BPE_CHUNK];
+} Counter;
 
 static uint64_t slot_hash(const Counter *self, const count_slot *slot) {
-    return slot->len <= SHORT_KEY ? short_hash(slot->k0, slot->k1, slot->len, self->seed) : bpe_hash(self->arena + slot->k0, slot->len, self->seed);
+    return slot->len <= SHORT_KEY ? bpe_hash_block(slot->k0, slot->k1, &self->key) : bpe_hash(self->arena + slot->k0, slot->len, &self->key);
 }
 
-/* a table of zeroed slots; one of megabytes in 2 MB pages where the system has them (Linux's transparent huge pages,
-   when asked for): the slots are visited at random, and with 4 KB pages most visits would also miss the TLB */
-static count_slot *new_table(size_t slots) {
-    size_t bytes = slots * sizeof(count_slot);
-#if defined(__linux__) && defined(MADV_HUGEPAGE)
-    if (bytes >= HUGE_PAGE) {
-        void *table = aligned_alloc(HUGE_PAGE, bytes);
-        if (!table) return NULL;
-        madvise(table, bytes, MADV_HUGEPAGE); /* only advice: without it the table is the same, in small pages */
-        return memset(table, 0, bytes);
-    }
-#endif
-    return calloc(slots, sizeof(count_slot));
-}
+static count_slot *new_table(size_t slots) { return bpe_zeroed_table(slots * sizeof(count_slot)); }
 
 static int grow_table(Counter *self) {
     if (self->mask >= SIZE_MAX / 2 / sizeof(count_slot)) return -1;
@@ -540,14 +825,14 @@ static int grow_table(Counter *self) {
     return 0;
 }
 
-/* a new key (p's) in an empty slot */
-static int insert(Counter *self, const pending *p) {
+/* a new key (the span's; hash: its hash) in an empty slot */
+static int insert(Counter *self, const bpe_span *span, uint64_t hash) {
     if ((self->used + 1) * 2 > self->mask + 1 && grow_table(self) < 0) return -1;
-    uint64_t k0 = p->k0;
-    if (p->len > SHORT_KEY) { /* into the arena */
-        if (p->len > self->arena_cap - self->arena_used) {
+    uint64_t k0 = span->k0, k1 = span->k1;
+    if (span->len > SHORT_KEY) { /* into the arena */
+        if (span->len > self->arena_cap - self->arena_used) {
             size_t cap = self->arena_cap ? self->arena_cap : 1 << 16;
-            while (p->len > cap - self->arena_used) {
+            while (span->len > cap - self->arena_used) {
                 if (cap > SIZE_MAX / 2) return -1;
                 cap *= 2;
             }
@@ -556,63 +841,33 @@ static int insert(Counter *self, const pending *p) {
             self->arena = arena;
             self->arena_cap = cap;
         }
-        memcpy(self->arena + self->arena_used, p->s, p->len);
+        memcpy(self->arena + self->arena_used, span->p, span->len);
         k0 = self->arena_used;
-        self->arena_used += p->len;
+        k1 = 0;
+        self->arena_used += span->len;
     }
-    size_t i = (size_t)p->hash & self->mask;
+    size_t i = (size_t)hash & self->mask;
     while (self->table[i].len) i = (i + 1) & self->mask;
-    self->table[i] = (count_slot){k0, p->k1, 1, p->len, (uint32_t)(p->hash >> 32)};
+    self->table[i] = (count_slot){k0, k1, 1, (uint32_t)span->len, (uint32_t)(hash >> 32)};
     self->used++;
     return 0;
 }
 
-/* count a queued pre-token in the table */
-static HOT_INLINE int settle(Counter *self, const pending *p) {
-    for (size_t i = (size_t)p->hash & self->mask;; i = (i + 1) & self->mask) {
+/* count one pre-token of at least two bytes in the table */
+static HOT_INLINE int count_span(Counter *self, const bpe_span *span) {
+    int is_short = span->len <= SHORT_KEY;
+    uint64_t hash = is_short ? span->hash : bpe_hash(span->p, span->len, &self->key);
+    for (size_t i = (size_t)hash & self->mask, probes = 1;; i = (i + 1) & self->mask, probes++) {
         count_slot *slot = &self->table[i];
-        if (!slot->len) return insert(self, p);
-        if (slot->len != p->len) continue;
-        if (p->len <= SHORT_KEY ? slot->k0 == p->k0 && slot->k1 == p->k1
-                                : slot->check == (uint32_t)(p->hash >> 32) && memcmp(self->arena + slot->k0, p->s, p->len) == 0) {
+        if (probes > self->longest) self->longest = probes;
+        if (!slot->len) return insert(self, span, hash);
+        /* a short key's block holds its length: the two words decide (a long key's slot has k1 0, never a block's) */
+        if (is_short ? slot->k0 == span->k0 && slot->k1 == span->k1
+                     : slot->len == span->len && slot->check == (uint32_t)(hash >> 32) && memcmp(self->arena + slot->k0, span->p, span->len) == 0) {
             slot->count++; /* subtle: cannot pass 2**64: that many pre-tokens would be far more text than any disk holds */
             return 0;
         }
     }
-}
-
-/* count one pre-token, s[0:len] (limit: the end of the text it is in): queue it, its slot prefetched, and count the
-   oldest queued one */
-static HOT_INLINE int count_one(Counter *self, const uint8_t *s, size_t len, const uint8_t *limit) {
-    if (len == 1) {
-        self->single[s[0]]++;
-        return 0;
-    }
-    pending *p = &self->queue[self->head];
-    if (self->queued == PENDING) {
-        if (settle(self, p) < 0) return -1;
-    } else {
-        self->queued++;
-    }
-    p->s = s;
-    p->len = (uint32_t)len;
-    if (len <= SHORT_KEY) {
-        key_words(s, len, limit, &p->k0, &p->k1);
-        p->hash = short_hash(p->k0, p->k1, len, self->seed);
-    } else {
-        p->k0 = p->k1 = 0;
-        p->hash = bpe_hash(s, len, self->seed);
-    }
-    __builtin_prefetch(&self->table[(size_t)p->hash & self->mask], 1);
-    self->head = (self->head + 1) & (PENDING - 1);
-    return 0;
-}
-
-/* count every queued pre-token (before add() returns: they point into its text) */
-static int settle_all(Counter *self) {
-    for (; self->queued; self->queued--)
-        if (settle(self, &self->queue[(self->head - self->queued) & (PENDING - 1)]) < 0) return -1;
-    return 0;
 }
 
 static int counter_init(Counter *self, PyObject *args, PyObject *kwargs) {
@@ -631,7 +886,7 @@ static int counter_init(Counter *self, PyObject *args, PyObject *kwargs) {
     }
     self->mask = FIRST_SLOTS - 1;
     self->kind = kind;
-    self->seed = seed;
+    bpe_key_init(&self->key, seed, 0);
     return 0;
 }
 
@@ -641,30 +896,21 @@ static void counter_dealloc(Counter *self) {
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
-/* one loop per scanner, so that each is inlined into its loop */
-#define COUNT_WITH(next)                                                 \
-    for (size_t pos = 0, end; pos < n; pos = end) {                      \
-        end = next(s, pos, n);                                           \
-        if (count_one(self, s + pos, end - pos, limit) < 0) return -1;   \
-    }                                                                    \
-    return 0
-
-/* count the pre-tokens of s[0:n], a piece of a text that ends at limit */
+/* count the pre-tokens of s[0:n], a piece of a text that ends at limit: a chunk found and keyed, then counted */
 static int count_piece(Counter *self, const uint8_t *s, size_t n, const uint8_t *limit) {
-    switch (self->kind) {
-    case BPE_KIND_GPT2:
-        COUNT_WITH(next_gpt2);
-    case BPE_KIND_CL100K:
-        COUNT_WITH(next_cl100k);
-    case BPE_KIND_O200K:
-        COUNT_WITH(next_o200k);
-    default: {
-        size_t pos = 0, start, end;
-        while (bpe_next_pretoken(self->kind, s, n, &pos, &start, &end))
-            if (count_one(self, s + start, end - start, limit) < 0) return -1;
-        return 0;
+    size_t pos = 0;
+    while (pos < n) {
+        bpe_chunk_table t = {limit, &self->key, (const char *)self->table, self->mask, sizeof(count_slot)};
+        size_t count = bpe_fill_spans(self->kind, s, n, &pos, self->spans, &t);
+        for (size_t k = 0; k < count; k++) {
+            const bpe_span *span = &self->spans[k];
+            if (span->len == 1)
+                self->single[span->p[0]]++;
+            else if (count_span(self, span) < 0)
+                return -1;
+        }
     }
-    }
+    return 0;
 }
 
 /* count a document: its pieces between special tokens, or each line of them; -1 when out of memory */
@@ -689,7 +935,7 @@ static int count_document(Counter *self, bpe_specials *sp, const uint8_t *s, siz
         if (which < 0) break;
         pos = cut + sp->len[which];
     }
-    return settle_all(self);
+    return 0;
 }
 
 /* add(data, special_tokens=(), split_lines=False): count a document's pre-tokens (special tokens cut out, not counted;
@@ -704,8 +950,7 @@ static PyObject *counter_add(Counter *self, PyObject *args, PyObject *kwargs) {
     PyObject *result = NULL;
     if (bpe_specials_init(&sp, tokens) < 0) goto done_buffer;
     if (count_document(self, &sp, buffer.buf, (size_t)buffer.len, split_lines) < 0) {
-        self->queued = 0; /* what was queued is not counted: the counter is incomplete, and says so */
-        PyErr_NoMemory();
+        PyErr_NoMemory(); /* the counter is incomplete, and says so */
     } else {
         result = Py_NewRef(Py_None);
     }
@@ -720,7 +965,7 @@ static PyObject *counter_counts(Counter *self, PyObject *unused) {
     PyObject *out = PyDict_New();
     if (!out) return NULL;
     for (size_t k = 0; k <= self->mask + 256; k++) {
-        uint8_t bytes[SHORT_KEY], byte;
+        uint8_t bytes[16], byte; /* a block */
         const uint8_t *key;
         size_t len;
         uint64_t count;
@@ -771,6 +1016,11 @@ static PyMethodDef counter_methods[] = {
 
 static PySequenceMethods counter_sequence = {.sq_length = (lenfunc)counter_len};
 
+static PyMemberDef counter_members[] = {
+    {"longest_probe", T_PYSSIZET, offsetof(Counter, longest), READONLY, "the most table slots one pre-token's lookup has read"},
+    {NULL, 0, 0, 0, NULL},
+};
+
 static PyTypeObject CounterType = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "bpe._core.PreTokenCounter",
     .tp_basicsize = sizeof(Counter),
@@ -780,6 +1030,7 @@ static PyTypeObject CounterType = {
     .tp_init = (initproc)counter_init,
     .tp_dealloc = (destructor)counter_dealloc,
     .tp_methods = counter_methods,
+    .tp_members = counter_members,
     .tp_as_sequence = &counter_sequence,
 };
 

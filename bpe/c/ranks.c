@@ -67,7 +67,7 @@ typedef struct {
 /* the rank of s[0:n], and its place if asked, or NONE */
 static inline uint32_t lookup(const ranked *r, const uint8_t *s, size_t n, uint32_t *place) {
     if (!place && n <= 2) return n == 1 ? r->byte_rank[s[0]] : r->pair_rank[s[0] << 8 | s[1]];
-    uint64_t hash = bpe_hash(s, n, r->all.seed);
+    uint64_t hash = bpe_hash(s, n, &r->all.key);
     bpe_entry *e = bpe_bytesmap_get(&r->hot, s, n, hash);
     if (!e) e = bpe_bytesmap_get(&r->all, s, n, hash);
     if (!e) return NONE;
@@ -132,7 +132,7 @@ static int parse(ranked *r, const uint8_t *s, size_t n) {
     for (size_t i = 0; i < k; i++) {
         const uint8_t *token = r->bytes + r->start[i];
         size_t len = r->start[i + 1] - r->start[i];
-        uint64_t hash = bpe_hash(token, len, r->all.seed);
+        uint64_t hash = bpe_hash(token, len, &r->all.key);
         if (bpe_bytesmap_get(&r->all, token, len, hash)) {
             status = 0; /* a token given twice */
             goto done;
@@ -209,7 +209,7 @@ static inline uint32_t rank_below(const ranked *r, const uint8_t *token, uint32_
 /* start fetching the table slots a lookup of token[i:end] will read (two lookups after a join: their misses overlap) */
 static inline void prefetch(const ranked *r, const uint8_t *token, uint32_t i, uint32_t end) {
     if (end - i <= 2) return;
-    uint64_t hash = bpe_hash(token + i, end - i, r->all.seed);
+    uint64_t hash = bpe_hash(token + i, end - i, &r->all.key);
     PREFETCH(&r->hot.table[hash & r->hot.mask]);
     PREFETCH(&r->all.table[hash & r->all.mask]);
 }
@@ -283,7 +283,9 @@ static PyObject *load_ranks(PyObject *self, PyObject *args) {
     ranked *r = PyMem_Calloc(1, sizeof(ranked));
     scratch w = {NULL, NULL, NULL, NULL};
     PyObject *tokens = NULL, *ranks = NULL, *merges = NULL, *result = NULL, *cache = NULL;
-    if (!r || bpe_bytesmap_init(&r->all, seed) < 0 || bpe_bytesmap_init(&r->hot, seed) < 0) goto no_memory;
+    bpe_hashkey key;
+    bpe_key_init(&key, seed, 0);
+    if (!r || bpe_bytesmap_init(&r->all, &key) < 0 || bpe_bytesmap_init(&r->hot, &key) < 0) goto no_memory;
     int parsed = parse(r, s, (size_t)size);
     if (parsed < 0) goto no_memory;
     if (parsed == 0) goto irregular;

@@ -15,6 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "structmember.h"
+
 /* make room for `more` words: the arrays, and a table at most half full (rehashed from the stored hashes) */
 static int room_for(bpe_WordsObject *w, size_t more) {
     size_t need = w->n + more;
@@ -103,15 +105,16 @@ static PyObject *words_add(bpe_WordsObject *w, PyObject *args) {
     for (Py_ssize_t i = 0; i < rows; i++) {
         const uint8_t *p = src + offset_at(&offsets, wide, i);
         size_t n = (size_t)(offset_at(&offsets, wide, i + 1) - offset_at(&offsets, wide, i));
-        uint64_t hash = bpe_hash(p, n, w->seed);
-        size_t slot = hash & w->mask;
-        for (uint32_t k; (k = w->slots[slot]) != 0; slot = (slot + 1) & w->mask) {
+        uint64_t hash = bpe_hash(p, n, &w->key);
+        size_t slot = hash & w->mask, probes = 1;
+        for (uint32_t k; (k = w->slots[slot]) != 0; slot = (slot + 1) & w->mask, probes++) {
             k--;
             if (w->hash[k] == hash && w->start[k + 1] - w->start[k] == n && memcmp(w->data + w->start[k], p, n) == 0) {
                 result = PyLong_FromSsize_t(i);
                 goto done;
             }
         }
+        if (probes > w->longest) w->longest = probes;
         memcpy(w->data + w->n_data, p, n);
         w->n_data += n;
         w->slots[slot] = (uint32_t)w->n + 1;
@@ -175,7 +178,7 @@ static int words_init(bpe_WordsObject *w, PyObject *args, PyObject *kwds) {
         PyErr_SetString(PyExc_RuntimeError, "Words is initialised once");
         return -1;
     }
-    w->seed = seed;
+    bpe_key_init(&w->key, seed, 0);
     if (room_for(w, 0) < 0) return -1;
     w->start[0] = 0;
     return 0;
@@ -199,6 +202,11 @@ static PyMethodDef words_methods[] = {
 
 static PySequenceMethods words_sequence = {.sq_length = (lenfunc)words_len};
 
+static PyMemberDef words_members[] = {
+    {"longest_probe", T_PYSSIZET, offsetof(bpe_WordsObject, longest), READONLY, "the most table slots one token's lookup has read"},
+    {NULL, 0, 0, 0, NULL},
+};
+
 PyTypeObject bpe_WordsType = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "bpe._core.Words",
     .tp_doc = "Words(seed): unique pre-tokens and their counts, added from a counts file's columns (counts_file.py).",
@@ -208,6 +216,7 @@ PyTypeObject bpe_WordsType = {
     .tp_init = (initproc)words_init,
     .tp_dealloc = (destructor)words_dealloc,
     .tp_methods = words_methods,
+    .tp_members = words_members,
     .tp_as_sequence = &words_sequence,
 };
 

@@ -29,6 +29,7 @@ import copy
 import os
 import queue
 import signal
+import sys
 import threading
 import time
 from array import array
@@ -217,24 +218,49 @@ def _jobs(inputs: Iterable[Input], options: Reading) -> list[Job]:
 
 
 def encode_job(tok: Tokenizer, job: Job, settings: Settings, emit: Callable, report: Callable[[int], None] | None = None) -> Part:
-    """Encode one shard, handing its ids to emit (a list or array at a time); report(disk bytes) as it reads."""
+    """Encode one shard, handing its ids to emit (a list, or the array's little-endian bytes where the core encodes); report(disk bytes) as it reads."""
     allowed = frozenset(tok.special_tokens) if settings.special == "special" else frozenset()
+    typecode, width = DTYPES[settings.dtype][0], DTYPES[settings.dtype][2]
+    # where the core encodes, the ids come as the array's own bytes (no list of ints between); little-endian, as .npy's
+    as_bytes = getattr(tok, "_compiled", None) is not None and sys.byteorder == "little"
     eot = [settings.eot] if settings.eot is not None else []
+    if as_bytes:
+        eot = array(typecode, eot).tobytes()
+    limit = tok._limit(settings.k)
     source = job.shard.input
     tokens = documents = text_bytes = disk_bytes = cuts = 0
 
-    def encode(piece: str | bytes) -> list[int]:
+    def encode(piece: str | bytes) -> list[int] | bytearray:
         if settings.special == "refuse":
             _refuse(tok, piece, source)
-        return tok.encode(piece, settings.k, allowed_special=allowed, disallowed_special=())
+        if as_bytes and isinstance(piece, str):  # a str of clean UTF-8: the core's bytes (None: the Python path encodes)
+            data = tok._encode_compiled(piece, limit, allowed, as_array=width)
+            if data is not None:
+                return data
+        ids = tok.encode(piece, settings.k, allowed_special=allowed, disallowed_special=())
+        return array(typecode, ids).tobytes() if as_bytes else ids
+
+    def encode_inside(piece: bytes) -> list[int] | bytearray:
+        """A piece of a document before its end: its bytes as they are where the core encodes (each invalid byte its
+        own character, as the str surrogateescape decodes it to is in the Python path, and no decoding between)."""
+        if as_bytes:
+            if settings.special == "refuse":
+                _refuse(tok, piece, source)
+            data = tok._encode_compiled(piece, limit, allowed, as_array=width)
+            if data is not None:
+                return data
+        return encode(piece.decode(ENCODING, ERRORS))
+
+    def count(ids: list[int] | bytes) -> int:
+        return len(ids) // width if as_bytes else len(ids)
 
     if source.format == "text":
         pending = None  # the last piece read: held back until the next, since the document's very end is encoded as bytes
         for batch in read_shard(job.shard, settings.options, undecoded=True):
             for piece in batch.documents:
                 if pending is not None:
-                    ids = encode(pending.decode(ENCODING, ERRORS))
-                    tokens += len(ids)
+                    ids = encode_inside(pending)
+                    tokens += count(ids)
                     emit(ids)
                 pending = piece
             text_bytes += batch.text_bytes
@@ -243,20 +269,20 @@ def encode_job(tok: Tokenizer, job: Job, settings: Settings, emit: Callable, rep
             if report:
                 report(batch.disk_bytes)
         if pending is not None:
-            ids = encode(pending if job.ends_document else pending.decode(ENCODING, ERRORS))
-            tokens += len(ids)
+            ids = encode(pending) if job.ends_document else encode_inside(pending)
+            tokens += count(ids)
             emit(ids)
         if job.ends_document:
-            documents, tokens = 1, tokens + len(eot)
+            documents, tokens = 1, tokens + count(eot)
             emit(eot)
     else:
         for batch in read_shard(job.shard, settings.options):
-            block: list[int] = []
+            block: list[int] | bytearray = bytearray() if as_bytes else []
             for document in batch.documents:
                 block += encode(document)
                 block += eot
             documents += len(batch.documents)
-            tokens += len(block)
+            tokens += count(block)
             emit(block)
             text_bytes += batch.text_bytes
             disk_bytes += batch.disk_bytes
@@ -319,7 +345,7 @@ def _encode_part(job: Job) -> Part:
         with open(path, "wb") as f:
 
             def emit(ids) -> None:
-                f.write(array(typecode, ids).tobytes())
+                f.write(ids if isinstance(ids, (bytes, bytearray)) else array(typecode, ids).tobytes())
 
             part = encode_job(_tok, job, _settings, emit)
     except BaseException:

@@ -60,9 +60,16 @@ class TiktokenInterface:
         return _batch(self.encode_ordinary, texts, num_threads)
 
     def encode_to_numpy(self, text: str | bytes, **options):
-        """encode() as a NumPy array of uint32 (tiktoken's encode_to_numpy)."""
+        """encode() as a NumPy array of uint32 (tiktoken's encode_to_numpy): made by the compiled core where it encodes."""
         import numpy as np
 
+        if isinstance(text, str) and set(options) <= {"allowed_special", "disallowed_special"}:
+            allowed_special = options.get("allowed_special")
+            allowed = self.allowed_special if allowed_special is None else self._allowed(allowed_special)
+            self._refuse(text, allowed, options.get("disallowed_special", "all"))
+            ids = self._encode_compiled(text, len(self.merges), allowed, as_array=4)
+            if ids is not None:
+                return np.frombuffer(ids, dtype=np.uint32)
         return np.array(self.encode(text, **options), dtype=np.uint32)
 
     def encode_single_token(self, text_or_bytes: str | bytes) -> int:

@@ -379,35 +379,31 @@ class Tokenizer(TiktokenInterface, Teaching):
         self._refuse(text, allowed, disallowed_special)
         return self._encode_text(text, limit, allowed)
 
-    def _encode_compiled(self, text: str | bytes, limit: int, allowed: Collection[str]) -> list[int] | None:
+    def _encode_compiled(self, text: str | bytes, limit: int, allowed: Collection[str], as_array: int = 0):
         """_encode_text in one call to the compiled core (encode_c.py), or None where the Python path encodes.
 
         None: no compiled core, or no compiled scanner for the pre-tokenizer; a str holding a lone surrogate
         that stands for no byte, or invalid bytes (U+DC80..U+DCFF) that would be read again as other UTF-8
         than they were (bytes are given as they are, and the core keeps each invalid byte as the Python path
-        does); a byte the vocabulary lacks (the Python path says so in a sentence).
+        does); a byte the vocabulary lacks (the Python path says so in a sentence). as_array 4 or 2: the ids
+        as a bytearray of native uint32 or uint16, not a list (encode_to_numpy, encode_files).
         """
         if self._compiled is None or self._compiled.kind < 0:
             return None
-        if isinstance(text, str):
-            try:
-                data = text.encode(ENCODING)
-            except UnicodeEncodeError:  # surrogateescape's invalid bytes: the core takes them where they read back the same
-                try:
-                    data = text.encode(ENCODING, ERRORS)
-                except UnicodeEncodeError:
-                    return None
-                if data.decode(ENCODING, ERRORS) != text:  # escaped bytes that join into a character: Python keeps them apart
-                    return None
-            text = data
         specials = tuple(token.encode(ENCODING) for token in allowed)
         if self.ignore_merges and limit == len(self.merges):  # the core's scanner cuts; each pre-token is looked up whole first
+            data = text if isinstance(text, bytes) else _escaped_bytes(text)
+            if data is None or as_array:
+                return None
             out: list[int] = []
-            for piece in pretokenize_c.pretokens(text, self.pretokenizer, specials):
-                i = self.ids[piece] if piece in specials else None
-                out += (i,) if i is not None else self._python.word_ids(piece, limit)
+            for piece in pretokenize_c.pretokens(data, self.pretokenizer, specials):
+                out += (self.ids[piece],) if piece in specials else self._python.word_ids(piece, limit)
             return out
-        return self._compiled.encode(text, limit, specials)
+        ids = self._compiled.encode(text, limit, specials, as_array)  # a str as it is: Python's own UTF-8 of it
+        if ids is None and isinstance(text, str):  # a surrogate: surrogateescape's invalid bytes go as those bytes
+            data = _escaped_bytes(text)
+            ids = None if data is None else self._compiled.encode(data, limit, specials, as_array)
+        return ids
 
     def _last_piece_length(self, text: str, limit: int, allowed: frozenset[str], ids: list[int]) -> int:
         """How many of ids (text's) the last pre-token made, with the all-whitespace tokens before it (tiktoken's rule)."""
@@ -642,6 +638,17 @@ def _as_tiktoken(text: str) -> str:
 def _all_invalid(data: bytes) -> bool:
     """No character of UTF-8 in data: each byte is invalid where it stands (b'\xed', b'\xe4\xb8')."""
     return all(0xDC80 <= ord(c) <= 0xDCFF for c in data.decode(ENCODING, ERRORS))
+
+
+def _escaped_bytes(text: str) -> bytes | None:
+    """A str's bytes, its U+DC80..U+DCFF each the invalid byte surrogateescape made it of; None where the bytes would read
+    back as another text (escaped bytes that join into a character, which the Python path keeps apart) or a surrogate
+    stands for no byte."""
+    try:
+        data = text.encode(ENCODING, ERRORS)
+    except UnicodeEncodeError:
+        return None
+    return data if data.decode(ENCODING, ERRORS) == text else None
 
 
 def _surrogate_sentence(bad: str) -> str:
