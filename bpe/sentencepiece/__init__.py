@@ -1,0 +1,60 @@
+"""SentencePiece's family of BPE: trained, read, written and encoded exactly as sentencepiece 0.2.3 does.
+
+The second tokenizer family beside the byte-level one (GPT-2's). What makes it another family: the units are
+Unicode characters after normalization, not bytes; there is no regex pre-tokenizer, only '▁' (U+2581) for a
+space and a '▁' put in front of the text; a piece may not mix scripts; a character the vocabulary lacks becomes
+<unk>, or its UTF-8 bytes as <0xNN> pieces with byte fallback; and the encoder merges by the pieces' scores.
+Llama 1 and 2, Mistral 7B and Gemma are of this family.
+
+Files, in reading order:
+
+- normalizer.py  the character map (nmt_nfkc) and the whitespace rules: text -> what the trainer and encoder see
+- scripts.py     sentencepiece's Unicode script table (script_table.py is generated from its source)
+- spec.py        SentencePieceSpec: spm_train's options as one frozen value
+- trainer.py     the trainer, phase by phase, one PieceMerge event a merge
+- model.py       SentencePieceModel: pieces (string, score, type) and the specs
+- model_file.py  .model files (ModelProto) read and written by hand
+
+    from bpe.sentencepiece import SentencePieceSpec, train, write_model
+    model = train(["corpus.txt"], SentencePieceSpec(vocab_size=8000, byte_fallback=True))
+    write_model(model, "tokenizer.model")   # sentencepiece.SentencePieceProcessor(model_file=...) loads it
+"""
+
+from __future__ import annotations
+
+from .model import BYTE, CONTROL, NORMAL, UNKNOWN, UNUSED, USER_DEFINED, Piece, SentencePieceModel
+from .model_file import ModelFileError, model_bytes, parse_model, read_model, write_model
+from .normalizer import Normalizer, NormalizerSpec, charsmap_of, nmt_nfkc
+from .spec import SentencePieceSpec
+from .trainer import Corpus, Lines, MergeDetail, PieceMerge, Trainer, prepare, read_lines, select, train, why_invalid
+
+__all__ = [
+    "BYTE",
+    "CONTROL",
+    "NORMAL",
+    "UNKNOWN",
+    "UNUSED",
+    "USER_DEFINED",
+    "Corpus",
+    "Lines",
+    "MergeDetail",
+    "ModelFileError",
+    "Normalizer",
+    "NormalizerSpec",
+    "Piece",
+    "PieceMerge",
+    "SentencePieceModel",
+    "SentencePieceSpec",
+    "Trainer",
+    "charsmap_of",
+    "model_bytes",
+    "nmt_nfkc",
+    "parse_model",
+    "prepare",
+    "read_lines",
+    "read_model",
+    "select",
+    "train",
+    "why_invalid",
+    "write_model",
+]
