@@ -14,14 +14,20 @@ Files, in reading order:
 - trainer.py     the trainer, phase by phase, one PieceMerge event a merge
 - model.py       SentencePieceModel: pieces (string, score, type) and the specs
 - model_file.py  .model files (ModelProto) read and written by hand
+- encoder.py     encoding and decoding as sentencepiece does from a .model (merges by score)
+- hf.py          the same family as HuggingFace holds it: tokenizer.json read, encoded as `tokenizers` does, written
 
     from bpe.sentencepiece import SentencePieceSpec, train, write_model
     model = train(["corpus.txt"], SentencePieceSpec(vocab_size=8000, byte_fallback=True))
     write_model(model, "tokenizer.model")   # sentencepiece.SentencePieceProcessor(model_file=...) loads it
+    Encoder(model).encode("Hello world")    # the ids sentencepiece gives
+    HFTokenizer.load("llama2/tokenizer.json").encode("Hello world")   # the ids HuggingFace tokenizers gives
 """
 
 from __future__ import annotations
 
+from .encoder import Encoder, EncodeStep
+from .hf import HFTokenizer, TokenizerJsonError, tokenizer_json, write_tokenizer_json
 from .model import BYTE, CONTROL, NORMAL, UNKNOWN, UNUSED, USER_DEFINED, Piece, SentencePieceModel
 from .model_file import ModelFileError, model_bytes, parse_model, read_model, write_model
 from .normalizer import Normalizer, NormalizerSpec, charsmap_of, nmt_nfkc
@@ -36,6 +42,12 @@ __all__ = [
     "UNUSED",
     "USER_DEFINED",
     "Corpus",
+    "EncodeStep",
+    "Encoder",
+    "HFTokenizer",
+    "TokenizerJsonError",
+    "tokenizer_json",
+    "write_tokenizer_json",
     "Lines",
     "MergeDetail",
     "ModelFileError",
