@@ -16,6 +16,7 @@ int bpe_pretokenize_init(PyObject *module); /* pretokenize.c: the named pre-toke
 int bpe_encode_init(PyObject *module);     /* encode.c: Tokenizer.encode's merging by rank (encode_c.py), type Encoder */
 int bpe_ranks_init(PyObject *module);      /* ranks.c: reading a tiktoken rank file (load.parse_tiktoken) */
 int bpe_words_init(PyObject *module);      /* words.c: a counts file's tokens and counts (counts_file.py), type Words */
+int bpe_spm_init(PyObject *module);        /* spm.c: the SentencePiece family (bpe/sentencepiece/): normalizer, trainer, encoders */
 
 /* words.c's Words, which heap.c also reads: word k is data[start[k]:start[k + 1]], counted count[k] times */
 typedef struct {

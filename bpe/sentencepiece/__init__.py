@@ -26,13 +26,35 @@ Files, in reading order:
 
 from __future__ import annotations
 
-from .encoder import Encoder, EncodeStep
-from .hf import HFTokenizer, TokenizerJsonError, tokenizer_json, write_tokenizer_json
-from .model import BYTE, CONTROL, NORMAL, UNKNOWN, UNUSED, USER_DEFINED, Piece, SentencePieceModel
-from .model_file import ModelFileError, model_bytes, parse_model, read_model, write_model
-from .normalizer import Normalizer, NormalizerSpec, charsmap_of, nmt_nfkc
-from .spec import SentencePieceSpec
-from .trainer import Corpus, Lines, MergeDetail, PieceMerge, Trainer, prepare, read_lines, select, train, why_invalid
+import importlib
+
+# name -> the module that defines it: imported when first asked for, so that `bpe train --sentencepiece` and a
+# benchmark's fresh process load only what they use (the encoders and HuggingFace's side are ~40 ms of imports)
+_HOME = {
+    **dict.fromkeys(("BYTE", "CONTROL", "NORMAL", "UNKNOWN", "UNUSED", "USER_DEFINED", "Piece", "SentencePieceModel"), "model"),
+    **dict.fromkeys(("ModelFileError", "model_bytes", "parse_model", "read_model", "write_model"), "model_file"),
+    **dict.fromkeys(("Normalizer", "NormalizerSpec", "charsmap_of", "nmt_nfkc"), "normalizer"),
+    "SentencePieceSpec": "spec",
+    **dict.fromkeys(
+        ("Corpus", "Lines", "MergeDetail", "PieceMerge", "Trainer", "prepare", "read_lines", "select", "train", "why_invalid"), "trainer"
+    ),
+    **dict.fromkeys(("CompiledTrainer", "prepare_compiled"), "trainer_c"),
+    **dict.fromkeys(("Encoder", "EncodeStep"), "encoder"),
+    **dict.fromkeys(("HFTokenizer", "TokenizerJsonError", "tokenizer_json", "write_tokenizer_json"), "hf"),
+}
+
+
+def __getattr__(name: str):
+    if name not in _HOME:
+        raise AttributeError(f"module 'bpe.sentencepiece' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{_HOME[name]}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_HOME))
+
 
 __all__ = [
     "BYTE",
@@ -41,6 +63,7 @@ __all__ = [
     "UNKNOWN",
     "UNUSED",
     "USER_DEFINED",
+    "CompiledTrainer",
     "Corpus",
     "EncodeStep",
     "Encoder",
@@ -62,6 +85,7 @@ __all__ = [
     "model_bytes",
     "nmt_nfkc",
     "parse_model",
+    "prepare_compiled",
     "prepare",
     "read_lines",
     "read_model",

@@ -36,6 +36,8 @@ import struct
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from .compiled import SEED
+from .compiled import core as compiled_core
 from .model import BYTE, CONTROL, NORMAL, UNKNOWN, UNUSED, USER_DEFINED, SentencePieceModel, byte_piece
 from .normalizer import SPACE, Normalizer, as_bytes, char_length
 
@@ -84,6 +86,7 @@ class Encoder:
         self.byte_ids = [self.ids.get(byte_piece(b), self.unk_id) for b in range(256)]
         self.bos_id = self._control_id(model.bos_piece)
         self.eos_id = self._control_id(model.eos_piece)
+        self._compiled = None  # the core's SpmEncoder, made when first used (compiled())
 
     def _control_id(self, piece: str) -> int:
         i = self.ids.get(piece, -1)
@@ -180,8 +183,44 @@ class Encoder:
             self._resegment(right, unused, out, depth + 1)
 
     def encode(self, text: str | bytes, *, add_bos: bool = False, add_eos: bool = False) -> list[int]:
-        """The ids SentencePieceProcessor.encode gives text (bytes: as they are, malformed UTF-8 allowed)."""
-        return self._ids(self.merge(self.normalizer.normalize(as_bytes(text))), add_bos, add_eos)
+        """The ids SentencePieceProcessor.encode gives text (bytes: as they are, malformed UTF-8 allowed).
+
+        By the compiled core where it is built (bpe/c/spm.c, the same ids), else by `reference`.
+        """
+        compiled = self.compiled()
+        if compiled is not None:
+            return compiled.encode(as_bytes(text), add_bos, add_eos)
+        return self.reference(text, add_bos=add_bos, add_eos=add_eos)
+
+    def reference(self, text: str | bytes, *, add_bos: bool = False, add_eos: bool = False) -> list[int]:
+        """encode in Python: normalize, merge by score, resegment, then the unknowns."""
+        return self._ids(self.merge(self.normalizer.reference(as_bytes(text)).decode("utf-8")), add_bos, add_eos)
+
+    def compiled(self):
+        """The core's SpmEncoder for this model, or None where the core is absent."""
+        if self._compiled is None:
+            core = compiled_core()
+            if core is None:
+                return None
+            spec = self.model.normalizer
+            self._compiled = core.SpmEncoder(
+                [(piece.encode(), i) for piece, i in self.ids.items()],
+                bytes(min(max(t, 0), 255) for t in self.types),
+                self.keys,
+                self.normalizer.charsmap.blob if self.normalizer.charsmap is not None else b"",
+                spec.add_dummy_prefix,
+                spec.remove_extra_whitespaces,
+                spec.escape_whitespaces,
+                self.model.treat_whitespace_as_suffix,
+                [p.encode() for p in self.user_defined],
+                self.unk_id,
+                self.bos_id,
+                self.eos_id,
+                self.model.byte_fallback,
+                self.byte_ids,
+                SEED,
+            )
+        return self._compiled
 
     def _ids(self, pieces: Iterable[tuple[str, int]], add_bos: bool, add_eos: bool) -> list[int]:
         ids = [self.bos_id] if add_bos and self.bos_id >= 0 else []

@@ -53,10 +53,13 @@ from pathlib import Path
 import regex
 
 from ..atomic import write_text
+from .compiled import SEED
+from .compiled import core as compiled_core
 from .model import CONTROL, NORMAL, UNKNOWN, USER_DEFINED, SentencePieceModel, byte_piece
 from .normalizer import SPACE, CharsMap
 
 MAX_FILE = 64 << 20  # bytes of a tokenizer.json read here
+_SURROGATE = regex.compile(r"[\ud800-\udfff]")
 
 
 class TokenizerJsonError(ValueError):
@@ -335,6 +338,8 @@ class HFTokenizer:
         ]
         self._normalized = _alternation(normalized)
         self._normalized_ids = {t.content: t.id for t in normalized}
+        self._n_ranks = len(model.get("merges") or ())
+        self._compiled = None  # the core's HFBpe, made when first used (compiled())
 
     @classmethod
     def load(cls, path: str | Path) -> HFTokenizer:
@@ -372,10 +377,34 @@ class HFTokenizer:
         return out
 
     def word(self, piece: str) -> list[int]:
-        """BPE.merge_word: the characters' ids (bytes or <unk> for those not in the vocab), then the merges by rank."""
+        """BPE.merge_word: the characters' ids (bytes or <unk> for those not in the vocab), then the merges by rank.
+
+        By the compiled core where it is built (bpe/c/spm.c HFBpe, the same ids), else in Python (`_merge`).
+        """
         if self.ignore_merges and piece in self.vocab:
             return [self.vocab[piece]]
+        compiled = self.compiled()
+        if compiled is not None:
+            return compiled.word(piece.encode())
         return [s for s, _ in self._merge(piece, None)]
+
+    def compiled(self):
+        """The core's HFBpe for this tokenizer's model, or None where the core is absent."""
+        if self._compiled is None:
+            core = compiled_core()
+            if core is None:
+                return None
+            self._compiled = core.HFBpe(
+                [(token.encode(), i) for token, i in self.vocab.items()],
+                [(a, b, rank, made) for (a, b), (rank, made) in self.merges.items()],
+                self._n_ranks,
+                [-1 if i is None else i for i in self.byte_ids],
+                -1 if self.unk_id is None else self.unk_id,
+                self.fuse_unk,
+                self.byte_fallback,
+                SEED,
+            )
+        return self._compiled
 
     def _merge(self, piece: str, steps: list | None) -> list[tuple[int, int]]:
         symbols: list[list[int]] = []  # [id, length in bytes]
@@ -466,7 +495,12 @@ class HFTokenizer:
         return out
 
     def encode(self, text: str, add_special_tokens: bool = True) -> list[int]:
-        """tokenizers' Tokenizer.encode(text).ids."""
+        """tokenizers' Tokenizer.encode(text).ids; a lone surrogate is refused, as tokenizers refuses it."""
+        if not text.isascii() and _SURROGATE.search(text):
+            found = _SURROGATE.search(text).group()
+            raise ValueError(
+                f"The text holds a lone surrogate (U+{ord(found):04X}), which is no character: HuggingFace tokenizers refuses such text too."
+            )
         ids: list[int] = []
         for piece, token in self.pre_tokens(text):
             if token is not None:

@@ -51,6 +51,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from .compiled import core as compiled_core
+
 SPACE = "\u2581"  # ▁, what escape_whitespaces turns a space into
 SPACE_BYTES = SPACE.encode()
 REPLACEMENT_BYTES = "\ufffd".encode()  # what a malformed byte becomes
@@ -329,6 +331,7 @@ class Normalizer:
         # the encoder's PrefixMatcher: user-defined symbols are copied, not mapped (longest first)
         self.user_defined = tuple(sorted({u.encode() for u in user_defined if u}, key=len, reverse=True))
         self._space = SPACE_BYTES if self.spec.escape_whitespaces else b" "
+        self._compiled = None  # the core's twin (bpe/c/spm.c), made when first used
 
     def prefix(self, data: bytes, pos: int) -> tuple[bytes, int]:
         """NormalizePrefix: (what the text at data[pos] becomes, how many bytes that consumed).
@@ -344,7 +347,25 @@ class Normalizer:
         return (data[pos : pos + n], n) if n else (REPLACEMENT_BYTES, 1)
 
     def normalize_bytes(self, data: bytes) -> bytes:
-        """The whole of Normalizer::Normalize on bytes (malformed UTF-8 allowed); returns valid UTF-8."""
+        """Normalizer::Normalize on bytes (malformed UTF-8 allowed), by the compiled core where it is built; valid UTF-8."""
+        compiled = self.compiled()
+        return compiled.normalize(data) if compiled is not None else self.reference(data)
+
+    def compiled(self):
+        """The core's SpmNormalizer for this normalizer, or None where the core is absent."""
+        if self._compiled is None:
+            core = compiled_core()
+            if core is None:
+                return None
+            charsmap = self.charsmap.blob if self.charsmap is not None else b""
+            spec = self.spec
+            self._compiled = core.SpmNormalizer(
+                charsmap, spec.add_dummy_prefix, spec.remove_extra_whitespaces, spec.escape_whitespaces, self.suffix, self.user_defined
+            )
+        return self._compiled
+
+    def reference(self, data: bytes) -> bytes:
+        """The whole of Normalizer::Normalize on bytes, in Python: the readable twin of the compiled one."""
         spec, space = self.spec, self._space
         n, pos = len(data), 0
         # skip the leading spaces (as the map gives them)

@@ -63,11 +63,12 @@ import heapq
 import re
 import struct
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..events import DETAIL_CAP
+from .compiled import core as compiled_core
 from .model import BPE, BYTE, CONTROL, NORMAL, UNKNOWN, USER_DEFINED, Piece, SentencePieceModel, byte_piece
 from .normalizer import SPACE, Normalizer, valid_codepoint
 from .scripts import script
@@ -119,21 +120,20 @@ def select(lines: Iterable[bytes | str], spec: SentencePieceSpec) -> Lines:
 
     [b'ab', b'', b'x' * 5000, 'a▅'] -> Lines((b'ab',), empty=1, too_long=1, reserved=1)
     """
-    kept: list[bytes] = []
-    empty = too_long = reserved = 0
-    for line in lines:
-        if isinstance(line, str):
-            line = line.encode("utf-8", "surrogatepass")
-        if not line:
-            empty += 1
-        elif len(line) > spec.max_sentence_length:
-            too_long += 1
-        elif UNK_BYTES in line:
-            reserved += 1
-        else:
-            kept.append(line)
-            if spec.input_sentence_size and len(kept) >= spec.input_sentence_size:
-                break
+    lines = [line.encode("utf-8", "surrogatepass") if isinstance(line, str) else line for line in lines]
+    if spec.input_sentence_size:  # stop at the N-th line kept: the lines after it are not looked at
+        kept, at = [], 0
+        while at < len(lines) and len(kept) < spec.input_sentence_size:
+            line = lines[at]
+            if line and len(line) <= spec.max_sentence_length and UNK_BYTES not in line:
+                kept.append(line)
+            at += 1
+        lines = lines[:at]
+    else:
+        kept = [line for line in lines if line and len(line) <= spec.max_sentence_length and UNK_BYTES not in line]
+    empty = lines.count(b"")
+    too_long = sum(len(line) > spec.max_sentence_length for line in lines)
+    reserved = len(lines) - len(kept) - empty - too_long
     return Lines(tuple(kept), empty, too_long, reserved)
 
 
@@ -237,12 +237,21 @@ class Corpus:
     code point). dropped: the characters that fell outside the coverage (they became <unk>), most frequent first.
     """
 
-    words: tuple[tuple[str, int], ...]
+    words: tuple[tuple[str, int], ...]  # empty when `compiled` holds them
     required: tuple[tuple[str, int], ...]
     dropped: tuple[tuple[str, int], ...]
     characters: int  # all characters counted (boundaries too), the denominator of the coverage
     coverage: float  # the share of them the kept characters cover
     lines: Lines = field(default_factory=lambda: Lines(()))
+    compiled: object = field(default=None, compare=False, repr=False)  # the core's SpmCorpus (trainer_c.py), which holds the words
+    split: bool = True  # split_by_whitespace: words, not whole lines
+
+    def all_words(self) -> tuple[tuple[str, int], ...]:
+        """The words with their counts in sentencepiece's order, wherever they are held (the core keeps them unsorted)."""
+        if self.compiled is None:
+            return self.words
+        words = self.compiled.words()
+        return tuple(sorted(words, key=lambda wc: (-wc[1], wc[0])) if self.split else words)
 
 
 def prepare(lines: Lines, spec: SentencePieceSpec) -> Corpus:
@@ -258,37 +267,14 @@ def prepare(lines: Lines, spec: SentencePieceSpec) -> Corpus:
             text = text.replace(spec.pretokenization_delimiter, BOUNDARY)
         if text:
             sentences.append(text)
-    # count the characters (NUL is not counted: the corpus "must be encoded in utf-8")
+    # count the characters, and keep the frequent ones
     counts: Counter[str] = Counter()
     for text in sentences:
         counts.update(text)
-    counts.pop("\0", None)
-    total = sum(counts.values())
-    if total == 0:
-        raise ValueError("Nothing to train on: every line was empty, too long, held U+2585 or normalized to nothing.")
-    # keep characters, the required ones first, then by count, until the coverage is reached
-    asked = {c for c in spec.required_chars if c != "\0"}
-    for c in asked:
-        if not valid_codepoint(ord(c)):
-            raise ValueError(f"required_chars holds {c!r}, which is not a character.")
-    order = sorted(asked | set(counts), key=lambda c: (c not in asked, -counts[c], c))
-    required: dict[str, int] = {}
-    covered, goal = 0, float32(spec.character_coverage)
-    for c in order:
-        if float32(covered / total) >= goal:
-            break
-        covered += counts[c]
-        if c != BOUNDARY:
-            required[c] = counts[c]
-    if UNK_CHAR in required:
-        raise ValueError("required_chars must not hold U+2585, the character that stands for <unk>.")
-    if len(required) + len(meta) > spec.vocab_size:
-        raise ValueError(
-            f"vocab_size {spec.vocab_size:,} is smaller than the {len(required):,} characters the coverage keeps plus the "
-            f"{len(meta):,} meta pieces: raise vocab_size or lower character_coverage."
-        )
+    required, dropped, total, covered = choose_characters(counts, spec, len(meta))
     # every other character becomes <unk>
-    unknown = {ord(c): UNK_CHAR for c in counts if c not in required}
+    kept = dict(required)
+    unknown = {ord(c): UNK_CHAR for c in counts if c not in kept}
     unknown[0] = UNK_CHAR
     sentences = [text.translate(unknown) for text in sentences]
     if spec.split_by_whitespace:
@@ -298,15 +284,41 @@ def prepare(lines: Lines, spec: SentencePieceSpec) -> Corpus:
         corpus = sorted(words.items(), key=lambda wc: (-wc[1], wc[0]))
     else:
         corpus = [(text, 1) for text in sentences]
+    return Corpus(words=tuple(corpus), required=required, dropped=dropped, characters=total, coverage=covered / total, lines=lines)
+
+
+def choose_characters(counts: Mapping[str, int], spec: SentencePieceSpec, n_meta: int) -> tuple[tuple, tuple, int, int]:
+    """The characters kept by the coverage: (required, dropped, characters counted, characters covered).
+
+    Counted without NUL (the corpus "must be encoded in utf-8"); the required_chars first, then by count
+    descending, then code point; kept until the share covered, in float32, reaches character_coverage.
+    """
+    counts = {c: n for c, n in counts.items() if c != "\0"}
+    total = sum(counts.values())
+    if total == 0:
+        raise ValueError("Nothing to train on: every line was empty, too long, held U+2585 or normalized to nothing.")
+    asked = {c for c in spec.required_chars if c != "\0"}
+    for c in asked:
+        if not valid_codepoint(ord(c)):
+            raise ValueError(f"required_chars holds {c!r}, which is not a character.")
+    order = sorted(asked | set(counts), key=lambda c: (c not in asked, -counts.get(c, 0), c))
+    required: dict[str, int] = {}
+    covered, goal = 0, float32(spec.character_coverage)
+    for c in order:
+        if float32(covered / total) >= goal:
+            break
+        covered += counts.get(c, 0)
+        if c != BOUNDARY:
+            required[c] = counts.get(c, 0)
+    if UNK_CHAR in required:
+        raise ValueError("required_chars must not hold U+2585, the character that stands for <unk>.")
+    if len(required) + n_meta > spec.vocab_size:
+        raise ValueError(
+            f"vocab_size {spec.vocab_size:,} is smaller than the {len(required):,} characters the coverage keeps plus the "
+            f"{n_meta:,} meta pieces: raise vocab_size or lower character_coverage."
+        )
     dropped = sorted(((c, n) for c, n in counts.items() if c not in required and c != BOUNDARY), key=lambda cn: (-cn[1], cn[0]))
-    return Corpus(
-        words=tuple(corpus),
-        required=tuple(sorted(required.items(), key=lambda cn: (-cn[1], cn[0]))),
-        dropped=tuple(dropped),
-        characters=total,
-        coverage=covered / total,
-        lines=lines,
-    )
+    return tuple(sorted(required.items(), key=lambda cn: (-cn[1], cn[0]))), tuple(dropped), total, covered
 
 
 # ---------------------------------------------------------------------------
@@ -446,8 +458,9 @@ class Trainer:
         self._heap: list[tuple[int, int, str, int, Symbol]] = []
         self._pushes = 0
         self._pending: list[Symbol] = []
-        self.words = [word for word, _ in corpus.words]
-        self.weights = [count for _, count in corpus.words]
+        words = corpus.all_words()
+        self.words = [word for word, _ in words]
+        self.weights = [count for _, count in words]
         # phase 1: each word as a list of symbols, one per character; None marks a place merged into its left neighbour
         self.symbols: list[list[Symbol | None]] = [[self._char(c) for c in word] for word in self.words]
         # phase 2: count every adjacent pair once, in word order, then make the valid ones candidates
@@ -745,20 +758,31 @@ def strip_line_end(sentence: str | bytes) -> str | bytes:
 
 
 def train(
-    inputs: Sequence[str | Path] = (), spec: SentencePieceSpec | None = None, *, sentences: Iterable[str | bytes] | None = None
+    inputs: Sequence[str | Path] = (),
+    spec: SentencePieceSpec | None = None,
+    *,
+    sentences: Iterable[str | bytes] | None = None,
+    compiled: bool | None = None,
 ) -> SentencePieceModel:
     """Train a SentencePiece BPE model on text files (one sentence a line) or on sentences given one by one.
 
-    Sentences given one by one lose their trailing '\r' and '\n', as sentencepiece's Python `sentence_iterator`
-    strips them (a file's lines keep their '\r', as spm_train reads them).
-
     train(["corpus.txt"], SentencePieceSpec(vocab_size=1000)) -> SentencePieceModel (1,000 pieces)
+    Sentences given one by one lose their trailing '\\r' and '\\n', as sentencepiece's Python `sentence_iterator`
+    strips them (a file's lines keep their '\\r', as spm_train reads them). compiled: the core's trainer
+    (trainer_c.py) or this file's; None: the core's where it is built. The same model either way.
     """
     spec = spec or SentencePieceSpec()
     if (sentences is None) == (not inputs):
         raise ValueError("Give the text either as files or as sentences, not both and not neither.")
     lines = select(read_lines(inputs) if sentences is None else map(strip_line_end, sentences), spec)
-    trainer = Trainer(prepare(lines, spec), spec)
+    if compiled is None:
+        compiled = compiled_core() is not None
+    if compiled:
+        from .trainer_c import CompiledTrainer, prepare_compiled
+
+        trainer: Trainer = CompiledTrainer(prepare_compiled(lines, spec), spec)
+    else:
+        trainer = Trainer(prepare(lines, spec), spec)
     for _ in trainer.merges():
         pass
     return trainer.model()
