@@ -185,6 +185,10 @@ def parser() -> argparse.ArgumentParser:
     t.add_argument("--out", type=Path, required=True, metavar="DIR", help=f"writes {', '.join(formats.file_names())} to DIR")
     add_reading_options(t)
     t.add_argument("--from-counts", type=Path, metavar="FILE", help="train from a counts file written by `bpe count` instead of INPUTs")
+    # the SentencePiece family: `bpe train --sentencepiece` and spm_train's options (bpe/sentencepiece/cli.py)
+    from .sentencepiece.cli import add_options as add_sentencepiece_options
+
+    add_sentencepiece_options(t)
 
     c = sub.add_parser("count", help="count pre-tokens once into a Parquet file, to train from many times")
     c.add_argument("inputs", nargs="*", metavar="INPUT", help="as for train; with --merge, counts files to add up")
@@ -330,6 +334,12 @@ def add_reading_options(p: argparse.ArgumentParser) -> None:
 
 
 def train_command(args: argparse.Namespace) -> None:
+    from .sentencepiece.cli import check_family
+    from .sentencepiece.cli import train_command as sentencepiece_train
+
+    check_family(args)
+    if args.sentencepiece:
+        return sentencepiece_train(args)
     atomic.check_folder(args.out)  # before the work, not after it
     phases = Phases()
     if args.from_counts is not None:

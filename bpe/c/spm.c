@@ -1823,7 +1823,7 @@ static int resegment(SpmEncoder *e, uint32_t start, uint32_t len, int depth) {
 static int spm_merge(SpmEncoder *e) {
     size_t n_text = e->text.n, n = 0, pos = 0;
     e->n_out = e->n_agenda = e->n_halves = 0;
-    bpe_bytesmap_clear(&e->unused);
+    if (e->unused.used) bpe_bytesmap_clear(&e->unused); /* only a model with UNUSED pieces fills it */
     if (n_text >= INT32_MAX) return -1;
     if (bpe_grow((void **)&e->symbols, &e->cap_symbols, n_text + 1, sizeof(Symbol)) < 0) return -1;
     while (pos < n_text) { /* characters, and user-defined pieces whole and frozen */
@@ -1871,32 +1871,44 @@ static PyObject *spm_encoder_encode(SpmEncoder *e, PyObject *args) {
     int status = norm_run(&e->norm, data.buf, (size_t)data.len, &e->text);
     PyBuffer_Release(&data);
     if (status < 0 || spm_merge(e) < 0) return PyErr_NoMemory();
-    PyObject *ids = PyList_New(0);
-    if (!ids) return NULL;
-#define APPEND(value)                                             \
-    do {                                                          \
-        PyObject *v_ = PyLong_FromLong(value);                    \
-        if (!v_ || PyList_Append(ids, v_) < 0) {                  \
-            Py_XDECREF(v_);                                       \
-            Py_DECREF(ids);                                       \
-            return NULL;                                          \
-        }                                                         \
-        Py_DECREF(v_);                                            \
-    } while (0)
-    if (bos && e->bos_id >= 0) APPEND(e->bos_id);
+    /* the ids: count them, then fill a list of that size */
+    size_t n = (bos && e->bos_id >= 0) + (eos && e->eos_id >= 0);
     int previous_unknown = 0;
     for (size_t k = 0; k < e->n_out; k++) {
         int32_t id = e->out[k].id;
         int unknown = id == e->unk_id || (id >= 0 && e->types[id] == T_UNKNOWN);
+        if (unknown && e->byte_fallback)
+            n += e->out[k].len;
+        else if (!(unknown && previous_unknown)) /* a run of unknown symbols is one <unk> */
+            n++;
+        previous_unknown = unknown;
+    }
+    PyObject *ids = PyList_New((Py_ssize_t)n);
+    if (!ids) return NULL;
+    Py_ssize_t at = 0;
+#define PUT(value)                                     \
+    do {                                               \
+        PyObject *v_ = PyLong_FromLong(value);         \
+        if (!v_) {                                     \
+            Py_DECREF(ids);                            \
+            return NULL;                               \
+        }                                              \
+        PyList_SET_ITEM(ids, at++, v_);                \
+    } while (0)
+    if (bos && e->bos_id >= 0) PUT(e->bos_id);
+    previous_unknown = 0;
+    for (size_t k = 0; k < e->n_out; k++) {
+        int32_t id = e->out[k].id;
+        int unknown = id == e->unk_id || (id >= 0 && e->types[id] == T_UNKNOWN);
         if (unknown && e->byte_fallback) {
-            for (uint32_t b = 0; b < e->out[k].len; b++) APPEND(e->byte_ids[e->text.p[e->out[k].start + b]]);
+            for (uint32_t b = 0; b < e->out[k].len; b++) PUT(e->byte_ids[e->text.p[e->out[k].start + b]]);
         } else if (!(unknown && previous_unknown)) {
-            APPEND(id);
+            PUT(id);
         }
         previous_unknown = unknown;
     }
-    if (eos && e->eos_id >= 0) APPEND(e->eos_id);
-#undef APPEND
+    if (eos && e->eos_id >= 0) PUT(e->eos_id);
+#undef PUT
     return ids;
 }
 
@@ -2144,16 +2156,17 @@ static PyObject *hf_word(HFBpe *h, PyObject *arg) {
         if (h->prev[i] >= 0 && hf_pair(h, h->ids[h->prev[i]], h->ids[i], &r, &made)) hf_heap_push(h->heap, &size, (uint64_t)r << 32 | (uint32_t)h->prev[i]);
         if (h->next[i] >= 0 && hf_pair(h, h->ids[i], h->ids[h->next[i]], &r, &made)) hf_heap_push(h->heap, &size, (uint64_t)r << 32 | i);
     }
-    PyObject *out = PyList_New(0);
-    for (size_t i = 0; out && i < count; i++) {
+    size_t kept = 0;
+    for (size_t i = 0; i < count; i++) kept += h->alive[i];
+    PyObject *out = PyList_New((Py_ssize_t)kept);
+    for (size_t i = 0, at = 0; out && i < count; i++) {
         if (!h->alive[i]) continue;
         PyObject *v = PyLong_FromLongLong(h->ids[i]);
-        if (!v || PyList_Append(out, v) < 0) {
-            Py_XDECREF(v);
+        if (!v) {
             Py_CLEAR(out);
             break;
         }
-        Py_DECREF(v);
+        PyList_SET_ITEM(out, (Py_ssize_t)at++, v);
     }
     return out;
 }
