@@ -17,7 +17,8 @@ model trained here is byte for byte the file sentencepiece writes for the same s
 Reading is for files from anywhere, so it is bounded and says no in one sentence: at most 64 MB, pieces under
 8,000 bytes (sentencepiece's own limit), UTF-8, none empty or twice, one <unk>, all 256 byte pieces when
 byte_fallback is on, a character map that holds together; and a model that is not BPE (a unigram model, most
-often) is refused, since only BPE is encoded here. Unknown fields are skipped, as protobuf skips them.
+often) is refused, since only BPE is encoded here; so is a model of over 2,097,152 pieces. Unknown fields are
+skipped, as protobuf skips them.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from .normalizer import CharsMap, NormalizerSpec
 
 MAX_FILE = 64 << 20  # bytes: Llama 2's tokenizer.model is 0.5 MB, Gemma's (256k pieces) 4 MB
 MAX_PIECE = 8000  # bytes in a piece (model_interface.cc kMaxPieceSize)
+MAX_PIECES = 1 << 21  # pieces in a model: Gemma's 256k is far below; a file of millions of tiny pieces is refused
 VARINT, FIXED64, LENGTH, FIXED32 = 0, 1, 2, 5
 
 # TrainerSpec's fields: name -> (number, kind); kinds: str, bytes, int (int32/int64/uint64/enum), bool, float, strs (repeated)
@@ -242,6 +244,8 @@ def parse_model(data: bytes, what: str = "The model") -> SentencePieceModel:
     normalizer = NormalizerSpec(name="", precompiled_charsmap=b"")
     for number, wire, value in _fields(data, what):
         if number == 1 and wire == LENGTH:
+            if len(pieces) >= MAX_PIECES:
+                raise ModelFileError(f"{what} has more than {MAX_PIECES:,} pieces; this tool reads models of at most that many.")
             pieces.append(_piece(value, what))
         elif number == 2 and wire == LENGTH:
             trainer.update(_trainer(value, what))
