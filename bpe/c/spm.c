@@ -209,7 +209,8 @@ typedef struct {
     size_t n_values;
     int dummy, extra, escape, suffix;
     Strings user; /* user-defined symbols: copied, not mapped (the encoder's PrefixMatcher) */
-    uint8_t plain[256]; /* an ASCII byte that is no space, starts no key and no user-defined symbol: copied as it is */
+    uint8_t *plain; /* 0x10000: a character of the BMP that is no space and starts no key and no user-defined symbol:
+                       copied as it is, in runs (most text), without a walk of the trie a character */
 } Norm;
 
 static inline size_t darts_offset(uint32_t unit) { return (size_t)(unit >> 10) << ((unit & (1u << 9)) >> 6); }
@@ -248,6 +249,7 @@ static int charsmap_load(Norm *m, const uint8_t *blob, size_t n) {
 }
 
 static void norm_free(Norm *m) {
+    free(m->plain);
     free(m->units);
     free(m->values);
     strings_free(&m->user);
@@ -271,13 +273,24 @@ static int norm_init(Norm *m, Py_buffer *charsmap, int dummy, int extra, int esc
         return -1;
     }
     if (strings_init(&m->user, user) < 0) return -1;
-    for (int b = 1; b < 0x80; b++) {
-        int starts_key = 0;
-        if (m->units) {
-            size_t node = darts_offset(m->units[0]) ^ (size_t)b;
-            starts_key = darts_label(m->units[node]) == (uint32_t)b;
+    m->plain = malloc(0x10000);
+    if (!m->plain) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (uint32_t c = 0; c < 0x10000; c++) {
+        uint8_t bytes[4];
+        size_t k = utf8_put(bytes, c), i = 0;
+        if (m->units) { /* walk its bytes: plain if the walk stops before the character ends (no key starts with it) */
+            size_t node = darts_offset(m->units[0]);
+            for (; i < k; i++) {
+                node ^= bytes[i];
+                uint32_t unit = m->units[node];
+                if (darts_label(unit) != bytes[i]) break;
+                node ^= darts_offset(unit);
+            }
         }
-        m->plain[b] = b != ' ' && !starts_key && !m->user.first[b];
+        m->plain[c] = c != ' ' && c != 0 && (c < 0xD800 || c > 0xDFFF) && !m->user.first[bytes[0]] && (!m->units || i < k);
     }
     return 0;
 }
@@ -343,9 +356,19 @@ static int norm_run(const Norm *m, const uint8_t *s, size_t n, Buf *out) {
     if (!m->suffix && m->dummy && buf_add(out, ws, wl) < 0) return -1;
     int prev_space = m->extra;
     while (pos < n) {
-        if (m->plain[s[pos]]) { /* a run of bytes the map leaves alone and that hold no space: at once */
-            size_t end = pos + 1;
-            while (end < n && m->plain[s[end]]) end++;
+        size_t end = pos; /* a run of characters the map leaves alone and that hold no space: copied at once */
+        while (end < n) {
+            if (s[end] < 0x80) {
+                if (!m->plain[s[end]]) break;
+                end++;
+                continue;
+            }
+            uint32_t cp;
+            size_t k = utf8_char(s + end, n - end, &cp);
+            if (!k || cp > 0xFFFF || !m->plain[cp]) break;
+            end += k;
+        }
+        if (end > pos) {
             if (buf_add(out, s + pos, end - pos) < 0) return -1;
             pos = end;
             prev_space = 0;
@@ -468,6 +491,14 @@ static void run_parallel(void (*fn)(void *), void **args, int n) {
 /* ---------------------------------------------------------------------------------------------
    the corpus: lines -> normalized sentences -> words */
 
+/* the sentences of one share of the lines, as the thread that read them left them */
+typedef struct {
+    uint32_t *text; /* the sentences' code points, one after the other */
+    size_t n_text, cap_text;
+    size_t *ends; /* where each sentence ends in text */
+    size_t n_sent, cap_ends;
+} Segment;
+
 typedef struct {
     PyObject_HEAD Norm norm;
     Strings meta; /* meta pieces, cut out of the normalized text (GlobalReplace) */
@@ -475,11 +506,11 @@ typedef struct {
     size_t delim_len;
     uint64_t seed;
     int threads;
-    uint32_t *text; /* the sentences' code points */
-    size_t n_text, cap_text;
-    size_t *start; /* sentence k is text[start[k]:start[k + 1]] */
-    size_t n_sent, cap_start;
+    Segment *segs; /* the sentences, share after share, in the order read */
+    size_t n_segs, cap_segs;
     int64_t *counts; /* N_CODEPOINTS: how often each code point occurs */
+    uint32_t *seen;  /* the code points with a count, in the order first merged in */
+    size_t n_seen, cap_seen;
     /* the words, once made */
     uint32_t *wtext;
     size_t n_wtext;
@@ -502,9 +533,13 @@ static void corpus_dealloc(Corpus *c) {
     norm_free(&c->norm);
     strings_free(&c->meta);
     free(c->delim);
-    free(c->text);
-    free(c->start);
+    for (size_t k = 0; k < c->n_segs; k++) {
+        free(c->segs[k].text);
+        free(c->segs[k].ends);
+    }
+    free(c->segs);
     free(c->counts);
+    free(c->seen);
     corpus_clear_words(c);
     Py_TYPE(c)->tp_free((PyObject *)c);
 }
@@ -528,14 +563,11 @@ static int corpus_init(Corpus *c, PyObject *args, PyObject *kwargs) {
     c->delim_len = (size_t)delim.len;
     c->delim = malloc(c->delim_len + 1);
     c->counts = calloc(N_CODEPOINTS, sizeof(int64_t));
-    c->start = malloc(16 * sizeof(size_t));
-    if (!c->delim || !c->counts || !c->start) {
+    if (!c->delim || !c->counts) {
         PyErr_NoMemory();
         goto fail;
     }
     memcpy(c->delim, delim.buf, c->delim_len);
-    c->cap_start = 16;
-    c->start[0] = 0;
     c->seed = seed;
     c->threads = threads < 1 ? 1 : threads > 16 ? 16 : threads;
     PyBuffer_Release(&charsmap);
@@ -554,11 +586,10 @@ typedef struct {
     const size_t *len;
     size_t n;
     Buf line, cut; /* scratch: a normalized line, and it with the meta pieces cut out */
-    uint32_t *text;
-    size_t n_text, cap_text;
-    size_t *ends; /* where each sentence ends in text */
-    size_t n_sent, cap_ends;
+    Segment seg;     /* what it read: handed to the corpus */
     int64_t *counts; /* N_CODEPOINTS, made when first needed */
+    uint32_t *seen;  /* the code points counted, each once */
+    size_t n_seen, cap_seen;
     int failed;
 } LinePart;
 
@@ -573,6 +604,8 @@ static int part_add(LinePart *part, const uint8_t *s, size_t n) {
         const uint8_t *p = part->line.p;
         size_t len = part->line.n, pos = 0, run = 0;
         while (pos < len) {
+            /* subtle: byte by byte, not character by character as the PrefixMatcher goes: a meta piece starts with a
+               leading byte, never with a continuation byte, so it can only match where a character starts */
             size_t k = c->meta.first[p[pos]] ? strings_match(&c->meta, p + pos, len - pos) : 0;
             if (k) {
                 uint8_t boundary = BOUNDARY_CP;
@@ -580,17 +613,16 @@ static int part_add(LinePart *part, const uint8_t *s, size_t n) {
                 pos += k;
                 run = pos;
             } else {
-                uint32_t cp;
-                k = utf8_char(p + pos, len - pos, &cp);
-                pos += k ? k : 1; /* the normalizer writes valid UTF-8: always k */
+                pos++;
             }
         }
         if (buf_add(&part->cut, p + run, len - run) < 0) return -1;
     }
     const Buf *line = c->meta.n ? &part->cut : &part->line;
     const uint8_t *p = line->p;
-    size_t len = line->n, pos = 0, begin = part->n_text;
-    if (bpe_grow_quiet((void **)&part->text, &part->cap_text, part->n_text + len, sizeof(uint32_t)) < 0) return -1;
+    Segment *seg = &part->seg;
+    size_t len = line->n, pos = 0, begin = seg->n_text;
+    if (bpe_grow_quiet((void **)&seg->text, &seg->cap_text, seg->n_text + len, sizeof(uint32_t)) < 0) return -1;
     while (pos < len) {
         uint32_t cp;
         size_t k;
@@ -607,13 +639,19 @@ static int part_add(LinePart *part, const uint8_t *s, size_t n) {
                 k = 1;
             }
         }
-        part->text[part->n_text++] = cp;
+        seg->text[seg->n_text++] = cp;
         pos += k;
     }
-    if (part->n_text == begin) return 0;
-    for (size_t i = begin; i < part->n_text; i++) part->counts[part->text[i]]++;
-    if (bpe_grow_quiet((void **)&part->ends, &part->cap_ends, part->n_sent + 1, sizeof(size_t)) < 0) return -1;
-    part->ends[part->n_sent++] = part->n_text;
+    if (seg->n_text == begin) return 0;
+    for (size_t i = begin; i < seg->n_text; i++) {
+        uint32_t cp = seg->text[i];
+        if (part->counts[cp]++ == 0) {
+            if (bpe_grow_quiet((void **)&part->seen, &part->cap_seen, part->n_seen + 1, sizeof(uint32_t)) < 0) return -1;
+            part->seen[part->n_seen++] = cp;
+        }
+    }
+    if (bpe_grow_quiet((void **)&seg->ends, &seg->cap_ends, seg->n_sent + 1, sizeof(size_t)) < 0) return -1;
+    seg->ends[seg->n_sent++] = seg->n_text;
     return 0;
 }
 
@@ -676,25 +714,29 @@ static PyObject *corpus_add_lines(Corpus *c, PyObject *lines) {
             PyErr_NoMemory();
             goto done;
         }
-    for (int j = 0; j < k; j++) { /* each share's sentences after the ones before */
+    if (bpe_grow((void **)&c->segs, &c->cap_segs, c->n_segs + (size_t)k, sizeof(Segment)) < 0) goto done;
+    for (int j = 0; j < k; j++) { /* each share's sentences after the ones before, as they are: no copy */
         LinePart *part = &parts[j];
-        if (bpe_grow((void **)&c->text, &c->cap_text, c->n_text + part->n_text, sizeof(uint32_t)) < 0 ||
-            bpe_grow((void **)&c->start, &c->cap_start, c->n_sent + part->n_sent + 1, sizeof(size_t)) < 0)
-            goto done;
-        if (part->n_text) memcpy(c->text + c->n_text, part->text, part->n_text * sizeof(uint32_t));
-        for (size_t i = 0; i < part->n_sent; i++) c->start[c->n_sent + 1 + i] = c->n_text + part->ends[i];
-        c->n_text += part->n_text;
-        c->n_sent += part->n_sent;
-        for (uint32_t cp = 0; cp < N_CODEPOINTS; cp++) c->counts[cp] += part->counts[cp];
+        for (size_t i = 0; i < part->n_seen; i++) {
+            uint32_t cp = part->seen[i];
+            if (c->counts[cp] == 0) {
+                if (bpe_grow((void **)&c->seen, &c->cap_seen, c->n_seen + 1, sizeof(uint32_t)) < 0) goto done;
+                c->seen[c->n_seen++] = cp;
+            }
+            c->counts[cp] += part->counts[cp];
+        }
+        c->segs[c->n_segs++] = part->seg;
+        memset(&part->seg, 0, sizeof(Segment)); /* the corpus owns it now */
     }
     result = Py_NewRef(Py_None);
 done:
     for (int j = 0; j < 16; j++) {
         free(parts[j].line.p);
         free(parts[j].cut.p);
-        free(parts[j].text);
-        free(parts[j].ends);
+        free(parts[j].seg.text);
+        free(parts[j].seg.ends);
         free(parts[j].counts);
+        free(parts[j].seen);
     }
     free(data);
     free(len);
@@ -706,8 +748,8 @@ done:
 static PyObject *corpus_char_counts(Corpus *c, PyObject *unused) {
     PyObject *out = PyDict_New();
     if (!out || !c->counts) return out;
-    for (uint32_t cp = 0; cp < N_CODEPOINTS; cp++) {
-        if (!c->counts[cp]) continue;
+    for (size_t i = 0; i < c->n_seen; i++) {
+        uint32_t cp = c->seen[i];
         PyObject *k = PyLong_FromUnsignedLong(cp), *v = PyLong_FromLongLong(c->counts[cp]);
         if (!k || !v || PyDict_SetItem(out, k, v) < 0) {
             Py_XDECREF(k);
@@ -723,14 +765,19 @@ static PyObject *corpus_char_counts(Corpus *c, PyObject *unused) {
 
 /* sentences() -> list of str (for tests) */
 static PyObject *corpus_sentences(Corpus *c, PyObject *unused) {
-    PyObject *out = PyList_New((Py_ssize_t)c->n_sent);
-    for (size_t k = 0; out && k < c->n_sent; k++) {
-        PyObject *s = str_of(c->text + c->start[k], c->start[k + 1] - c->start[k]);
-        if (!s) {
-            Py_CLEAR(out);
-            break;
+    PyObject *out = PyList_New(0);
+    for (size_t j = 0; out && j < c->n_segs; j++) {
+        const Segment *seg = &c->segs[j];
+        for (size_t k = 0; k < seg->n_sent; k++) {
+            size_t begin = k ? seg->ends[k - 1] : 0;
+            PyObject *sentence = str_of(seg->text + begin, seg->ends[k] - begin);
+            if (!sentence || PyList_Append(out, sentence) < 0) {
+                Py_XDECREF(sentence);
+                Py_CLEAR(out);
+                break;
+            }
+            Py_DECREF(sentence);
         }
-        PyList_SET_ITEM(out, (Py_ssize_t)k, s);
     }
     return out;
 }
@@ -829,7 +876,7 @@ static int count_word(WordTable *table, HotWord *hot, const uint32_t *p, size_t 
 /* a share of the sentences, split into words by one thread */
 typedef struct {
     Corpus *c;
-    size_t first, last; /* sentences */
+    Segment *seg; /* the sentences it splits */
     const uint8_t *keep;
     int split, suffix, allow;
     WordTable table;
@@ -847,9 +894,11 @@ static void part_words(void *arg) {
         part->failed = 1;
         return;
     }
-    for (size_t k = part->first; k < part->last; k++) {
-        uint32_t *s = c->text + c->start[k];
-        size_t n = c->start[k + 1] - c->start[k], begin = 0;
+    Segment *seg = part->seg;
+    for (size_t k = 0; k < seg->n_sent; k++) {
+        size_t first = k ? seg->ends[k - 1] : 0;
+        uint32_t *s = seg->text + first;
+        size_t n = seg->ends[k] - first, begin = 0;
         for (size_t i = 0; i < n; i++) /* every code point not kept becomes <unk> */
             if (!part->keep[s[i]]) s[i] = UNK_CP;
         while (begin < n) {
@@ -914,13 +963,10 @@ static PyObject *corpus_make_words(Corpus *c, PyObject *args) {
     if (!PyArg_ParseTuple(args, "y*ppp", &required, &split, &suffix, &allow)) return NULL;
     corpus_clear_words(c);
     uint8_t *keep = calloc(N_CODEPOINTS, 1);
-    WordPart parts[16];
-    void *args_[16];
-    memset(parts, 0, sizeof(parts));
-    int k = c->threads;
-    if ((size_t)k > c->n_sent / 256 + 1) k = (int)(c->n_sent / 256 + 1);
+    WordPart *parts = calloc(c->n_segs + 1, sizeof(WordPart));
+    void **args_ = calloc(c->n_segs + 1, sizeof(void *));
     PyObject *result = NULL;
-    if (!keep) {
+    if (!keep || !parts || !args_) {
         PyErr_NoMemory();
         goto done;
     }
@@ -929,21 +975,23 @@ static PyObject *corpus_make_words(Corpus *c, PyObject *args) {
         memcpy(&cp, (const uint8_t *)required.buf + i, 4);
         if (cp < N_CODEPOINTS) keep[cp] = 1;
     }
-    size_t at = 0;
-    for (int j = 0; j < k; j++) { /* shares of about equal text, in order */
-        size_t first = at, goal = c->n_text / (size_t)k * (size_t)(j + 1);
-        while (at < c->n_sent && (j == k - 1 || c->start[at] < goal)) at++;
-        parts[j] = (WordPart){c, first, at, keep, split, suffix, allow, {0}, 0};
+    for (size_t j = 0; j < c->n_segs; j++) { /* a share of the lines a thread read, split by a thread */
+        parts[j] = (WordPart){c, &c->segs[j], keep, split, suffix, allow, {0}, 0};
         args_[j] = &parts[j];
     }
-    run_parallel(part_words, args_, k);
+    for (size_t j = 0; j < c->n_segs; j += 16) run_parallel(part_words, args_ + j, (int)(c->n_segs - j < 16 ? c->n_segs - j : 16));
+    if (!c->n_segs) { /* no line: no word */
+        c->n_words = 0;
+        result = PyLong_FromSize_t(0);
+        goto done;
+    }
     WordTable *table = &parts[0].table;
-    for (int j = 0; j < k; j++)
+    for (size_t j = 0; j < c->n_segs; j++)
         if (parts[j].failed) {
             PyErr_NoMemory();
             goto done;
         }
-    for (int j = 1; j < k; j++) { /* the later shares' words into the first's, in order */
+    for (size_t j = 1; j < c->n_segs; j++) { /* the later shares' words into the first's, in order */
         WordTable *other = &parts[j].table;
         for (size_t i = 0; i < other->n; i++) {
             const WordRef *r = &other->refs[i];
@@ -976,10 +1024,12 @@ static PyObject *corpus_make_words(Corpus *c, PyObject *args) {
     c->n_words = table->n;
     result = PyLong_FromSize_t(table->n);
 done:
-    for (int j = 0; j < 16; j++) {
+    for (size_t j = 0; parts && j < c->n_segs; j++) {
         free(parts[j].table.slots);
         free(parts[j].table.refs);
     }
+    free(parts);
+    free(args_);
     free(keep);
     PyBuffer_Release(&required);
     return result;
