@@ -7,8 +7,9 @@ Each round starts a fresh Python process for sentencepiece (SentencePieceTrainer
 its .model) and one for this tool (bpe.sentencepiece.train with the compiled trainer, writing tokenizer.model),
 in alternation (sentencepiece first in odd rounds, second in even ones), and times each from start to exit, so
 the interpreter's start and the imports count as they do for a user. It prints each round, the medians and the
-ratio, checks that both wrote the same pieces, and says the machine's load (os.getloadavg) before and after,
-since the machine may be shared. Use `taskset -c 0,1` to hold both to two cores.
+ratio (and the same for processor time, user + system of all the process's threads: the steadier figure on a
+busy machine), checks that both wrote the same pieces, and says the machine's load (os.getloadavg) before and
+after, since the machine may be shared. Use `taskset -c 0,1` to hold both to two cores.
 
 Options: --byte-fallback is on by default (--no-byte-fallback turns it off); --threads is sentencepiece's
 num_threads (ours: the compiled trainer runs on one core).
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -41,10 +43,14 @@ write_model(model, sys.argv[2] + ".model")
 """
 
 
-def run(code: str, args: list[str]) -> float:
+def run(code: str, args: list[str]) -> tuple[float, float]:
+    """(wall-clock seconds, processor seconds: user + system of the process and its threads)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     subprocess.run([sys.executable, "-c", code, *args], check=True)
-    return time.perf_counter() - start
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
 def main() -> None:
@@ -58,6 +64,7 @@ def main() -> None:
     fallback = "0" if args.no_byte_fallback else "1"
     load_before = os.getloadavg()
     times: dict[str, list[float]] = {"sentencepiece": [], "ours": []}
+    cpu: dict[str, list[float]] = {"sentencepiece": [], "ours": []}
     with tempfile.TemporaryDirectory() as tmp:
         common = [str(args.corpus), "", str(args.vocab_size), fallback, str(args.threads), str(ROOT)]
         for r in range(args.rounds):
@@ -65,17 +72,25 @@ def main() -> None:
             for name in order:
                 prefix = str(Path(tmp) / name)
                 code = SPM if name == "sentencepiece" else OURS
-                times[name].append(run(code, [common[0], prefix, *common[2:]]))
-            print(f"round {r + 1}: sentencepiece {times['sentencepiece'][-1]:.2f} s, ours {times['ours'][-1]:.2f} s", flush=True)
+                wall, processor = run(code, [common[0], prefix, *common[2:]])
+                times[name].append(wall)
+                cpu[name].append(processor)
+            print(
+                f"round {r + 1}: sentencepiece {times['sentencepiece'][-1]:.2f} s ({cpu['sentencepiece'][-1]:.2f} s processor), "
+                f"ours {times['ours'][-1]:.2f} s ({cpu['ours'][-1]:.2f} s processor)",
+                flush=True,
+            )
         sys.path.insert(0, str(ROOT))
         from bpe.sentencepiece import read_model
 
         same = read_model(Path(tmp) / "ours.model").pieces == read_model(Path(tmp) / "sentencepiece.model").pieces
     spm_median, ours_median = statistics.median(times["sentencepiece"]), statistics.median(times["ours"])
+    spm_cpu, ours_cpu = statistics.median(cpu["sentencepiece"]), statistics.median(cpu["ours"])
     size = args.corpus.stat().st_size / 1e6
     print(
         f"{args.corpus.name} ({size:.1f} MB) -> vocab {args.vocab_size:,}, byte_fallback={fallback == '1'}: "
         f"sentencepiece {spm_median:.2f} s, ours {ours_median:.2f} s (median of {args.rounds}): {ours_median / spm_median:.2f}x; "
+        f"processor sentencepiece {spm_cpu:.2f} s, ours {ours_cpu:.2f} s: {ours_cpu / spm_cpu:.2f}x; "
         f"same pieces: {same}; load {load_before[0]:.1f} before, {os.getloadavg()[0]:.1f} after"
     )
 

@@ -211,6 +211,7 @@ typedef struct {
     Strings user; /* user-defined symbols: copied, not mapped (the encoder's PrefixMatcher) */
     uint8_t *plain; /* 0x10000: a character of the BMP that is no space and starts no key and no user-defined symbol:
                        copied as it is, in runs (most text), without a walk of the trie a character */
+    int plain_space; /* ' ' starts no key and no user-defined symbol: it is itself */
 } Norm;
 
 static inline size_t darts_offset(uint32_t unit) { return (size_t)(unit >> 10) << ((unit & (1u << 9)) >> 6); }
@@ -290,7 +291,9 @@ static int norm_init(Norm *m, Py_buffer *charsmap, int dummy, int extra, int esc
                 node ^= darts_offset(unit);
             }
         }
-        m->plain[c] = c != ' ' && c != 0 && (c < 0xD800 || c > 0xDFFF) && !m->user.first[bytes[0]] && (!m->units || i < k);
+        int starts_nothing = !m->user.first[bytes[0]] && (!m->units || i < k);
+        m->plain[c] = c != ' ' && c != 0 && (c < 0xD800 || c > 0xDFFF) && starts_nothing;
+        if (c == ' ') m->plain_space = starts_nothing;
     }
     return 0;
 }
@@ -374,7 +377,13 @@ static int norm_run(const Norm *m, const uint8_t *s, size_t n, Buf *out) {
             prev_space = 0;
             continue;
         }
-        size_t consumed = norm_prefix(m, s + pos, n - pos, &p, &pl);
+        size_t consumed;
+        if (s[pos] == ' ' && m->plain_space) { /* the space between words: NormalizePrefix would give ' ' */
+            p = s + pos;
+            pl = consumed = 1;
+        } else {
+            consumed = norm_prefix(m, s + pos, n - pos, &p, &pl);
+        }
         if (prev_space)
             while (pl && p[0] == ' ') p++, pl--;
         if (pl) {
@@ -826,9 +835,13 @@ static Py_ssize_t word_table_add(WordTable *w, const uint32_t *p, size_t n, uint
         if (!slot) break;
         if ((slot & 0xFFFFFFFF00000000ULL) != tag) continue;
         WordRef *r = &w->refs[(uint32_t)slot - 1];
-        if (r->hash == hash && r->n == n && memcmp(r->p, p, n * sizeof(uint32_t)) == 0) {
-            r->count += count;
-            return (Py_ssize_t)((uint32_t)slot - 1);
+        if (r->hash == hash && r->n == n) {
+            size_t k = 0;
+            while (k < n && r->p[k] == p[k]) k++; /* words are short: no call to memcmp */
+            if (k == n) {
+                r->count += count;
+                return (Py_ssize_t)((uint32_t)slot - 1);
+            }
         }
     }
     if (w->n >= UINT32_MAX - 1 || bpe_grow_quiet((void **)&w->refs, &w->cap, w->n + 1, sizeof(WordRef)) < 0) return -1;
