@@ -29,8 +29,8 @@ import bpe.core
 from bpe.sentencepiece import Encoder, HFTokenizer, Piece, SentencePieceModel, SentencePieceSpec, train
 from bpe.sentencepiece.model import BYTE, CONTROL, NORMAL, UNKNOWN, UNUSED, USER_DEFINED, byte_piece
 from bpe.sentencepiece.normalizer import Normalizer, NormalizerSpec
-from bpe.sentencepiece.trainer import Trainer, prepare, select
-from bpe.sentencepiece.trainer_c import CompiledTrainer, prepare_compiled
+from bpe.sentencepiece.trainer import Trainer, prepare, read_lines, select
+from bpe.sentencepiece.trainer_c import CompiledTrainer, prepare_compiled, prepare_files
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared"
@@ -313,3 +313,38 @@ def test_llama2s_real_cases_with_the_core():
     tok = _llama2()
     for case in json.loads((SHARED / "llama2" / "tests.json").read_text()):
         assert tok.encode(case["text"]) == case["ids"]
+
+
+@settings(max_examples=EXAMPLES, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from([b"", b"ab cd", b"ab\r", b"x" * 120, b"a\xe2\x96\x85b", b"\xe2\x96\x85", b"\xe2\x96", b"\xff the", b"<s> 1"]),
+        max_size=12,
+    ),
+    st.booleans(),
+    st.sampled_from([0, 101]),
+)
+def test_the_core_reads_files_as_read_lines_and_select_do(tmp_path_factory, lines, final_newline, limit):
+    path = tmp_path_factory.mktemp("files") / "lines.txt"
+    path.write_bytes(b"\n".join(lines) + (b"\n" if final_newline else b""))
+    spec = SentencePieceSpec(vocab_size=5000, hard_vocab_limit=False, max_sentence_length=100, input_sentence_size=limit)
+    python = select(read_lines([path, path]), spec)
+    try:
+        expected = prepare(python, spec)
+    except ValueError as error:
+        with pytest.raises(ValueError, match=str(error)[:30]):
+            prepare_files([path, path], spec)
+        return
+    corpus = prepare_files([path, path], spec)
+    assert (corpus.lines.kept, corpus.lines.empty, corpus.lines.too_long, corpus.lines.reserved) == (
+        len(python.lines),
+        python.empty,
+        python.too_long,
+        python.reserved,
+    )
+    assert corpus.all_words() == expected.words and corpus.required == expected.required
+
+
+def test_a_file_that_cannot_be_read_is_refused_in_one_sentence(tmp_path):
+    with pytest.raises(ValueError, match="Cannot read .*missing.txt"):
+        prepare_files([tmp_path / "missing.txt"], SentencePieceSpec())

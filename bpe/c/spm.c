@@ -678,37 +678,16 @@ static void part_lines(void *arg) {
         }
 }
 
-/* add_lines(lines: sequence of bytes): normalized, cut and counted on the corpus's threads, kept in order */
-static PyObject *corpus_add_lines(Corpus *c, PyObject *lines) {
-    if (!c->counts) {
-        PyErr_SetString(PyExc_TypeError, "SpmCorpus was not set up");
-        return NULL;
-    }
-    PyObject *fast = PySequence_Fast(lines, "add_lines takes a sequence of bytes");
-    if (!fast) return NULL;
-    size_t n = (size_t)PySequence_Fast_GET_SIZE(fast), total = 0;
-    const uint8_t **data = malloc((n + 1) * sizeof(uint8_t *));
-    size_t *len = malloc((n + 1) * sizeof(size_t));
+/* the lines data[i][0:len[i]], normalized, cut and counted on the corpus's threads, kept in order; -1 with an
+   exception set */
+static int corpus_read(Corpus *c, const uint8_t **data, const size_t *len, size_t n) {
     LinePart parts[16];
     void *args[16];
-    int k = c->threads;
+    int k = c->threads, status = -1;
     if ((size_t)k > n / 256 + 1) k = (int)(n / 256 + 1); /* a few lines: one thread */
     memset(parts, 0, sizeof(parts));
-    PyObject *result = NULL;
-    if (!data || !len) {
-        PyErr_NoMemory();
-        goto done;
-    }
-    for (size_t i = 0; i < n; i++) {
-        PyObject *item = PySequence_Fast_GET_ITEM(fast, (Py_ssize_t)i);
-        if (!PyBytes_Check(item)) {
-            PyErr_SetString(PyExc_TypeError, "add_lines takes a sequence of bytes");
-            goto done;
-        }
-        data[i] = (const uint8_t *)PyBytes_AS_STRING(item);
-        len[i] = (size_t)PyBytes_GET_SIZE(item);
-        total += len[i];
-    }
+    size_t total = 0;
+    for (size_t i = 0; i < n; i++) total += len[i];
     /* shares of about equal bytes, in order */
     size_t at = 0, consumed = 0;
     for (int j = 0; j < k; j++) {
@@ -717,7 +696,7 @@ static PyObject *corpus_add_lines(Corpus *c, PyObject *lines) {
         parts[j] = (LinePart){.c = c, .data = data + first, .len = len + first, .n = at - first};
         args[j] = &parts[j];
     }
-    run_parallel(part_lines, args, k); /* the bytes objects stay alive: fast holds them */
+    run_parallel(part_lines, args, k);
     for (int j = 0; j < k; j++)
         if (parts[j].failed) {
             PyErr_NoMemory();
@@ -737,7 +716,7 @@ static PyObject *corpus_add_lines(Corpus *c, PyObject *lines) {
         c->segs[c->n_segs++] = part->seg;
         memset(&part->seg, 0, sizeof(Segment)); /* the corpus owns it now */
     }
-    result = Py_NewRef(Py_None);
+    status = 0;
 done:
     for (int j = 0; j < 16; j++) {
         free(parts[j].line.p);
@@ -747,6 +726,124 @@ done:
         free(parts[j].counts);
         free(parts[j].seen);
     }
+    return status;
+}
+
+/* add_lines(lines: sequence of bytes): normalized, cut and counted on the corpus's threads, kept in order */
+static PyObject *corpus_add_lines(Corpus *c, PyObject *lines) {
+    if (!c->counts) {
+        PyErr_SetString(PyExc_TypeError, "SpmCorpus was not set up");
+        return NULL;
+    }
+    PyObject *fast = PySequence_Fast(lines, "add_lines takes a sequence of bytes");
+    if (!fast) return NULL;
+    size_t n = (size_t)PySequence_Fast_GET_SIZE(fast);
+    const uint8_t **data = malloc((n + 1) * sizeof(uint8_t *));
+    size_t *len = malloc((n + 1) * sizeof(size_t));
+    PyObject *result = NULL;
+    if (!data || !len) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (size_t i = 0; i < n; i++) {
+        PyObject *item = PySequence_Fast_GET_ITEM(fast, (Py_ssize_t)i);
+        if (!PyBytes_Check(item)) {
+            PyErr_SetString(PyExc_TypeError, "add_lines takes a sequence of bytes");
+            goto done;
+        }
+        data[i] = (const uint8_t *)PyBytes_AS_STRING(item);
+        len[i] = (size_t)PyBytes_GET_SIZE(item);
+    }
+    if (corpus_read(c, data, len, n) == 0) result = Py_NewRef(Py_None); /* the bytes objects stay alive: fast holds them */
+done:
+    free(data);
+    free(len);
+    Py_DECREF(fast);
+    return result;
+}
+
+/* add_files(paths, max_sentence_length, input_sentence_size) -> (kept, empty, too long, holding U+2585):
+   trainer.py's read_lines and select in C, without a bytes object a line. Each file is read whole and split
+   with getline's rules (on '\n', '\r' kept, no line after a last '\n'); a line is dropped when empty, over
+   max_sentence_length bytes or holding U+2585; reading stops at input_sentence_size lines kept (0: never). */
+static PyObject *corpus_add_files(Corpus *c, PyObject *args) {
+    PyObject *paths;
+    Py_ssize_t max_len, limit;
+    if (!PyArg_ParseTuple(args, "Onn", &paths, &max_len, &limit)) return NULL;
+    if (!c->counts) {
+        PyErr_SetString(PyExc_TypeError, "SpmCorpus was not set up");
+        return NULL;
+    }
+    PyObject *fast = PySequence_Fast(paths, "add_files takes a sequence of paths");
+    if (!fast) return NULL;
+    Py_ssize_t n_files = PySequence_Fast_GET_SIZE(fast);
+    uint8_t **buffers = calloc((size_t)n_files + 1, sizeof(uint8_t *));
+    const uint8_t **data = NULL;
+    size_t *len = NULL, n = 0, cap = 0, cap_len = 0, empty = 0, too_long = 0, reserved = 0;
+    PyObject *result = NULL;
+    int stop = 0;
+    if (!buffers) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t f = 0; f < n_files && !stop; f++) {
+        PyObject *path = NULL;
+        if (!PyUnicode_FSConverter(PySequence_Fast_GET_ITEM(fast, f), &path)) goto done;
+        FILE *file = fopen(PyBytes_AS_STRING(path), "rb");
+        if (!file) {
+            PyErr_SetFromErrnoWithFilenameObject(PyExc_OSError, PySequence_Fast_GET_ITEM(fast, f));
+            Py_DECREF(path);
+            goto done;
+        }
+        Py_DECREF(path);
+        size_t size = 0, cap_buf = 0;
+        uint8_t *buf = NULL;
+        for (;;) {
+            if (bpe_grow((void **)&buf, &cap_buf, size + (1 << 16), 1) < 0) {
+                fclose(file);
+                free(buf);
+                goto done;
+            }
+            size_t got = fread(buf + size, 1, cap_buf - size, file);
+            size += got;
+            if (got == 0) break;
+        }
+        int failed = ferror(file);
+        fclose(file);
+        buffers[f] = buf;
+        if (failed) {
+            PyErr_SetFromErrnoWithFilenameObject(PyExc_OSError, PySequence_Fast_GET_ITEM(fast, f));
+            goto done;
+        }
+        for (size_t pos = 0; pos < size && !stop;) {
+            const uint8_t *end = memchr(buf + pos, '\n', size - pos);
+            size_t line = end ? (size_t)(end - (buf + pos)) : size - pos;
+            const uint8_t *s = buf + pos;
+            pos += line + 1;
+            if (line == 0) {
+                empty++;
+            } else if (line > (size_t)max_len) {
+                too_long++;
+            } else {
+                int unk = 0; /* U+2585 is E2 96 85 */
+                for (const uint8_t *q = s; !unk && (q = memchr(q, 0xE2, line - (size_t)(q - s))) != NULL && q + 2 < s + line; q++)
+                    unk = q[1] == 0x96 && q[2] == 0x85;
+                if (unk) {
+                    reserved++;
+                    continue;
+                }
+                if (bpe_grow((void **)&data, &cap, n + 1, sizeof(uint8_t *)) < 0 || bpe_grow((void **)&len, &cap_len, n + 1, sizeof(size_t)) < 0)
+                    goto done;
+                data[n] = s;
+                len[n++] = line;
+                if (limit > 0 && n >= (size_t)limit) stop = 1;
+            }
+        }
+    }
+    if (corpus_read(c, data, len, n) == 0) result = Py_BuildValue("(nnnn)", (Py_ssize_t)n, (Py_ssize_t)empty, (Py_ssize_t)too_long, (Py_ssize_t)reserved);
+done:
+    for (Py_ssize_t f = 0; buffers && f < n_files; f++) free(buffers[f]);
+    free(buffers);
     free(data);
     free(len);
     Py_DECREF(fast);
@@ -1064,6 +1161,7 @@ static PyObject *corpus_words(Corpus *c, PyObject *unused) {
 
 static PyMethodDef corpus_methods[] = {
     {"add_lines", (PyCFunction)corpus_add_lines, METH_O, "add_lines(lines): normalize, cut and count each line"},
+    {"add_files", (PyCFunction)corpus_add_files, METH_VARARGS, "add_files(paths, max_sentence_length, input_sentence_size) -> (kept, empty, too long, reserved)"},
     {"char_counts", (PyCFunction)corpus_char_counts, METH_NOARGS, "char_counts() -> {code point: count}"},
     {"sentences", (PyCFunction)corpus_sentences, METH_NOARGS, "sentences() -> list of str"},
     {"make_words", (PyCFunction)corpus_make_words, METH_VARARGS, "make_words(required, split, suffix, allow) -> number of words"},

@@ -5,8 +5,8 @@
 
 The options are spm_train's, spelt with dashes (--character-coverage, --split-digits, --user-defined-symbol ...,
 the switches with a --no- form: --no-add-dummy-prefix); SentencePieceSpec checks them as sentencepiece does.
-Progress and the summary are the byte-level train's (bpe/cli.py Phases): read, normalize (the corpus, the
-characters, the words), merges (a bar a merge), write; then the coverage, the lines dropped and why, time,
+Progress and the summary are the byte-level train's (bpe/cli.py Phases): read and normalize (the lines, the
+characters, the words), initial count, merges (a bar a merge), write; then the coverage, the lines dropped and why, time,
 processor time and peak memory per phase.
 
 The three files go to disk together (bpe.atomic.write_together): tokenizer.vocab is sentencepiece's own vocab
@@ -93,7 +93,7 @@ def train_command(args: argparse.Namespace) -> None:
     from .hf import tokenizer_json
     from .model_file import model_bytes
     from .trainer import Trainer, prepare, read_lines, select
-    from .trainer_c import CompiledTrainer, prepare_compiled
+    from .trainer_c import CompiledTrainer, prepare_files
 
     check_family(args)
     if not args.inputs:
@@ -104,12 +104,16 @@ def train_command(args: argparse.Namespace) -> None:
     phases = Phases()
     compiled = core() is not None
     with paused_gc():
-        with phases.phase("read"):
-            lines = select(read_lines(paths), spec)
-        say(f"read: {len(lines.lines):,} lines in {phases.seconds['read']:.1f}s")
-        with phases.phase("normalize"):
-            corpus = prepare_compiled(lines, spec) if compiled else prepare(lines, spec)
-        say(f"normalize: {len(corpus.required):,} characters kept in {phases.seconds['normalize']:.1f}s")
+        if compiled:  # the core reads, normalizes and counts in one go, on num_threads threads
+            with phases.phase("read and normalize"):
+                corpus = prepare_files(paths, spec)
+        else:
+            with phases.phase("read"):
+                lines = select(read_lines(paths), spec)
+            with phases.phase("normalize"):
+                corpus = prepare(lines, spec)
+        lines = corpus.lines
+        say(f"read: {lines.kept:,} lines, {len(corpus.required):,} characters kept")
         with phases.phase("initial count"):
             trainer = CompiledTrainer(corpus, spec) if compiled else Trainer(corpus, spec)
         target = max(0, spec.vocab_size - len(trainer.meta) - len(corpus.required))
@@ -141,7 +145,7 @@ def train_command(args: argparse.Namespace) -> None:
         + (f"; {len(dropped):,} fell out and are <unk> ({shown}{', ...' if len(dropped) > 5 else ''})" if dropped else "")
     )
     skipped = f"{lines.empty:,} empty, {lines.too_long:,} over {spec.max_sentence_length:,} bytes, {lines.reserved:,} holding U+2585"
-    print(f"lines: {len(lines.lines):,} read ({skipped} skipped)")
+    print(f"lines: {lines.kept:,} read ({skipped} skipped)")
     print(f"merges made by {'the compiled SentencePiece trainer (bpe/c/spm.c)' if compiled else 'the Python SentencePiece trainer'}")
     print("\n".join(phases.summary()))
     longest = max((piece for piece, _ in trainer.merged), key=len, default="")

@@ -107,12 +107,17 @@ def read_lines(paths: Iterable[str | Path]) -> Iterator[bytes]:
 
 @dataclass(frozen=True)
 class Lines:
-    """The lines a run trains on, and how many were dropped and why."""
+    """The lines a run trains on, and how many were dropped and why (`lines` is empty when the core read them)."""
 
     lines: tuple[bytes, ...]
     empty: int = 0
     too_long: int = 0  # over max_sentence_length bytes
     reserved: int = 0  # held U+2585
+    read: int | None = None  # how many lines were kept, when the core read them (trainer_c.prepare_files)
+
+    @property
+    def kept(self) -> int:
+        return len(self.lines) if self.read is None else self.read
 
 
 def select(lines: Iterable[bytes | str], spec: SentencePieceSpec) -> Lines:
@@ -774,14 +779,18 @@ def train(
     spec = spec or SentencePieceSpec()
     if (sentences is None) == (not inputs):
         raise ValueError("Give the text either as files or as sentences, not both and not neither.")
-    lines = select(read_lines(inputs) if sentences is None else map(strip_line_end, sentences), spec)
     if compiled is None:
         compiled = compiled_core() is not None
     if compiled:
-        from .trainer_c import CompiledTrainer, prepare_compiled
+        from .trainer_c import CompiledTrainer, prepare_compiled, prepare_files
 
-        trainer: Trainer = CompiledTrainer(prepare_compiled(lines, spec), spec)
+        if sentences is None:
+            corpus = prepare_files(inputs, spec)  # the core reads the files: no bytes object a line
+        else:
+            corpus = prepare_compiled(select(map(strip_line_end, sentences), spec), spec)
+        trainer: Trainer = CompiledTrainer(corpus, spec)
     else:
+        lines = select(read_lines(inputs) if sentences is None else map(strip_line_end, sentences), spec)
         trainer = Trainer(prepare(lines, spec), spec)
     for _ in trainer.merges():
         pass

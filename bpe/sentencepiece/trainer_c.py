@@ -5,7 +5,7 @@ PieceMerge per merge: tests/test_core_sentencepiece.py holds the two equal on ge
 (also under ASan/UBSan). What it leaves out is the interpreter: on 12 MB of text in many scripts, trainer.py
 takes minutes, this takes about a second (BENCHMARKS.md).
 
-    corpus = prepare_compiled(select(read_lines(paths), spec), spec)
+    corpus = prepare_files(paths, spec)           # or prepare_compiled(select(read_lines(paths), spec), spec)
     trainer = CompiledTrainer(corpus, spec)
     for merge in trainer.merges(): ...      # as Trainer.merges
     model = trainer.model()
@@ -19,8 +19,9 @@ runs the Python trainer (compiled.py says why the core may be absent).
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import replace
+from pathlib import Path
 
 from .compiled import SEED, core, script_bytes
 from .spec import SentencePieceSpec
@@ -34,13 +35,28 @@ def threads(spec: SentencePieceSpec) -> int:
 
 def prepare_compiled(lines: Lines, spec: SentencePieceSpec) -> Corpus:
     """trainer.prepare in the core: a Corpus whose words the core's SpmCorpus holds (corpus.compiled)."""
+    corpus = _corpus(spec)
+    corpus.add_lines(lines.lines)
+    return _words(corpus, lines, spec)
+
+
+def prepare_files(paths: Sequence[str | Path], spec: SentencePieceSpec) -> Corpus:
+    """read_lines, select and prepare in the core: the files read and their lines filtered in C (corpus.lines.kept)."""
+    corpus = _corpus(spec)
+    try:
+        kept, empty, too_long, reserved = corpus.add_files([str(p) for p in paths], spec.max_sentence_length, spec.input_sentence_size)
+    except OSError as error:
+        raise ValueError(f"Cannot read {error.filename}: {error.strerror or error}.") from None
+    return _words(corpus, Lines((), empty, too_long, reserved, read=kept), spec)
+
+
+def _corpus(spec: SentencePieceSpec):
     compiled = core()
     if compiled is None:
         raise ValueError("The compiled SentencePiece trainer is not available: the core is not built here.")
-    meta = meta_pieces(spec)
     charsmap = spec.normalizer_spec().precompiled_charsmap
-    pieces = sorted({piece.encode() for piece, _ in meta.values()}, key=len, reverse=True)
-    corpus = compiled.SpmCorpus(
+    pieces = sorted({piece.encode() for piece, _ in meta_pieces(spec).values()}, key=len, reverse=True)
+    return compiled.SpmCorpus(
         charsmap,
         spec.add_dummy_prefix,
         spec.remove_extra_whitespaces,
@@ -50,9 +66,12 @@ def prepare_compiled(lines: Lines, spec: SentencePieceSpec) -> Corpus:
         SEED,
         threads(spec),
     )
-    corpus.add_lines(lines.lines)
+
+
+def _words(corpus, lines: Lines, spec: SentencePieceSpec) -> Corpus:
+    """The characters chosen by coverage (in Python, from the core's counts), then the words made by the core."""
     counts = {chr(c): n for c, n in corpus.char_counts().items()}
-    required, dropped, total, covered = choose_characters(counts, spec, len(meta))
+    required, dropped, total, covered = choose_characters(counts, spec, len(meta_pieces(spec)))
     keep = b"".join(ord(c).to_bytes(4, "little") for c, _ in required)
     corpus.make_words(keep, spec.split_by_whitespace, spec.treat_whitespace_as_suffix, spec.allow_whitespace_only_pieces)
     return Corpus(
