@@ -32,6 +32,7 @@ SOURCES = [
     "bpe/c/encode.c",  # Tokenizer.encode's merging by rank (bpe/tokenizer/encode_c.py)
     "bpe/c/ranks.c",  # reading a tiktoken rank file fast (bpe/files/load.py)
     "bpe/c/words.c",  # a counts file's tokens and counts, read from its columns (bpe/data/counts_file.py)
+    "bpe/c/spm.c",  # the SentencePiece family: normalizer, trainer, encoders (bpe/sentencepiece/)
 ]
 HEADERS = ["bpe/c/core.h", "bpe/c/encode.h", "bpe/c/hash.h", "bpe/c/unicode_classes.h"]
 

@@ -25,11 +25,10 @@ import os
 import signal
 import sys
 import threading
-import time
 import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -38,9 +37,10 @@ from .data.count import Counted, count_with, pretokenize_with
 from .events import MergeEvent, stop_sentence
 from .files import formats, merges_file
 from .memory import megabytes, peak_rss, reset_peak
+from .progress import Phases, bar, follow, say
 from .rule import RULES
 from .spec import DEFAULT, TrainSpec
-from .text.pretokenize import PreTokens, Progress, not_text
+from .text.pretokenize import PreTokens, not_text
 from .text.pretokenizers import ENCODING, PRETOKENIZERS, check_special_tokens, pretokenizer_of
 from .tokenizer.encode_files import SPECIAL_TEXT
 from .train import ALGORITHMS, Run, build_vocab, check_spec, keeps_sequence
@@ -48,81 +48,6 @@ from .trainer import paused_gc
 
 if TYPE_CHECKING:  # imported to encode and decode: training does without it (~20 ms of start-up)
     from .tokenizer.tokenizer import Tokenizer
-
-# ---------------------------------------------------------------------------
-# phases: progress, time and peak memory
-
-
-@dataclass
-class Phases:
-    """Time and peak resident memory of each phase of a run, for the summary."""
-
-    seconds: dict[str, float] = field(default_factory=dict)
-    cpu: dict[str, float] = field(default_factory=dict)  # this process's processor time: a busy machine inflates it less
-    peak: dict[str, int] = field(default_factory=dict)
-    notes: dict[str, str] = field(default_factory=dict)  # e.g. the workers' peak
-    per_phase: bool = True  # False: the system keeps one peak since start, not one per phase
-
-    @contextmanager
-    def phase(self, name: str) -> Iterator[None]:
-        self.per_phase = reset_peak() and self.per_phase
-        start, cpu = time.perf_counter(), time.process_time()
-        yield
-        self.seconds[name] = time.perf_counter() - start
-        self.cpu[name] = time.process_time() - cpu
-        self.peak[name] = peak_rss()
-
-    def summary(self) -> list[str]:
-        total = sum(self.seconds.values())
-        times = ", ".join(f"{name} {s:.2f}s" for name, s in self.seconds.items())
-        cpu = ", ".join(f"{name} {s:.2f}s{self.notes.get(name + ' cpu', '')}" for name, s in self.cpu.items())
-        since = "" if self.per_phase else " (peak since start: this system cannot reset it per phase)"
-        memory = ", ".join(f"{name} {megabytes(n)}{self.notes.get(name, '')}" for name, n in self.peak.items())
-        return [
-            f"time: {times}, total {total:.2f}s",
-            f"processor time (this process): {cpu}",
-            f"peak memory (resident, this process{since}): {memory}",
-        ]
-
-
-def bar(label: str, total: float, unit: str, scale: bool = False):
-    """A tqdm bar on stderr with rate and ETA; a Silent one when stderr is not a terminal (phase lines are printed instead)."""
-    if not sys.stderr.isatty():
-        return Silent()
-    from tqdm import tqdm
-
-    return tqdm(total=total, desc=label, unit=unit, unit_scale=scale, unit_divisor=1000, file=sys.stderr, dynamic_ncols=True, leave=True)
-
-
-class Silent:
-    """A bar that shows nothing, for a pipe: without tqdm, whose import alone (importlib.metadata for its version) is ~50 ms."""
-
-    n = total = 0
-
-    def update(self, n: int = 1) -> None:
-        pass
-
-    def __enter__(self) -> Silent:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        pass
-
-
-def say(line: str) -> None:
-    """A phase line on a pipe, where there is no bar."""
-    if not sys.stderr.isatty():
-        print(line, file=sys.stderr, flush=True)
-
-
-def follow(progress) -> Progress:
-    """A (done, total) callback that moves a tqdm bar."""
-
-    def update(done: int, total: int) -> None:
-        progress.total = total
-        progress.update(done - progress.n)
-
-    return update
 
 
 def spec_of(args: argparse.Namespace, **settings) -> TrainSpec:
@@ -192,6 +117,10 @@ def parser() -> argparse.ArgumentParser:
     t.add_argument("--out", type=Path, required=True, metavar="DIR", help=f"writes {', '.join(formats.file_names())} to DIR")
     add_reading_options(t)
     t.add_argument("--from-counts", type=Path, metavar="FILE", help="train from a counts file written by `bpe count` instead of INPUTs")
+    # the SentencePiece family: `bpe train --sentencepiece` and spm_train's options (bpe/sentencepiece/cli.py)
+    from .sentencepiece.cli import add_options as add_sentencepiece_options
+
+    add_sentencepiece_options(t)
 
     c = sub.add_parser("count", help="count pre-tokens once into a Parquet file, to train from many times")
     c.add_argument("inputs", nargs="*", metavar="INPUT", help="as for train; with --merge, counts files to add up")
@@ -374,6 +303,12 @@ def add_reading_options(p: argparse.ArgumentParser) -> None:
 
 
 def train_command(args: argparse.Namespace) -> None:
+    from .sentencepiece.cli import check_family
+    from .sentencepiece.cli import train_command as sentencepiece_train
+
+    check_family(args)
+    if args.sentencepiece:
+        return sentencepiece_train(args)
     atomic.check_folder(args.out)  # before the work, not after it
     phases = Phases()
     if args.from_counts is not None:

@@ -53,7 +53,10 @@ def test_no_module_of_bpe_or_serve_imports_a_ui_library():
 # too), so that every arrow runs down. A compiled version sits in its Python original's room (heap_c beside heap,
 # pretokenize_c beside pretokenize), since it imports its original. The package itself (bpe/__init__) is the top.
 LAYERS = (
-    ("base", ("bpe.renamed", "bpe.atomic", "bpe.memory", "bpe.core", "bpe._core")),  # helpers every room uses; the compiled core's loader
+    (
+        "base",
+        ("bpe.renamed", "bpe.atomic", "bpe.memory", "bpe.progress", "bpe.core", "bpe._core"),
+    ),  # helpers every room uses; the compiled core's loader
     ("text", ("bpe.text",)),  # text -> pre-tokens: the pre-tokenizers, special tokens, the scanners
     ("data", ("bpe.data",)),  # inputs of every format, counting at scale, counts files, the built-in corpus
     (

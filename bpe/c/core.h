@@ -19,6 +19,7 @@ int bpe_encode_init(PyObject *module);     /* encode.c: Tokenizer.encode's mergi
 int bpe_ranks_init(PyObject *module);      /* ranks.c: reading a tiktoken rank file (load.parse_tiktoken) */
 int bpe_words_init(PyObject *module);      /* words.c: a counts file's tokens and counts (counts_file.py), type Words */
 int bpe_hash_init(PyObject *module);       /* bytesmap.c: whether the processor has AES (hash.h); keyed_hash, siphash13, HASH for the tests */
+int bpe_spm_init(PyObject *module);        /* spm.c: the SentencePiece family (bpe/sentencepiece/): normalizer, trainer, encoders */
 
 /* words.c's Words, which heap.c also reads: word k is data[start[k]:start[k + 1]], counted count[k] times */
 typedef struct {

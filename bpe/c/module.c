@@ -23,6 +23,7 @@ static int exec_module(PyObject *module) {
     if (bpe_encode_init(module) < 0) return -1;
     if (bpe_ranks_init(module) < 0) return -1;
     if (bpe_words_init(module) < 0) return -1;
+    if (bpe_spm_init(module) < 0) return -1;
     return 0;
 }
 
