@@ -55,6 +55,7 @@ Listed = array  # array('I'): the numbers of the words listed under one pair, 4 
 
 
 class Heap(Trainer):
+    shown = ("choose", "apply")  # it pops the heap, then pushes the pairs whose count went up
     name = "heap"
     summary = "inverted index pair -> words, and a max-heap with lazy deletion"
     colour = "#1f77b4"

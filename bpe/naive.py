@@ -15,6 +15,7 @@ from .trainer import Delta, Trainer, count_pairs, word_delta, word_lists
 
 
 class Naive(Trainer):
+    shown = ("choose", "merge")  # it recounts every pair, then rewrites every word
     name = "naive"
     summary = "recount every pair of every word before each merge"
     colour = "#d62728"

@@ -23,6 +23,7 @@ MAX_POSITIONS = 200_000_000  # counts that expand to more bytes than this are re
 
 
 class Positions(Trainer):
+    sites = "Positions in the flat sequence"
     name = "positions"
     summary = "pair -> positions in the flat sequence; update only next to merge sites"
     needs_sequence = True  # it walks every occurrence in text order

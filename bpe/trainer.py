@@ -55,6 +55,9 @@ class Trainer:
     # a compiled trainer: the readable trainer it compiles, which records its detail and runs where it cannot
     reference: ClassVar[type[Trainer] | None] = None
     missing: ClassVar[str] = ""  # why it cannot run here, as the end of a sentence ("" when it can)
+    # what the step page shows of it: the methods that make a merge happen, in order (their lines beside each step)
+    shown: ClassVar[tuple[str, ...]] = ("choose",)
+    sites: ClassVar[str] = "Word ids"  # what a merge's detail.sites are, as a page names them
 
     def __init__(self, words: Mapping[bytes, int], sequence: Sequence[bytes] | None = None, *, tie_break: str = DEFAULT_RULE) -> None:
         self.rule = rule_for(tie_break)

@@ -10,7 +10,7 @@ from urllib.parse import urlencode, urlsplit
 
 import streamlit as st
 
-from ui import link, state
+from ui import link, pages, state
 from ui import playlist as pl
 from ui.lessons import quirks
 
@@ -88,6 +88,6 @@ if draft:
     parts = urlsplit(st.context.url or "http://localhost:8501/")
     first = pl.KINDS[draft[0].kind].page
     students = {k: v for k, v in pl.params(draft, 1).items() if k != "present"}  # the class follows, it does not present
-    st.code(f"{parts.scheme}://{parts.netloc}/{pl.url_path(first)}?{urlencode(students)}", language=None, wrap_lines=True)
+    st.code(f"{parts.scheme}://{parts.netloc}/{pages.route(first)}?{urlencode(students)}", language=None, wrap_lines=True)
     st.caption("The students open this link: the same views in the same order, on the same training run, from the first.")
     st.button("Start in presenter mode", key="pl_start", type="primary", icon=":material/slideshow:", on_click=pl.start, args=(draft,))

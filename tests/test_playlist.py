@@ -84,3 +84,12 @@ def test_the_playlist_page_builds_one_and_gives_the_class_its_link():
         at.button(key="playlist_next").click().run()
     assert at.session_state["step"] == 1 and (at.session_state["source"], at.session_state["tie_break"]) == ("ties", "rustbpe")
     assert at.session_state["presenter"] and at.query_params["present"] == "1"
+
+
+def test_every_kind_opens_a_page_of_the_page_list_and_the_default_page_is_its_first():
+    from ui import pages
+
+    assert {kind.page for kind in pl.KINDS.values()} <= set(pages.PAGES)  # named there, never listed again here
+    assert pages.route(pages.PAGES[0]) == "" and pages.route(pl.KINDS["race"].page) == "race"
+    with pytest.raises(KeyError, match="no page is called 'nope'"):
+        pages.named("nope")

@@ -48,6 +48,19 @@ PAGES: tuple[Page, ...] = (
 )
 
 
+def named(name: str) -> Page:
+    """The page whose address is name ('race'): KeyError, saying which exist, for one that is not."""
+    for page in PAGES:
+        if page.url_path == name:
+            return page
+    raise KeyError(f"no page is called {name!r}; the pages are {', '.join(p.url_path for p in PAGES)}")
+
+
+def route(page: Page) -> str:
+    """The page's address as the router serves it: the default page (the first) is '' (/), the others their name."""
+    return "" if page is PAGES[0] else page.url_path
+
+
 def sections() -> dict[str, list]:
     """PAGES as st.Page objects by sidebar section, the first page the default: what app.py hands st.navigation (every run)."""
     import streamlit as st

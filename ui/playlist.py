@@ -21,7 +21,7 @@ from urllib.parse import quote, unquote
 
 import streamlit as st
 
-from ui import link
+from ui import link, pages
 from ui.lessons import quirks
 
 MAX_ITEMS = 40
@@ -32,25 +32,29 @@ MAX_TEXT = 60  # characters of an Encode item's text
 class Kind:
     """What an item of this kind opens, how it is said, and the session key its argument sets."""
 
-    page: str  # the page's script, as st.Page and st.switch_page name it
+    name: str  # the page it opens, by its address in ui/pages.py's list ('step')
     label: str  # '{}' is the argument
     key: str | None = None  # the session key set to the argument (None: the kind takes none)
     takes: str = ""  # "number", "quirk" or "text"
 
+    @property
+    def page(self) -> pages.Page:
+        return pages.named(self.name)
+
 
 KINDS: dict[str, Kind] = {
-    "lesson": Kind("pages/lesson.py", "Guided lesson, step {}", "lesson_step", "number"),
-    "merge": Kind("pages/step.py", "Merge {}", "step", "number"),
-    "quiz": Kind("pages/quiz.py", "Predict the next merge"),
-    "race": Kind("pages/race.py", "The algorithm race"),
-    "threshold": Kind("pages/threshold.py", "The threshold explorer"),
-    "tokenize": Kind("pages/tokenize.py", "Tokenize & export"),
-    "vocabulary": Kind("pages/vocabulary.py", "The vocabulary"),
-    "encode-lesson": Kind("pages/encode_lesson.py", "How a tokenizer encodes, step {}", "enc_lesson_step", "number"),
-    "encode": Kind("pages/encode.py", "Encode “{}”", "enc_text", "text"),
-    "compare": Kind("pages/compare.py", "Real tokenizers side by side"),
-    "quirk": Kind("pages/quirks.py", "Quirk: {}", "quirk", "quirk"),
-    "encode-quiz": Kind("pages/encode_quiz.py", "Which merge applies first?"),
+    "lesson": Kind("lesson", "Guided lesson, step {}", "lesson_step", "number"),
+    "merge": Kind("step", "Merge {}", "step", "number"),
+    "quiz": Kind("quiz", "Predict the next merge"),
+    "race": Kind("race", "The algorithm race"),
+    "threshold": Kind("threshold", "The threshold explorer"),
+    "tokenize": Kind("tokenize", "Tokenize & export"),
+    "vocabulary": Kind("vocabulary", "The vocabulary"),
+    "encode-lesson": Kind("encode_lesson", "How a tokenizer encodes, step {}", "enc_lesson_step", "number"),
+    "encode": Kind("encode", "Encode “{}”", "enc_text", "text"),
+    "compare": Kind("compare", "Real tokenizers side by side"),
+    "quirk": Kind("quirks", "Quirk: {}", "quirk", "quirk"),
+    "encode-quiz": Kind("encode_quiz", "Which merge applies first?"),
 }
 
 
@@ -139,14 +143,8 @@ def follow(page) -> None:
     at = link.number(said[1] or "1") or 1
     st.session_state["playlist"], st.session_state["playlist_at"] = items, min(max(at, 1), len(items))
     show(items[st.session_state["playlist_at"] - 1])
-    if url_path(KINDS[items[st.session_state["playlist_at"] - 1].kind].page) != page.url_path:
+    if pages.route(KINDS[items[st.session_state["playlist_at"] - 1].kind].page) != page.url_path:
         go(st.session_state["playlist_at"])
-
-
-def url_path(script: str) -> str:
-    """A page's url path as the router names it: 'pages/race.py' -> 'race'; the step page, the default, is ''."""
-    stem = script.rsplit("/", 1)[-1].removesuffix(".py")
-    return "" if stem == "step" else stem
 
 
 def show(item: Item) -> None:
@@ -170,7 +168,7 @@ def go(at: int) -> None:
     wanted = params(items, at)
     st.session_state["playlist_link"] = (wanted["playlist"], wanted["at"])
     # (the sidebar's run and presenter mode survive the switch: ui.state.widget keeps the sidebar's widgets for the session)
-    st.switch_page(KINDS[item.kind].page, query_params=wanted)
+    st.switch_page(KINDS[item.kind].page.path, query_params=wanted)
 
 
 def start(items: tuple[Item, ...]) -> None:

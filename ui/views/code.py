@@ -25,6 +25,7 @@ from bpe.events import MergeEvent
 from bpe.heap import Heap
 from bpe.naive import Naive
 from bpe.tokenizer.encoder import Encoder
+from bpe.train import ALGORITHMS
 from bpe.trainer import Trainer
 from ui.render import show
 
@@ -140,13 +141,28 @@ HEAP_CHOOSE = (Mark("stale", "_clean_top", 0), Mark("pop", "heappop"), Mark("run
 HEAP_APPLY = (Mark("push", "heappush"),)
 
 
+# the lines each shown method lights: by the class that defines the method (a trainer says which it shows: Trainer.shown)
+MARKS: dict[tuple[type, str], tuple[Mark, ...]] = {
+    (Naive, "choose"): NAIVE_CHOOSE,
+    (Naive, "merge"): NAIVE_MERGE,
+    (Trainer, "choose"): SCAN,
+    (Heap, "choose"): HEAP_CHOOSE,
+    (Heap, "apply"): HEAP_APPLY,
+}
+
+
 def trainer_excerpts(algorithm: str) -> list[tuple[Excerpt, str]]:
-    """The functions the step page shows for a trainer, each with what its marks are for ('choose', 'merge', 'apply')."""
-    if algorithm == "naive":
-        return [(excerpt(Naive.choose, NAIVE_CHOOSE), "choose"), (excerpt(Naive.merge, NAIVE_MERGE), "merge")]
-    if algorithm in ("heap", "heap_c"):  # heap_c runs these steps in C (bpe/c/heap.c); its detail comes from this one
-        return [(excerpt(Heap.choose, HEAP_CHOOSE), "choose"), (excerpt(Heap.apply, HEAP_APPLY), "apply")]
-    return [(excerpt(Trainer.choose, SCAN), "choose")]
+    """The functions the step page shows for a trainer (its `shown` methods), each with what its marks are for.
+
+    A compiled trainer shows its reference's: the Python it compiles (heap_c runs Heap's steps in C, bpe/c/heap.c).
+    """
+    trainer = ALGORITHMS[algorithm]
+    shown = trainer.reference or trainer
+    out = []
+    for method in shown.shown:
+        owner = next(c for c in shown.__mro__ if method in vars(c))
+        out.append((excerpt(getattr(owner, method), MARKS[(owner, method)]), method))
+    return out
 
 
 def step_code(event: MergeEvent, algorithm: str) -> str:
@@ -163,7 +179,8 @@ def step_code(event: MergeEvent, algorithm: str) -> str:
         "push": f"{done.get('heap_pushes', 0):,} entries pushed: the pairs whose count went up",
     }
     parts = "".join(render(part, said) for part, _ in trainer_excerpts(algorithm))
-    note = "heap_c runs these same steps compiled to C (bpe/c/heap.c); this is the Python it compiles. " if algorithm == "heap_c" else ""
+    trainer = ALGORITHMS[algorithm]
+    note = f"{trainer.name} runs these same steps compiled to C; this is the Python it compiles. " if trainer.reference else ""
     return (
         f"{parts}<p class='caption'>{html.escape(note)}Read from the library's source as it is now; the lit lines made "
         "what this page shows for this merge.</p>"

@@ -427,7 +427,7 @@ def work_panel(event: MergeEvent, algorithm: str) -> str:
     detail = event.detail
     sites = ""
     if detail.sites:
-        where = "Positions in the flat sequence" if algorithm == "positions" else "Word ids"
+        where = ALGORITHMS[algorithm].sites
         more = " …" if detail.sites_total > len(detail.sites) else ""
         sites = caption(f"{where} it visited: " + ", ".join(map(str, detail.sites[:20])) + more)
     return (
