@@ -10,6 +10,7 @@ import pytest
 from conftest import open_app, rerun_until
 from streamlit.testing.v1 import AppTest
 
+from benchmarks.classroom import colliding_tiktoken
 from bpe import Tokenizer, pretokenize, train
 from bpe.files import formats
 from ui import runs
@@ -206,18 +207,6 @@ def test_a_bad_upload_is_one_sentence(files, message):
     assert at.error[0].value.startswith(message)
 
 
-def classroom():
-    """benchmarks/classroom.py, for its colliding_tiktoken (the reviewer's hostile upload)."""
-    import importlib.util
-    import sys
-
-    if "classroom" not in sys.modules:
-        spec = importlib.util.spec_from_file_location("classroom", Path(__file__).resolve().parents[1] / "benchmarks" / "classroom.py")
-        sys.modules["classroom"] = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(sys.modules["classroom"])
-    return sys.modules["classroom"]
-
-
 def test_an_upload_is_read_in_a_worker_and_a_hostile_one_is_one_sentence(monkeypatch):
     """The reviewer's file in small (2,000 tokens built to collide in the core's hash, never made of two others): read in a
     worker process, not in the page's thread, and refused in the sentence the parser says."""
@@ -229,7 +218,7 @@ def test_an_upload_is_read_in_a_worker_and_a_hostile_one_is_one_sentence(monkeyp
         return read(files, *args, **kwargs)  # GPT-2's files, which ui/real.py loads for every page
 
     monkeypatch.setattr(formats, "read_uploads", in_the_page)  # this process's: a worker process has its own
-    at = uploaded(open_page(), ("hostile.tiktoken", classroom().colliding_tiktoken(2000)))
+    at = uploaded(open_page(), ("hostile.tiktoken", colliding_tiktoken(2000)))
     at.run()  # a failed read is said again, not read again (the pool would start a failed job anew)
     assert not at.exception and "upload" not in at.session_state["watching"]
     assert [e.value for e in at.error] and at.error[0].value.startswith("hostile.tiktoken: token ")

@@ -21,8 +21,9 @@ from pathlib import Path
 import pytest
 import yaml
 from conftest import run_async, until
-from test_replicas import HAPROXY, Served, classroom, healthy, next_merge, reconnect
+from test_replicas import HAPROXY, Served, healthy, next_merge, reconnect
 
+from benchmarks import students
 from serve.replicas import front_config
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -88,12 +89,12 @@ def test_two_machines_behind_the_front_proxy_keep_each_student_on_one_machine_an
             front.wait(10)
             # one machine's script is killed outright (no Ctrl-C, nothing to stop its children in order):
             # the kernel tells each child (PR_SET_PDEATHSIG), and nothing is left running
-            children = classroom.descendants(machines[1].process.pid)
+            children = students.descendants(machines[1].process.pid)
             machines[1].process.kill()
             machines[0].process.send_signal(signal.SIGTERM)
             assert machines[0].process.wait(60) == 0
             machines[1].process.wait(10)
-            until(lambda: all(classroom.rss_mb(pid) == 0.0 for pid in children), 30, "the killed script's children to end")
+            until(lambda: all(students.rss_mb(pid) == 0.0 for pid in children), 30, "the killed script's children to end")
             assert len(children) >= 3  # its pool server, its replica, its proxy
 
 
@@ -107,11 +108,11 @@ def host(student) -> str:
 
 async def on_two_machines(url: str):
     """Two students, a and b, the front proxy sent to different machines (it balances new browsers by open connections)."""
-    a = classroom.Student(url, "a", sticky=True)
+    a = students.Student(url, "a", sticky=True)
     await a.open(timeout=120)
-    b = classroom.Student(url, "b", sticky=True)
+    b = students.Student(url, "b", sticky=True)
     for _ in range(40):  # a machine that has just come back is taken in after two health checks
-        b.cookie = await asyncio.to_thread(classroom.page_cookie, url, 30)
+        b.cookie = await asyncio.to_thread(students.page_cookie, url, 30)
         if host(b) != host(a):
             break
         await asyncio.sleep(0.25)

@@ -1,27 +1,24 @@
 """One student pastes 15 MB into a text box of a served app while another works: refused in one sentence, in seconds.
 
-Students are benchmarks/classroom.py's (Streamlit's own websocket protocol) on `streamlit run web.py`, as
+Students are benchmarks/students.py's (Streamlit's own websocket protocol) on `streamlit run web.py`, as
 scripts/app.sh serves it; benchmarks/classroom.py --scenario hostile measures the same with every box.
 """
 
 from __future__ import annotations
 
 import asyncio
-import importlib.util
-import sys
 from pathlib import Path
 
 from conftest import run_async
 
+from benchmarks import students
+
 ROOT = Path(__file__).resolve().parents[1]
-spec = importlib.util.spec_from_file_location("classroom", ROOT / "benchmarks" / "classroom.py")
-classroom = sys.modules["classroom"] = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(classroom)
 
 
 def test_a_pasted_book_is_refused_and_the_class_goes_on():
     async def lesson() -> None:
-        server = classroom.Server(ROOT / "app.py", env={"BPE_PRELOAD": "0"})
+        server = students.Server(ROOT / "app.py", env={"BPE_PRELOAD": "0"})
         try:
             honest, hostile = server.student("honest"), server.student("hostile")
             await asyncio.gather(honest.open(timeout=120), hostile.open(timeout=120))

@@ -4,7 +4,7 @@ Three "hosts" on one bridge, as on a school's network: two machines, each runnin
 `scripts/app.sh --replicas 2 --server.address 0.0.0.0` (port 8501) in its own
 namespace, and a proxy host running HAProxy on the configuration
 `python -m serve.replicas --front-config 10.x.0.11:8501 10.x.0.12:8501` prints. The students
-are this namespace's websockets (benchmarks/classroom.py) going to the proxy's
+are this namespace's websockets (benchmarks/students.py) going to the proxy's
 address. Then a machine is unplugged (its link goes down: no packet comes back, as
 from a machine that lost power) and plugged in again; then killed outright, and started again.
 
@@ -14,6 +14,7 @@ skips cleanly without them.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import secrets
 import shutil
@@ -25,7 +26,7 @@ from pathlib import Path
 import pytest
 from conftest import run_async, until
 from test_deploy import a_machine_goes, on_two_machines, steps_and_a_reconnect
-from test_replicas import HAPROXY, Served, classroom, healthy, next_merge
+from test_replicas import HAPROXY, Served, healthy, next_merge
 
 ROOT = Path(__file__).resolve().parents[1]
 IP = shutil.which("ip")
@@ -152,7 +153,7 @@ def test_students_on_two_machines_keep_their_machine_replica_and_merge(deploymen
     async def lesson() -> None:
         a, b = await on_two_machines(ws(deployment))
         await steps_and_a_reconnect(a, b)
-        await classroom.asyncio.gather(a.close(), b.close())
+        await asyncio.gather(a.close(), b.close())
 
     run_async(lesson())
 
@@ -190,6 +191,6 @@ def test_a_machine_killed_outright_loses_its_students_to_the_other_and_is_taken_
         a, b = await on_two_machines(ws(deployment))
         await next_merge(a, 2)
         await next_merge(b, 2)
-        await classroom.asyncio.gather(a.close(), b.close())
+        await asyncio.gather(a.close(), b.close())
 
     run_async(again())

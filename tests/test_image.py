@@ -9,6 +9,7 @@ debootstrap) unless BASE names another. A cold build takes ~3 minutes and ~1 GB;
 
 from __future__ import annotations
 
+import asyncio
 import os
 import secrets
 import shutil
@@ -19,7 +20,9 @@ from pathlib import Path
 import pytest
 from conftest import run_async, until
 from test_deploy import a_machine_goes, free_port, on_two_machines, steps_and_a_reconnect
-from test_replicas import classroom, healthy, next_merge, replica_of
+from test_replicas import healthy, next_merge, replica_of
+
+from benchmarks import students
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCKER = shutil.which("docker")
@@ -75,11 +78,11 @@ def test_the_image_serves_replicas_behind_its_proxy_and_stops_them_in_order(imag
         ws = url.replace("http", "ws", 1) + "/_stcore/stream"
 
         async def lesson() -> None:
-            a = classroom.Student(ws, "a", sticky=True)
+            a = students.Student(ws, "a", sticky=True)
             await a.open(timeout=120)
-            b = classroom.Student(ws, "b", sticky=True)
+            b = students.Student(ws, "b", sticky=True)
             for _ in range(10):
-                b.cookie = await classroom.asyncio.to_thread(classroom.page_cookie, ws, 30)
+                b.cookie = await asyncio.to_thread(students.page_cookie, ws, 30)
                 if replica_of(b) != replica_of(a):
                     break
             assert replica_of(a) != replica_of(b), "the container's proxy sent every new browser to the same replica"
@@ -87,7 +90,7 @@ def test_the_image_serves_replicas_behind_its_proxy_and_stops_them_in_order(imag
             for k in (2, 3):
                 await next_merge(a, k)
             await next_merge(b, 2)
-            await classroom.asyncio.gather(a.close(), b.close())
+            await asyncio.gather(a.close(), b.close())
 
         run_async(lesson())
         docker("stop", "-t", "30", container, timeout=60)  # SIGTERM to the script: proxy, replicas, pool, in that order
@@ -138,7 +141,7 @@ def test_two_machines_of_containers_behind_the_front_proxy(image):
             a, b = await on_two_machines(url)
             await next_merge(a, 2)
             await next_merge(b, 2)
-            await classroom.asyncio.gather(a.close(), b.close())
+            await asyncio.gather(a.close(), b.close())
 
         run_async(again())
     finally:

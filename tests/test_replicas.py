@@ -1,6 +1,6 @@
 """`bash scripts/app.sh --replicas 2`: two app processes behind HAProxy, on loopback, as a class reaches them.
 
-Students are benchmarks/classroom.py's: websockets speaking Streamlit's protocol,
+Students are benchmarks/students.py's: websockets speaking Streamlit's protocol,
 each loading the page over HTTP first, as a browser does, to get the proxy's
 cookie. The step page's card says which merge a student is on, so a session
 that moved to another replica would show it (a new session starts at merge 1).
@@ -11,31 +11,27 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import importlib.util
 import os
 import re
 import shutil
 import signal
 import socket
 import subprocess
-import sys
 import time
 import urllib.request
 from pathlib import Path
 
 import pytest
+import websockets
 from conftest import run_async, until
 from pool_jobs import stopped
 
+from benchmarks import students
 from serve.replicas import haproxy_config
 
 ROOT = Path(__file__).resolve().parents[1]
 HAPROXY = shutil.which("haproxy") or ("/usr/sbin/haproxy" if os.path.exists("/usr/sbin/haproxy") else None)
 pytestmark = pytest.mark.skipif(HAPROXY is None, reason="HAProxy is not installed (scripts/test.sh installs it)")
-
-spec = importlib.util.spec_from_file_location("classroom", ROOT / "benchmarks" / "classroom.py")
-classroom = sys.modules["classroom"] = importlib.util.module_from_spec(spec)  # dataclasses look their module up
-spec.loader.exec_module(classroom)
 
 
 class Served:
@@ -76,7 +72,7 @@ class Served:
         }
 
     def student(self, name: str):
-        return classroom.Student(self.url, name, sticky=True)
+        return students.Student(self.url, name, sticky=True)
 
 
 def healthy(where: int | str) -> bool:
@@ -98,7 +94,7 @@ async def on_other_replicas(server: Served):
     await a.open(timeout=120)
     b = server.student("b")
     for _ in range(10):
-        b.cookie = await asyncio.to_thread(classroom.page_cookie, server.url, 30)
+        b.cookie = await asyncio.to_thread(students.page_cookie, server.url, 30)
         if replica_of(b) != replica_of(a):
             break
     assert replica_of(b) != replica_of(a), "the proxy sent every new browser to the same replica"
@@ -118,7 +114,7 @@ async def reconnect(student, tries: int = 20) -> int:
         try:
             await student.open(timeout=60, resume=True)
             return attempt
-        except (OSError, classroom.websockets.InvalidStatus, classroom.websockets.ConnectionClosed):
+        except (OSError, websockets.InvalidStatus, websockets.ConnectionClosed):
             await asyncio.sleep(0.5)
     raise AssertionError(f"{student.name} could not reconnect in {tries} tries")
 
@@ -199,7 +195,7 @@ def test_a_stalled_pool_server_is_said_on_the_page_and_replaced(server):
             await a.until(lambda: "Merge <b>1</b> of 8" in " ".join(a.seen[0]), timeout=40)
             back = time.monotonic() - stalled
             assert back < 30, f"a new pool served after {back:.1f} s"
-            assert "the pool server has not answered" in server.text() and classroom.rss_mb(pid) == 0.0
+            assert "the pool server has not answered" in server.text() and students.rss_mb(pid) == 0.0
         finally:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
@@ -209,12 +205,12 @@ def test_a_stalled_pool_server_is_said_on_the_page_and_replaced(server):
 
 
 def test_stopping_the_script_stops_the_proxy_the_replicas_and_the_pool(server):
-    children = classroom.descendants(server.process.pid)
+    children = students.descendants(server.process.pid)
     names = {Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[0].rsplit(b"/", 1)[-1] for pid in children}
     assert len(children) >= 4 and b"haproxy" in names, names  # pool server, two replicas, the proxy
     server.process.send_signal(signal.SIGINT)  # Ctrl-C
     assert server.process.wait(60) == 0
-    until(lambda: all(classroom.rss_mb(pid) == 0.0 for pid in children), 10, "every child to end")
+    until(lambda: all(students.rss_mb(pid) == 0.0 for pid in children), 10, "every child to end")
     assert not healthy(server.port)
     assert "stopped: the proxy, the replicas and the worker pool" in server.text()
 

@@ -1,15 +1,13 @@
 """A fresh server builds what a lecture opens first, keeps it on disk, and a restart finds it (ui/warm.py, serve/disk.py).
 
-Students are benchmarks/classroom.py's (Streamlit's websocket protocol) on `streamlit run web.py`, as
+Students are benchmarks/students.py's (Streamlit's websocket protocol) on `streamlit run web.py`, as
 scripts/app.sh serves it, with a disk cache of the test's own (BPE_CACHE).
 """
 
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import logging
-import sys
 import threading
 import time
 from pathlib import Path
@@ -17,10 +15,9 @@ from pathlib import Path
 import pytest
 from conftest import GPT2, run_async
 
+from benchmarks import students
+
 ROOT = Path(__file__).resolve().parents[1]
-spec = importlib.util.spec_from_file_location("classroom", ROOT / "benchmarks" / "classroom.py")
-classroom = sys.modules["classroom"] = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(classroom)
 WARMING = "Warming up for the class"
 
 
@@ -38,7 +35,7 @@ def test_a_fresh_server_builds_the_lecture_and_a_restart_reads_it_from_disk(tmp_
     cache = tmp_path / "cache"
 
     async def lesson() -> None:
-        server = classroom.Server(ROOT / "app.py", env={"BPE_CACHE": str(cache)})
+        server = students.Server(ROOT / "app.py", env={"BPE_CACHE": str(cache)})
         try:
             teacher = server.student("teacher")
             await teacher.open()
@@ -56,7 +53,7 @@ def test_a_fresh_server_builds_the_lecture_and_a_restart_reads_it_from_disk(tmp_
             server.stop()
         assert "missing ScriptRunContext" not in Path(server.log).read_text()  # the warm-up thread draws nothing
         kept = {p.name: p.stat().st_mtime_ns for p in cache.iterdir() if not p.name.startswith("vocabulary")}
-        server = classroom.Server(ROOT / "app.py", env={"BPE_CACHE": str(cache)})
+        server = students.Server(ROOT / "app.py", env={"BPE_CACHE": str(cache)})
         try:
             student = server.student("after the restart")
             student.query = "corpus=stdlib&merge=37"
