@@ -180,7 +180,7 @@ def parser() -> argparse.ArgumentParser:
     )
     d.add_argument("--out", type=Path, metavar="FILE", help="write the text to FILE (whole, or not at all) instead of standard output")
     f = sub.add_parser("diff", help="where and why your merges part from the reference trained on the same text")
-    f.add_argument("theirs", type=Path, metavar="THEIRS", help=f"your merges: {merges_file.FORMATS}")
+    f.add_argument("theirs", type=Path, metavar="THEIRS", help=f"your merges: {merges_file.EXPECTED}")
     f.add_argument(
         "--corpus", nargs="+", required=True, metavar="INPUT", help="the text they were trained on (files or globs, as for train)"
     )

@@ -9,7 +9,7 @@ then the diagnosis (bpe.lab.diagnose).
 
 import streamlit as st
 
-from bpe.files.merges_file import FORMATS
+from bpe.files.merges_file import EXPECTED
 from serve import jobs
 from serve.jobs import RunKey
 from ui import corpus as corpora
@@ -42,7 +42,7 @@ def take_example() -> None:
 
 
 c1, c2 = st.columns([3, 1.4], vertical_alignment="bottom")
-c1.file_uploader("Your merges: merges.txt, Python pairs, or a tokenizer file", key="diff_files", on_change=take_upload, help=FORMATS)
+c1.file_uploader("Your merges: merges.txt, Python pairs, or a tokenizer file", key="diff_files", on_change=take_upload, help=EXPECTED)
 c2.button("Try a student's list with a tie mistake", on_click=take_example, width="stretch")
 listed = ", ".join(settings.special_tokens) or "none"
 st.caption(

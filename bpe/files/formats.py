@@ -97,6 +97,13 @@ def register(fmt: Format) -> Format:
     return fmt
 
 
+def claims(name: str) -> bool:
+    """Does a file of this name, chosen alone, belong to a registered format: a whole tokenizer (tokenizer.json, a
+    .tiktoken), or one of a group (GPT-2's vocab.json, wanting its merges.txt)? A lone merges.txt does not: it is
+    merges only (merges_file.py reads it)."""
+    return name != load.MERGES and any(name in group for fmt in FORMATS.values() for group in fmt.find([name], True))
+
+
 def label(key: str) -> str:
     """A format's files in a sentence ('GPT-2 files'), for a Loaded's format."""
     return FORMATS[key].label if key in FORMATS else key

@@ -38,13 +38,11 @@ from . import formats, load
 
 Merge = tuple[bytes, bytes]
 
-TOKENIZER_SUFFIXES = (".json", load.TIKTOKEN)  # a whole tokenizer, read by bpe.files.load
-GPT2_NAMES = {name for pair in load.GPT2_PAIRS for name in pair}
 PICKLE_SUFFIXES = (".pkl", ".pickle", ".pt", ".pth", ".npy", ".npz")
 MAX_BYTES = 256 << 20  # a merges file of any real tokenizer is far smaller; a bigger one is not read into memory
 MAX_MERGES = 1_000_000  # the largest real tokenizers have a few hundred thousand merges (o200k_base: 199,998)
 MAX_LITERAL = 4096  # characters of one bytes literal between its quotes: a 1,024-byte token written as \xNN escapes
-FORMATS = (
+EXPECTED = (
     f"GPT-2's merges.txt, Python pairs such as (b' t', b'he') one per line, a JSON list of pairs, or a tokenizer: {formats.upload_hint()}"
 )
 GPT2_FORM = (
@@ -57,7 +55,7 @@ WRITE_IT = "write it with bpe.text.gpt2_bytes.to_unicode, or as Python pairs (b'
 def read_merges(path: str | Path) -> list[Merge]:
     """The merges in a file or folder of any of the kinds; ValueError names the file and what is wrong."""
     path = Path(path)
-    if path.is_dir() or path.name.endswith(TOKENIZER_SUFFIXES) or path.name in GPT2_NAMES - {load.MERGES}:
+    if path.is_dir() or formats.claims(path.name):
         return formats.read(path).merges
     if not path.exists():
         raise ValueError(f"{path}: no such file or directory.")
@@ -76,7 +74,7 @@ def read_merges(path: str | Path) -> list[Merge]:
 def parse_uploads(files: Mapping[str, bytes]) -> list[Merge]:
     """The merges in uploaded files (name -> bytes): one file of any kind, or GPT-2's vocab.json with merges.txt."""
     if not files:
-        raise ValueError(f"No file given: upload {FORMATS}.")
+        raise ValueError(f"No file given: upload {EXPECTED}.")
     if len(files) == 1:
         ((name, data),) = files.items()
         return parse_merges(name, data)
@@ -97,12 +95,12 @@ def parse_merges(name: str, data: bytes) -> list[Merge]:
     start = data[first : first + 1]
     if start == b"[" and _json_list(data, first):
         return json_pairs(name, data)
-    if base.endswith(TOKENIZER_SUFFIXES) or base in GPT2_NAMES - {load.MERGES}:
+    if formats.claims(base):
         return formats.read_uploads({name: data}).merges
     if b"\0" in data:
-        raise ValueError(f"{name}: holds NUL bytes, so it is not a text file; expected {FORMATS}.")
+        raise ValueError(f"{name}: holds NUL bytes, so it is not a text file; expected {EXPECTED}.")
     if not start:
-        raise ValueError(f"{name}: the file is empty; expected {FORMATS}.")
+        raise ValueError(f"{name}: the file is empty; expected {EXPECTED}.")
     if start == b"{":
         return formats.read_uploads({name: data}).merges  # a tokenizer.json under another name
     if start in b"([" or _assigns(data, first):
@@ -110,7 +108,7 @@ def parse_merges(name: str, data: bytes) -> list[Merge]:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:
-        raise ValueError(f"{name}: not a text file (bad UTF-8 at byte {e.start:,}); expected {FORMATS}.") from None
+        raise ValueError(f"{name}: not a text file (bad UTF-8 at byte {e.start:,}); expected {EXPECTED}.") from None
     return merges_txt(name, text)
 
 
@@ -345,7 +343,25 @@ class Scanner:
         return f"{self.name}: a bracket or a string is not closed; the file looks truncated."
 
     def literal(self, wrong: str) -> bytes:
-        """The bytes literal at pos, its length bounded before it is read; any other token is `wrong`."""
+        """The bytes literal at pos, its length bounded before it is read; any other token is `wrong`.
+
+        Adjacent literals are one, as Python joins them: b'ab' b'c' is b'abc' (and b'0' b'' is b'0').
+        """
+        start = self.pos
+        value = self.one_literal(wrong)
+        while True:
+            before = self.pos
+            self.skip()
+            if not _PREFIX.match(self.data, self.pos):
+                self.pos = before
+                break
+            value += self.one_literal(wrong)
+        if not value:
+            raise ValueError(f"{self.where(start)}: an empty token (b''); every token of a merge has at least one byte.")
+        return value
+
+    def one_literal(self, wrong: str) -> bytes:
+        """One string literal at pos, which must be bytes: its value (b'' allowed: literal() checks what they join to)."""
         start = self.pos
         prefix = _PREFIX.match(self.data, start)
         if not prefix:
@@ -370,20 +386,22 @@ class Scanner:
                 f"{self.where(start)}: {written[:40].decode('utf-8', 'replace')} is text, not bytes; write tokens as bytes, "
                 "such as b' t' (print(merges) of a CS336 trainer does)."
             )
-        return self.token(written, start)
+        return self.token(written, start, empty=True)
 
-    def token(self, written: bytes, start: int) -> bytes:
-        """A bytes literal's value, from what is written (prefix and quotes included); cached, so each is read once."""
+    def token(self, written: bytes, start: int, empty: bool = False) -> bytes:
+        """A bytes literal's value, from what is written (prefix and quotes included); cached, so each is read once.
+
+        empty: b'' is let through (a part of literals joined, which literal() checks as a whole)."""
         value = self.tokens.get(written)
         if value is None:
             try:
-                value = self.tokens[written] = _bytes(written)
+                value = self.tokens[written] = _bytes(written, empty)
             except ValueError as e:
                 raise ValueError(f"{self.where(start)}: {e}") from None  # subtle: the line is counted only for a sentence
         return value
 
 
-def _bytes(written: bytes) -> bytes:
+def _bytes(written: bytes, empty: bool = False) -> bytes:
     """The value of one bytes literal, written with its prefix and quotes (b'\\xc3', rb'a\\b'): its escapes checked
     against Python's, then decoded by codecs.escape_decode; never evaluated. ValueError says what is wrong, not where."""
     raw = b"r" in written[:2].lower()
@@ -398,7 +416,7 @@ def _bytes(written: bytes) -> bytes:
         if unknown or octal:
             raise ValueError(f"{_shown(written)} is not a valid bytes literal.")
         value = codecs.escape_decode(body)[0]
-    if not value:
+    if not value and not empty:
         raise ValueError("an empty token (b''); every token of a merge has at least one byte.")
     return value
 
