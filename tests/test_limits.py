@@ -30,7 +30,14 @@ BOXES = [
 ]
 
 
+OPENS = {"tok_merge_query": "tok_merges_box"}  # a box drawn only while its expander is open: the expander's key
+
+
 def box(at, key: str, kept: bool):
+    opens = OPENS.get(key)
+    if opens is not None and not (opens in at.session_state and at.session_state[opens]):
+        at.session_state[opens] = True
+        at.run()
     own = key if kept else "w_" + key
     found = [w for w in [*at.text_area, *at.text_input] if w.key == own]
     assert found, f"no text box {own} on the page"

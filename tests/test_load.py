@@ -200,7 +200,6 @@ def hf_document(change) -> str:
         (lambda d: d.update(normalizer={"type": "Lowercase"}), "it normalizes text first \\(Lowercase\\)"),
         (lambda d: d["pre_tokenizer"].update(add_prefix_space=True), "its ByteLevel pre-tokenizer adds a space before the text"),
         (lambda d: d["model"].update(byte_fallback=True), "model.byte_fallback is true"),
-        (lambda d: d["model"].update(ignore_merges=True), "model.ignore_merges is true"),
         (lambda d: d["model"].update(continuing_subword_prefix="##"), "model.continuing_subword_prefix is '##'"),
         (
             lambda d: d["added_tokens"][0].update(lstrip=True),
