@@ -171,3 +171,20 @@ def test_no_test_runs_an_event_loop_in_the_main_thread():
             if isinstance(node, ast.Call) and ast.unparse(node.func).endswith(("asyncio.run", ".run_until_complete")):
                 calls.append(f"{path.relative_to(ROOT)}:{node.lineno}")
     assert calls == [], f"these start an event loop in the main thread; call conftest.run_async instead: {calls}"
+
+
+def test_no_test_module_imports_a_fixture():
+    # subtle: `from .conftest import browser` made a second, module-level copy of the session's Playwright fixture, whose
+    # event loop stayed running: every browser test after that module failed to start its own (83 errors in one run).
+    # A fixture of a conftest is found by pytest without an import.
+    fixtures = set()
+    for conftest in sorted((ROOT / "tests").rglob("conftest.py")):
+        for node in ast.walk(ast.parse(conftest.read_text())):
+            if isinstance(node, ast.FunctionDef) and any("fixture" in ast.unparse(d) for d in node.decorator_list):
+                fixtures.add(node.name)
+    imported = []
+    for path in sorted((ROOT / "tests").rglob("test_*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").endswith("conftest"):
+                imported += [f"{path.relative_to(ROOT)}: {a.name}" for a in node.names if a.name in fixtures]
+    assert imported == [], f"these import a conftest's fixture (pytest finds it by name; an import makes a second one): {imported}"
