@@ -32,7 +32,7 @@ from bpe.lab import sweep as sweeps
 from bpe.lab.diagnose import Diagnosis
 from bpe.lab.threshold import Replay, replay, sample_of
 from bpe.spec import DEFAULT, TrainSpec
-from bpe.tokenizer.tokenizer.tokenizer import Tokenizer
+from bpe.tokenizer.tokenizer import Tokenizer
 from bpe.train import pretokenize_for
 from bpe.train import run as train_run
 from serve import disk

@@ -28,7 +28,7 @@ from bpe import Tokenizer, pretokenize, train
 from bpe.cli import main
 from bpe.data.corpora import stdlib_prose
 from bpe.files.ids import read_ids
-from bpe.tokenizer.tokenizer.encode_files import encode_files
+from bpe.tokenizer.encode_files import encode_files
 
 SPECIAL = "<|endoftext|>"
 DOCS = [

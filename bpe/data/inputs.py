@@ -45,8 +45,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
-from ...renamed import renamed
-from ...text.pretokenizers import (  # invalid bytes are kept as bytes
+from ..renamed import renamed
+from ..text.pretokenizers import (  # invalid bytes are kept as bytes
     DEFAULT,
     ENCODING,
     ERRORS,

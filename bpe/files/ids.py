@@ -24,7 +24,7 @@ from array import array
 from collections.abc import Iterator
 from pathlib import Path
 
-from ... import atomic
+from .. import atomic
 
 NPY_MAGIC = b"\x93NUMPY\x01\x00"
 MAX_HEADER = 10_000  # bytes of a .npy header at most, as numpy's np.load reads them (max_header_size)

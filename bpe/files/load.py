@@ -38,10 +38,10 @@ from functools import cached_property
 from heapq import heapify, heappop, heappush
 from pathlib import Path
 
-from ... import atomic
-from ...text.gpt2_bytes import from_unicode, gpt2_pairs, gpt2_vocab, to_unicode
-from ...text.pretokenizers import DEFAULT, PRETOKENIZERS, PreTokenizer, check_special_tokens, pretokenizer_of
-from ...train import build_vocab
+from .. import atomic
+from ..text.gpt2_bytes import from_unicode, gpt2_pairs, gpt2_vocab, to_unicode
+from ..text.pretokenizers import DEFAULT, PRETOKENIZERS, PreTokenizer, check_special_tokens, pretokenizer_of
+from ..train import build_vocab
 from . import openai
 
 Vocab = dict[int, bytes]
@@ -425,11 +425,11 @@ def _parse_tiktoken_compiled(text: str, digest: str | None = None) -> tuple[dict
     With the rank file's sha256, the merges come from what an earlier load kept (_kept_merges; the core checks
     each merge's parts too), and are kept when they were recovered.
     """
-    from ...core import core  # read when called: a test may switch it off (monkeypatch bpe.core.core)
+    from ..core import core  # read when called: a test may switch it off (monkeypatch bpe.core.core)
 
     if core is None:
         return None
-    from ...text.pretokenize_c import SEED
+    from ..text.pretokenize_c import SEED
 
     found = core.load_ranks(text, SEED, _kept_merges(digest) if digest is not None else None)
     if found is None:
