@@ -219,6 +219,12 @@ def parser() -> argparse.ArgumentParser:
     source.add_argument("--text", metavar="T", help="a text whose ids to print")
     source.add_argument("--file", type=Path, metavar="F", help="a file whose ids to print (any bytes, streamed); default: standard input")
     e.add_argument("--workers", type=int, default=None, metavar="W", help="processes for INPUTs (default: CPU count; one below 16 MB)")
+    e.add_argument(
+        "--ray",
+        metavar="ADDRESS",
+        help="encode the INPUTs on a Ray cluster: 'auto' (the one this machine belongs to) or ADDRESS; "
+        "--out DIR writes shards and DIR/manifest.json (bpe decode reads it as one array), --out ids.npy joins them",
+    )
     eot = e.add_mutually_exclusive_group()
     eot.add_argument(
         "--eot",
@@ -484,8 +490,8 @@ def count_command(args: argparse.Namespace) -> None:
         if args.ray:
             from .data.ray_count import count_on_ray_with
 
-            with phases.phase("pre-tokenize"):
-                counted = count_on_ray_with(args.inputs, args.ray, replace(spec.reading(), compiled=args.compiled))
+            with phases.phase("pre-tokenize"), bar("pre-tokenize", 0, "B", scale=True) as progress:
+                counted = count_on_ray_with(args.inputs, args.ray, replace(spec.reading(), compiled=args.compiled), follow(progress))
             phases.notes["pre-tokenize"] = (
                 f" (+ {counted.workers} Ray map tasks, each process at most {megabytes(counted.worker_peak_rss)})"
             )
@@ -510,7 +516,7 @@ def count_command(args: argparse.Namespace) -> None:
 
 
 def encode_command(args: argparse.Namespace) -> None:
-    dataset_only = {"--workers": args.workers, "--eot": args.eot, "--no-eot": args.no_eot or None}
+    dataset_only = {"--workers": args.workers, "--ray": args.ray, "--eot": args.eot, "--no-eot": args.no_eot or None}
     dataset_only |= {"--text-field": args.text_field, "--text-column": args.text_column, "--out": args.out}
     if args.inputs and (args.text is not None or args.file is not None):
         raise ValueError("Give INPUT files to encode into --out, or --text/--file to print the ids of one text, not both.")
@@ -520,6 +526,12 @@ def encode_command(args: argparse.Namespace) -> None:
             raise ValueError(f"{given} is for encoding INPUT files into an array: bpe encode TOKENIZER data.jsonl --out ids.npy.")
     elif args.out is None:
         raise ValueError("Name where the ids go: --out ids.npy (NumPy) or --out ids.bin (raw).")
+    elif args.ray is not None:
+        from .tokenizer.ray_encode import is_folder_output
+
+        if args.workers is not None:
+            raise ValueError("--workers is for encoding here; on Ray every CPU of the cluster encodes (leave --workers out).")
+        atomic.check_folder(args.out) if is_folder_output(args.out) else atomic.check_writable(args.out)
     else:
         from .files.ids import kind_of
 
@@ -605,19 +617,15 @@ def encode_dataset(args: argparse.Namespace, tok: Tokenizer) -> None:
     else:
         eot = "default"
     reset_peak()
+    options = {"special": special, "eot": eot, "text_field": args.text_field or DEFAULT.text_field}
+    options |= {"text_column": args.text_column or DEFAULT.text_column, "k": args.k}
     with bar("encode", 0, "B", scale=True) as progress:
-        done = encode_files(
-            tok,
-            args.inputs,
-            args.out,
-            special=special,
-            eot=eot,
-            workers=args.workers,
-            progress=follow(progress),
-            text_field=args.text_field or DEFAULT.text_field,
-            text_column=args.text_column or DEFAULT.text_column,
-            k=args.k,
-        )
+        if args.ray is not None:
+            from .tokenizer.ray_encode import encode_on_ray
+
+            done = encode_on_ray(tok, args.inputs, args.out, args.ray, progress=follow(progress), **options)
+        else:
+            done = encode_files(tok, args.inputs, args.out, workers=args.workers, progress=follow(progress), **options)
     seconds = max(done.seconds, 1e-9)
     per_token = done.text_bytes / done.tokens if done.tokens else 0
     print(
@@ -628,8 +636,26 @@ def encode_dataset(args: argparse.Namespace, tok: Tokenizer) -> None:
     eot_text = "nothing" if done.eot is None else f"{tok.vocab[done.eot].decode(ENCODING, 'replace')} ({done.eot})"
     print(f"special-token text: {SPECIAL_TEXT[done.special]}; after each document: {eot_text}")
     print(f"encoder: {done.encoder}; tokenizer {args.dir}{f' ({tok.name})' if tok.name else ''}, {len(tok.vocab):,} tokens")
+    on_ray = getattr(done, "phases", None) is not None
+    if on_ray:
+        print("time: " + ", ".join(f"{name} {s:.2f}s" for name, s in done.phases.items()) + f", total {done.seconds:.2f}s")
+        lost = f"; {done.lost} lost with its worker and run again" if done.lost else ""
+        print(
+            f"Ray: {done.tasks} task(s), one a shard, on {done.cpus} CPU(s){lost}; processor time in the tasks {done.worker_cpu_seconds:.2f}s"
+        )
     workers = f", {done.workers} workers each at most {megabytes(done.worker_peak_rss)}" if done.workers > 1 else ""
+    if on_ray:
+        workers = f", each Ray worker process at most {megabytes(done.worker_peak_rss)}"
     print(f"peak memory (resident): this process {megabytes(peak_rss())}{workers}")
+    if getattr(done, "shards", False):
+        from .files.ids import MANIFEST, shard_files
+
+        size = sum(path.stat().st_size for path, _ in shard_files(done.out))
+        print(
+            f"wrote {done.out}/ ({done.tasks} shard(s), {size / 1e6:,.1f} MB, {done.dtype}; listed in order in {done.out / MANIFEST}, "
+            f'which bpe decode --file {done.out} and bpe.files.ids.load_ids("{done.out}") read as one array)'
+        )
+        return
     size = done.out.stat().st_size
     how = f'np.load("{done.out}", mmap_mode="r")' if done.out.suffix.lower() == ".npy" else f"dtype and length in {done.out.name}.json"
     print(f"wrote {done.out} ({size / 1e6:,.1f} MB, {done.dtype}; {how})")
