@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING
 
 from . import atomic
 from .data.count import Counted, count_with, pretokenize_with
-from .events import MergeEvent, stop_sentence
+from .events import VOCAB_SIZE, MergeEvent, stop_sentence
 from .files import formats, merges_file
 from .memory import megabytes, peak_rss, reset_peak
 from .rule import RULES
@@ -192,6 +192,15 @@ def parser() -> argparse.ArgumentParser:
     t.add_argument("--out", type=Path, required=True, metavar="DIR", help=f"writes {', '.join(formats.file_names())} to DIR")
     add_reading_options(t)
     t.add_argument("--from-counts", type=Path, metavar="FILE", help="train from a counts file written by `bpe count` instead of INPUTs")
+    t.add_argument(
+        "--from",
+        dest="start",
+        type=Path,
+        metavar="TOKENIZER",
+        help="continue this tokenizer's training on the INPUTs (or --from-counts): its ids and merges kept, new merges after them "
+        "until --vocab-size tokens in all; the new text is pre-tokenized as it does, each pre-token encoded with its merges. "
+        + TOKENIZER_HELP,
+    )
 
     c = sub.add_parser("count", help="count pre-tokens once into a Parquet file, to train from many times")
     c.add_argument("inputs", nargs="*", metavar="INPUT", help="as for train; with --merge, counts files to add up")
@@ -299,6 +308,15 @@ def load_tokenizer(args: argparse.Namespace) -> Tokenizer:
     """The tokenizer named; --pretokenizer is refused in one sentence where the files record their own."""
     from .tokenizer.tokenizer import Tokenizer
 
+    loaded = read_tokenizer(args)
+    try:
+        return Tokenizer.from_loaded(loaded, special_tokens=args.special_token)
+    except ValueError as e:  # what the loader let through and the constructor refused: still name the file
+        raise ValueError(f"{args.dir}: {e}") from None
+
+
+def read_tokenizer(args: argparse.Namespace):
+    """What the tokenizer's files hold (load.Loaded), with --pretokenizer where they record none (refused where they do)."""
     given = pretokenizer_of(args.pretokenizer) if args.pretokenizer is not None else None
     loaded = formats.read(args.dir)
     if given is not None:
@@ -309,10 +327,7 @@ def load_tokenizer(args: argparse.Namespace) -> Tokenizer:
                 f"--pretokenizer {args.pretokenizer}: {args.dir} records its own pre-tokenizer ({shown}); leave the option out."
             )
         loaded = formats.with_pretokenizer(loaded, given, keep_openai=False)
-    try:
-        return Tokenizer.from_loaded(loaded, special_tokens=args.special_token)
-    except ValueError as e:  # what the loader let through and the constructor refused: still name the file
-        raise ValueError(f"{args.dir}: {e}") from None
+    return loaded
 
 
 def add_reading_options(p: argparse.ArgumentParser) -> None:
@@ -344,6 +359,9 @@ def add_reading_options(p: argparse.ArgumentParser) -> None:
 
 def train_command(args: argparse.Namespace) -> None:
     atomic.check_folder(args.out)  # before the work, not after it
+    if args.start is not None:
+        continue_command(args)
+        return
     phases = Phases()
     if args.from_counts is not None:
         if args.inputs:
@@ -413,6 +431,72 @@ def train_command(args: argparse.Namespace) -> None:
     print("\n".join(phases.summary()))
     if longest:
         print(f"longest token: {shown(longest)} ({len(longest)} bytes)")
+    print("wrote " + ", ".join(str(p) for p in paths))
+
+
+def continue_command(args: argparse.Namespace) -> None:
+    """bpe train --from TOKENIZER: its training continued on the INPUTs or a counts file (tokenizer/continued.py)."""
+    from .tokenizer.continued import continue_from_counts, continuing_spec
+
+    if args.from_counts is not None and args.inputs:
+        raise ValueError("Give INPUT files or --from-counts, not both.")
+    if args.from_counts is None and not args.inputs:
+        raise ValueError("Name the text to continue training on (files or globs), or a counts file with --from-counts.")
+    phases = Phases()
+    with phases.phase("load tokenizer"):  # its files' content: neither it nor the new one is built as a Tokenizer
+        tok = read_tokenizer(argparse.Namespace(dir=args.start, pretokenizer=args.pretokenizer))
+    settings = {"tie_break": args.tie_break, "algorithm": args.algorithm, "min_pair_frequency": args.min_pair_frequency}
+    settings |= {"text_field": args.text_field, "text_column": args.text_column, "split_lines": bool(args.split_lines)}
+    spec = continuing_spec(tok, args.special_token or (), **settings)
+    if args.from_counts is not None:
+        from .data.counts_file import check_request, read_counts
+
+        arrow_without_numpy()
+        check_request(args.from_counts, tok.pretokenizer, spec.special_tokens, args.split_lines)
+        with phases.phase("load counts"):
+            counts, info = read_counts(args.from_counts)
+        say(f"load counts: {len(counts):,} unique pre-tokens from {args.from_counts} in {phases.seconds['load counts']:.1f}s")
+        corpus, how = PreTokens(counts, None, info.text_bytes), ""
+    else:
+        counted = counting(args, phases, spec)
+        corpus, how = PreTokens(counted.counts, None, counted.text_bytes), counted.counted_by()
+        del counted
+    warning = check_text(args, corpus, spec)
+    old = tok.full_vocab
+    new = args.vocab_size - len(old) - len([t for t in spec.special_tokens if t not in tok.special_tokens])
+    with bar("merges", max(new, 0), " merges") as progress:
+        try:
+            done = continue_from_counts(
+                tok, corpus.counts, args.vocab_size, spec, on_merge=lambda e: progress.update(1), phase=phases.phase
+            )
+        except ValueError as e:  # a broken merge of the files: name them
+            raise ValueError(f"{args.start}: {e}" if str(e).startswith("Merge ") else str(e)) from None
+    say(f"merges: {len(done.added):,} in {phases.seconds['merges']:.1f}s")
+    with phases.phase("write"), paused_gc():
+        paths = formats.save(args.out, done.files())
+    grown = done.grown.full_vocab
+    ids = sorted(set(grown) - set(old))
+    span = f"ids {ids[0]:,}..{ids[-1]:,}" if ids else "no new id"
+    why = (
+        ""
+        if done.stop_reason == VOCAB_SIZE
+        else " " + stop_sentence(done.stop_reason, len(done.added), min_pair_frequency=args.min_pair_frequency)
+    )
+    named = f"{args.start}{f' ({tok.encoding})' if tok.encoding else ''}"
+    print(
+        f"Continued {named}: its {len(tok.merges):,} merges and {len(old):,} tokens kept, {len(done.added):,} new merges ({span}); "
+        f"vocab {len(grown):,} tokens.{why}"
+    )
+    print(
+        f"learned on {done.words:,} unique pre-tokens in {corpus.n_bytes / 1e6:,.1f} MB of text, each encoded with its merges first "
+        f"(pre-tokenizer {tok.pretokenizer.name}, special tokens {list(spec.special_tokens)}, tie-break {spec.tie_break})"
+    )
+    if warning:
+        print(f"warning: {warning}")
+    if how:
+        print(f"pre-tokens {how}")
+    print(f"merges made by {done.trained_by}")
+    print("\n".join(phases.summary()))
     print("wrote " + ", ".join(str(p) for p in paths))
 
 
