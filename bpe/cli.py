@@ -140,10 +140,10 @@ def spec_of(args: argparse.Namespace, **settings) -> TrainSpec:
     return TrainSpec.of(**{**given, **settings})
 
 
-def counting(args: argparse.Namespace, phases: Phases, spec: TrainSpec) -> Counted:
-    """Count the inputs' pre-tokens with a progress bar in MB."""
+def counting(args: argparse.Namespace, phases: Phases, spec: TrainSpec, only=None) -> Counted:
+    """Count the inputs' pre-tokens with a progress bar in MB (only: these shards of them; see count_with)."""
     with phases.phase("pre-tokenize"), bar("pre-tokenize", 0, "B", scale=True) as progress:
-        counted = count_with(args.inputs, replace(spec.reading(), compiled=args.compiled), args.workers, follow(progress))
+        counted = count_with(args.inputs, replace(spec.reading(), compiled=args.compiled), args.workers, follow(progress), only=only)
     seconds = phases.seconds["pre-tokenize"]
     if counted.workers > 1:
         phases.notes["pre-tokenize"] = f" (+ {counted.workers} workers, each at most {megabytes(counted.worker_peak_rss)})"
@@ -164,7 +164,21 @@ def parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True)
     t = sub.add_parser("train", help="train a tokenizer on text files (or on a counts file)")
     t.add_argument("inputs", nargs="*", metavar="INPUT", help="text (.gz .bz2 .xz .zst too), .jsonl or .parquet files, or globs")
-    t.add_argument("--vocab-size", type=int, required=True, help="256 bytes + merges + special tokens")
+    t.add_argument(
+        "--vocab-size",
+        required=True,
+        metavar="N[,N...]",
+        help="256 bytes + merges + special tokens; several (8000,16000,32000): one run, a folder for each size in --out "
+        "(DIR/8000/, ...), each a prefix of the next, with each one's bytes per token on held-out text",
+    )
+    t.add_argument(
+        "--held-out",
+        nargs="+",
+        metavar="INPUT",
+        help="with several --vocab-size: the text to measure them on (files or globs); default: about 1%% of the INPUTs, "
+        "every 100th of ~1,000 pieces, not trained on",
+    )
+    t.add_argument("--no-held-out", action="store_true", help="with several --vocab-size: train on all of the INPUTs, measure nothing")
     t.add_argument("--special-token", action="append", default=None, metavar="T", help="repeat for several, e.g. '<|endoftext|>'")
     t.add_argument("--algorithm", default=DEFAULT.algorithm, help=f"one of {', '.join(ALGORITHMS)} (default {DEFAULT.algorithm})")
     t.add_argument(
@@ -358,11 +372,20 @@ def add_reading_options(p: argparse.ArgumentParser) -> None:
 
 
 def train_command(args: argparse.Namespace) -> None:
+    from .lab.ladder import parse_sizes
+
+    sizes = parse_sizes(str(args.vocab_size))
+    args.vocab_size = sizes[-1]  # one run, to the largest
     atomic.check_folder(args.out)  # before the work, not after it
+    if len(sizes) == 1 and (args.held_out or args.no_held_out):
+        raise ValueError("--held-out and --no-held-out go with several --vocab-size (8000,16000,32000): they measure the sizes.")
     if args.start is not None:
+        if len(sizes) > 1:
+            raise ValueError("--from continues to one --vocab-size; run it once for each size.")
         continue_command(args)
         return
     phases = Phases()
+    held = None  # the ladder's held-out text: lab/ladder.py
     if args.from_counts is not None:
         if args.inputs:
             raise ValueError("Give INPUT files or --from-counts, not both.")
@@ -380,7 +403,13 @@ def train_command(args: argparse.Namespace) -> None:
                 corpus = pretokenize_with(args.inputs, reading, keep_sequence=True, progress=follow(progress))
             how = "counted in Python (the positions algorithm reads every occurrence in order)"
         else:
-            counted = counting(args, phases, spec)
+            only = None
+            if len(sizes) > 1 and not args.held_out and not args.no_held_out:
+                from .lab.ladder import hold_out
+
+                held = hold_out(args.inputs, replace(spec.reading(), compiled=args.compiled))
+                only = held.kept
+            counted = counting(args, phases, spec, only)
             corpus, how = PreTokens(counted.counts, None, counted.text_bytes), counted.counted_by()
             del counted
     special_tokens, pretokenizer = list(spec.special_tokens), spec.pretokenizer
@@ -409,6 +438,9 @@ def train_command(args: argparse.Namespace) -> None:
             stop_reason, distinct, trained_by = going.stop_reason, going.trainer.rule.reuses_tokens, going.trained_by
             del going  # the trainer is freed here, before the collector is back and would walk its millions of objects
         say(f"merges: {len(merges):,} in {phases.seconds['merges']:.1f}s")
+    if len(sizes) > 1:
+        ladder_summary(args, phases, spec, sizes, merges, counts, distinct, held, stop_reason, trained_by, warning, how, unique, n_bytes)
+        return
     # the files' text is ~100,000 new strings and tuples, none in a cycle: the collector walked them ~200 times (20 ms)
     with phases.phase("write"), paused_gc():
         vocab = build_vocab(merges, special_tokens, distinct=distinct)
@@ -432,6 +464,58 @@ def train_command(args: argparse.Namespace) -> None:
     if longest:
         print(f"longest token: {shown(longest)} ({len(longest)} bytes)")
     print("wrote " + ", ".join(str(p) for p in paths))
+
+
+def ladder_summary(
+    args, phases, spec, sizes, merges, counts, distinct, held, stop_reason, trained_by, warning, how, unique, n_bytes
+) -> None:
+    """bpe train --vocab-size 8000,16000,32000: a folder for each size (each the run's first merges), and each one's
+    bytes per token on held-out text (lab/ladder.py)."""
+    from .data.inputs import resolve_inputs, shards
+    from .lab.ladder import bytes_per_token, held_out_documents, ladder
+    from .tokenizer.tokenizer import Tokenizer
+
+    special_tokens, pretokenizer = list(spec.special_tokens), spec.pretokenizer
+    steps = ladder(sizes, merges, len(special_tokens), distinct=distinct)
+    folders = []
+    with phases.phase("write"), paused_gc():
+        for size, k in steps:
+            folder = args.out / str(size)
+            formats.save(folder, formats.files(merges[:k], special_tokens, pretokenizer, counts[:k]))
+            folders.append(folder)
+    measured, held_how = None, ""
+    if args.held_out:
+        pieces = [piece for source in resolve_inputs(args.held_out) for piece in shards(source, spec.reading())]
+        held_how = f"{', '.join(args.held_out)} (given with --held-out)"
+    elif held is not None and held.held:
+        pieces, held_how = held.held, held.how
+    else:
+        pieces = []
+        held_how = held.how if held is not None else ("nothing (--no-held-out)" if args.no_held_out else "nothing: give --held-out")
+    if pieces:
+        with phases.phase("measure"):
+            documents, measured_bytes = held_out_documents(pieces, spec.reading())
+            tok = Tokenizer.from_merges(merges, special_tokens, pretokenizer)
+            measured = bytes_per_token(tok, documents, [k for _, k in steps])
+    why = stop_sentence(
+        stop_reason, len(merges), vocab_size=args.vocab_size, n_special=len(special_tokens), min_pair_frequency=args.min_pair_frequency
+    )
+    print(f"{why} One run to {args.vocab_size:,}; {unique:,} unique pre-tokens in {n_bytes / 1e6:,.1f} MB of text")
+    print("a tokenizer for each size, each the run's first merges (a prefix of the next):")
+    print(f"  {'vocab size':>10}  {'merges':>8}  {'bytes per token (held out)':>26}")
+    for i, (size, k) in enumerate(steps):
+        short = "" if 256 + len(special_tokens) + k >= size or distinct else f"  (the run stopped at {k:,} merges)"
+        figure = f"{measured[i][1]:.3f}" if measured else "-"
+        print(f"  {size:>10,}  {k:>8,}  {figure:>26}{short}")
+    held_text = f", {measured_bytes / 1e6:,.2f} MB of text measured" if pieces else ""
+    print(f"held out: {held_how}{held_text}")
+    if warning:
+        print(f"warning: {warning}")
+    if how:
+        print(f"pre-tokens {how}")
+    print(f"merges made by {trained_by}")
+    print("\n".join(phases.summary()))
+    print("wrote " + ", ".join(f"{folder}/" for folder in folders))
 
 
 def continue_command(args: argparse.Namespace) -> None:
