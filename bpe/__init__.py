@@ -9,8 +9,8 @@ tests/test_layers.py holds it so):
     training   rule -> spec -> events -> trainer -> naive, positions, parent_set, heap (+ heap_c) -> train
                (the teaching core, at the top of the package: what a student opens first)
     files/     formats, load, export, merges_file, ids, openai           every tokenizer file format, read and written
-    tokenizer/ encoder -> tokenizer (+ encode_c, steps, tiktoken_api, encodings, encode_files)   using a tokenizer
-    lab/       race, sweep, references, threshold, vocabulary, diagnose  measuring and explaining
+    tokenizer/ encoder -> tokenizer (+ encode_c, steps, tiktoken_api, encodings, encode_files, ray_encode, continued)   using a tokenizer
+    lab/       race, sweep, references, threshold, vocabulary, ladder, diagnose  measuring and explaining
     cli        the command line
 
 The package imports no UI library; pyarrow, zstandard and ray only when a

@@ -157,8 +157,8 @@ top = st.container(horizontal=True, vertical_alignment="center", gap="medium")
 view = state.widget(
     top.segmented_control,
     "View",
-    ["steps", "ancestry"],
-    format_func={"steps": "The encoder's steps", "ancestry": "A token's ancestry"}.get,
+    ["steps", "ancestry", "dropout"],
+    format_func={"steps": "The steps", "ancestry": "A token's ancestry", "dropout": "Dropout"}.get,
     key="enc_view",
     required=True,  # a click on the view shown keeps it
     label_visibility="collapsed",
@@ -277,8 +277,54 @@ def ancestry() -> None:
     )
 
 
+# ---------------------------------------------------------------------------
+# BPE-dropout: a word's other segmentations
+
+DROPOUT_BYTES = 32  # a word's bytes at most: 1,000 samples of it in the page's thread stay ~50 ms (then cached for every session)
+
+
+@st.cache_resource(max_entries=256, show_spinner=False)
+def sampled(word: bytes, p: float, samples: int, seed: int, run_key: tuple, k: int, _tok: Tokenizer) -> list:
+    """A word's segmentations under dropout p, sampled once per (word, p, samples, seed, tokenizer) and shared."""
+    return _tok.segmentations(word, p, samples, seed, k)
+
+
+def dropout() -> None:
+    words = list(dict.fromkeys(piece.data for piece in w.pieces if not piece.special))
+    if not words:
+        st.info("The text is special tokens only: they are never merged, so dropout has nothing to skip.")
+        return
+    if st.session_state["enc_dropout_piece"] not in words:
+        st.session_state["enc_dropout_piece"] = max(words, key=len)  # the longest: the most merges to skip
+    c1, c2, c3, c4 = st.columns([4, 3, 2, 2], vertical_alignment="bottom")
+    word = state.widget(c1.selectbox, "Pre-token", words, format_func=lambda t: plain(show(t)), key="enc_dropout_piece")
+    p = state.widget(
+        c2.slider, "Skip probability p", 0.0, 1.0, step=0.05, key="enc_dropout", help="each merge, each time it is about to be made"
+    )
+    samples = state.widget(c3.selectbox, "Samples", [100, 1000], format_func=lambda n: f"{n:,}", key="enc_dropout_samples")
+    seed = state.widget(c4.number_input, "Seed", min_value=0, max_value=2**31 - 1, step=1, key="enc_dropout_seed")
+    if len(word) > DROPOUT_BYTES:
+        st.info(f"{plain(show(word))} is {len(word)} bytes long: the dropout view takes a pre-token of at most {DROPOUT_BYTES} bytes.")
+        return
+    found = sampled(word, float(p), int(samples), int(seed), run_key, k, tok)
+    plain_parts = tuple(
+        tok.vocab[i] for i in tok.encode(word.decode("utf-8", "surrogateescape"), k, allowed_special=(), disallowed_special=())
+    )
+    st.html(
+        f"<p class='caption' style='color:#111'>{encode_views.escape(encode_views.dropout_sentence(word, p, samples, found, plain_parts))}</p>"
+    )
+    st.html(encode_views.dropout_rows(found, samples, plain_parts))
+    st.html(
+        "<p class='caption'>Each row: a segmentation, the share of the samples that gave it, and how many. The same seed gives the "
+        "same samples; p = 0 is the encoder's steps, p = 1 leaves the bytes. A model trained on such samples sees a word split "
+        "several ways, and learns its pieces too (BPE-dropout, Provilkov et al. 2020).</p>"
+    )
+
+
 if view == "ancestry":
     ancestry()
+elif view == "dropout":
+    dropout()
 else:
     top.html(encode_views.token_ids(tokens, [tok.ids.get(t) for t in tokens]))
     walker()

@@ -258,3 +258,55 @@ def test_all_the_merges_of_one_preset_become_all_of_the_next_ones():
     at.sidebar.selectbox(key="source").set_value("wikipedia").run()
     assert at.slider(key="w_real_k").value == 3  # a k the student picked stays
     assert at.query_params["k"] == "3"  # and the link says it
+
+
+# ---------------------------------------------------------------------------
+# BPE-dropout: a word's other segmentations
+
+
+def drop_rows(at: AppTest) -> str:
+    return next(h.value for h in at.html if 'class="drop-rows"' in h.value)
+
+
+def shares(html: str) -> list[float]:
+    return [float(x) for x in re.findall(r'<div class="drop-n">([\d.]+) %', html)]
+
+
+def test_the_dropout_view_shows_a_words_segmentations_and_how_often_each_came():
+    at = open_page()
+    at.text_input(key="w_enc_text").set_value("lowest").run()
+    at.button_group(key="w_enc_view").set_value("dropout").run()
+    html = drop_rows(at)
+    tok = real_run(at)
+    found = tok.segmentations(b"lowest", 0.1, 1000, 0)  # the page's defaults: p 0.1, 1,000 samples, seed 0
+    assert shares(html) == [round(100 * n / 1000, 1) for _, n in found[:12]] + ([] if len(found) <= 12 else shares(html)[-1:])
+    first = html.split('<div class="drop-bar">')[0]
+    assert "".join(chips_of(first)) == "lowest"
+    plain = tuple(tok.vocab[i] for i in tok.encode("lowest"))
+    marked = html.split('<span class="drop-plain">')[0].rsplit('<div class="epair">', 1)[1]
+    assert tuple(c.encode() for c in chips_of(marked)) == plain  # the one encode() gives without dropout, marked
+    assert re.search(r"lowest, encoded 1,000 times with each merge skipped with probability 0\.10 .* \d+ different segmentations", said(at))
+
+
+def test_dropout_zero_is_one_segmentation_and_one_leaves_the_bytes():
+    at = open_page()
+    at.text_input(key="w_enc_text").set_value("lowest").run()
+    at.button_group(key="w_enc_view").set_value("dropout").run()
+    at.slider(key="w_enc_dropout").set_value(0.0).run()
+    assert shares(drop_rows(at)) == [100.0] and "without dropout" in drop_rows(at)
+    at.slider(key="w_enc_dropout").set_value(1.0).run()
+    assert shares(drop_rows(at)) == [100.0] and chips_of(drop_rows(at)) == list("lowest")
+
+
+def test_the_same_seed_gives_the_same_samples_and_another_seed_others():
+    at = open_page()
+    at.text_input(key="w_enc_text").set_value("lowest newest").run()
+    at.button_group(key="w_enc_view").set_value("dropout").run()
+    at.selectbox(key="w_enc_dropout_piece").set_value(b"newest").run()
+    at.slider(key="w_enc_dropout").set_value(0.5).run()
+    first = drop_rows(at)
+    at.number_input(key="w_enc_dropout_seed").set_value(1).run()
+    assert drop_rows(at) != first
+    at.number_input(key="w_enc_dropout_seed").set_value(0).run()
+    assert drop_rows(at) == first
+    assert said(at).startswith("<p class='caption' style='color:#111'>newest, encoded")

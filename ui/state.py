@@ -69,7 +69,11 @@ DEFAULTS: dict[str, object] = {
     "enc_text": "lowest newest",  # the encode page's word or sentence (both words merge in the default textbook run)
     "enc_tokenizer": "run",  # whose encoding it walks: "run" (the sidebar's) or a key of ui.real.ENCODINGS
     "enc_link": None,  # (text, tokenizer) as the URL last said, applied or written: ui.link.follow_encode
-    "enc_view": "steps",  # "steps" (the encoder's loop) or "ancestry" (one token's merge tree)
+    "enc_view": "steps",  # "steps" (the encoder's loop), "ancestry" (one token's merge tree) or "dropout" (BPE-dropout's segmentations)
+    "enc_dropout": 0.1,  # BPE-dropout's probability of skipping a merge, on the Encode page
+    "enc_dropout_samples": 1000,  # how many times the word is encoded under dropout
+    "enc_dropout_seed": 0,  # the seed of those samples: the same seed, the same samples
+    "enc_dropout_piece": None,  # the pre-token (bytes) whose segmentations are shown; None: the text's longest
     "enc_pos": 0,  # how far the walk is: an index into the (pre-token, steps done) positions of the text
     "enc_playing": False,
     "enc_speed": 1.0,  # steps per second while playing

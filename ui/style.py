@@ -256,6 +256,12 @@ table.compare .sub{color:#555;font-size:1rem;font-weight:400;white-space:nowrap}
 .epair{display:flex;flex-wrap:wrap;align-items:center;row-gap:8px;font-family:monospace;font-size:1.15rem}
 .epair .tok{margin:0}
 .epair .tok.hit{outline:3px solid #1f7a35;outline-offset:0}
+.drop-rows{display:grid;grid-template-columns:max-content minmax(120px,1fr) max-content;gap:8px 16px;align-items:center}
+.drop-bar{height:18px;background:#eef1f5;border-radius:3px}
+.drop-bar span{display:block;height:100%;background:#4c78a8;border-radius:3px}
+.drop-n{white-space:nowrap;color:#111}
+.drop-plain{margin-left:10px;padding:1px 6px;border-radius:4px;background:#1f7a35;color:#fff}
+.drop-more{color:#333}
 .rank{display:inline-flex;flex-direction:column;align-items:center;margin:0 4px;font-family:sans-serif;font-size:1.1rem;line-height:1.05;color:#555;min-width:1.6rem}
 .rank a{color:inherit}
 .rank .cnt{color:#444}

@@ -49,6 +49,7 @@ import threading
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from functools import cached_property
 from pathlib import Path
+from random import Random
 
 import regex
 
@@ -321,6 +322,8 @@ class Tokenizer(TiktokenInterface, Teaching):
         *,
         allowed_special: str | Collection[str] | None = None,
         disallowed_special: str | Collection[str] = "all",
+        dropout: float = 0.0,
+        seed: int | Random | None = None,
     ) -> list[int]:
         """The ids of text; with k, only the first k merges are used.
 
@@ -330,9 +333,14 @@ class Tokenizer(TiktokenInterface, Teaching):
         every special token not allowed; () none: they are encoded as plain text),
         exactly as tiktoken's Encoding.encode. Bytes may hold invalid UTF-8 (see the
         module's docstring); a str's surrogates are taken as tiktoken takes them.
+        dropout: BPE-dropout, each merge skipped with this probability as HuggingFace's
+        BPE(dropout=p) skips it (encoder.py's merge_dropout, in Python, never cached);
+        seed: an int (the same ids for the same seed), a random.Random to draw from, or None.
         """
         limit = self._limit(k)
         allowed = self.allowed_special if allowed_special is None else self._allowed(allowed_special)
+        if dropout:
+            return self._encode_dropout(text, limit, allowed, disallowed_special, dropout, seed)
         if isinstance(text, (bytes, bytearray)):
             return self._encode_data(bytes(text), limit, allowed, disallowed_special)
         if not isinstance(text, str):
@@ -342,6 +350,22 @@ class Tokenizer(TiktokenInterface, Teaching):
             return self._encode_text(text, limit, allowed)
         except _Surrogate:  # as tiktoken: a surrogate pair is its character, a lone surrogate U+FFFD
             return self._encode_text(_as_tiktoken(text), limit, allowed)
+
+    def _encode_dropout(self, text, limit: int, allowed: frozenset[str], disallowed_special, p: float, seed) -> list[int]:
+        """encode() with BPE-dropout: the readable encoder's merge_dropout for each pre-token (bytes read as surrogateescape)."""
+        if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0 <= p <= 1:
+            raise ValueError(f"dropout is a probability, from 0 to 1, not {p!r}.")
+        if isinstance(text, (bytes, bytearray)):
+            text = bytes(text).decode(ENCODING, ERRORS)
+        elif not isinstance(text, str):
+            raise ValueError(f"encode takes text (str or bytes), not {type(text).__name__}.")
+        self._refuse(text, allowed, disallowed_special)
+        rng = seed if isinstance(seed, Random) else Random(seed)
+        specials = {token: self.ids[token.encode(ENCODING)] for token in allowed}
+        try:
+            return self._python.encode(text, limit, specials, (float(p), rng))
+        except UnicodeEncodeError:  # a lone surrogate, as tiktoken takes it: U+FFFD
+            return self._python.encode(_as_tiktoken(text), limit, specials, (float(p), rng))
 
     def _encode_text(self, text: str, limit: int, allowed: frozenset[str]) -> list[int]:
         """Special tokens allowed kept whole (the longest first), the text between them pre-tokenized and merged."""

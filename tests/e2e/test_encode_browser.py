@@ -94,6 +94,33 @@ def test_a_sentence_walks_pre_token_by_pre_token(page):
     assert small_text(page) == []
 
 
+def test_bpe_dropout_shows_a_words_segmentations_and_their_shares(page):
+    open_page(page, "Encode, step by step", "Encode, step by step")
+    enter(page, "A word or a sentence", "lowest")
+    page.get_by_role("radio", name="Dropout").click()
+    wait_idle(page)
+    page.locator(".drop-rows").wait_for()
+    slider = page.get_by_role("slider", name="Skip probability p")
+    slider.focus()
+    for _ in range(4):  # 0.10 -> 0.30, a step of 0.05 a key
+        before = page.locator(".drop-rows").inner_text()
+        slider.press("ArrowRight")
+        wait_idle(page)
+        page.wait_for_function("before => document.querySelector('.drop-rows').innerText !== before", arg=before)
+    assert "probability 0.30" in page.locator("p.caption").filter(has_text="encoded 1,000 times").inner_text()
+    column = page.get_by_test_id("stMain").locator('[data-testid="stColumn"]').filter(has_text="The steps").last.bounding_box()
+    for name in ("The steps", "A token's ancestry", "Dropout"):  # the view switch on one line, none cut off
+        box = page.get_by_role("radio", name=name).bounding_box()
+        assert column["x"] - 1 <= box["x"] and box["x"] + box["width"] <= column["x"] + column["width"] + 1, name
+    rows = page.locator(".drop-rows .drop-n").all_inner_texts()
+    assert len(rows) >= 3 and page.locator(".drop-plain").count() == 1  # several segmentations; the usual one marked
+    shares = [float(r.split(" %")[0]) for r in rows]
+    assert abs(sum(shares) - 100) < 0.5 and shares[:-1] == sorted(shares[:-1], reverse=True)
+    cut = look(page, "encode-dropout")
+    assert cut == [], cut
+    assert small_text(page) == []
+
+
 @needs_files
 def test_gpt4o_on_a_word_and_its_longest_token(page):
     open_page(page, "Encode, step by step", "Encode, step by step")
