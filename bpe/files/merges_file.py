@@ -38,7 +38,7 @@ from . import formats, load
 
 Merge = tuple[bytes, bytes]
 
-TOKENIZER_SUFFIXES = (".json", load.TIKTOKEN)  # a whole tokenizer, read by bpe.files.load
+TOKENIZER_SUFFIXES = (".json", load.TIKTOKEN, ".model")  # a whole tokenizer, read by bpe.files.load
 GPT2_NAMES = {name for pair in load.GPT2_PAIRS for name in pair}
 PICKLE_SUFFIXES = (".pkl", ".pickle", ".pt", ".pth", ".npy", ".npz")
 MAX_BYTES = 256 << 20  # a merges file of any real tokenizer is far smaller; a bigger one is not read into memory
@@ -58,7 +58,7 @@ def read_merges(path: str | Path) -> list[Merge]:
     """The merges in a file or folder of any of the kinds; ValueError names the file and what is wrong."""
     path = Path(path)
     if path.is_dir() or path.name.endswith(TOKENIZER_SUFFIXES) or path.name in GPT2_NAMES - {load.MERGES}:
-        return formats.read(path).merges
+        return byte_level_merges(formats.read(path), str(path))
     if not path.exists():
         raise ValueError(f"{path}: no such file or directory.")
     if not path.is_file():
@@ -80,7 +80,17 @@ def parse_uploads(files: Mapping[str, bytes]) -> list[Merge]:
     if len(files) == 1:
         ((name, data),) = files.items()
         return parse_merges(name, data)
-    return formats.read_uploads(dict(files)).merges
+    return byte_level_merges(formats.read_uploads(dict(files)), ", ".join(files))
+
+
+def byte_level_merges(loaded: formats.Loaded, name: str) -> list[Merge]:
+    """A tokenizer's merges of bytes; one of the SentencePiece family, whose pieces are characters, is refused in one sentence."""
+    if loaded.family != "byte-level":
+        raise ValueError(
+            f"{name}: a SentencePiece tokenizer, whose pieces are made of characters, not bytes; "
+            "this compares byte-level merges (GPT-2's family)."
+        )
+    return loaded.merges
 
 
 def parse_merges(name: str, data: bytes) -> list[Merge]:
@@ -98,13 +108,13 @@ def parse_merges(name: str, data: bytes) -> list[Merge]:
     if start == b"[" and _json_list(data, first):
         return json_pairs(name, data)
     if base.endswith(TOKENIZER_SUFFIXES) or base in GPT2_NAMES - {load.MERGES}:
-        return formats.read_uploads({name: data}).merges
+        return byte_level_merges(formats.read_uploads({name: data}), name)
     if b"\0" in data:
         raise ValueError(f"{name}: holds NUL bytes, so it is not a text file; expected {FORMATS}.")
     if not start:
         raise ValueError(f"{name}: the file is empty; expected {FORMATS}.")
     if start == b"{":
-        return formats.read_uploads({name: data}).merges  # a tokenizer.json under another name
+        return byte_level_merges(formats.read_uploads({name: data}), name)  # a tokenizer.json under another name
     if start in b"([" or _assigns(data, first):
         return literal_pairs(name, data)
     try:

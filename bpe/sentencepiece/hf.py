@@ -229,14 +229,14 @@ def decoder_of(config: object) -> list:
     raise TokenizerJsonError(f"A {kind} decoder is not of the SentencePiece family this tool reads.")
 
 
-def _byte_fallback(tokens: list[str]) -> list[str]:
+def _byte_fallback(tokens: list[str], errors: str = "") -> list[str]:
     out: list[str] = []
     queue = bytearray()
 
     def flush() -> None:
         if queue:
             try:
-                out.append(queue.decode("utf-8"))
+                out.append(queue.decode("utf-8", errors or "strict"))
             except UnicodeDecodeError:
                 out.extend("\ufffd" * len(queue))
             queue.clear()
@@ -258,6 +258,11 @@ def _byte_fallback(tokens: list[str]) -> list[str]:
     return out
 
 
+def _byte_fallback_raw(tokens: list[str]) -> list[str]:
+    """ByteFallback keeping every byte: invalid UTF-8 as surrogateescape's surrogates (HFTokenizer.decode(raw=True))."""
+    return _byte_fallback(tokens, "surrogateescape")
+
+
 def _strip_chars(token: str, content: str, start: int, stop: int) -> str:
     begin = 0
     for i, ch in enumerate(token[:start]):
@@ -271,6 +276,39 @@ def _strip_chars(token: str, content: str, start: int, stop: int) -> str:
             break
         end = index
     return token[begin:end] if begin <= end else ""
+
+
+def is_sentencepiece_family(document: object) -> bool:
+    """Is a tokenizer.json (parsed) of this family rather than GPT-2's byte-level BPE?
+
+    This family's files have byte fallback, a Metaspace step, or a normalizer that prepends '▁' or writes spaces
+    as '▁' (Llama 2's, Mistral's, those tokenizer_json writes); a byte-level file has a ByteLevel step and no
+    byte fallback. A file with a ByteLevel step anywhere is byte-level (bpe/files/load.py reads it, or says why not).
+    """
+    if not isinstance(document, dict):
+        return False
+    found: list[dict] = []
+
+    def walk(value: object) -> None:
+        if isinstance(value, dict):
+            found.append(value)
+            for inner in value.values():
+                walk(inner)
+        elif isinstance(value, list):
+            for inner in value:
+                walk(inner)
+
+    for part in ("normalizer", "pre_tokenizer", "decoder"):
+        walk(document.get(part))
+    kinds = {step.get("type") for step in found}
+    if "ByteLevel" in kinds:
+        return False
+    model = document.get("model")
+    if isinstance(model, dict) and model.get("byte_fallback") is True:
+        return True
+    return bool(kinds & {"Metaspace", "Prepend", "Precompiled"}) or any(
+        step.get("type") == "Replace" and step.get("content") == SPACE for step in found
+    )
 
 
 # ---------------------------------------------------------------------------
@@ -307,6 +345,7 @@ class HFTokenizer:
         vocab = model.get("vocab")
         if not isinstance(vocab, dict) or not all(isinstance(k, str) and isinstance(v, int) for k, v in vocab.items()):
             raise TokenizerJsonError(f"{what}'s vocab is not a map of tokens to ids.")
+        self.config = config  # the document as read: written back as it is (bpe.tokenizer's SentencePieceTokenizer.save)
         self.vocab: dict[str, int] = dict(vocab)
         self.byte_fallback = bool(model.get("byte_fallback"))
         self.fuse_unk = bool(model.get("fuse_unk"))
@@ -416,7 +455,11 @@ class HFTokenizer:
             )
         return self._compiled
 
-    def _merge(self, piece: str, steps: list | None) -> list[tuple[int, int]]:
+    def symbols(self, piece: str) -> list[int]:
+        """A pre-token's ids before any merge: its characters, a byte fallback's <0xNN> pieces, a run of <unk> fused."""
+        return [s[0] for s in self._symbols(piece)]
+
+    def _symbols(self, piece: str) -> list[list[int]]:
         symbols: list[list[int]] = []  # [id, length in bytes]
         unk: list[int] | None = None
         for ch in piece:
@@ -440,6 +483,10 @@ class HFTokenizer:
                     unk = [self.unk_id, n]
         if unk is not None:
             symbols.append(unk)
+        return symbols
+
+    def _merge(self, piece: str, steps: list | None) -> list[tuple[int, int]]:
+        symbols = self._symbols(piece)
         # Word.merge_all: a heap of (rank, position); an entry is stale if the pair there no longer makes its new id
         ids = [s[0] for s in symbols]
         alive = [True] * len(ids)
@@ -524,17 +571,22 @@ class HFTokenizer:
 
     def encode_steps(self, text: str) -> list[tuple[str, list[tuple[tuple[int, ...], int, int]]]]:
         """For each pre-token, its merges in order: (ids after the merge, where the merged token is, the merge's rank)."""
-        out = []
-        for piece, token in self.pre_tokens(text):
-            if token is None and piece:
-                steps: list = []
-                self._merge(piece, steps)
-                out.append((piece, steps))
-        return out
+        return [(piece, self.word_steps(piece)) for piece, token in self.pre_tokens(text) if token is None and piece]
+
+    def word_steps(self, piece: str) -> list[tuple[tuple[int, ...], int, int]]:
+        """One pre-token's merges in order, by the Python path: (ids after the merge, where the merged token is, its rank)."""
+        steps: list = []
+        self._merge(piece, steps)
+        return steps
 
     # -- decoding ------------------------------------------------------------
-    def decode(self, ids: Sequence[int], skip_special_tokens: bool = True) -> str:
-        """tokenizers' Tokenizer.decode: ids to tokens (special added tokens skipped), then the decoders."""
+    def decode(self, ids: Sequence[int], skip_special_tokens: bool = True, *, raw: bool = False) -> str:
+        """tokenizers' Tokenizer.decode: ids to tokens (special added tokens skipped), then the decoders.
+
+        raw: a run of byte pieces that is not UTF-8 keeps its bytes, each invalid one as the surrogate
+        surrogateescape makes of it (U+DC80..U+DCFF), where tokenizers writes U+FFFD a byte: the text then
+        encodes back (.encode("utf-8", "surrogateescape")) to the bytes the pieces stand for.
+        """
         special = {t.id for t in self.added if t.special}
         tokens = []
         for i in ids:
@@ -546,7 +598,7 @@ class HFTokenizer:
         if not self.decoders:
             return " ".join(tokens)
         for step in self.decoders:
-            tokens = step(tokens)
+            tokens = (_byte_fallback_raw if raw and step is _byte_fallback else step)(tokens)
         return "".join(tokens)
 
 

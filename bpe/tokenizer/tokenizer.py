@@ -6,7 +6,10 @@ ids taken from ``vocab`` as given (GPT-2's own order included),
 ``encode_iterable`` and ``decode``. ``Tokenizer.from_merges`` builds one in this
 tool's own layout (bytes, merges in order, special tokens), ``from_training``
 from a run, ``load`` from any file the format registry reads (files/formats.py),
-``from_openai`` one of OpenAI's encodings.
+``from_openai`` one of OpenAI's encodings. A file of the SentencePiece family
+(a .model, Llama 2's tokenizer.json) loads as a SentencePieceTokenizer
+(sentencepiece_tokenizer.py), with the same everyday interface; `family` tells
+the two apart.
 
 Encoding is encoder.py's three steps (special tokens, pre-tokens, merges by rank),
 run by the compiled core where it is built (encode_c.py: the same ids, held so by
@@ -59,10 +62,11 @@ from ..text.pretokenizers import DEFAULT, ENCODING, ERRORS, PreTokenizer, check_
 from ..train import Merges, Training, Vocab, build_vocab
 from . import encode_c
 from .encoder import Encoder
+from .sentencepiece_tokenizer import SentencePieceTokenizer
 from .steps import Ancestry, EncodeStep, Teaching
 from .tiktoken_api import END_OF_TEXT, TiktokenInterface, token_offsets
 
-__all__ = ["END_OF_TEXT", "Ancestry", "EncodeStep", "Tokenizer", "token_offsets"]
+__all__ = ["END_OF_TEXT", "Ancestry", "EncodeStep", "SentencePieceTokenizer", "Tokenizer", "token_offsets"]
 
 BYTES = [bytes([b]) for b in range(256)]
 MAX_ID = 1 << 32  # ids are below this: a pair of ids is looked up as one number, left << 32 | right
@@ -77,6 +81,8 @@ _OPENAI_LOCK = threading.RLock()  # re-entered: an encoding built on its base lo
 
 
 class Tokenizer(TiktokenInterface, Teaching):
+    family = "byte-level"  # GPT-2's family; a SentencePieceTokenizer's is "sentencepiece"
+
     @renamed(pattern="pretokenizer")
     def __init__(
         self,
@@ -197,11 +203,12 @@ class Tokenizer(TiktokenInterface, Teaching):
     @renamed(pattern="pretokenizer")
     def load(
         cls, path: str | Path, *, pretokenizer: str | PreTokenizer | None = None, special_tokens: Sequence[str] | None = None
-    ) -> Tokenizer:
+    ) -> Tokenizer | SentencePieceTokenizer:
         """Load any format the registry reads (a directory or one file); ValueError says what is wrong.
 
         `pretokenizer` is only used by formats that do not record it (GPT-2 files, .tiktoken; default gpt2);
-        `special_tokens` are added to those the file declares.
+        `special_tokens` are added to those the file declares. A SentencePiece .model, or a tokenizer.json of
+        that family (Llama 2's, Mistral's), gives a SentencePieceTokenizer (`family` "sentencepiece").
         """
         loaded = formats.read(path, pretokenizer=pretokenizer)
         try:
@@ -210,8 +217,13 @@ class Tokenizer(TiktokenInterface, Teaching):
             raise ValueError(f"{path}: {e}") from None
 
     @classmethod
-    def from_loaded(cls, loaded: load.Loaded, *, special_tokens: Sequence[str] | None = None) -> Tokenizer:
-        """The tokenizer a file held (formats.read, formats.read_uploads), with extra special tokens if given."""
+    def from_loaded(cls, loaded: load.Loaded, *, special_tokens: Sequence[str] | None = None) -> Tokenizer | SentencePieceTokenizer:
+        """The tokenizer a file held (formats.read, formats.read_uploads), with extra special tokens if given.
+
+        A file of the SentencePiece family gives a SentencePieceTokenizer (which takes no extra special tokens).
+        """
+        if loaded.family == "sentencepiece":
+            return SentencePieceTokenizer.from_loaded(loaded, special_tokens=special_tokens)
         extra = special_tokens or ()
         special_tokens = list(loaded.special_tokens) + [t for t in extra if t not in loaded.special_tokens]
         if loaded.vocab is None:
