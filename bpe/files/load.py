@@ -306,7 +306,11 @@ def parse_sentencepiece_json(document: dict, name: str = HF) -> Loaded:
     """A tokenizer.json of the SentencePiece family (bpe.sentencepiece.hf), encoded as HuggingFace tokenizers does."""
     from ..sentencepiece.hf import HFTokenizer
 
-    return _sentencepiece(HFTokenizer(document, name), "huggingface")
+    try:
+        return _sentencepiece(HFTokenizer(document, name), "huggingface")
+    except ValueError as e:  # a step's sentence (the character map's) does not name the file: say which
+        message = str(e)
+        raise ValueError(message if name in message else f"{name}: {message[0].lower()}{message[1:]}") from None
 
 
 def _sentencepiece(encoder: Encoder | HFTokenizer, fmt: str) -> Loaded:

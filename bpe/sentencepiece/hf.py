@@ -59,6 +59,7 @@ from .model import CONTROL, NORMAL, UNKNOWN, USER_DEFINED, SentencePieceModel, b
 from .normalizer import SPACE, CharsMap
 
 MAX_FILE = 64 << 20  # bytes of a tokenizer.json read here
+MAX_ID = 1 << 21  # ids below this (model_file.py's bound on pieces): Gemma's 256k are far below, and a list of every id stays small
 _SURROGATE = regex.compile(r"[\ud800-\udfff]")
 
 
@@ -287,20 +288,8 @@ def is_sentencepiece_family(document: object) -> bool:
     """
     if not isinstance(document, dict):
         return False
-    found: list[dict] = []
-
-    def walk(value: object) -> None:
-        if isinstance(value, dict):
-            found.append(value)
-            for inner in value.values():
-                walk(inner)
-        elif isinstance(value, list):
-            for inner in value:
-                walk(inner)
-
-    for part in ("normalizer", "pre_tokenizer", "decoder"):
-        walk(document.get(part))
-    kinds = {step.get("type") for step in found}
+    found = _steps(document.get(part) for part in ("normalizer", "pre_tokenizer", "decoder"))
+    kinds = {kind for step in found if isinstance(kind := step.get("type"), str)}
     if "ByteLevel" in kinds:
         return False
     model = document.get("model")
@@ -309,6 +298,68 @@ def is_sentencepiece_family(document: object) -> bool:
     return bool(kinds & {"Metaspace", "Prepend", "Precompiled"}) or any(
         step.get("type") == "Replace" and step.get("content") == SPACE for step in found
     )
+
+
+def _steps(parts) -> list[dict]:
+    """Every object nested in the parts (the steps of a normalizer, a pre-tokenizer, a decoder), depth first; no recursion."""
+    found, stack = [], list(parts)
+    while stack:
+        value = stack.pop()
+        if isinstance(value, dict):
+            found.append(value)
+            stack.extend(value.values())
+        elif isinstance(value, list):
+            stack.extend(value)
+    return found
+
+
+def _check(config: dict, model: dict, what: str) -> None:
+    """Each part of a tokenizer.json that HFTokenizer reads is of the kind tokenizers writes; TokenizerJsonError names the first that is not.
+
+    A file from anywhere (an upload) must be refused in one sentence, never with a KeyError deep inside.
+    """
+
+    def bad(part: str) -> TokenizerJsonError:
+        return TokenizerJsonError(f"{what}'s {part} is not as HuggingFace tokenizers writes it.")
+
+    def an_id(value: object) -> bool:
+        return isinstance(value, int) and not isinstance(value, bool) and 0 <= value < MAX_ID
+
+    def text(value: object) -> bool:
+        return isinstance(value, str) and (value.isascii() or not _SURROGATE.search(value))
+
+    vocab = model.get("vocab")
+    if not isinstance(vocab, dict) or not all(text(k) and an_id(v) for k, v in vocab.items()):
+        raise TokenizerJsonError(f"{what}'s vocab is not a map of tokens to ids (whole numbers below {MAX_ID:,}).")
+    merges = model.get("merges") or []
+    if not isinstance(merges, list) or not all(
+        (isinstance(m, list) and len(m) == 2 and all(text(t) for t in m)) or (text(m) and m.count(" ") == 1) for m in merges
+    ):
+        raise bad("model.merges")
+    added = config.get("added_tokens") or []
+    if not isinstance(added, list) or not all(isinstance(t, dict) and text(t.get("content")) and an_id(t.get("id")) for t in added):
+        raise bad("added_tokens")
+    for part in ("normalizer", "pre_tokenizer", "decoder"):
+        for step in _steps([config.get(part)]):
+            strings = ("prepend", "content", "replacement", "prepend_scheme", "behavior", "String", "Regex")
+            if any(key in step and not text(step[key]) for key in strings):
+                raise bad(part)
+            if any(key in step and not (an_id(step[key]) and step[key] < 1 << 16) for key in ("start", "stop")):
+                raise bad(part)
+            lists = ("normalizers", "pretokenizers", "decoders")
+            if any(key in step and not isinstance(step[key], list | None) for key in lists):
+                raise bad(part)
+    post = config.get("post_processor")
+    if isinstance(post, dict) and post.get("type") == "TemplateProcessing":
+        single, specials = post.get("single") or [], post.get("special_tokens") or {}
+        if not isinstance(single, list) or not all(
+            isinstance(item, dict) and all(isinstance(v, dict) and text(v.get("id", "")) for v in item.values()) for item in single
+        ):
+            raise bad("post_processor")
+        if not isinstance(specials, dict) or not all(
+            isinstance(v, dict) and isinstance(v.get("ids"), list) and all(an_id(i) for i in v["ids"]) for v in specials.values()
+        ):
+            raise bad("post_processor")
 
 
 # ---------------------------------------------------------------------------
@@ -342,9 +393,8 @@ class HFTokenizer:
             raise TokenizerJsonError(f"{what} uses a subword prefix or suffix, which the SentencePiece family does not.")
         if model.get("dropout") not in (None, 0, 0.0):
             raise TokenizerJsonError(f"{what} has BPE dropout, which makes encoding random; this tool encodes without it.")
+        _check(config, model, what)
         vocab = model.get("vocab")
-        if not isinstance(vocab, dict) or not all(isinstance(k, str) and isinstance(v, int) for k, v in vocab.items()):
-            raise TokenizerJsonError(f"{what}'s vocab is not a map of tokens to ids.")
         self.config = config  # the document as read: written back as it is (bpe.tokenizer's SentencePieceTokenizer.save)
         self.vocab: dict[str, int] = dict(vocab)
         self.byte_fallback = bool(model.get("byte_fallback"))
