@@ -272,10 +272,13 @@ def test_a_save_cut_short_between_renames_is_refused_not_a_mix(model_file, tmp_p
         Tokenizer.load(tmp_path)
 
 
-def test_a_tokenizer_pickles_as_its_file(model_file):
+def test_a_tokenizer_and_what_a_file_held_pickle_as_the_file(model_file):
     for tok in (Tokenizer.load(model_file), real("llama2")[0]):
         again = pickle.loads(pickle.dumps(tok))
         assert again.encode("the lowest 🦙") == tok.encode("the lowest 🦙") and again.follows == tok.follows
+        # the app reads an upload in a worker process and hands the server what it read
+        loaded = pickle.loads(pickle.dumps(tok._loaded))
+        assert Tokenizer.from_loaded(loaded).encode("the lowest 🦙") == tok.encode("the lowest 🦙")
 
 
 # ---------------------------------------------------------------------------

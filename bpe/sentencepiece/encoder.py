@@ -88,6 +88,12 @@ class Encoder:
         self.eos_id = self._control_id(model.eos_piece)
         self._compiled = None  # the core's SpmEncoder, made when first used (compiled())
 
+    def __reduce__(self):
+        """Pickled as its .model's bytes (a worker process hands a file it read to the server): the compiled twin is made again."""
+        from .model_file import model_bytes
+
+        return _encoder_of, (model_bytes(self.model),)
+
     def _control_id(self, piece: str) -> int:
         i = self.ids.get(piece, -1)
         return i if i >= 0 and self.types[i] == CONTROL else -1
@@ -311,6 +317,13 @@ class Encoder:
                 at_start = False
         flush()
         return "".join(out)
+
+
+def _encoder_of(data: bytes) -> Encoder:
+    """An Encoder built again from its .model's bytes (Encoder.__reduce__)."""
+    from .model_file import parse_model
+
+    return Encoder(parse_model(data))
 
 
 def _bytes_as_text(data: bytes, raw: bool = False) -> str:

@@ -396,6 +396,7 @@ class HFTokenizer:
         _check(config, model, what)
         vocab = model.get("vocab")
         self.config = config  # the document as read: written back as it is (bpe.tokenizer's SentencePieceTokenizer.save)
+        self.what = what
         self.vocab: dict[str, int] = dict(vocab)
         self.byte_fallback = bool(model.get("byte_fallback"))
         self.fuse_unk = bool(model.get("fuse_unk"))
@@ -439,6 +440,10 @@ class HFTokenizer:
         self._normalized_ids = {t.content: t.id for t in normalized}
         self._n_ranks = len(model.get("merges") or ())
         self._compiled = None  # the core's HFBpe, made when first used (compiled())
+
+    def __reduce__(self):
+        """Pickled as its document (a worker process hands a file it read to the server): the steps are made again."""
+        return HFTokenizer, (self.config, self.what)
 
     @classmethod
     def load(cls, path: str | Path) -> HFTokenizer:

@@ -36,7 +36,6 @@ Not here: training (bpe/sentencepiece/), the byte-level family (tokenizer.py), t
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -47,7 +46,6 @@ from ..files import formats, load
 from ..sentencepiece.encoder import Encoder
 from ..sentencepiece.hf import HFTokenizer
 from ..sentencepiece.model import BYTE, CONTROL, NORMAL, UNKNOWN, SentencePieceModel
-from ..sentencepiece.model_file import model_bytes, parse_model
 from ..sentencepiece.normalizer import SPACE
 from .tiktoken_api import _batch
 
@@ -145,10 +143,11 @@ class SentencePieceTokenizer:
         return cls(loaded.sentencepiece)
 
     def __reduce__(self):
-        """Pickled as its file (a worker of bpe encode builds it again): the .model's bytes, or the tokenizer.json."""
-        if self.model is not None:
-            return _rebuild, ("model", model_bytes(self.model), self.name)
-        return _rebuild, ("json", json.dumps(self.encoder.config), self.name)
+        """Pickled as its file (a worker of bpe encode builds it again): its encoder pickles as the .model or the tokenizer.json."""
+        return SentencePieceTokenizer, (self.encoder,), {"name": self.name}
+
+    def __setstate__(self, state: dict) -> None:
+        self.name = state["name"]
 
     def __repr__(self) -> str:
         where = "a .model, as sentencepiece" if self.model is not None else "a tokenizer.json, as HuggingFace tokenizers"
@@ -369,9 +368,3 @@ class SentencePieceTokenizer:
 def _ints(block: Sequence[int]) -> list[int]:
     """A block of ids as Python ints (a NumPy array's too)."""
     return block.tolist() if hasattr(block, "tolist") else list(block)
-
-
-def _rebuild(kind: str, data: bytes | str, name: str) -> SentencePieceTokenizer:
-    """A pickled SentencePieceTokenizer built again from its file (see __reduce__)."""
-    encoder = Encoder(parse_model(data)) if kind == "model" else HFTokenizer(json.loads(data))
-    return SentencePieceTokenizer(encoder, name=name)
