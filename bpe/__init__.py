@@ -75,7 +75,7 @@ _TIKTOKEN = ("Encoding", "get_encoding", "encoding_for_model", "encoding_name_fo
 def __getattr__(name: str) -> object:
     """bpe.Tokenizer, and tiktoken's module functions (bpe.get_encoding, ...), imported when first asked for."""
     if name in _TOKENIZER:
-        from .tokenizer import tokenizer
+        from . import tokenizer
 
         return getattr(tokenizer, name)
     if name in _TIKTOKEN:
