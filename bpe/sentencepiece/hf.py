@@ -38,6 +38,9 @@ score, byte_fallback and fuse_unk, the decoder), with <unk> and the control piec
 post-processor: so `tokenizers` encodes a text with it as sentencepiece does with the .model (add <s> yourself,
 as sentencepiece's encode does not either).
 
+`is_sentencepiece_family(document)` tells a tokenizer.json of this family from a byte-level one (the format registry
+asks it), and a file from anywhere is checked part by part (`_check`) so that it is refused in one sentence.
+
 Not here: byte-level tokenizer.json files (GPT-2's family: bpe/files/load.py), Unigram models, WordPiece.
 """
 
