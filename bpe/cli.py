@@ -13,13 +13,15 @@
 JSON Lines or Parquet. Training shows tqdm progress for each phase (on a pipe,
 one line per phase), then a summary of time and peak memory per phase. encode
 and decode read any tokenizer load.py knows: a directory written by train,
-GPT-2's vocab.json + merges.txt, a HuggingFace tokenizer.json, a .tiktoken file.
+GPT-2's vocab.json + merges.txt, a HuggingFace tokenizer.json, a .tiktoken file,
+a SentencePiece .model (Llama 2's family, whose tokenizer.json is read too).
 Bad input prints one sentence and exits with code 2, never a traceback.
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import signal
@@ -47,6 +49,7 @@ from .train import ALGORITHMS, Run, build_vocab, check_spec, keeps_sequence
 from .trainer import paused_gc
 
 if TYPE_CHECKING:  # imported to encode and decode: training does without it (~20 ms of start-up)
+    from .tokenizer.sentencepiece_tokenizer import SentencePieceTokenizer
     from .tokenizer.tokenizer import Tokenizer
 
 
@@ -197,6 +200,12 @@ def parser() -> argparse.ArgumentParser:
     )
     e.add_argument("--k", type=int, default=None, metavar="K", help="use only the first K merges")
     e.add_argument(
+        "--add-special-tokens",
+        action="store_true",
+        help="the SentencePiece family (Llama 2's): put what the tokenizer adds around each text or document "
+        "(a tokenizer.json's post-processor: <s> first; a .model's bos piece), as HuggingFace's encode does by default",
+    )
+    e.add_argument(
         "--text-field", default=None, metavar="F", help=f"the field holding the text in JSON Lines (default {DEFAULT.text_field})"
     )
     e.add_argument(
@@ -251,7 +260,7 @@ TOKENIZER_HELP = (
 )
 
 
-def load_tokenizer(args: argparse.Namespace) -> Tokenizer:
+def load_tokenizer(args: argparse.Namespace) -> Tokenizer | SentencePieceTokenizer:
     """The tokenizer named: files, or one of OpenAI's encodings by name ('cl100k_base', 'gpt-4o') where no such file is.
 
     --pretokenizer is refused in one sentence where the files record their own (OpenAI's encodings know theirs).
@@ -283,6 +292,11 @@ def read_tokenizer(args: argparse.Namespace):
             print(f"note: {w.message}", file=sys.stderr)
         else:
             warnings.showwarning(w.message, w.category, w.filename, w.lineno)
+    if given is not None and loaded.family == "sentencepiece":
+        raise ValueError(
+            f"--pretokenizer {args.pretokenizer}: {args.dir} is a SentencePiece tokenizer, which cuts no pre-tokens by a regex; "
+            "leave the option out."
+        )
     if given is not None:
         records = formats.records_pretokenizer(loaded) or loaded.encoding
         if records and given.regex != loaded.pretokenizer.regex:
@@ -692,6 +706,15 @@ def encode_command(args: argparse.Namespace) -> None:
         kind_of(args.out)
         atomic.check_writable(args.out)  # before the work
     tokenizer = load_tokenizer(args)
+    if tokenizer.family == "sentencepiece":
+        refused = {"--k": args.k, "--special-text": args.special_text}
+        given = next((name for name, value in refused.items() if value is not None), None)
+        if given:
+            raise ValueError(f"{given} is for byte-level tokenizers; {args.dir} is a SentencePiece tokenizer (Llama 2's family).")
+    elif args.add_special_tokens:
+        raise ValueError(
+            f"--add-special-tokens is for the SentencePiece family (Llama 2's <s>); {args.dir} is byte-level and adds nothing."
+        )
     if args.inputs:
         encode_dataset(args, tokenizer)
     else:
@@ -707,13 +730,32 @@ def special_options(args: argparse.Namespace, tok: Tokenizer) -> tuple[str, dict
     return special, {"allowed_special": allowed, "disallowed_special": "all" if special == "refuse" else ()}
 
 
-def print_ids(args: argparse.Namespace, tok: Tokenizer) -> None:
-    """The ids of --text, --file or standard input, printed as they are made (a file of any size, in flat memory)."""
+def print_ids(args: argparse.Namespace, tok: Tokenizer | SentencePieceTokenizer) -> None:
+    """The ids of --text, --file or standard input, printed as they are made (a file of any size, in flat memory).
+
+    The SentencePiece family: --text is one text, encoded whole; a file, or standard input, is read as lines, each
+    encoded on its own as spm_encode does (SentencePieceTokenizer.encode_iterable).
+    """
+    if args.text is None:
+        stream = open(args.file, "rb") if args.file is not None else sys.stdin.buffer  # noqa: SIM115  (closed below)
+    if tok.family == "sentencepiece":
+        try:
+            if args.text is not None:
+                ids = iter(tok.encode(args.text, add_special_tokens=args.add_special_tokens))
+            else:
+                ids = tok.encode_iterable(iter(lambda: stream.read(1 << 20), b""), add_special_tokens=args.add_special_tokens)
+            written = 0
+            while block := list(itertools.islice(ids, 1 << 16)):
+                written += _print_block(block, written)
+        finally:
+            if args.text is None and args.file is not None:
+                stream.close()
+        print()
+        return
     special, options = special_options(args, tok)
     if args.text is not None:
         pieces = [args.text]
     else:
-        stream = open(args.file, "rb") if args.file is not None else sys.stdin.buffer  # noqa: SIM115  (closed below)
         pieces = iter(lambda: stream.read(1 << 20), b"")
     special_ids = {tok.ids[t.encode(ENCODING)] for t in tok.special_tokens}
     seen: set[int] = set()
@@ -755,10 +797,10 @@ def _refusal(message: str, tok: Tokenizer) -> str:
     )
 
 
-def encode_dataset(args: argparse.Namespace, tok: Tokenizer) -> None:
+def encode_dataset(args: argparse.Namespace, tok: Tokenizer | SentencePieceTokenizer) -> None:
     from .tokenizer.encode_files import encode_files
 
-    special, _ = special_options(args, tok)
+    special = special_options(args, tok)[0] if tok.family != "sentencepiece" else None
     if args.no_eot:
         eot = None
     elif args.eot is not None:
@@ -777,9 +819,19 @@ def encode_dataset(args: argparse.Namespace, tok: Tokenizer) -> None:
         if args.ray is not None:
             from .tokenizer.ray_encode import encode_on_ray
 
+            if tok.family == "sentencepiece":
+                raise ValueError("--ray encodes with byte-level tokenizers; encode a SentencePiece tokenizer's dataset with --workers.")
             done = encode_on_ray(tok, args.inputs, args.out, args.ray, progress=follow(progress), **options)
         else:
-            done = encode_files(tok, args.inputs, args.out, workers=args.workers, progress=follow(progress), **options)
+            done = encode_files(
+                tok,
+                args.inputs,
+                args.out,
+                workers=args.workers,
+                progress=follow(progress),
+                add_special_tokens=args.add_special_tokens,
+                **options,
+            )
     seconds = max(done.seconds, 1e-9)
     per_token = done.text_bytes / done.tokens if done.tokens else 0
     print(
@@ -788,7 +840,13 @@ def encode_dataset(args: argparse.Namespace, tok: Tokenizer) -> None:
         f"into {done.tokens:,} tokens ({per_token:.2f} bytes per token) in {done.seconds:.1f}s ({done.disk_bytes / 1e6 / seconds:,.1f} MB/s)"
     )
     eot_text = "nothing" if done.eot is None else f"{tok.vocab[done.eot].decode(ENCODING, 'replace')} ({done.eot})"
-    print(f"special-token text: {SPECIAL_TEXT[done.special]}; after each document: {eot_text}")
+    before = ""
+    if tok.family == "sentencepiece":
+        added = tok.encode("", add_special_tokens=True) if args.add_special_tokens else []
+        before = f"; before each: {' '.join(f'{tok.pieces[i]} ({i})' for i in added) or 'nothing'}"
+        if any(source.format == "text" for source in done.inputs):
+            before += "; a text file's documents are its lines (as sentencepiece reads a file)"
+    print(f"special-token text: {SPECIAL_TEXT[done.special]}; after each document: {eot_text}{before}")
     print(f"encoder: {done.encoder}; tokenizer {args.dir}{f' ({tok.name})' if tok.name else ''}, {len(tok.vocab):,} tokens")
     on_ray = getattr(done, "phases", None) is not None
     if on_ray:
@@ -816,6 +874,9 @@ def encode_dataset(args: argparse.Namespace, tok: Tokenizer) -> None:
 
 
 def decode_command(args: argparse.Namespace) -> None:
+    """The text of ids, streamed: byte-level, each token's bytes; the SentencePiece family, as its tool decodes (the
+    first '▁' dropped, byte pieces joined) with the special tokens' text written, as tokenizers' decode(ids,
+    skip_special_tokens=False) does, so that documents stay apart as <|endoftext|> keeps them in the byte-level family."""
     from .files.ids import Decoder, parse_ids, read_ids, text_ids
 
     tokenizer = load_tokenizer(args)
@@ -829,16 +890,19 @@ def decode_command(args: argparse.Namespace) -> None:
         blocks = read_ids(args.file)
     else:
         blocks = text_ids(sys.stdin.buffer, "standard input")
-    decoder = Decoder(tokenizer.vocab)
+    if tokenizer.family == "sentencepiece":
+        chunks = tokenizer.decode_blocks(blocks, skip_special_tokens=False)
+    else:
+        decoder = Decoder(tokenizer.vocab)
+        chunks = (decoder.decode(block) for block in blocks)
     if args.out is not None:
         with atomic.output(args.out) as tmp, open(tmp, "wb") as f:
-            for block in blocks:
-                f.write(decoder.decode(block))  # the exact bytes, invalid UTF-8 included
+            for data in chunks:
+                f.write(data)  # the exact bytes, invalid UTF-8 included
         return
     sys.stdout.flush()
     last = b""
-    for block in blocks:
-        data = decoder.decode(block)
+    for data in chunks:
         sys.stdout.buffer.write(data)
         last = data[-1:] or last
     if sys.stdout.isatty() and last != b"\n":

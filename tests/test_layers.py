@@ -74,9 +74,13 @@ LAYERS = (
             "bpe.train",
         ),
     ),
+    # the SentencePiece family: its trainer, model, .model files, encoders (it needs the training core's events, no file
+    # format and no Tokenizer), below files/ so that the format registry reads its files
+    ("sentencepiece", ("bpe.sentencepiece",)),
     ("files", ("bpe.files",)),  # tokenizer files: every format, read and written; arrays of ids
-    ("tokenizer", ("bpe.tokenizer",)),  # the byte-level family: the encoder, the Tokenizer, tiktoken's interface, datasets
-    ("sentencepiece", ("bpe.sentencepiece",)),  # the SentencePiece family
+    # using a tokenizer: the byte-level encoder, the Tokenizer, tiktoken's interface, datasets; the SentencePiece family's
+    # tokenizer (it saves through files/formats.py, so it sits here, not in bpe/sentencepiece/)
+    ("tokenizer", ("bpe.tokenizer",)),
     ("lab", ("bpe.lab",)),  # measuring and explaining: races, thresholds, the vocabulary, diagnosing a student's merges
     ("cli", ("bpe.cli", "bpe.__main__", "bpe")),
 )

@@ -6,7 +6,10 @@ ids taken from ``vocab`` as given (GPT-2's own order included),
 ``encode_iterable`` and ``decode``. ``Tokenizer.from_merges`` builds one in this
 tool's own layout (bytes, merges in order, special tokens), ``from_training``
 from a run, ``load`` from any file the format registry reads (files/formats.py),
-``from_openai`` one of OpenAI's encodings.
+``from_openai`` one of OpenAI's encodings. A file of the SentencePiece family
+(a .model, Llama 2's tokenizer.json) loads as a SentencePieceTokenizer
+(sentencepiece_tokenizer.py), with the same everyday interface; `family` tells
+the two apart.
 
 Encoding is encoder.py's three steps (special tokens, pre-tokens, merges by rank),
 run by the compiled core where it is built (encode_c.py: the same ids, held so by
@@ -50,6 +53,7 @@ from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from functools import cached_property
 from pathlib import Path
 from random import Random
+from typing import TYPE_CHECKING
 
 import regex
 
@@ -62,6 +66,9 @@ from . import encode_c
 from .encoder import Encoder
 from .steps import Ancestry, EncodeStep, Teaching
 from .tiktoken_api import END_OF_TEXT, TiktokenInterface, token_offsets
+
+if TYPE_CHECKING:  # imported where a file of the SentencePiece family is loaded: bpe train and GPT-2's files do without it (~30 ms)
+    from .sentencepiece_tokenizer import SentencePieceTokenizer
 
 __all__ = ["END_OF_TEXT", "Ancestry", "EncodeStep", "Tokenizer", "token_offsets"]
 
@@ -78,6 +85,8 @@ _OPENAI_LOCK = threading.RLock()  # re-entered: an encoding built on its base lo
 
 
 class Tokenizer(TiktokenInterface, Teaching):
+    family = "byte-level"  # GPT-2's family; a SentencePieceTokenizer's is "sentencepiece"
+
     @renamed(pattern="pretokenizer")
     def __init__(
         self,
@@ -198,11 +207,12 @@ class Tokenizer(TiktokenInterface, Teaching):
     @renamed(pattern="pretokenizer")
     def load(
         cls, path: str | Path, *, pretokenizer: str | PreTokenizer | None = None, special_tokens: Sequence[str] | None = None
-    ) -> Tokenizer:
+    ) -> Tokenizer | SentencePieceTokenizer:
         """Load any format the registry reads (a directory or one file); ValueError says what is wrong.
 
         `pretokenizer` is only used by formats that do not record it (GPT-2 files, .tiktoken; default gpt2);
-        `special_tokens` are added to those the file declares.
+        `special_tokens` are added to those the file declares. A SentencePiece .model, or a tokenizer.json of
+        that family (Llama 2's, Mistral's), gives a SentencePieceTokenizer (`family` "sentencepiece").
         """
         loaded = formats.read(path, pretokenizer=pretokenizer)
         try:
@@ -211,8 +221,15 @@ class Tokenizer(TiktokenInterface, Teaching):
             raise ValueError(f"{path}: {e}") from None
 
     @classmethod
-    def from_loaded(cls, loaded: load.Loaded, *, special_tokens: Sequence[str] | None = None) -> Tokenizer:
-        """The tokenizer a file held (formats.read, formats.read_uploads), with extra special tokens if given."""
+    def from_loaded(cls, loaded: load.Loaded, *, special_tokens: Sequence[str] | None = None) -> Tokenizer | SentencePieceTokenizer:
+        """The tokenizer a file held (formats.read, formats.read_uploads), with extra special tokens if given.
+
+        A file of the SentencePiece family gives a SentencePieceTokenizer (which takes no extra special tokens).
+        """
+        if loaded.family == "sentencepiece":
+            from .sentencepiece_tokenizer import SentencePieceTokenizer
+
+            return SentencePieceTokenizer.from_loaded(loaded, special_tokens=special_tokens)
         extra = special_tokens or ()
         special_tokens = list(loaded.special_tokens) + [t for t in extra if t not in loaded.special_tokens]
         if loaded.vocab is None:
