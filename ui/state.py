@@ -41,6 +41,7 @@ DEFAULTS: dict[str, object] = {
     "trace_seen": None,  # the settings of the last trace this session showed: a new one says it is being built
     "race": None,  # the last race's results, kept per session: ui.views.race.RaceRecord
     "race_asked": None,  # when this session last pressed Start (time.time()): a result finished before it is a replay
+    "sp_race": None,  # the last SentencePiece race's results, kept per session: serve.sp_jobs.SpRaceRecord
     "race_budget": 10.0,  # seconds each algorithm may run in the race (initial count included)
     "race_hf": True,  # add HuggingFace tokenizers and rustbpe as references, those installed
     "sweep": None,  # the last scaling sweep: ui.views.race.SweepRecord
