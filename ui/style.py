@@ -254,6 +254,7 @@ table.compare td.n, table.compare th.n{text-align:right;font-variant-numeric:tab
 table.compare tr.best td{font-weight:600;background:#e9f6ec}
 table.compare td.tax{background:#fdeaea}
 table.compare .sub{color:#555;font-size:1rem;font-weight:400;white-space:nowrap}
+table.compare.tax .sub{white-space:normal}  /* seven tokenizers across 1280 px: "37 tok ·" over "1.0×" where it must */
 .difftext{font-family:monospace;font-size:1.15rem;white-space:pre-wrap;overflow-wrap:anywhere;line-height:1.7;color:#111}
 .difftext .diffspan{background:#fff1b8;box-shadow:inset 0 -4px 0 #d62728}
 .cmp-row{margin:.35rem 0 .7rem}
