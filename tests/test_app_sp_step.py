@@ -170,3 +170,19 @@ def test_a_page_of_byte_level_runs_says_which_run_it_shows():
     assert any("shows the byte-level run of this corpus" in i.value for i in at.info)
     at.switch_page("pages/race.py").run()
     assert not any("shows the byte-level run" in i.value for i in at.info)
+
+
+def test_presenter_mode_keeps_the_card_and_the_tables_and_folds_the_notes():
+    at = sentencepiece("scripts")
+    at.sidebar.toggle(key="presenter").set_value(True).run()
+    assert not at.exception and not at.title  # a projector's first screen is for the merge
+    assert "Merge <b>1</b>" in card(at) and 'class="pairs sp-pairs"' in html_of(at, "sp-pairs")
+    assert 'class="caption view-note"' in html_of(at, "sp-pairs")  # drawn, and hidden by presenter mode's CSS
+    assert ".stHtml p.caption.view-note{display:none}" in html_of(at, "<style>")
+
+
+def test_a_vocab_size_the_corpus_cannot_fill_says_what_sentencepiece_would_say_and_shows_the_merges():
+    at = sentencepiece("textbook", sp_vocab_size=60)
+    said = " ".join(i.value for i in at.info)
+    assert "Vocabulary size too high (60)" in said and "Below, the merges it can make." in said
+    assert "Merge <b>1</b>" in card(at)

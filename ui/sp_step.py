@@ -72,6 +72,8 @@ def page(settings) -> None:
     stopped = views.stop_sentence(trace)
     if stopped:
         st.info(stopped)
+    if trace.problem:  # sentencepiece itself would refuse this run (hard_vocab_limit): said, and its pieces shown all the same
+        st.info(f"{trace.problem} Below, the merges it can make.")
     whole = trace_views(key, trace)
     player = Player("", "step", n)  # the same clock and keys as the byte-level page
 

@@ -233,8 +233,6 @@ def pieces_table(trace: SpTrace, k: int) -> str:
         "A piece's score is −(its place after the meta pieces): merge 1 scores 0 (−0), merge k −(k−1), and the characters come "
         "last. Encoding merges the pair whose piece scores highest first: the order training made them."
     )
-    if trace.problem:
-        note += " " + trace.problem
     return (
         "<h3>The pieces and their scores</h3>"
         '<table class="pairs sp-pieces"><tr><th class="n">id</th><th>piece</th><th class="n">score</th><th></th></tr>'
