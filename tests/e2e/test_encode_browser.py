@@ -141,7 +141,7 @@ def test_compare_the_real_tokenizers(page):
     open_page(page, "Real tokenizers", "Real tokenizers side by side")
     page.locator("table.compare").wait_for(timeout=180_000)
     labels = page.locator("table.compare td:first-child").all_inner_texts()
-    assert labels == ["GPT-2", "GPT-4", "GPT-4o", "Trained here"]
+    assert labels == ["GPT-2", "GPT-4", "GPT-4o", "Llama 2", "Mistral", "Llama 3", "Trained here"]
     assert page.locator(".difftext .diffspan").count() > 0
     cut = look(page, "compare")
     assert cut == [], cut

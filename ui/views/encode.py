@@ -56,22 +56,31 @@ def pairs_row(
     return f'<div class="epair">{"".join(out)}</div>'
 
 
-def step_rows(word: bytes, steps: Sequence[Step], done: int, link: Link, counts: Sequence[int | None] | None = None) -> str:
+def step_rows(
+    word: bytes,
+    steps: Sequence[Step],
+    done: int,
+    link: Link,
+    counts: Sequence[int | None] | None = None,
+    start: Sequence[bytes] | None = None,
+    unit: str = "bytes",
+) -> str:
     """One pre-token after `done` of its steps: a row per step so far (its pairs, the merge chosen lit), then the tokens at the end.
 
     The row of step `done` (the next to apply) is marked now; once every step is done a last row shows the tokens.
+    start: what encoding starts from (its bytes, or a SentencePiece tokenizer's characters: unit "characters").
     """
     rows = []
     for j, step in enumerate(steps[: done + 1]):
-        what = "bytes" if j == 0 else f"after {number(steps[j - 1].rank)}"
+        what = unit if j == 0 else f"after {number(steps[j - 1].rank)}"
         rows.append(
             f'<div class="what{" now" if j == done else ""}">{escape(what)}</div>'
             f"<div>{pairs_row(step.before, step.ranks, step.rank, link, counts)}</div>"
         )
     if done >= len(steps):
-        final = steps[-1].parts if steps else tuple(bytes([b]) for b in word)
+        final = steps[-1].parts if steps else tuple(start or (bytes([b]) for b in word))
         rows.append(
-            f'<div class="what now">{"tokens" if steps else "bytes = tokens"}</div>'
+            f'<div class="what now">{"tokens" if steps else f"{unit} = tokens"}</div>'
             f'<div><div class="epair">{"".join(_chip(t, i) for i, t in enumerate(final))}</div></div>'
         )
     return f'<div class="enc-rows">{"".join(rows)}</div>'
