@@ -941,68 +941,8 @@ static inline int cursor_next(const HeapObject *h, Cursor *c, uint32_t *a, uint3
  *      made: merges made before (the first event's rank),
  *      ranks: b"" or, with words of bytes, the merges made before as (left, right, made) uint32 triples in rank
  *             order: each word is first encoded with them (encode_word)) */
-static int heap_init(HeapObject *h, PyObject *args, PyObject *kwds) {
-    static char *names[] = {"words", "rule", "byte_keys", "reuses", "vocab", "event", "width", "made", "ranks", NULL};
-    PyObject *words, *vocab, *event;
-    int rule, reuses, width = 1;
-    unsigned long long made = 0;
-    Py_buffer keys, ranks = {0};
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "Oiy*pO!O!|iKy*", names, &words, &rule, &keys, &reuses, &PyList_Type, &vocab,
-                                     &PyType_Type, &event, &width, &made, &ranks))
-        return -1;
-    /* the merges to encode words with, copied: a buffer is not held past this call */
-    size_t n_ranks = ranks.buf != NULL ? (size_t)ranks.len / (3 * sizeof(uint32_t)) : 0;
-    int ranks_ok = ranks.buf == NULL || ((size_t)ranks.len % (3 * sizeof(uint32_t)) == 0 && (n_ranks == 0 || width == 1));
-    if (ranks_ok && n_ranks && h->triples == NULL && (h->triples = malloc(n_ranks * 3 * sizeof(uint32_t))) != NULL) {
-        memcpy(h->triples, ranks.buf, n_ranks * 3 * sizeof(uint32_t)); /* freed once the words are encoded, or with the object */
-        h->n_triples = n_ranks;
-    }
-    if (ranks.buf != NULL) PyBuffer_Release(&ranks);
-    if (!ranks_ok || (n_ranks && h->n_triples != n_ranks)) {
-        PyBuffer_Release(&keys);
-        if (ranks_ok)
-            PyErr_NoMemory();
-        else
-            PyErr_SetString(PyExc_ValueError, "ranks are (left, right, made) uint32 triples, for words of bytes (width 1)");
-        return -1;
-    }
-    if (!PyDict_Check(words) && !Py_IS_TYPE(words, &bpe_WordsType)) {
-        PyBuffer_Release(&keys);
-        PyErr_Format(PyExc_TypeError, "words must be a dict or a Words, not %.50s", Py_TYPE(words)->tp_name);
-        return -1;
-    }
-    if (PyList_GET_SIZE(vocab) < 256 || PyList_GET_SIZE(vocab) > UINT32_MAX / 2 || (width != 1 && width != 4)) {
-        PyBuffer_Release(&keys);
-        PyErr_SetString(PyExc_ValueError, "vocab must hold the 256 bytes, then any tokens made before; width is 1 or 4");
-        return -1;
-    }
-    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(vocab); i++) {
-        PyObject *token = PyList_GET_ITEM(vocab, i);
-        if (!PyBytes_Check(token) || (i < 256 ? PyBytes_GET_SIZE(token) != 1 || (uint8_t)PyBytes_AS_STRING(token)[0] != i
-                                               : PyBytes_GET_SIZE(token) < 2 || PyBytes_GET_SIZE(token) > UINT32_MAX)) {
-            PyBuffer_Release(&keys);
-            PyErr_SetString(PyExc_ValueError, "vocab[i] must be bytes: byte i below 256, a token of two or more bytes after");
-            return -1;
-        }
-    }
-    int ok = (rule == RULE_BYTES || rule == RULE_IDS) && (size_t)keys.len == (rule == RULE_IDS ? sizeof(h->byte_key) : 0);
-    if (ok && rule == RULE_IDS) memcpy(h->byte_key, keys.buf, sizeof(h->byte_key));
-    PyBuffer_Release(&keys);
-    if (!ok) {
-        PyErr_SetString(PyExc_ValueError, "rule must be 0 (bytes) or 1 (ids, with 256 uint32 byte keys)");
-        return -1;
-    }
-    if (h->bytes != NULL) {
-        PyErr_SetString(PyExc_RuntimeError, "Heap is initialised once");
-        return -1;
-    }
-    h->rule = rule;
-    h->reuses = reuses;
-    h->merges = made;
-    h->vocab = Py_NewRef(vocab);
-    h->event_type = (PyTypeObject *)Py_NewRef(event);
-
-    /* the 256 byte tokens */
+/* heap_init, phase 1: the tokens: the 256 bytes, then those a run made before (continuing it), in order, as mint made them */
+static int init_tokens(HeapObject *h, PyObject *vocab, int reuses) {
     if (bpe_grow((void **)&h->bytes, &h->cap_bytes, 256, 1) < 0) return -1;
     if (grow32((void **)&h->toks, &h->cap_tokens, 256, sizeof(Token)) < 0) return -1;
     for (uint32_t i = 0; i < 256; i++) {
@@ -1011,11 +951,13 @@ static int heap_init(HeapObject *h, PyObject *args, PyObject *kwds) {
     }
     h->n_bytes = h->n_tokens = 256;
     if (reuses) {
-        if ((h->tok_slots = calloc(1024, sizeof(uint32_t))) == NULL) goto nomemory;
+        if ((h->tok_slots = calloc(1024, sizeof(uint32_t))) == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
         h->tok_mask = 1023;
         for (uint32_t i = 0; i < 256; i++) slot_token(h, i);
     }
-    /* the tokens made before (continuing a run), in order, as mint made them */
     for (Py_ssize_t i = 256; i < PyList_GET_SIZE(vocab); i++) {
         PyObject *token = PyList_GET_ITEM(vocab, i);
         size_t n = (size_t)PyBytes_GET_SIZE(token);
@@ -1028,9 +970,13 @@ static int heap_init(HeapObject *h, PyObject *args, PyObject *kwds) {
         h->n_bytes += n;
         if (reuses && index_token(h, id) < 0) return -1;
     }
-    if (grow_sides(h, h->n_tokens) < 0) return -1;
+    return grow_sides(h, h->n_tokens);
+}
 
-    /* the words longer than one byte, from a dict or a Words (a counts file's columns, words.c) */
+/* heap_init, phase 2: the words longer than one token, from a dict or a Words (a counts file's columns, words.c), copied
+   into one arena (a head, then the word's tokens); their counts checked, and every pair's count added up so that none
+   can overflow later */
+static int copy_words(HeapObject *h, PyObject *words, int width) {
     int columns = Py_IS_TYPE(words, &bpe_WordsType);
     if (columns && width != 1) {
         PyErr_SetString(PyExc_ValueError, "a Words holds bytes: width 1");
@@ -1039,7 +985,10 @@ static int heap_init(HeapObject *h, PyObject *args, PyObject *kwds) {
     const bpe_WordsObject *counted = (const bpe_WordsObject *)words;
     Py_ssize_t n_items = columns ? (Py_ssize_t)counted->n : PyDict_Size(words), pos = 0, n = 0;
     Word *kept = malloc((size_t)(n_items ? n_items : 1) * sizeof(Word));
-    if (kept == NULL) goto nomemory;
+    if (kept == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
     PyObject *key = NULL, *value;
     size_t units = 0; /* the arena's size */
     int64_t total = 0; /* every pair's count added up: never grows, so no count can overflow if it fits */
@@ -1134,26 +1083,37 @@ static int heap_init(HeapObject *h, PyObject *args, PyObject *kwds) {
         at += HEAD_UNITS + (size_t)kept[i].n + (size_t)kept[i].n % 2;
     }
     release(kept, n);
-    if (h->n_triples) { /* continuing a run: each word as the merges made before make it */
-        Ranks r = {0};
-        int ok = ranks_init(&r, h->triples, h->n_triples, h->n_tokens) == 0;
-        uint32_t kept_words = 0;
-        for (uint32_t w = 0; ok && w < h->n_words; w++) {
-            WordHead *word = (WordHead *)(h->arena + h->offsets[w]);
-            int64_t len = encode_word(&r, h->arena + h->offsets[w] + HEAD_UNITS, word->len);
-            ok = len >= 0;
-            if (ok) word->len = (uint32_t)len;
-            if (len >= 2) h->offsets[kept_words++] = h->offsets[w]; /* a word of one token never merges: left out */
-        }
-        h->n_words = kept_words;
-        ranks_free(&r);
-        free(h->triples);
-        h->triples = NULL;
-        h->n_triples = 0;
-        if (!ok) return -1;
-    }
+    return 0;
+fail:
+    release(kept, n);
+    return -1;
+}
 
-    /* phase 1: list every word under each pair it holds, once per occurrence; a pair's count is its words' counts.
+/* heap_init, phase 3 (continuing a run): each word as the merges made before make it; a word of one token never
+   merges and is left out */
+static int encode_words(HeapObject *h) {
+    Ranks r = {0};
+    int ok = ranks_init(&r, h->triples, h->n_triples, h->n_tokens) == 0;
+    uint32_t kept_words = 0;
+    for (uint32_t w = 0; ok && w < h->n_words; w++) {
+        WordHead *word = (WordHead *)(h->arena + h->offsets[w]);
+        int64_t len = encode_word(&r, h->arena + h->offsets[w] + HEAD_UNITS, word->len);
+        ok = len >= 0;
+        if (ok) word->len = (uint32_t)len;
+        if (len >= 2) h->offsets[kept_words++] = h->offsets[w]; /* a word of one token never merges: left out */
+    }
+    h->n_words = kept_words;
+    ranks_free(&r);
+    free(h->triples);
+    h->triples = NULL;
+    h->n_triples = 0;
+    return ok ? 0 : -1;
+}
+
+/* heap_init, phase 4: list every word under each pair it holds, once per occurrence; a pair's count is its words'
+   counts (the detail below) */
+static int index_pairs(HeapObject *h) {
+    /* list every word under each pair it holds, once per occurrence; a pair's count is its words' counts.
      * A first pass counts each pair's occurrences, so that each list is made once at its size, and a second lists
      * the words. A pair of two bytes finds its record in a table of 65,536 without hashing (first_rec). Words given
      * as token ids (continuing a run) hold pairs spread over a table of megabytes: each occurrence's record is found
@@ -1163,7 +1123,10 @@ static int heap_init(HeapObject *h, PyObject *args, PyObject *kwds) {
     while (slots < 2 * (uint64_t)h->n_words) slots *= 2;
     if (rehash(h, slots) < 0) return -1;
     uint32_t *byte_pair = calloc(256 * 256, sizeof(uint32_t)); /* a << 8 | b -> its record + 1 */
-    if (byte_pair == NULL) goto nomemory;
+    if (byte_pair == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
     int ids = h->n_tokens > 256;
     size_t n_pairs = 0;
     uint32_t *rec_of = NULL;
@@ -1171,7 +1134,10 @@ static int heap_init(HeapObject *h, PyObject *args, PyObject *kwds) {
         for (uint32_t w = 0; w < h->n_words; w++) n_pairs += ((const WordHead *)(h->arena + h->offsets[w]))->len - 1; /* len >= 2 */
         if ((rec_of = malloc((n_pairs ? n_pairs : 1) * sizeof(uint32_t))) == NULL) {
             free(byte_pair);
-            goto nomemory;
+            {
+            PyErr_NoMemory();
+            return -1;
+        }
         }
         Cursor here = {0}, ahead = {0};
         uint32_t a, b, a2, b2;
@@ -1212,7 +1178,10 @@ static int heap_init(HeapObject *h, PyObject *args, PyObject *kwds) {
             if ((p->listed = malloc(need * sizeof(uint32_t))) == NULL) {
                 free(byte_pair);
                 free(rec_of);
-                goto nomemory;
+                {
+            PyErr_NoMemory();
+            return -1;
+        }
             }
             p->cap_listed = (uint32_t)need;
         } else if (list_room(h, p, need) < 0) {
@@ -1243,19 +1212,86 @@ static int heap_init(HeapObject *h, PyObject *args, PyObject *kwds) {
     }
     free(byte_pair);
     free(rec_of);
-    /* phase 2: one heap entry per pair, heapified */
+    return 0;
+}
+
+/* heap_init, phase 5: one heap entry per pair, heapified */
+static int build_heap(HeapObject *h) {
     if (bpe_grow((void **)&h->heap, &h->heap_cap, (size_t)h->n_recs + 1, sizeof(Entry)) < 0) return -1;
     for (uint32_t r = 0; r < h->n_recs; r++) h->heap[r] = (Entry){h->recs[r].count, h->recs[r].a, h->recs[r].b};
     h->heap_n = h->n_recs;
     for (size_t i = h->heap_n / ARITY + 1; i-- > 0;) sift_down(h, i);
+    return 0;
+}
+
+static int heap_init(HeapObject *h, PyObject *args, PyObject *kwds) {
+    static char *names[] = {"words", "rule", "byte_keys", "reuses", "vocab", "event", "width", "made", "ranks", NULL};
+    PyObject *words, *vocab, *event;
+    int rule, reuses, width = 1;
+    unsigned long long made = 0;
+    Py_buffer keys, ranks = {0};
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "Oiy*pO!O!|iKy*", names, &words, &rule, &keys, &reuses, &PyList_Type, &vocab,
+                                     &PyType_Type, &event, &width, &made, &ranks))
+        return -1;
+    /* the merges to encode words with, copied: a buffer is not held past this call */
+    size_t n_ranks = ranks.buf != NULL ? (size_t)ranks.len / (3 * sizeof(uint32_t)) : 0;
+    int ranks_ok = ranks.buf == NULL || ((size_t)ranks.len % (3 * sizeof(uint32_t)) == 0 && (n_ranks == 0 || width == 1));
+    if (ranks_ok && n_ranks && h->triples == NULL && (h->triples = malloc(n_ranks * 3 * sizeof(uint32_t))) != NULL) {
+        memcpy(h->triples, ranks.buf, n_ranks * 3 * sizeof(uint32_t)); /* freed once the words are encoded, or with the object */
+        h->n_triples = n_ranks;
+    }
+    if (ranks.buf != NULL) PyBuffer_Release(&ranks);
+    if (!ranks_ok || (n_ranks && h->n_triples != n_ranks)) {
+        PyBuffer_Release(&keys);
+        if (ranks_ok)
+            PyErr_NoMemory();
+        else
+            PyErr_SetString(PyExc_ValueError, "ranks are (left, right, made) uint32 triples, for words of bytes (width 1)");
+        return -1;
+    }
+    if (!PyDict_Check(words) && !Py_IS_TYPE(words, &bpe_WordsType)) {
+        PyBuffer_Release(&keys);
+        PyErr_Format(PyExc_TypeError, "words must be a dict or a Words, not %.50s", Py_TYPE(words)->tp_name);
+        return -1;
+    }
+    if (PyList_GET_SIZE(vocab) < 256 || PyList_GET_SIZE(vocab) > UINT32_MAX / 2 || (width != 1 && width != 4)) {
+        PyBuffer_Release(&keys);
+        PyErr_SetString(PyExc_ValueError, "vocab must hold the 256 bytes, then any tokens made before; width is 1 or 4");
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(vocab); i++) {
+        PyObject *token = PyList_GET_ITEM(vocab, i);
+        if (!PyBytes_Check(token) || (i < 256 ? PyBytes_GET_SIZE(token) != 1 || (uint8_t)PyBytes_AS_STRING(token)[0] != i
+                                               : PyBytes_GET_SIZE(token) < 2 || PyBytes_GET_SIZE(token) > UINT32_MAX)) {
+            PyBuffer_Release(&keys);
+            PyErr_SetString(PyExc_ValueError, "vocab[i] must be bytes: byte i below 256, a token of two or more bytes after");
+            return -1;
+        }
+    }
+    int ok = (rule == RULE_BYTES || rule == RULE_IDS) && (size_t)keys.len == (rule == RULE_IDS ? sizeof(h->byte_key) : 0);
+    if (ok && rule == RULE_IDS) memcpy(h->byte_key, keys.buf, sizeof(h->byte_key));
+    PyBuffer_Release(&keys);
+    if (!ok) {
+        PyErr_SetString(PyExc_ValueError, "rule must be 0 (bytes) or 1 (ids, with 256 uint32 byte keys)");
+        return -1;
+    }
+    if (h->bytes != NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "Heap is initialised once");
+        return -1;
+    }
+    h->rule = rule;
+    h->reuses = reuses;
+    h->merges = made;
+    h->vocab = Py_NewRef(vocab);
+    h->event_type = (PyTypeObject *)Py_NewRef(event);
+
+    /* the phases, each a function above: the tokens, the words, (continuing) the words as the merges before make them,
+       every pair's list of words, the heap */
+    if (init_tokens(h, vocab, reuses) < 0 || copy_words(h, words, width) < 0) return -1;
+    if (h->n_triples && encode_words(h) < 0) return -1;
+    if (index_pairs(h) < 0 || build_heap(h) < 0) return -1;
     h->ready = 1;
     return 0;
-fail:
-    release(kept, n);
-    return -1;
-nomemory:
-    PyErr_NoMemory();
-    return -1;
 }
 
 /* names interned once: MergeEvent's fields, and the work counters (bpe/events.py's WORK_NAMES) */
