@@ -52,7 +52,6 @@ from ..core import settings as core_settings
 from ..data.count import check_workers, reporter
 from ..data.inputs import (
     CHUNK_BYTES,
-    DEFAULT_READING,
     Input,
     Reading,
     Shard,
@@ -172,6 +171,15 @@ def encoder_of(tok: Tokenizer | SentencePieceTokenizer) -> str:
     return "compiled (bpe._core)" if getattr(tok, "_compiled", None) is not None else "Python (encoder.py)"
 
 
+def reading_of(reading: dict) -> tuple[str, str, int]:
+    """(text_field, text_column, chunk_bytes) of the reading keywords encode_files takes; the rest are the tokenizer's."""
+    taken = {"special_tokens", "pretokenizer", "pattern", "split_lines", "compiled"} & set(reading)
+    if taken:
+        raise TypeError(f"{', '.join(sorted(taken))}: the tokenizer decides it when encoding (its special tokens and pre-tokenizer).")
+    options = Reading.of(**reading)
+    return options.text_field, options.text_column, options.chunk_bytes
+
+
 def encode_files(
     tok: Tokenizer | SentencePieceTokenizer,
     paths: str | os.PathLike | Sequence[str | os.PathLike],
@@ -181,18 +189,19 @@ def encode_files(
     eot: int | None | str = "default",
     workers: int | None = None,
     progress: Progress | None = None,
-    text_field: str = DEFAULT_READING.text_field,
-    text_column: str = DEFAULT_READING.text_column,
     k: int | None = None,
-    chunk_bytes: int = CHUNK_BYTES,
     parallel_min_bytes: int = PARALLEL_MIN_BYTES,
     add_special_tokens: bool = False,
+    **reading,
 ) -> Encoded:
     """Encode every input (paths or globs of any format) into out (.npy or .bin); see the module's docstring.
 
     eot: "default" (the tokenizer's <|endoftext|>, or </s> for the SentencePiece family, if it has one), None
-    (nothing), or an id. add_special_tokens: the SentencePiece family only (see the module's docstring).
+    (nothing), or an id. add_special_tokens: the SentencePiece family only (see the module's docstring). The other
+    keywords say how inputs are read (bpe.data.inputs.Reading: text_field, text_column, chunk_bytes); the tokenizer
+    gives the rest (its special tokens and pre-tokenizer decide where text files may be cut).
     """
+    text_field, text_column, chunk_bytes = reading_of(reading)
     start = time.perf_counter()
     pieces = tok.family == "sentencepiece"
     if special is not None and special not in SPECIAL_TEXT:

@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING
 
 from .. import atomic
 from ..data.count import reporter
-from ..data.inputs import CHUNK_BYTES, DEFAULT_READING, Reading, resolve_inputs, warn_unsafe_cuts
+from ..data.inputs import CHUNK_BYTES, Reading, resolve_inputs, warn_unsafe_cuts
 from ..data.ray_count import connect
 from ..files.ids import HEADER_BYTES, MANIFEST, IdsWriter, dtype_for, kind_of, read_manifest, shards_manifest
 from ..memory import peak_rss
@@ -55,6 +55,7 @@ from .encode_files import (
     default_special,
     encode_job,
     encoder_of,
+    reading_of,
 )
 
 if TYPE_CHECKING:
@@ -84,17 +85,17 @@ def encode_on_ray(
     special: str | None = None,
     eot: int | None | str = "default",
     progress: Progress | None = None,
-    text_field: str = DEFAULT_READING.text_field,
-    text_column: str = DEFAULT_READING.text_column,
     k: int | None = None,
-    chunk_bytes: int = CHUNK_BYTES,
     hook: Callable[[int], None] | None = None,
+    **reading,
 ) -> EncodedOnRay:
     """encode_files on a Ray cluster (address: 'auto', 'ray://host:10001', 'local'; None: the one already joined).
 
-    out: a folder (shards and manifest.json) or one .npy / .bin file. The other keywords are encode_files'.
-    hook (for tests): called in a task with its shard's index after its first batch is written (a test kills the worker there).
+    out: a folder (shards and manifest.json) or one .npy / .bin file. The other keywords are encode_files' (the reading
+    ones: text_field, text_column, chunk_bytes). hook (for tests): called in a task with its shard's index after its
+    first batch is written (a test kills the worker there).
     """
+    text_field, text_column, chunk_bytes = reading_of(reading)
     start = time.perf_counter()
     phases: dict[str, float] = {}
     special = special or default_special(tok)
