@@ -108,10 +108,11 @@ def test_bpe_dropout_shows_a_words_segmentations_and_their_shares(page):
         wait_idle(page)
         page.wait_for_function("before => document.querySelector('.drop-rows').innerText !== before", arg=before)
     assert "probability 0.30" in page.locator("p.caption").filter(has_text="encoded 1,000 times").inner_text()
-    column = page.get_by_test_id("stMain").locator('[data-testid="stColumn"]').filter(has_text="The steps").last.bounding_box()
-    for name in ("The steps", "A token's ancestry", "Dropout"):  # the view switch on one line, none cut off
-        box = page.get_by_role("radio", name=name).bounding_box()
-        assert column["x"] - 1 <= box["x"] and box["x"] + box["width"] <= column["x"] + column["width"] + 1, name
+    main = page.get_by_test_id("stMainBlockContainer").bounding_box()
+    boxes = [page.get_by_role("radio", name=name).bounding_box() for name in ("The steps", "A token's ancestry", "Dropout")]
+    assert len({round(box["y"]) for box in boxes}) == 1  # the view switch on one line
+    for box in boxes:  # none cut off
+        assert main["x"] - 1 <= box["x"] and box["x"] + box["width"] <= main["x"] + main["width"] + 1, box
     rows = page.locator(".drop-rows .drop-n").all_inner_texts()
     assert len(rows) >= 3 and page.locator(".drop-plain").count() == 1  # several segmentations; the usual one marked
     shares = [float(r.split(" %")[0]) for r in rows]
