@@ -112,6 +112,44 @@ def test_invalid_utf8_splits_as_the_python_path_splits_its_surrogates(data, pret
     assert pretokenize_c.pretokens(data, pretokenizer) == python_pretokens(data, pretokenizer)
 
 
+# ASCII where the scanner decides 64 bytes at a time (pretokenize.c's block_starts): every rule of the three regexes,
+# runs of any length across the edges of its blocks, and a few bytes of 0x80 and above that end what a block decides
+ASCII_PIECES = [
+    "'s", "'t", "'re", "'ve", "'m", "'ll", "'d", "'S", "'RE", "'Ll", "'", "''", " 's", "'x", "'l", "'r", "'v", "'sa", "it's's",
+    " ", "  ", "\t", "\n", "\r\n", "\r", " \n ", "\x0b", "\x0c", "\x1c", "a", "Z", "word", " word", "Word", "HTTPServer",
+    "camelCase", "iPhone", "DON'T", "don't", "I'M", "1", "42", "2024", "!", "?!", ".", "-", "/", "//", "!/", "/\n", "\n/",
+    "\x00", "\x7f", " \"", "(", "_", "é", "\xa0", "٣",
+]  # fmt: skip
+RUNS = st.sampled_from([" ", "\n", "\t", "x", "X", "1", "!", "/", "'", " \n", "\r\n", "ab"])
+
+
+def ascii_text() -> st.SearchStrategy[str]:
+    run = st.builds(str.__mul__, RUNS, st.integers(1, 90))
+    piece = st.one_of(st.sampled_from(ASCII_PIECES), st.sampled_from(ASCII_PIECES), run)
+    return st.lists(piece, min_size=20, max_size=120).map("".join)
+
+
+@needs_core
+@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(text=ascii_text(), pretokenizer=st.sampled_from(["gpt2", "cl100k", "o200k"]))
+def test_pretokens_of_ascii_decided_64_bytes_at_a_time_equal_the_regexs(text, pretokenizer):
+    data = text.encode()
+    assert pretokenize_c.pretokens(data, pretokenizer) == python_pretokens(data, pretokenizer)
+
+
+@needs_core
+@pytest.mark.parametrize("pretokenizer", ["gpt2", "cl100k", "o200k"])
+def test_each_rule_across_the_edge_of_a_block_at_every_offset(pretokenizer):
+    # where a block ends, a whitespace run's last newline, a contraction's letters or a word's case may be past it
+    for piece in ["  \n  x", "\n\n  !", "  x", " \t\n", "!\n\n/x", "a//\n/.", "x's", "it's's", "'ll", "DON'T", "aB'Re",
+                  "1234567", "x.'s", "é'x", "!\n/\n/\nx", "\r\n\r\n", "word\u00e9", "  \u3000x", "'\u017f"]:  # fmt: skip
+        texts = ["w " * 20 + "y" * k + piece + " and more" * 12 for k in range(90)]
+        data = "".join(texts).encode()
+        assert pretokenize_c.pretokens(data, pretokenizer) == python_pretokens(data, pretokenizer), piece
+        for text in texts:
+            assert pretokenize_c.pretokens(text.encode(), pretokenizer) == python_pretokens(text.encode(), pretokenizer), (piece, text)
+
+
 @needs_core
 @pytest.mark.parametrize("pretokenizer", NAMED)
 @pytest.mark.parametrize(

@@ -56,7 +56,7 @@ typedef struct state {
     uint32_t *out;        /* the ids of the call in progress */
     size_t out_used, out_cap;
     struct state *next; /* the next free state */
-    bpe_span spans[BPE_CHUNK];
+    bpe_span spans[BPE_CHUNK_ROOM];
 } state;
 
 typedef struct {
