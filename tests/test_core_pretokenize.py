@@ -26,7 +26,7 @@ from bpe.core import core, missing
 from bpe.data.corpora import stdlib_prose
 from bpe.text import pretokenize_c, unicode_classes
 from bpe.text.pretokenize import sequence_of_text
-from bpe.text.pretokenizers import ENCODING, ERRORS, PRETOKENIZERS
+from bpe.text.pretokenizers import ENCODING, ERRORS, PRETOKENIZERS, find_specials
 from bpe.text.tally import Tally
 
 needs_core = pytest.mark.skipif(core is None, reason=f"the compiled core is absent: {missing}")
@@ -159,6 +159,49 @@ def test_each_rule_across_the_edge_of_a_block_at_every_offset(pretokenizer):
 def test_empty_text_and_long_runs(pretokenizer, text):
     data = text.encode()
     assert pretokenize_c.pretokens(data, pretokenizer) == python_pretokens(data, pretokenizer)
+
+
+SPECIALS = ["<|endoftext|>", "<|fim_prefix|>", "<|fim_middle|>", "<|", "<", "<<", "|>", "ab", "aa", "a", "aaa", "é", "éa"]
+
+
+def python_pretokens_with_specials(data: bytes, pretokenizer: str, specials: list[str]) -> list[bytes]:
+    text, out, pos = data.decode(ENCODING, ERRORS), [], 0
+    for at, token in find_specials(text, specials):
+        out += python_pretokens(text[pos:at].encode(ENCODING, ERRORS), pretokenizer) + [token.encode()]
+        pos = at + len(token)
+    return out + python_pretokens(text[pos:].encode(ENCODING, ERRORS), pretokenizer)
+
+
+@needs_core
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    specials=st.lists(st.sampled_from(SPECIALS), min_size=1, max_size=6, unique=True),
+    pieces=st.lists(
+        st.one_of(
+            st.sampled_from([*SPECIALS, "<|endoftext", "<|fim_", " ", "x", "|"]),
+            st.builds(str.__mul__, st.sampled_from(["<", "a", "<|"]), st.integers(1, 60)),
+        ),
+        max_size=40,
+    ),
+    pretokenizer=st.sampled_from(["gpt2", "cl100k"]),
+)
+def test_special_tokens_with_one_first_byte_are_found_together_as_the_python_path_finds_them(specials, pieces, pretokenizer):
+    # tokens that share a first byte are searched for in one pass (the longest of them at one place); runs of that byte
+    # past the budget of misses hand over to memmem, token by token
+    data = "".join(pieces).encode()
+    expected = python_pretokens_with_specials(data, pretokenizer, specials)
+    assert pretokenize_c.pretokens(data, pretokenizer, [s.encode() for s in specials]) == expected
+
+
+@needs_core
+@pytest.mark.parametrize("run", [5, 40, 300])
+def test_the_longest_special_token_at_one_place_wins_after_a_run_of_their_first_byte(run):
+    # past the budget of misses memmem finds each token of the group: the two here at one place, the longer kept
+    data = ("<" * run + "<|endoftext|><|x" + "<" * run + "<|").encode()
+    for specials in (["<|", "<|endoftext|>"], ["<|endoftext|>", "<|", "<|x"]):
+        assert pretokenize_c.pretokens(data, "gpt2", [s.encode() for s in specials]) == python_pretokens_with_specials(
+            data, "gpt2", specials
+        )
 
 
 @needs_core

@@ -57,8 +57,14 @@ typedef struct {
     const uint8_t **data; /* longest first */
     size_t *len;
     Py_ssize_t *index; /* the token's place in the sequence it was given in */
-    size_t *next;      /* each token's next occurrence (SIZE_MAX: none left) */
     PyObject *owner;   /* keeps the bytes alive */
+    /* the tokens by first byte, searched for together: group g is members[group_at[g]:group_at[g + 1]] (indices above,
+       longest first), group_bytes[g] their lengths' sum; found[g] its next place (SIZE_MAX: none left), found_which[g]
+       the token there */
+    Py_ssize_t groups;
+    Py_ssize_t *members, *group_at;
+    size_t *group_bytes, *found;
+    Py_ssize_t *found_which;
 } bpe_specials;
 
 /* From a tuple or list of non-empty bytes (NULL or None: none); -1 with an exception set on bad input. */

@@ -448,26 +448,57 @@ int bpe_next_pretoken(int kind, const uint8_t *s, size_t n, size_t *pos, size_t 
 /* ---------------------------------------------------------------------------------------------
    special tokens */
 
-static const uint8_t *find(const uint8_t *s, size_t n, const uint8_t *token, size_t len) {
+/* the first place of token in s[0:n], or NULL: linear, like str.find, however repetitive the text */
+static const uint8_t *search(const uint8_t *s, size_t n, const uint8_t *token, size_t len) {
 #ifdef _WIN32
     for (size_t i = 0; len <= n && i <= n - len; i++)
         if (memcmp(s + i, token, len) == 0) return s + i;
     return NULL;
 #else
-    /* Where the token's first byte is rare, as '<' is in prose, from one place of it to the next (memchr reads 32
-       bytes at a time; memmem's two-way search ~1 byte per instruction). subtle: a text dense with that byte would
-       make this quadratic in the token's length, so past a budget of misses -- 16, and one more per token length
-       and 64 bytes passed, so that the compares stay within the bytes passed -- memmem takes over: linear, like
-       str.find, however repetitive the text. */
-    const uint8_t *start = s, *end = s + n;
-    for (size_t missed = 0;; missed++) {
-        if (missed > 16 + (size_t)(s - start) / (len + 64)) return memmem(s, (size_t)(end - s), token, len);
-        const uint8_t *at = memchr(s, token[0], (size_t)(end - s));
-        if (!at || (size_t)(end - at) < len) return NULL;
-        if (memcmp(at, token, len) == 0) return at;
-        s = at + 1;
-    }
+    return memmem(s, n, token, len);
 #endif
+}
+
+/* The first place at or after pos where a token of group g (those with one first byte) is, and the longest of them
+   there (*which), or SIZE_MAX. Where that byte is rare, as '<' is in prose, from one place of it to the next (memchr
+   reads 32 bytes at a time; memmem's two-way search ~1 byte per instruction), each place compared with every token of
+   the group: one pass over the text for all of them (cl100k's five special tokens begin with '<'). A place whose next
+   byte is no token's second costs a compare per token; subtle: one where it is may cost a token's length, and a text
+   dense with those would make this quadratic in the tokens' length, so past a budget of them -- 16, and one more per
+   64 bytes and the group's tokens' bytes passed, so that the compares stay within the bytes passed -- memmem takes
+   over, token by token. */
+static size_t find_group(const bpe_specials *sp, Py_ssize_t g, const uint8_t *s, size_t n, size_t pos, Py_ssize_t *which) {
+    const Py_ssize_t *members = sp->members + sp->group_at[g];
+    Py_ssize_t k = sp->group_at[g + 1] - sp->group_at[g];
+    uint8_t first = sp->data[members[0]][0];
+    for (size_t from = pos, missed = 0; from < n;) {
+        if (missed > 16 + (from - pos) / (sp->group_bytes[g] + 64)) {
+            size_t best = SIZE_MAX;
+            for (Py_ssize_t j = 0; j < k; j++) { /* a tie keeps the earlier, longer token */
+                const uint8_t *at = search(s + from, n - from, sp->data[members[j]], sp->len[members[j]]);
+                if (at && (size_t)(at - s) < best) {
+                    best = (size_t)(at - s);
+                    *which = members[j];
+                }
+            }
+            return best;
+        }
+        const uint8_t *at = memchr(s + from, first, n - from);
+        if (!at) return SIZE_MAX;
+        size_t i = (size_t)(at - s);
+        for (Py_ssize_t j = 0; j < k; j++) {
+            const uint8_t *token = sp->data[members[j]];
+            size_t len = sp->len[members[j]];
+            if (len > n - i || (len > 1 && at[1] != token[1])) continue;
+            if (len <= 2 || memcmp(at + 2, token + 2, len - 2) == 0) {
+                *which = members[j];
+                return i;
+            }
+            missed++;
+        }
+        from = i + 1;
+    }
+    return SIZE_MAX;
 }
 
 int bpe_specials_init(bpe_specials *sp, PyObject *tokens) {
@@ -482,8 +513,12 @@ int bpe_specials_init(bpe_specials *sp, PyObject *tokens) {
     sp->data = PyMem_Calloc((size_t)count, sizeof(*sp->data));
     sp->len = PyMem_Calloc((size_t)count, sizeof(*sp->len));
     sp->index = PyMem_Calloc((size_t)count, sizeof(*sp->index));
-    sp->next = PyMem_Calloc((size_t)count, sizeof(*sp->next));
-    if (!sp->data || !sp->len || !sp->index || !sp->next) {
+    sp->members = PyMem_Calloc((size_t)count, sizeof(*sp->members));
+    sp->group_at = PyMem_Calloc((size_t)count + 1, sizeof(*sp->group_at));
+    sp->group_bytes = PyMem_Calloc((size_t)count, sizeof(*sp->group_bytes));
+    sp->found = PyMem_Calloc((size_t)count, sizeof(*sp->found));
+    sp->found_which = PyMem_Calloc((size_t)count, sizeof(*sp->found_which));
+    if (!sp->data || !sp->len || !sp->index || !sp->members || !sp->group_at || !sp->group_bytes || !sp->found || !sp->found_which) {
         PyErr_NoMemory();
         bpe_specials_free(sp);
         return -1;
@@ -508,6 +543,19 @@ int bpe_specials_init(bpe_specials *sp, PyObject *tokens) {
         sp->len[at] = len;
         sp->index[at] = t;
     }
+    /* grouped by first byte, each group longest first (the order above): a group begins at its longest token */
+    Py_ssize_t placed = 0;
+    for (Py_ssize_t t = 0; t < count; t++) {
+        int grouped = 0;
+        for (Py_ssize_t j = 0; j < placed && !grouped; j++) grouped = sp->data[sp->members[j]][0] == sp->data[t][0];
+        if (grouped) continue;
+        for (Py_ssize_t u = t; u < count; u++)
+            if (sp->data[u][0] == sp->data[t][0]) {
+                sp->members[placed++] = u;
+                sp->group_bytes[sp->groups] += sp->len[u];
+            }
+        sp->group_at[++sp->groups] = placed;
+    }
     return 0;
 }
 
@@ -515,29 +563,27 @@ void bpe_specials_free(bpe_specials *sp) {
     PyMem_Free(sp->data);
     PyMem_Free(sp->len);
     PyMem_Free(sp->index);
-    PyMem_Free(sp->next);
+    PyMem_Free(sp->members);
+    PyMem_Free(sp->group_at);
+    PyMem_Free(sp->group_bytes);
+    PyMem_Free(sp->found);
+    PyMem_Free(sp->found_which);
     Py_CLEAR(sp->owner);
     memset(sp, 0, sizeof(*sp));
 }
 
-static size_t find_from(const bpe_specials *sp, Py_ssize_t t, const uint8_t *s, size_t n, size_t pos) {
-    if (pos >= n) return SIZE_MAX;
-    const uint8_t *at = find(s + pos, n - pos, sp->data[t], sp->len[t]);
-    return at ? (size_t)(at - s) : SIZE_MAX;
-}
-
 void bpe_specials_reset(bpe_specials *sp, const uint8_t *s, size_t n) {
-    for (Py_ssize_t t = 0; t < sp->count; t++) sp->next[t] = find_from(sp, t, s, n, 0);
+    for (Py_ssize_t g = 0; g < sp->groups; g++) sp->found[g] = find_group(sp, g, s, n, 0, &sp->found_which[g]);
 }
 
 int bpe_specials_next(bpe_specials *sp, const uint8_t *s, size_t n, size_t pos, size_t *start, Py_ssize_t *which) {
     size_t best = SIZE_MAX;
     Py_ssize_t chosen = -1;
-    for (Py_ssize_t t = 0; t < sp->count; t++) {
-        if (sp->next[t] < pos) sp->next[t] = find_from(sp, t, s, n, pos); /* passed over: look again from here */
-        if (sp->next[t] < best) {                                         /* a tie keeps the earlier, longer token */
-            best = sp->next[t];
-            chosen = t;
+    for (Py_ssize_t g = 0; g < sp->groups; g++) {
+        if (sp->found[g] < pos) sp->found[g] = find_group(sp, g, s, n, pos, &sp->found_which[g]); /* passed over: look again */
+        if (sp->found[g] < best) { /* two groups never meet at one place: their first bytes differ */
+            best = sp->found[g];
+            chosen = sp->found_which[g];
         }
     }
     if (chosen < 0) return 0;
