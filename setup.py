@@ -34,7 +34,7 @@ SOURCES = [
     "bpe/c/words.c",  # a counts file's tokens and counts, read from its columns (bpe/data/counts_file.py)
     "bpe/c/spm.c",  # the SentencePiece family: normalizer, trainer, encoders (bpe/sentencepiece/)
 ]
-HEADERS = ["bpe/c/core.h", "bpe/c/encode.h", "bpe/c/hash.h", "bpe/c/unicode_classes.h"]
+HEADERS = ["bpe/c/core.h", "bpe/c/encode.h", "bpe/c/hash.h", "bpe/c/minheap.h", "bpe/c/unicode_classes.h"]
 
 
 def sources_digest() -> str:

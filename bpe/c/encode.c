@@ -22,6 +22,7 @@
    Not here: checking a vocabulary, or the sentences for what is wrong with one (tokenizer.py
    does both; a byte the vocabulary lacks makes encode() return None, and Python says why). */
 #include "encode.h"
+#include "minheap.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -140,32 +141,6 @@ static size_t merge_short(const Encoder *e, uint32_t *ids, uint32_t *ranks, size
     }
 }
 
-static inline void heap_push(uint64_t *heap, size_t *size, uint64_t item) {
-    size_t i = (*size)++;
-    while (i > 0) {
-        size_t parent = (i - 1) / 2;
-        if (heap[parent] <= item) break;
-        heap[i] = heap[parent];
-        i = parent;
-    }
-    heap[i] = item;
-}
-
-static inline uint64_t heap_pop(uint64_t *heap, size_t *size) {
-    uint64_t top = heap[0], item = heap[--(*size)];
-    size_t i = 0, n = *size;
-    for (;;) {
-        size_t child = 2 * i + 1;
-        if (child >= n) break;
-        if (child + 1 < n && heap[child + 1] < heap[child]) child++;
-        if (item <= heap[child]) break;
-        heap[i] = heap[child];
-        i = child;
-    }
-    if (n) heap[i] = item;
-    return top;
-}
-
 /* Tokenizer._merge_long: the same rounds in O(n log n), a heap of (rank, place) over a linked list.
    Each round first takes every place holding the lowest rank present off the heap (they come off
    left to right), then merges them in that order, skipping those an earlier merge of the round used
@@ -189,13 +164,13 @@ static Py_ssize_t merge_long(const Encoder *e, uint32_t *ids, size_t n, uint32_t
         alive[i] = 1;
         if (i + 1 < n) {
             uint32_t rank = rank_of(e, ids[i], ids[i + 1], limit);
-            if (rank != NO_RANK) heap_push(heap, &size, (uint64_t)rank << 32 | i);
+            if (rank != NO_RANK) bpe_minheap_push(heap, &size, (uint64_t)rank << 32 | i);
         }
     }
     while (size) {
         uint32_t rank = (uint32_t)(heap[0] >> 32);
         size_t n_sites = 0;
-        while (size && (uint32_t)(heap[0] >> 32) == rank) sites[n_sites++] = (uint32_t)heap_pop(heap, &size);
+        while (size && (uint32_t)(heap[0] >> 32) == rank) sites[n_sites++] = (uint32_t)bpe_minheap_pop(heap, &size);
         for (size_t k = 0; k < n_sites; k++) {
             uint32_t i = sites[k];
             uint32_t j = alive[i] ? next[i] : UINT32_MAX;
@@ -207,12 +182,12 @@ static Py_ssize_t merge_long(const Encoder *e, uint32_t *ids, size_t n, uint32_t
             if (after != UINT32_MAX) {
                 prev[after] = i;
                 uint32_t r = rank_of(e, ids[i], ids[after], limit);
-                if (r != NO_RANK) heap_push(heap, &size, (uint64_t)r << 32 | i);
+                if (r != NO_RANK) bpe_minheap_push(heap, &size, (uint64_t)r << 32 | i);
             }
             uint32_t before = prev[i];
             if (before != UINT32_MAX) {
                 uint32_t r = rank_of(e, ids[before], ids[i], limit);
-                if (r != NO_RANK) heap_push(heap, &size, (uint64_t)r << 32 | before);
+                if (r != NO_RANK) bpe_minheap_push(heap, &size, (uint64_t)r << 32 | before);
             }
         }
     }

@@ -16,6 +16,7 @@
    sends a walk outside its arrays. tests/test_core_sentencepiece.py holds each to its Python twin, also under
    ASan/UBSan. */
 #include "encode.h"
+#include "minheap.h"
 
 #include <string.h>
 
@@ -1252,7 +1253,6 @@ struct HotPair {
 
 static inline size_t hot_index(uint64_t key) { return (size_t)((key * 0x9E3779B97F4A7C15ULL) >> 50); /* 14 bits */ }
 
-
 static inline int is_decimal(uint32_t c) { return (c >= 0x30 && c <= 0x39) || (c >= 0xFF10 && c <= 0xFF19); }
 
 /* IsValidSentencePiece (trainer.py why_invalid, without the why) */
@@ -2295,32 +2295,6 @@ static inline int hf_pair(const HFBpe *h, int64_t left, int64_t right, uint32_t 
     return 0;
 }
 
-static inline void hf_heap_push(uint64_t *heap, size_t *size, uint64_t item) {
-    size_t i = (*size)++;
-    while (i > 0) {
-        size_t parent = (i - 1) / 2;
-        if (heap[parent] <= item) break;
-        heap[i] = heap[parent];
-        i = parent;
-    }
-    heap[i] = item;
-}
-
-static inline uint64_t hf_heap_pop(uint64_t *heap, size_t *size) {
-    uint64_t top = heap[0], item = heap[--(*size)];
-    size_t i = 0, n = *size;
-    for (;;) {
-        size_t child = 2 * i + 1;
-        if (child >= n) break;
-        if (child + 1 < n && heap[child + 1] < heap[child]) child++;
-        if (item <= heap[child]) break;
-        heap[i] = heap[child];
-        i = child;
-    }
-    if (n) heap[i] = item;
-    return top;
-}
-
 /* word(data: bytes of one pre-token, valid UTF-8) -> list of ids (BPE.merge_word) */
 static PyObject *hf_word(HFBpe *h, PyObject *arg) {
     Py_buffer data;
@@ -2370,10 +2344,10 @@ static PyObject *hf_word(HFBpe *h, PyObject *arg) {
         h->prev[i] = (int32_t)i - 1;
         h->next[i] = i + 1 < count ? (int32_t)i + 1 : -1;
         uint32_t rank, made;
-        if (i + 1 < count && hf_pair(h, h->ids[i], h->ids[i + 1], &rank, &made)) hf_heap_push(h->heap, &size, (uint64_t)rank << 32 | i);
+        if (i + 1 < count && hf_pair(h, h->ids[i], h->ids[i + 1], &rank, &made)) bpe_minheap_push(h->heap, &size, (uint64_t)rank << 32 | i);
     }
     while (size) {
-        uint64_t top = hf_heap_pop(h->heap, &size);
+        uint64_t top = bpe_minheap_pop(h->heap, &size);
         uint32_t i = (uint32_t)top, rank = (uint32_t)(top >> 32), r, made;
         if (!h->alive[i] || h->next[i] < 0) continue;
         int32_t j = h->next[i];
@@ -2382,8 +2356,8 @@ static PyObject *hf_word(HFBpe *h, PyObject *arg) {
         h->alive[j] = 0;
         h->next[i] = h->next[j];
         if (h->next[j] >= 0) h->prev[h->next[j]] = (int32_t)i;
-        if (h->prev[i] >= 0 && hf_pair(h, h->ids[h->prev[i]], h->ids[i], &r, &made)) hf_heap_push(h->heap, &size, (uint64_t)r << 32 | (uint32_t)h->prev[i]);
-        if (h->next[i] >= 0 && hf_pair(h, h->ids[i], h->ids[h->next[i]], &r, &made)) hf_heap_push(h->heap, &size, (uint64_t)r << 32 | i);
+        if (h->prev[i] >= 0 && hf_pair(h, h->ids[h->prev[i]], h->ids[i], &r, &made)) bpe_minheap_push(h->heap, &size, (uint64_t)r << 32 | (uint32_t)h->prev[i]);
+        if (h->next[i] >= 0 && hf_pair(h, h->ids[i], h->ids[h->next[i]], &r, &made)) bpe_minheap_push(h->heap, &size, (uint64_t)r << 32 | i);
     }
     size_t kept = 0;
     for (size_t i = 0; i < count; i++) kept += h->alive[i];
