@@ -455,15 +455,20 @@ def train_command(args: argparse.Namespace) -> None:
     )
     longest = max((a + b for a, b in merges), key=len, default=b"")
     print(f"{why} Vocab {len(vocab):,} tokens; {unique:,} unique pre-tokens in {n_bytes / 1e6:,.1f} MB of text")
+    how_it_ran(warning, how, trained_by, phases)
+    if longest:
+        print(f"longest token: {shown(longest)} ({len(longest)} bytes)")
+    print("wrote " + ", ".join(str(p) for p in paths))
+
+
+def how_it_ran(warning, how, trained_by, phases) -> None:
+    """The lines every training summary ends with: a warning, how the pre-tokens were counted, the trainer, the phases."""
     if warning:
         print(f"warning: {warning}")
     if how:
         print(f"pre-tokens {how}")
     print(f"merges made by {trained_by}")
     print("\n".join(phases.summary()))
-    if longest:
-        print(f"longest token: {shown(longest)} ({len(longest)} bytes)")
-    print("wrote " + ", ".join(str(p) for p in paths))
 
 
 def ladder_summary(
@@ -509,12 +514,7 @@ def ladder_summary(
         print(f"  {size:>10,}  {k:>8,}  {figure:>26}{short}")
     held_text = f", {measured_bytes / 1e6:,.2f} MB of text measured" if pieces else ""
     print(f"held out: {held_how}{held_text}")
-    if warning:
-        print(f"warning: {warning}")
-    if how:
-        print(f"pre-tokens {how}")
-    print(f"merges made by {trained_by}")
-    print("\n".join(phases.summary()))
+    how_it_ran(warning, how, trained_by, phases)
     print("wrote " + ", ".join(f"{folder}/" for folder in folders))
 
 
