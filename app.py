@@ -6,7 +6,7 @@ Streamlit's older pages/-folder mode) and the shared sidebar where a training ru
 
 import streamlit as st
 
-from ui import link, playlist, real, sidebar, state, style, warm, work
+from ui import family, link, playlist, real, sidebar, state, style, warm, work
 from ui.pages import sections
 
 state.init()
@@ -26,6 +26,7 @@ st.session_state["settings"] = sidebar.render(SECTIONS, link.page_params)
 # ?playlist=…&at=…: that item, on its page; after the sidebar, which has taken the link's run by then
 playlist.follow(pages)
 link.show_run(pages.url_path)  # every page's URL names the run
+family.note(pages.url_path)  # a page that trains byte-level runs says so while the sidebar's family is SentencePiece
 link.sync_presenter()
 warm.notice()  # the sidebar says what is still warming up, while anything is
 playlist.keep_in_url()

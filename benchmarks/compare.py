@@ -1,11 +1,11 @@
-"""Server processor time of the Real tokenizers page's work: four tokenizers on 2,000 characters, and the Encode page's walk.
+"""Server processor time of the Real tokenizers page's work: seven tokenizers on 2,000 characters, and the Encode page's walk.
 
-    .venv/bin/python benchmarks/compare.py            # needs ../shared/gpt2 and ../shared/tiktoken
+    .venv/bin/python benchmarks/compare.py            # needs ../shared/gpt2, ../shared/tiktoken, llama2, mistral, llama3
     .venv/bin/python benchmarks/compare.py --chars 2000 --repeats 20
 
 What one comparison costs the server when nobody has asked for this text before
-(ui/views/compare.py comparison: encode with GPT-2, GPT-4, GPT-4o and a run of this
-tool, the span diff, the HTML), on windows of real text that do not repeat, so no
+(ui/views/compare.py comparison: encode with GPT-2, GPT-4, GPT-4o, Llama 2, Mistral,
+Llama 3 and a run of this tool, the span diff, the HTML), on windows of real text that do not repeat, so no
 tokenizer's word cache has seen them: each window is new English prose, code, and
 other languages. Also each tokenizer's load (once per server), the encoder's steps
 of a 30-byte pre-token with o200k_base (Tokenizer.encode_steps) and the Encode
@@ -69,7 +69,7 @@ def main() -> None:
     print(f"# {os.cpu_count()} cores; load average {' '.join(f'{x:.1f}' for x in os.getloadavg())}; {time.strftime('%Y-%m-%d %H:%M')}")
 
     loaded = {}
-    for key in real.ENCODINGS:
+    for key in [*real.ENCODINGS, *real.OPEN_MODELS]:
         seconds, found = cpu(lambda key=key: real.get(key, spinner=False))
         if found.tokenizer is None:
             sys.exit(found.error)
@@ -85,7 +85,7 @@ def main() -> None:
         t_html, _ = cpu(lambda text=text, rows=rows: compare_views.comparison(text, rows))
         encode_times.append(t_encode)
         whole_times.append(t_encode + t_html)
-    print(f"compare 4 tokenizers on {args.chars:,} new characters, {args.repeats} texts:")
+    print(f"compare {len(entries)} tokenizers on {args.chars:,} new characters, {args.repeats} texts:")
     print(f"  encoding only: {ms(encode_times)}")
     print(f"  whole comparison (encode + span diff + HTML): {ms(whole_times)}   target <= 300 ms")
     again, _ = cpu(lambda: [compare_views.row(e.label, e.tokenizer, texts[0], e.k, e.detail) for e in entries])
@@ -102,12 +102,14 @@ def main() -> None:
 
     sentence = texts[1][:200]
     walks = []
-    for key in ("gpt2", "cl100k", "o200k"):
+    walked = ("gpt2", "cl100k", "o200k", *real.OPEN_MODELS)
+    for key in walked:
         tok = loaded[key].tokenizer
         seconds, _ = cpu(lambda tok=tok: [encoding.steps(tok, p.data) for p in encoding.pieces(tok, sentence) if not p.special])
         walks.append(seconds)
     print(
-        f"the Encode page's walk of 200 characters (every pre-token's steps), GPT-2 / GPT-4 / GPT-4o: {' / '.join(f'{w * 1e3:.1f}' for w in walks)} ms"
+        f"the Encode page's walk of 200 characters (every pre-token's steps), {' / '.join(real.label_of(k) for k in walked)}: "
+        f"{' / '.join(f'{w * 1e3:.1f}' for w in walks)} ms"
     )
 
 

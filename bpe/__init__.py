@@ -8,9 +8,12 @@ tests/test_layers.py holds it so):
     data/      inputs -> count (+ counts_file, ray_count, corpora)       inputs of every format, counted at scale
     training   rule -> spec -> events -> trainer -> naive, positions, parent_set, heap (+ heap_c) -> train
                (the teaching core, at the top of the package: what a student opens first)
+    sentencepiece/  normalizer -> spec -> trainer -> model, model_file -> encoder, hf   the SentencePiece family
+               (Llama 2's): trained, read, written and encoded as sentencepiece and HuggingFace do
     files/     formats, load, export, merges_file, ids, openai           every tokenizer file format, read and written
-    tokenizer/ encoder -> tokenizer (+ encode_c, steps, tiktoken_api, encodings, encode_files)   using a tokenizer
-    lab/       race, sweep, references, threshold, vocabulary, diagnose  measuring and explaining
+    tokenizer/ encoder -> tokenizer (+ encode_c, steps, tiktoken_api, encodings, encode_files, ray_encode, continued)   using a tokenizer;
+               sentencepiece_tokenizer: the SentencePiece family's, with the same interface (Tokenizer.load gives it)
+    lab/       race, sweep, references, threshold, vocabulary, ladder, diagnose  measuring and explaining
     cli        the command line
 
 The package imports no UI library; pyarrow, zstandard and ray only when a
@@ -41,6 +44,7 @@ __all__ = [
     "TieChoice",
     "TrainSpec",
     "Tokenizer",
+    "SentencePieceTokenizer",
     "Encoding",
     "get_encoding",
     "encoding_for_model",
@@ -64,14 +68,14 @@ __all__ = [
 
 
 # imported when first asked for: `bpe train` does without the tokenizer (~20 ms of start-up)
-_TOKENIZER = ("Tokenizer",)
+_TOKENIZER = ("Tokenizer", "SentencePieceTokenizer")
 _TIKTOKEN = ("Encoding", "get_encoding", "encoding_for_model", "encoding_name_for_model", "list_encoding_names")  # `import bpe as tiktoken`
 
 
 def __getattr__(name: str) -> object:
     """bpe.Tokenizer, and tiktoken's module functions (bpe.get_encoding, ...), imported when first asked for."""
     if name in _TOKENIZER:
-        from .tokenizer import tokenizer
+        from . import tokenizer
 
         return getattr(tokenizer, name)
     if name in _TIKTOKEN:

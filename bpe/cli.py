@@ -13,13 +13,15 @@
 JSON Lines or Parquet. Training shows tqdm progress for each phase (on a pipe,
 one line per phase), then a summary of time and peak memory per phase. encode
 and decode read any tokenizer load.py knows: a directory written by train,
-GPT-2's vocab.json + merges.txt, a HuggingFace tokenizer.json, a .tiktoken file.
+GPT-2's vocab.json + merges.txt, a HuggingFace tokenizer.json, a .tiktoken file,
+a SentencePiece .model (Llama 2's family, whose tokenizer.json is read too).
 Bad input prints one sentence and exits with code 2, never a traceback.
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import signal
@@ -34,7 +36,7 @@ from typing import TYPE_CHECKING
 
 from . import atomic
 from .data.count import Counted, count_with, pretokenize_with
-from .events import MergeEvent, stop_sentence
+from .events import VOCAB_SIZE, MergeEvent, stop_sentence
 from .files import formats, merges_file
 from .memory import megabytes, peak_rss, reset_peak
 from .progress import Phases, bar, follow, say
@@ -47,6 +49,7 @@ from .train import ALGORITHMS, Run, build_vocab, check_spec, keeps_sequence
 from .trainer import paused_gc
 
 if TYPE_CHECKING:  # imported to encode and decode: training does without it (~20 ms of start-up)
+    from .tokenizer.sentencepiece_tokenizer import SentencePieceTokenizer
     from .tokenizer.tokenizer import Tokenizer
 
 
@@ -65,10 +68,10 @@ def spec_of(args: argparse.Namespace, **settings) -> TrainSpec:
     return TrainSpec.of(**{**given, **settings})
 
 
-def counting(args: argparse.Namespace, phases: Phases, spec: TrainSpec) -> Counted:
-    """Count the inputs' pre-tokens with a progress bar in MB."""
+def counting(args: argparse.Namespace, phases: Phases, spec: TrainSpec, only=None) -> Counted:
+    """Count the inputs' pre-tokens with a progress bar in MB (only: these shards of them; see count_with)."""
     with phases.phase("pre-tokenize"), bar("pre-tokenize", 0, "B", scale=True) as progress:
-        counted = count_with(args.inputs, replace(spec.reading(), compiled=args.compiled), args.workers, follow(progress))
+        counted = count_with(args.inputs, replace(spec.reading(), compiled=args.compiled), args.workers, follow(progress), only=only)
     seconds = phases.seconds["pre-tokenize"]
     if counted.workers > 1:
         phases.notes["pre-tokenize"] = f" (+ {counted.workers} workers, each at most {megabytes(counted.worker_peak_rss)})"
@@ -89,7 +92,21 @@ def parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True)
     t = sub.add_parser("train", help="train a tokenizer on text files (or on a counts file)")
     t.add_argument("inputs", nargs="*", metavar="INPUT", help="text (.gz .bz2 .xz .zst too), .jsonl or .parquet files, or globs")
-    t.add_argument("--vocab-size", type=int, required=True, help="256 bytes + merges + special tokens")
+    t.add_argument(
+        "--vocab-size",
+        required=True,
+        metavar="N[,N...]",
+        help="256 bytes + merges + special tokens; several (8000,16000,32000): one run, a folder for each size in --out "
+        "(DIR/8000/, ...), each a prefix of the next, with each one's bytes per token on held-out text",
+    )
+    t.add_argument(
+        "--held-out",
+        nargs="+",
+        metavar="INPUT",
+        help="with several --vocab-size: the text to measure them on (files or globs); default: about 1%% of the INPUTs, "
+        "every 100th of ~1,000 pieces, not trained on",
+    )
+    t.add_argument("--no-held-out", action="store_true", help="with several --vocab-size: train on all of the INPUTs, measure nothing")
     t.add_argument("--special-token", action="append", default=None, metavar="T", help="repeat for several, e.g. '<|endoftext|>'")
     t.add_argument("--algorithm", default=DEFAULT.algorithm, help=f"one of {', '.join(ALGORITHMS)} (default {DEFAULT.algorithm})")
     t.add_argument(
@@ -117,6 +134,16 @@ def parser() -> argparse.ArgumentParser:
     t.add_argument("--out", type=Path, required=True, metavar="DIR", help=f"writes {', '.join(formats.file_names())} to DIR")
     add_reading_options(t)
     t.add_argument("--from-counts", type=Path, metavar="FILE", help="train from a counts file written by `bpe count` instead of INPUTs")
+    t.add_argument(
+        "--from",
+        dest="start",
+        type=Path,
+        metavar="TOKENIZER",
+        help="continue this tokenizer's training on the INPUTs (or --from-counts): its ids and merges kept, new merges after them "
+        "until --vocab-size tokens in all; the new text is pre-tokenized as it does, each pre-token encoded with its merges. "
+        + TOKENIZER_HELP,
+    )
+
     # the SentencePiece family: `bpe train --sentencepiece` and spm_train's options (bpe/sentencepiece/cli.py)
     from .sentencepiece.cli import add_options as add_sentencepiece_options
 
@@ -148,6 +175,12 @@ def parser() -> argparse.ArgumentParser:
     source.add_argument("--text", metavar="T", help="a text whose ids to print")
     source.add_argument("--file", type=Path, metavar="F", help="a file whose ids to print (any bytes, streamed); default: standard input")
     e.add_argument("--workers", type=int, default=None, metavar="W", help="processes for INPUTs (default: CPU count; one below 16 MB)")
+    e.add_argument(
+        "--ray",
+        metavar="ADDRESS",
+        help="encode the INPUTs on a Ray cluster: 'auto' (the one this machine belongs to) or ADDRESS; "
+        "--out DIR writes shards and DIR/manifest.json (bpe decode reads it as one array), --out ids.npy joins them",
+    )
     eot = e.add_mutually_exclusive_group()
     eot.add_argument(
         "--eot",
@@ -166,6 +199,12 @@ def parser() -> argparse.ArgumentParser:
         + ". Default: special for your tokenizers (as CS336), refuse for OpenAI's encodings (as tiktoken)",
     )
     e.add_argument("--k", type=int, default=None, metavar="K", help="use only the first K merges")
+    e.add_argument(
+        "--add-special-tokens",
+        action="store_true",
+        help="the SentencePiece family (Llama 2's): put what the tokenizer adds around each text or document "
+        "(a tokenizer.json's post-processor: <s> first; a .model's bos piece), as HuggingFace's encode does by default",
+    )
     e.add_argument(
         "--text-field", default=None, metavar="F", help=f"the field holding the text in JSON Lines (default {DEFAULT.text_field})"
     )
@@ -221,27 +260,30 @@ TOKENIZER_HELP = (
 )
 
 
-def load_tokenizer(args: argparse.Namespace) -> Tokenizer:
+def load_tokenizer(args: argparse.Namespace) -> Tokenizer | SentencePieceTokenizer:
     """The tokenizer named: files, or one of OpenAI's encodings by name ('cl100k_base', 'gpt-4o') where no such file is.
 
     --pretokenizer is refused in one sentence where the files record their own (OpenAI's encodings know theirs).
     """
-    from .files import openai
     from .tokenizer.tokenizer import Tokenizer
 
+    if _openai_name(args):
+        return _openai(args)
+    loaded = read_tokenizer(args)
+    try:
+        return Tokenizer.from_loaded(loaded, special_tokens=args.special_token)
+    except ValueError as e:  # what the loader let through and the constructor refused: still name the file
+        raise ValueError(f"{args.dir}: {e}") from None
+
+
+def read_tokenizer(args: argparse.Namespace):
+    """What the tokenizer's files hold (load.Loaded), with --pretokenizer where they record none (refused where they do)."""
+    from .files.load import Loaded
+
+    if _openai_name(args):  # one of OpenAI's encodings by name: what its files hold
+        tok = _openai(args)
+        return Loaded(list(tok.merges), tok.special_tokens, tok.pretokenizer, None, dict(tok.vocab), "tiktoken", tok.name)
     given = pretokenizer_of(args.pretokenizer) if args.pretokenizer is not None else None
-    if not Path(args.dir).exists() and _openai_name(str(args.dir)):
-        if given is not None:
-            raise ValueError(
-                f"--pretokenizer {args.pretokenizer}: {args.dir} is OpenAI's encoding, which knows its own; leave the option out."
-            )
-        tok = Tokenizer.from_openai(str(args.dir))
-        extra = [t for t in args.special_token if t not in tok.special_tokens]
-        if extra:
-            raise ValueError(
-                f"--special-token {extra[0]}: {openai.encoding_of(str(args.dir)).name} has its own special tokens ({', '.join(tok.special_tokens)})."
-            )
-        return tok
     with warnings.catch_warnings(record=True) as said:
         warnings.simplefilter("always", formats.FolderChanged)
         loaded = formats.read(args.dir)
@@ -250,6 +292,11 @@ def load_tokenizer(args: argparse.Namespace) -> Tokenizer:
             print(f"note: {w.message}", file=sys.stderr)
         else:
             warnings.showwarning(w.message, w.category, w.filename, w.lineno)
+    if given is not None and loaded.family == "sentencepiece":
+        raise ValueError(
+            f"--pretokenizer {args.pretokenizer}: {args.dir} is a SentencePiece tokenizer, which cuts no pre-tokens by a regex; "
+            "leave the option out."
+        )
     if given is not None:
         records = formats.records_pretokenizer(loaded) or loaded.encoding
         if records and given.regex != loaded.pretokenizer.regex:
@@ -258,21 +305,35 @@ def load_tokenizer(args: argparse.Namespace) -> Tokenizer:
                 f"--pretokenizer {args.pretokenizer}: {args.dir} records its own pre-tokenizer ({shown}); leave the option out."
             )
         loaded = formats.with_pretokenizer(loaded, given, keep_openai=False)
-    try:
-        return Tokenizer.from_loaded(loaded, special_tokens=args.special_token)
-    except ValueError as e:  # what the loader let through and the constructor refused: still name the file
-        raise ValueError(f"{args.dir}: {e}") from None
+    return loaded
 
 
-def _openai_name(name: str) -> bool:
-    """Is name one of OpenAI's encodings or a model of theirs (what Tokenizer.from_openai takes)?"""
+def _openai_name(args: argparse.Namespace) -> bool:
+    """Does TOKENIZER name one of OpenAI's encodings or a model of theirs (what Tokenizer.from_openai takes), no such file being there?"""
     from .files import openai
 
+    if Path(args.dir).exists():
+        return False
     try:
-        openai.encoding_of(name)
+        openai.encoding_of(str(args.dir))
     except ValueError:
         return False
     return True
+
+
+def _openai(args: argparse.Namespace) -> Tokenizer:
+    """OpenAI's encoding args.dir names, as tiktoken has it; --pretokenizer and other --special-tokens refused in one sentence."""
+    from .files import openai
+    from .tokenizer.tokenizer import Tokenizer
+
+    if args.pretokenizer is not None:
+        raise ValueError(f"--pretokenizer {args.pretokenizer}: {args.dir} is OpenAI's encoding, which knows its own; leave the option out.")
+    tok = Tokenizer.from_openai(str(args.dir))
+    extra = [t for t in getattr(args, "special_token", ()) if t not in tok.special_tokens]
+    if extra:
+        name = openai.encoding_of(str(args.dir)).name
+        raise ValueError(f"--special-token {extra[0]}: {name} has its own special tokens ({', '.join(tok.special_tokens)}).")
+    return tok
 
 
 def add_reading_options(p: argparse.ArgumentParser) -> None:
@@ -303,14 +364,28 @@ def add_reading_options(p: argparse.ArgumentParser) -> None:
 
 
 def train_command(args: argparse.Namespace) -> None:
+    from .lab.ladder import parse_sizes
     from .sentencepiece.cli import check_family
     from .sentencepiece.cli import train_command as sentencepiece_train
 
     check_family(args)
+    sizes = parse_sizes(str(args.vocab_size))
     if args.sentencepiece:
+        if len(sizes) > 1:
+            raise ValueError("--sentencepiece trains one --vocab-size at a time; several sizes are for byte-level BPE.")
+        args.vocab_size = sizes[0]
         return sentencepiece_train(args)
+    args.vocab_size = sizes[-1]  # one run, to the largest
     atomic.check_folder(args.out)  # before the work, not after it
+    if len(sizes) == 1 and (args.held_out or args.no_held_out):
+        raise ValueError("--held-out and --no-held-out go with several --vocab-size (8000,16000,32000): they measure the sizes.")
+    if args.start is not None:
+        if len(sizes) > 1:
+            raise ValueError("--from continues to one --vocab-size; run it once for each size.")
+        continue_command(args)
+        return
     phases = Phases()
+    held = None  # the ladder's held-out text: lab/ladder.py
     if args.from_counts is not None:
         if args.inputs:
             raise ValueError("Give INPUT files or --from-counts, not both.")
@@ -328,7 +403,13 @@ def train_command(args: argparse.Namespace) -> None:
                 corpus = pretokenize_with(args.inputs, reading, keep_sequence=True, progress=follow(progress))
             how = "counted in Python (the positions algorithm reads every occurrence in order)"
         else:
-            counted = counting(args, phases, spec)
+            only = None
+            if len(sizes) > 1 and not args.held_out and not args.no_held_out:
+                from .lab.ladder import hold_out
+
+                held = hold_out(args.inputs, replace(spec.reading(), compiled=args.compiled))
+                only = held.kept
+            counted = counting(args, phases, spec, only)
             corpus, how = PreTokens(counted.counts, None, counted.text_bytes), counted.counted_by()
             del counted
     special_tokens, pretokenizer = list(spec.special_tokens), spec.pretokenizer
@@ -357,6 +438,9 @@ def train_command(args: argparse.Namespace) -> None:
             stop_reason, distinct, trained_by = going.stop_reason, going.trainer.rule.reuses_tokens, going.trained_by
             del going  # the trainer is freed here, before the collector is back and would walk its millions of objects
         say(f"merges: {len(merges):,} in {phases.seconds['merges']:.1f}s")
+    if len(sizes) > 1:
+        ladder_summary(args, phases, spec, sizes, merges, counts, distinct, held, stop_reason, trained_by, warning, how, unique, n_bytes)
+        return
     # the files' text is ~100,000 new strings and tuples, none in a cycle: the collector walked them ~200 times (20 ms)
     with phases.phase("write"), paused_gc():
         vocab = build_vocab(merges, special_tokens, distinct=distinct)
@@ -379,6 +463,124 @@ def train_command(args: argparse.Namespace) -> None:
     print("\n".join(phases.summary()))
     if longest:
         print(f"longest token: {shown(longest)} ({len(longest)} bytes)")
+    print("wrote " + ", ".join(str(p) for p in paths))
+
+
+def ladder_summary(
+    args, phases, spec, sizes, merges, counts, distinct, held, stop_reason, trained_by, warning, how, unique, n_bytes
+) -> None:
+    """bpe train --vocab-size 8000,16000,32000: a folder for each size (each the run's first merges), and each one's
+    bytes per token on held-out text (lab/ladder.py)."""
+    from .data.inputs import resolve_inputs, shards
+    from .lab.ladder import bytes_per_token, held_out_documents, ladder
+    from .tokenizer.tokenizer import Tokenizer
+
+    special_tokens, pretokenizer = list(spec.special_tokens), spec.pretokenizer
+    steps = ladder(sizes, merges, len(special_tokens), distinct=distinct)
+    folders = []
+    with phases.phase("write"), paused_gc():
+        for size, k in steps:
+            folder = args.out / str(size)
+            formats.save(folder, formats.files(merges[:k], special_tokens, pretokenizer, counts[:k]))
+            folders.append(folder)
+    measured, held_how = None, ""
+    if args.held_out:
+        pieces = [piece for source in resolve_inputs(args.held_out) for piece in shards(source, spec.reading())]
+        held_how = f"{', '.join(args.held_out)} (given with --held-out)"
+    elif held is not None and held.held:
+        pieces, held_how = held.held, held.how
+    else:
+        pieces = []
+        held_how = held.how if held is not None else ("nothing (--no-held-out)" if args.no_held_out else "nothing: give --held-out")
+    if pieces:
+        with phases.phase("measure"):
+            documents, measured_bytes = held_out_documents(pieces, spec.reading())
+            tok = Tokenizer.from_merges(merges, special_tokens, pretokenizer)
+            measured = bytes_per_token(tok, documents, [k for _, k in steps])
+    why = stop_sentence(
+        stop_reason, len(merges), vocab_size=args.vocab_size, n_special=len(special_tokens), min_pair_frequency=args.min_pair_frequency
+    )
+    print(f"{why} One run to {args.vocab_size:,}; {unique:,} unique pre-tokens in {n_bytes / 1e6:,.1f} MB of text")
+    print("a tokenizer for each size, each the run's first merges (a prefix of the next):")
+    print(f"  {'vocab size':>10}  {'merges':>8}  {'bytes per token (held out)':>26}")
+    for i, (size, k) in enumerate(steps):
+        short = "" if 256 + len(special_tokens) + k >= size or distinct else f"  (the run stopped at {k:,} merges)"
+        figure = f"{measured[i][1]:.3f}" if measured else "-"
+        print(f"  {size:>10,}  {k:>8,}  {figure:>26}{short}")
+    held_text = f", {measured_bytes / 1e6:,.2f} MB of text measured" if pieces else ""
+    print(f"held out: {held_how}{held_text}")
+    if warning:
+        print(f"warning: {warning}")
+    if how:
+        print(f"pre-tokens {how}")
+    print(f"merges made by {trained_by}")
+    print("\n".join(phases.summary()))
+    print("wrote " + ", ".join(f"{folder}/" for folder in folders))
+
+
+def continue_command(args: argparse.Namespace) -> None:
+    """bpe train --from TOKENIZER: its training continued on the INPUTs or a counts file (tokenizer/continued.py)."""
+    from .tokenizer.continued import continue_from_counts, continuing_spec
+
+    if args.from_counts is not None and args.inputs:
+        raise ValueError("Give INPUT files or --from-counts, not both.")
+    if args.from_counts is None and not args.inputs:
+        raise ValueError("Name the text to continue training on (files or globs), or a counts file with --from-counts.")
+    phases = Phases()
+    with phases.phase("load tokenizer"):  # its files' content: neither it nor the new one is built as a Tokenizer
+        tok = read_tokenizer(argparse.Namespace(dir=args.start, pretokenizer=args.pretokenizer))
+    settings = {"tie_break": args.tie_break, "algorithm": args.algorithm, "min_pair_frequency": args.min_pair_frequency}
+    settings |= {"text_field": args.text_field, "text_column": args.text_column, "split_lines": bool(args.split_lines)}
+    spec = continuing_spec(tok, args.special_token or (), **settings)
+    if args.from_counts is not None:
+        from .data.counts_file import check_request, read_counts
+
+        arrow_without_numpy()
+        check_request(args.from_counts, tok.pretokenizer, spec.special_tokens, args.split_lines)
+        with phases.phase("load counts"):
+            counts, info = read_counts(args.from_counts)
+        say(f"load counts: {len(counts):,} unique pre-tokens from {args.from_counts} in {phases.seconds['load counts']:.1f}s")
+        corpus, how = PreTokens(counts, None, info.text_bytes), ""
+    else:
+        counted = counting(args, phases, spec)
+        corpus, how = PreTokens(counted.counts, None, counted.text_bytes), counted.counted_by()
+        del counted
+    warning = check_text(args, corpus, spec)
+    old = tok.full_vocab
+    new = args.vocab_size - len(old) - len([t for t in spec.special_tokens if t not in tok.special_tokens])
+    with bar("merges", max(new, 0), " merges") as progress:
+        try:
+            done = continue_from_counts(
+                tok, corpus.counts, args.vocab_size, spec, on_merge=lambda e: progress.update(1), phase=phases.phase
+            )
+        except ValueError as e:  # a broken merge of the files: name them
+            raise ValueError(f"{args.start}: {e}" if str(e).startswith("Merge ") else str(e)) from None
+    say(f"merges: {len(done.added):,} in {phases.seconds['merges']:.1f}s")
+    with phases.phase("write"), paused_gc():
+        paths = formats.save(args.out, done.files())
+    grown = done.grown.full_vocab
+    ids = sorted(set(grown) - set(old))
+    span = f"ids {ids[0]:,}..{ids[-1]:,}" if ids else "no new id"
+    why = (
+        ""
+        if done.stop_reason == VOCAB_SIZE
+        else " " + stop_sentence(done.stop_reason, len(done.added), min_pair_frequency=args.min_pair_frequency)
+    )
+    named = f"{args.start}{f' ({tok.encoding})' if tok.encoding else ''}"
+    print(
+        f"Continued {named}: its {len(tok.merges):,} merges and {len(old):,} tokens kept, {len(done.added):,} new merges ({span}); "
+        f"vocab {len(grown):,} tokens.{why}"
+    )
+    print(
+        f"learned on {done.words:,} unique pre-tokens in {corpus.n_bytes / 1e6:,.1f} MB of text, each encoded with its merges first "
+        f"(pre-tokenizer {tok.pretokenizer.name}, special tokens {list(spec.special_tokens)}, tie-break {spec.tie_break})"
+    )
+    if warning:
+        print(f"warning: {warning}")
+    if how:
+        print(f"pre-tokens {how}")
+    print(f"merges made by {done.trained_by}")
+    print("\n".join(phases.summary()))
     print("wrote " + ", ".join(str(p) for p in paths))
 
 
@@ -456,8 +658,8 @@ def count_command(args: argparse.Namespace) -> None:
         if args.ray:
             from .data.ray_count import count_on_ray_with
 
-            with phases.phase("pre-tokenize"):
-                counted = count_on_ray_with(args.inputs, args.ray, replace(spec.reading(), compiled=args.compiled))
+            with phases.phase("pre-tokenize"), bar("pre-tokenize", 0, "B", scale=True) as progress:
+                counted = count_on_ray_with(args.inputs, args.ray, replace(spec.reading(), compiled=args.compiled), follow(progress))
             phases.notes["pre-tokenize"] = (
                 f" (+ {counted.workers} Ray map tasks, each process at most {megabytes(counted.worker_peak_rss)})"
             )
@@ -482,7 +684,7 @@ def count_command(args: argparse.Namespace) -> None:
 
 
 def encode_command(args: argparse.Namespace) -> None:
-    dataset_only = {"--workers": args.workers, "--eot": args.eot, "--no-eot": args.no_eot or None}
+    dataset_only = {"--workers": args.workers, "--ray": args.ray, "--eot": args.eot, "--no-eot": args.no_eot or None}
     dataset_only |= {"--text-field": args.text_field, "--text-column": args.text_column, "--out": args.out}
     if args.inputs and (args.text is not None or args.file is not None):
         raise ValueError("Give INPUT files to encode into --out, or --text/--file to print the ids of one text, not both.")
@@ -492,12 +694,27 @@ def encode_command(args: argparse.Namespace) -> None:
             raise ValueError(f"{given} is for encoding INPUT files into an array: bpe encode TOKENIZER data.jsonl --out ids.npy.")
     elif args.out is None:
         raise ValueError("Name where the ids go: --out ids.npy (NumPy) or --out ids.bin (raw).")
+    elif args.ray is not None:
+        from .tokenizer.ray_encode import is_folder_output
+
+        if args.workers is not None:
+            raise ValueError("--workers is for encoding here; on Ray every CPU of the cluster encodes (leave --workers out).")
+        atomic.check_folder(args.out) if is_folder_output(args.out) else atomic.check_writable(args.out)
     else:
         from .files.ids import kind_of
 
         kind_of(args.out)
         atomic.check_writable(args.out)  # before the work
     tokenizer = load_tokenizer(args)
+    if tokenizer.family == "sentencepiece":
+        refused = {"--k": args.k, "--special-text": args.special_text}
+        given = next((name for name, value in refused.items() if value is not None), None)
+        if given:
+            raise ValueError(f"{given} is for byte-level tokenizers; {args.dir} is a SentencePiece tokenizer (Llama 2's family).")
+    elif args.add_special_tokens:
+        raise ValueError(
+            f"--add-special-tokens is for the SentencePiece family (Llama 2's <s>); {args.dir} is byte-level and adds nothing."
+        )
     if args.inputs:
         encode_dataset(args, tokenizer)
     else:
@@ -513,13 +730,32 @@ def special_options(args: argparse.Namespace, tok: Tokenizer) -> tuple[str, dict
     return special, {"allowed_special": allowed, "disallowed_special": "all" if special == "refuse" else ()}
 
 
-def print_ids(args: argparse.Namespace, tok: Tokenizer) -> None:
-    """The ids of --text, --file or standard input, printed as they are made (a file of any size, in flat memory)."""
+def print_ids(args: argparse.Namespace, tok: Tokenizer | SentencePieceTokenizer) -> None:
+    """The ids of --text, --file or standard input, printed as they are made (a file of any size, in flat memory).
+
+    The SentencePiece family: --text is one text, encoded whole; a file, or standard input, is read as lines, each
+    encoded on its own as spm_encode does (SentencePieceTokenizer.encode_iterable).
+    """
+    if args.text is None:
+        stream = open(args.file, "rb") if args.file is not None else sys.stdin.buffer  # noqa: SIM115  (closed below)
+    if tok.family == "sentencepiece":
+        try:
+            if args.text is not None:
+                ids = iter(tok.encode(args.text, add_special_tokens=args.add_special_tokens))
+            else:
+                ids = tok.encode_iterable(iter(lambda: stream.read(1 << 20), b""), add_special_tokens=args.add_special_tokens)
+            written = 0
+            while block := list(itertools.islice(ids, 1 << 16)):
+                written += _print_block(block, written)
+        finally:
+            if args.text is None and args.file is not None:
+                stream.close()
+        print()
+        return
     special, options = special_options(args, tok)
     if args.text is not None:
         pieces = [args.text]
     else:
-        stream = open(args.file, "rb") if args.file is not None else sys.stdin.buffer  # noqa: SIM115  (closed below)
         pieces = iter(lambda: stream.read(1 << 20), b"")
     special_ids = {tok.ids[t.encode(ENCODING)] for t in tok.special_tokens}
     seen: set[int] = set()
@@ -561,10 +797,10 @@ def _refusal(message: str, tok: Tokenizer) -> str:
     )
 
 
-def encode_dataset(args: argparse.Namespace, tok: Tokenizer) -> None:
+def encode_dataset(args: argparse.Namespace, tok: Tokenizer | SentencePieceTokenizer) -> None:
     from .tokenizer.encode_files import encode_files
 
-    special, _ = special_options(args, tok)
+    special = special_options(args, tok)[0] if tok.family != "sentencepiece" else None
     if args.no_eot:
         eot = None
     elif args.eot is not None:
@@ -577,19 +813,25 @@ def encode_dataset(args: argparse.Namespace, tok: Tokenizer) -> None:
     else:
         eot = "default"
     reset_peak()
+    options = {"special": special, "eot": eot, "text_field": args.text_field or DEFAULT.text_field}
+    options |= {"text_column": args.text_column or DEFAULT.text_column, "k": args.k}
     with bar("encode", 0, "B", scale=True) as progress:
-        done = encode_files(
-            tok,
-            args.inputs,
-            args.out,
-            special=special,
-            eot=eot,
-            workers=args.workers,
-            progress=follow(progress),
-            text_field=args.text_field or DEFAULT.text_field,
-            text_column=args.text_column or DEFAULT.text_column,
-            k=args.k,
-        )
+        if args.ray is not None:
+            from .tokenizer.ray_encode import encode_on_ray
+
+            if tok.family == "sentencepiece":
+                raise ValueError("--ray encodes with byte-level tokenizers; encode a SentencePiece tokenizer's dataset with --workers.")
+            done = encode_on_ray(tok, args.inputs, args.out, args.ray, progress=follow(progress), **options)
+        else:
+            done = encode_files(
+                tok,
+                args.inputs,
+                args.out,
+                workers=args.workers,
+                progress=follow(progress),
+                add_special_tokens=args.add_special_tokens,
+                **options,
+            )
     seconds = max(done.seconds, 1e-9)
     per_token = done.text_bytes / done.tokens if done.tokens else 0
     print(
@@ -598,16 +840,43 @@ def encode_dataset(args: argparse.Namespace, tok: Tokenizer) -> None:
         f"into {done.tokens:,} tokens ({per_token:.2f} bytes per token) in {done.seconds:.1f}s ({done.disk_bytes / 1e6 / seconds:,.1f} MB/s)"
     )
     eot_text = "nothing" if done.eot is None else f"{tok.vocab[done.eot].decode(ENCODING, 'replace')} ({done.eot})"
-    print(f"special-token text: {SPECIAL_TEXT[done.special]}; after each document: {eot_text}")
+    before = ""
+    if tok.family == "sentencepiece":
+        added = tok.encode("", add_special_tokens=True) if args.add_special_tokens else []
+        before = f"; before each: {' '.join(f'{tok.pieces[i]} ({i})' for i in added) or 'nothing'}"
+        if any(source.format == "text" for source in done.inputs):
+            before += "; a text file's documents are its lines (as sentencepiece reads a file)"
+    print(f"special-token text: {SPECIAL_TEXT[done.special]}; after each document: {eot_text}{before}")
     print(f"encoder: {done.encoder}; tokenizer {args.dir}{f' ({tok.name})' if tok.name else ''}, {len(tok.vocab):,} tokens")
+    on_ray = getattr(done, "phases", None) is not None
+    if on_ray:
+        print("time: " + ", ".join(f"{name} {s:.2f}s" for name, s in done.phases.items()) + f", total {done.seconds:.2f}s")
+        lost = f"; {done.lost} lost with its worker and run again" if done.lost else ""
+        print(
+            f"Ray: {done.tasks} task(s), one a shard, on {done.cpus} CPU(s){lost}; processor time in the tasks {done.worker_cpu_seconds:.2f}s"
+        )
     workers = f", {done.workers} workers each at most {megabytes(done.worker_peak_rss)}" if done.workers > 1 else ""
+    if on_ray:
+        workers = f", each Ray worker process at most {megabytes(done.worker_peak_rss)}"
     print(f"peak memory (resident): this process {megabytes(peak_rss())}{workers}")
+    if getattr(done, "shards", False):
+        from .files.ids import MANIFEST, shard_files
+
+        size = sum(path.stat().st_size for path, _ in shard_files(done.out))
+        print(
+            f"wrote {done.out}/ ({done.tasks} shard(s), {size / 1e6:,.1f} MB, {done.dtype}; listed in order in {done.out / MANIFEST}, "
+            f'which bpe decode --file {done.out} and bpe.files.ids.load_ids("{done.out}") read as one array)'
+        )
+        return
     size = done.out.stat().st_size
     how = f'np.load("{done.out}", mmap_mode="r")' if done.out.suffix.lower() == ".npy" else f"dtype and length in {done.out.name}.json"
     print(f"wrote {done.out} ({size / 1e6:,.1f} MB, {done.dtype}; {how})")
 
 
 def decode_command(args: argparse.Namespace) -> None:
+    """The text of ids, streamed: byte-level, each token's bytes; the SentencePiece family, as its tool decodes (the
+    first '▁' dropped, byte pieces joined) with the special tokens' text written, as tokenizers' decode(ids,
+    skip_special_tokens=False) does, so that documents stay apart as <|endoftext|> keeps them in the byte-level family."""
     from .files.ids import Decoder, parse_ids, read_ids, text_ids
 
     tokenizer = load_tokenizer(args)
@@ -621,16 +890,19 @@ def decode_command(args: argparse.Namespace) -> None:
         blocks = read_ids(args.file)
     else:
         blocks = text_ids(sys.stdin.buffer, "standard input")
-    decoder = Decoder(tokenizer.vocab)
+    if tokenizer.family == "sentencepiece":
+        chunks = tokenizer.decode_blocks(blocks, skip_special_tokens=False)
+    else:
+        decoder = Decoder(tokenizer.vocab)
+        chunks = (decoder.decode(block) for block in blocks)
     if args.out is not None:
         with atomic.output(args.out) as tmp, open(tmp, "wb") as f:
-            for block in blocks:
-                f.write(decoder.decode(block))  # the exact bytes, invalid UTF-8 included
+            for data in chunks:
+                f.write(data)  # the exact bytes, invalid UTF-8 included
         return
     sys.stdout.flush()
     last = b""
-    for block in blocks:
-        data = decoder.decode(block)
+    for data in chunks:
         sys.stdout.buffer.write(data)
         last = data[-1:] or last
     if sys.stdout.isatty() and last != b"\n":

@@ -43,7 +43,7 @@ from itertools import repeat
 
 from .events import DETAIL_CAP, HeapEntry, HeapView
 from .rule import DEFAULT_RULE, Pair, entry_pair, heap_entry
-from .trainer import Delta, Trainer
+from .trainer import Delta, Merged, Trainer, Word
 
 # levels of the heap tree kept in a snapshot: 2**5 - 1 = 31 entries
 SNAPSHOT_ENTRIES = 31
@@ -65,8 +65,10 @@ class Heap(Trainer):
     )
     measured = ("stale_pops", "words_checked")
 
-    def __init__(self, words: Mapping[bytes, int], sequence: Sequence[bytes] | None = None, *, tie_break: str = DEFAULT_RULE) -> None:
-        super().__init__(words, tie_break=tie_break)
+    def __init__(
+        self, words: Mapping[Word, int], sequence: Sequence[Word] | None = None, *, tie_break: str = DEFAULT_RULE, merged: Merged = ()
+    ) -> None:
+        super().__init__(words, tie_break=tie_break, merged=merged)
         # words of one byte never merge; subtle: numbered in byte order, so that words which share pairs
         # (' the', ' then', ' there') sit side by side in memory: a merge visits fewer far-apart words
         # (words kept in the counts' hash order: 14 % slower merge loop on 48 MB)
@@ -81,8 +83,11 @@ class Heap(Trainer):
         # ... then a pair's count is the sum of its words' counts (a word listed twice holds it twice), added up in C
         self.pair_counts = {pair: self.total(listed) for pair, listed in where.items()}
         del where
-        self.words: list[str] = list(map(bytes.decode, kept, repeat("latin-1")))  # as_text(w): byte b is chr(b)
-        self.ids: list[int] = list(range(256))  # every token id once, so that pairs share their ints
+        if kept and isinstance(kept[0], tuple):  # words of token ids (continuing a run)
+            self.words: list[str] = list(map(as_text, kept))
+        else:
+            self.words = list(map(bytes.decode, kept, repeat("latin-1")))  # as_text(w): byte b is chr(b)
+        self.ids: list[int] = list(range(len(self.vocab)))  # every token id once, so that pairs share their ints
         # phase 2: one heap entry per pair
         self.heap = [heap_entry(p, c, self.keys) for p, c in self.pair_counts.items()]
         heapify(self.heap)

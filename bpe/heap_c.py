@@ -22,7 +22,7 @@ from .core import core, missing
 from .events import MergeEvent, StopReason
 from .heap import Heap
 from .rule import DEFAULT_RULE, Pair, Rule, rule_for
-from .trainer import Trainer
+from .trainer import Merged, Trainer, Word, made_tokens
 
 
 def core_rule(rule: Rule) -> tuple[int, bytes]:
@@ -45,21 +45,35 @@ class HeapC(Trainer):
     measured = Heap.measured
     reference = Heap
     missing = missing
+    encodes = True  # given words of bytes and merged, it encodes them itself, in C (as trainer.encode_words does)
 
-    def __init__(self, words: Mapping[bytes, int], sequence: Sequence[bytes] | None = None, *, tie_break: str = DEFAULT_RULE) -> None:
+    def __init__(
+        self, words: Mapping[Word, int], sequence: Sequence[Word] | None = None, *, tie_break: str = DEFAULT_RULE, merged: Merged = ()
+    ) -> None:
         if core is None:
             raise ValueError(f"The compiled heap is not available: {missing}.")
         # not Trainer.__init__: the C object holds the counts, the keys and the work
         self.rule = rule_for(tie_break)
-        self.vocab: list[bytes] = [bytes([i]) for i in range(256)]
+        self.vocab: list[bytes] = made_tokens(merged, self.rule.reuses_tokens)  # the 256 bytes, and the tokens merged made
         self.stop_reason: str = ""
         self._events = 0
+        self._merged = tuple(merged)
         self._python: Heap | None = None  # the reference, when detail was asked for
         kind, byte_keys = core_rule(self.rule)
         # a counts file's columns as the core holds them (counts_file.CountedWords), or a dict
         words = getattr(words, "compiled", None) or (words if isinstance(words, dict) else dict(words))
+        self._ids = isinstance(words, dict) and isinstance(next(iter(words), None), tuple)  # words of token ids (continuing a run)
+        if self._ids:  # each one's ids as 4-byte numbers, as the core reads them (width 4)
+            words = {array("I", word).tobytes(): count for word, count in words.items()}
+        ranks = b""
+        if merged and not self._ids:  # words of bytes, encoded in C with the merges: as (left, right, made) ids in rank order
+            ids: dict[bytes, int] = {}
+            for i, token in enumerate(self.vocab):
+                ids.setdefault(token, i)
+            ranks = array("I", [i for left, right in merged for i in (ids[left], ids[right], ids[left + right])]).tobytes()
         # the C object appends each new token's bytes to self.vocab and makes each MergeEvent itself
-        self._core = core.Heap(words, kind, byte_keys, self.rule.reuses_tokens, self.vocab, MergeEvent)
+        width = array("I").itemsize if self._ids else 1
+        self._core = core.Heap(words, kind, byte_keys, self.rule.reuses_tokens, self.vocab, MergeEvent, width, len(merged), ranks)
 
     @property
     def work(self) -> Counter[str]:
@@ -98,7 +112,10 @@ class HeapC(Trainer):
         """The Python heap on the same words, which records the detail the step page shows."""
         if self._events:
             raise ValueError("Detail is recorded from the first merge: train a new heap_c trainer with detail=True.")
-        words = {bytes(ids): count for ids, count in self._core.words()}  # no merge made yet: ids are bytes
-        self._python = Heap(words, tie_break=self.rule.name)
+        if self._ids or self._merged:  # no merge made yet: the words as they were given, or as the merges made them
+            words = {tuple(ids): count for ids, count in self._core.words()}
+        else:  # ... ids are bytes
+            words = {bytes(ids): count for ids, count in self._core.words()}
+        self._python = Heap(words, tie_break=self.rule.name, merged=self._merged)
         yield from self._python.merges(max_merges, min_pair_frequency, detail=True)
         self.vocab, self.stop_reason = self._python.vocab, self._python.stop_reason

@@ -11,7 +11,7 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 
 from .rule import DEFAULT_RULE, Pair, merge_word
-from .trainer import Delta, Trainer, count_pairs, word_delta, word_lists
+from .trainer import Delta, Merged, Trainer, Word, count_pairs, word_delta, word_lists
 
 
 class Naive(Trainer):
@@ -26,8 +26,10 @@ class Naive(Trainer):
     measured = ("pairs_counted", "words_checked")
     slow = "recounts every pair of every word before each merge."
 
-    def __init__(self, words: Mapping[bytes, int], sequence: Sequence[bytes] | None = None, *, tie_break: str = DEFAULT_RULE) -> None:
-        super().__init__(words, tie_break=tie_break)
+    def __init__(
+        self, words: Mapping[Word, int], sequence: Sequence[Word] | None = None, *, tie_break: str = DEFAULT_RULE, merged: Merged = ()
+    ) -> None:
+        super().__init__(words, tie_break=tie_break, merged=merged)
         self.words, self.counts = word_lists(words)
         self.pair_counts = count_pairs(self.words, self.counts)
 

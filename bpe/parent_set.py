@@ -12,7 +12,7 @@ from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 
 from .rule import DEFAULT_RULE, Pair, merge_word
-from .trainer import Delta, Trainer, word_lists
+from .trainer import Delta, Merged, Trainer, Word, word_lists
 
 
 class ParentSet(Trainer):
@@ -25,8 +25,10 @@ class ParentSet(Trainer):
     rewrite = staticmethod(merge_word)  # how a word is rewritten; bpe/lab/diagnose.py's mistaken trainer swaps it
     start = staticmethod(word_lists)  # how words start (as bytes); the mistaken trainer can start them from characters
 
-    def __init__(self, words: Mapping[bytes, int], sequence: Sequence[bytes] | None = None, *, tie_break: str = DEFAULT_RULE) -> None:
-        super().__init__(words, tie_break=tie_break)
+    def __init__(
+        self, words: Mapping[Word, int], sequence: Sequence[Word] | None = None, *, tie_break: str = DEFAULT_RULE, merged: Merged = ()
+    ) -> None:
+        super().__init__(words, tie_break=tie_break, merged=merged)
         self.words, self.counts = self.start(words)
         self.word_pairs: list[Counter[Pair]] = [Counter(zip(w, w[1:])) for w in self.words]
         self.parents: dict[Pair, set[int]] = defaultdict(set)

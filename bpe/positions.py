@@ -16,7 +16,7 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 
 from .rule import DEFAULT_RULE, Pair
-from .trainer import Delta, Trainer
+from .trainer import Delta, Merged, Trainer, Word
 
 NONE = -1  # no neighbour: the start or end of a pre-token
 MAX_POSITIONS = 200_000_000  # counts that expand to more bytes than this are refused (several GB of lists)
@@ -35,8 +35,10 @@ class Positions(Trainer):
     measured = ("pairs_scanned", "positions_touched")
     slow = "first links every occurrence of every pre-token, then scans all pairs for the best one at each merge."
 
-    def __init__(self, words: Mapping[bytes, int], sequence: Sequence[bytes] | None = None, *, tie_break: str = DEFAULT_RULE) -> None:
-        super().__init__(words, tie_break=tie_break)
+    def __init__(
+        self, words: Mapping[Word, int], sequence: Sequence[Word] | None = None, *, tie_break: str = DEFAULT_RULE, merged: Merged = ()
+    ) -> None:
+        super().__init__(words, tie_break=tie_break, merged=merged)
         if sequence is None:  # the order of occurrences does not change the merges
             positions = sum(len(w) * c for w, c in words.items())
             if positions > MAX_POSITIONS:

@@ -30,7 +30,7 @@ from .spec import DEFAULT, TrainSpec
 from .text.pretokenize import PreTokens, Progress
 from .text.pretokenizers import check_special_tokens
 from .text.tally import pretokenize
-from .trainer import Trainer, paused_gc
+from .trainer import Merged, Trainer, encode_words, paused_gc
 
 ALGORITHMS: dict[str, type[Trainer]] = {}  # name -> trainer class: the registry every page, the race and the CLI read
 ABSENT: dict[str, type[Trainer]] = {}  # compiled trainers that cannot run here (their `missing` says why): their reference runs
@@ -180,18 +180,26 @@ class Run:
         run.until(on_merge=events.append)  # True: the trainer stopped; run.stop_reason says why
     """
 
-    def __init__(self, corpus: PreTokens, num_merges: int, spec: TrainSpec, *, detail: bool = False) -> None:
+    def __init__(self, corpus: PreTokens, num_merges: int, spec: TrainSpec, *, detail: bool = False, merged: Merged = ()) -> None:
+        """merged: merges an earlier run made, to go on from (Trainer's `merged`): each of corpus.counts' pre-tokens is
+        encoded with them first (encode_words, or the trainer itself); a pre-token given as token ids (a tuple) already is."""
         self.spec = spec
         trainer = trainer_for(spec.algorithm, detail=detail)
         asked = ALGORITHMS.get(spec.algorithm) or ABSENT[spec.algorithm]
         self.why = "" if trainer is asked or detail else f"{asked.name} cannot run here: {asked.missing}"
+        more = {"merged": merged} if merged else {}  # a plug-in trainer that cannot go on from merges is not asked to
+        words = corpus.counts
+        if merged and not trainer.encodes:  # each pre-token as the merges made it (the compiled heap does it in C)
+            words = encode_words(words, merged, rule_for(spec.tie_break).reuses_tokens)
         try:
-            self.trainer = trainer(corpus.counts, corpus.sequence, tie_break=spec.tie_break)
+            self.trainer = trainer(words, corpus.sequence, tie_break=spec.tie_break, **more)
         except OverflowError as error:  # counts beyond a compiled trainer's 64-bit counters: Python's ints hold them
             if trainer.reference is None:
                 raise
             self.why = f"{trainer.name} cannot take these counts ({error})"
-            self.trainer = trainer.reference(corpus.counts, corpus.sequence, tie_break=spec.tie_break)
+            if merged and words is corpus.counts:
+                words = encode_words(words, merged, rule_for(spec.tie_break).reuses_tokens)
+            self.trainer = trainer.reference(words, corpus.sequence, tie_break=spec.tie_break, **more)
         self._events = self.trainer.merges(num_merges, spec.min_pair_frequency, detail)
         self.stop_reason: str = ""  # the trainer's StopReason once it has stopped, or what should_stop said
 
@@ -227,16 +235,18 @@ def run(
     should_stop: Callable[[MergeEvent], str | None] | None = None,
     *,
     detail: bool = False,
+    merged: Merged = (),
 ) -> Training:
     """Run one trainer over pre-tokenized input under spec, timed by phase; the input is not changed.
 
     on_merge sees every event; should_stop(event) may end the run early by
     returning why (a StopReason, such as "time budget (30 s)"): the run keeps
-    the merges made so far, that event included.
+    the merges made so far, that event included. merged: go on from these merges (Run's);
+    the run's events are then the new merges only.
     """
     with paused_gc():
         t0 = time.perf_counter()
-        going = Run(corpus, num_merges, spec, detail=detail)
+        going = Run(corpus, num_merges, spec, detail=detail, merged=merged)
         t1 = time.perf_counter()
         events: list[MergeEvent] = []
 

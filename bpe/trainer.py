@@ -1,7 +1,10 @@
 """What the four trainers share: the vocabulary, the merge loop, events and detail.
 
 A trainer is built from pre-token counts (its constructor does the initial pair
-count) and then yields one MergeEvent per merge from `merges()`. Subclasses
+count) and then yields one MergeEvent per merge from `merges()`. It may also start
+where an earlier run stopped (continuing a tokenizer): given the merges made before
+(`merged`), it makes their tokens first, as that run did, and the words are then
+sequences of token ids (tuples) rather than bytes. Subclasses
 supply two steps -- `choose` (find the best pair and the runner-up) and `merge`
 (rewrite the words that contain it and return the pair-count changes as data)
 -- and the loop here applies the changes, so every trainer updates its counts
@@ -26,9 +29,11 @@ from contextlib import contextmanager
 from typing import ClassVar
 
 from .events import DETAIL_CAP, MergeDetail, MergeEvent, StopReason, WordChange
-from .rule import DEFAULT_RULE, Pair, best_two, rule_for, top_pairs
+from .rule import DEFAULT_RULE, Pair, best_two, merge_word, rule_for, top_pairs
 
 Delta = dict[Pair, int]
+Word = bytes | tuple[int, ...]  # a pre-token: its bytes, or (continuing a run) its token ids
+Merged = Sequence[tuple[bytes, bytes]]  # merges made before a trainer starts (continuing a run)
 
 
 class Trainer:
@@ -54,16 +59,36 @@ class Trainer:
     slow: ClassVar[str] = ""  # why tracing it with detail is slow, as the end of a sentence ("" for a fast one)
     # a compiled trainer: the readable trainer it compiles, which records its detail and runs where it cannot
     reference: ClassVar[type[Trainer] | None] = None
+    encodes: ClassVar[bool] = False  # given words of bytes and `merged`, it encodes them itself (else: encode_words, in train.Run)
     missing: ClassVar[str] = ""  # why it cannot run here, as the end of a sentence ("" when it can)
     # what the step page shows of it: the methods that make a merge happen, in order (their lines beside each step)
     shown: ClassVar[tuple[str, ...]] = ("choose",)
     sites: ClassVar[str] = "Word ids"  # what a merge's detail.sites are, as a page names them
 
-    def __init__(self, words: Mapping[bytes, int], sequence: Sequence[bytes] | None = None, *, tie_break: str = DEFAULT_RULE) -> None:
+    def __init__(
+        self,
+        words: Mapping[Word, int],
+        sequence: Sequence[Word] | None = None,
+        *,
+        tie_break: str = DEFAULT_RULE,
+        merged: Merged = (),
+    ) -> None:
+        """words: pre-token -> count, each pre-token its bytes (byte b is token b), or, with merged, a tuple of token ids.
+
+        merged: the merges an earlier run made, whose tokens are made first, in order (ids 256, 257, ... as
+        that run gave them), so that training goes on as that run would have: the words must hold the ids of
+        those tokens (each pre-token encoded with those merges: encode_words; train.Run does it), and
+        merges() counts them among its merges.
+        """
         self.rule = rule_for(tie_break)
         self.vocab: list[bytes] = [bytes([i]) for i in range(256)]
         self.keys: list[object] = [self.rule.token_key(i, t) for i, t in enumerate(self.vocab)]  # the rule's key of each token
         self.token_ids: dict[bytes, int] = {t: i for i, t in enumerate(self.vocab)}  # bytes -> id, for rules that reuse tokens
+        for token in made_tokens(merged, self.rule.reuses_tokens)[256:]:  # the tokens mint() made for them, in order
+            self.keys.append(self.rule.token_key(len(self.vocab), token))
+            self.token_ids.setdefault(token, len(self.vocab))
+            self.vocab.append(token)
+        self.made_before = len(merged)  # merges made before this trainer: the rank of its first
         self.pair_counts: dict[Pair, int] = {}
         self.work: Counter[str] = Counter()  # counters that explain the cost
         self.stop_reason: str = ""  # a StopReason once merges() has returned
@@ -102,7 +127,7 @@ class Trainer:
         one -- so the count is of new tokens, as HuggingFace's vocab_size counts.
         """
         self.stop_reason = StopReason.VOCAB_SIZE
-        rank = 0
+        rank = self.made_before
         while len(self.vocab) - 256 < max_merges:
             before = dict(self.work)  # this merge's work is what the counters gain until its event
             heap = self.heap_view(detail)
@@ -236,8 +261,58 @@ def paused_gc():
             gc.enable()
 
 
-def word_lists(words: Mapping[bytes, int]) -> tuple[list[list[int]], list[int]]:
-    """Pre-token bytes -> lists of byte ids, and their counts. Words of one byte never merge."""
+def made_tokens(merged: Merged, reuses_tokens: bool = False) -> list[bytes]:
+    """The vocabulary after the merges `merged`, as Trainer.mint makes it: the 256 bytes, then each merge's
+    token in order -- under a rule that reuses tokens, none whose bytes are a token already.
+
+    [(b'a', b'b'), (b'ab', b'c')] -> [b'\\x00', ..., b'\\xff', b'ab', b'abc']
+    """
+    vocab = [bytes([i]) for i in range(256)]
+    known = set(vocab)
+    for left, right in merged:
+        if left not in known or right not in known:
+            raise ValueError(f"The merge {left!r} + {right!r} joins a token that no earlier merge made.")
+        token = left + right
+        if reuses_tokens and token in known:
+            continue
+        known.add(token)
+        vocab.append(token)
+    return vocab
+
+
+def encode_words(words: Mapping[bytes, int], merged: Merged, reuses_tokens: bool = False) -> dict[tuple[int, ...], int]:
+    """Each pre-token as the merges `merged` make it, in the ids of made_tokens(merged), with its count.
+
+    A pre-token is merged as a tokenizer encodes it: of its adjacent pairs that are merges, the one
+    made first is merged everywhere in it, left to right; again, until no pair is a merge. (The same
+    tokens as replaying the merges in order: a merge's parts are made before it.)
+    {b'lower': 2} with merges l+o (256), lo+w (257) -> {(257, 101, 114): 2}
+    """
+    vocab = made_tokens(merged, reuses_tokens)
+    ids: dict[bytes, int] = {}
+    for i, token in enumerate(vocab):
+        ids.setdefault(token, i)  # subtle: equal bytes share the first id, as a tokenizer's ids do
+    ranks: dict[Pair, tuple[int, int]] = {}  # (left, right) -> (rank, the id it makes); a pair listed twice: its first rank
+    for rank, (left, right) in enumerate(merged):
+        ranks.setdefault((ids[left], ids[right]), (rank, ids[left + right]))
+    encoded: dict[tuple[int, ...], int] = {}
+    for word, count in words.items():
+        tokens = list(word)
+        while len(tokens) > 1 and isinstance(word, bytes):  # (a tuple of ids is encoded already)
+            # the pair made first, and the token it makes
+            found = [ranks[pair] for pair in zip(tokens, tokens[1:]) if pair in ranks]
+            if not found:
+                break
+            rank, new = min(found)
+            left, right = merged[rank]
+            tokens = merge_word(tokens, (ids[left], ids[right]), new)  # every occurrence, left to right
+        key = tuple(tokens)
+        encoded[key] = encoded.get(key, 0) + count  # (two pre-tokens never encode alike: the tokens spell the bytes)
+    return encoded
+
+
+def word_lists(words: Mapping[Word, int]) -> tuple[list[list[int]], list[int]]:
+    """Pre-token bytes (or token ids) -> lists of token ids, and their counts. Words of one token never merge."""
     kept = [(w, c) for w, c in words.items() if len(w) > 1]
     return [list(w) for w, _ in kept], [c for _, c in kept]
 

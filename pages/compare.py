@@ -1,4 +1,4 @@
-"""Real tokenizers side by side: GPT-2, GPT-4, GPT-4o and the run trained here at merge k on the same text.
+"""Real tokenizers side by side: GPT-2, GPT-4, GPT-4o, Llama 2, Mistral, Llama 3 and the run trained here at merge k on the same text.
 
 Each real tokenizer is loaded once per server (ui/real.py) and a comparison is
 cached on its text and the run, so a class opening the page together costs one
@@ -13,7 +13,8 @@ from ui.views import compare as compare_views
 
 st.title("Real tokenizers side by side")
 st.caption(
-    "GPT-2, GPT-4 (cl100k_base), GPT-4o (o200k_base) and the tokenizer trained in the sidebar, on the same text, each token's "
+    "GPT-2, GPT-4 (cl100k_base), GPT-4o (o200k_base), Llama 2 and Mistral (SentencePiece: ▁ for a space, a character "
+    "outside the vocabulary as its bytes), Llama 3 and the tokenizer trained in the sidebar, on the same text, each token's "
     "id under it. For the encoder's loop see Encode, step by step; for one tokenizer with downloads, Tokenize & export."
 )
 
@@ -55,6 +56,8 @@ st.html(chips)
 
 for e in missing:
     st.info(e.error)
+    if e.key not in real.ENCODINGS:  # an open model's file comes with the project (../shared), not from an upload
+        continue
     files = st.file_uploader(
         f"Add {e.label}: OpenAI's file{'s' if len(real.ENCODINGS[e.key].files) > 1 else ''}",
         accept_multiple_files=True,

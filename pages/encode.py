@@ -21,7 +21,9 @@ from ui.views import encode as encode_views
 
 MAX_CHARS = state.LIMITS["enc_text"].chars  # a word or a sentence: the walk shows every step of every pre-token
 CHOICES = {"run": "Trained here", "gpt2": "GPT-2", "cl100k": "GPT-4 (cl100k)", "o200k": "GPT-4o (o200k)"}
+CHOICES |= {key: m.label for key, m in real.OPEN_MODELS.items()}  # Llama 2, Mistral (SentencePiece), Llama 3
 LABELS = {"run": "the run trained here", "gpt2": "GPT-2", "cl100k": "GPT-4", "o200k": "GPT-4o"}
+LABELS |= {key: m.label for key, m in real.OPEN_MODELS.items()}
 
 # presenter mode: a projector's first screen is for the text's ids and the step (the teacher says what the page is)
 if not st.session_state["presenter"]:
@@ -73,6 +75,12 @@ else:
 
 label = LABELS[which]
 link.show_encode(text, which, k, n_merges)
+if getattr(tok, "family", "") == "sentencepiece" and st.session_state["enc_view"] != "ancestry" and not st.session_state["presenter"]:
+    st.caption(
+        f"{label} is SentencePiece BPE: no regex pre-tokenizer, so the text is one piece of characters, a ▁ put first and one "
+        "for each space; a character not in its vocabulary falls back to its UTF-8 bytes (<0xNN>). Its merges apply by number "
+        "as here, and it writes every digit alone."
+    )
 if not text:
     st.info("Type a word or a sentence above.")
     st.stop()
@@ -85,14 +93,15 @@ class Walk:
     pieces: tuple[encoding.Piece, ...]
     steps: tuple[tuple[encoding.Step, ...], ...]
     positions: tuple[tuple[int, int], ...]
+    starts: tuple[tuple[bytes, ...], ...]  # what each piece's encoding starts from: its bytes (a SentencePiece one's characters)
 
     def parts(self, i: int, done: int) -> tuple[bytes, ...]:
         """Piece i after `done` of its steps."""
         piece, steps = self.pieces[i], self.steps[i]
-        if piece.special:
+        if piece.special or piece.whole:
             return (piece.data,)
         if done == 0 or not steps:
-            return tuple(bytes([b]) for b in piece.data)
+            return self.starts[i]
         return steps[done - 1].parts
 
 
@@ -100,12 +109,13 @@ class Walk:
 def walk(text: str, run_key: tuple, k: int, _tok: Tokenizer) -> Walk | str:
     """The walk of text, built once and shared; or the sentence saying why the text cannot be encoded."""
     try:
-        pieces = encoding.pieces(_tok, text)
-        steps = tuple(() if p.special else tuple(encoding.steps(_tok, p.data, k)) for p in pieces)
+        pieces = encoding.pieces(_tok, text, k)
+        steps = tuple(() if p.special or p.whole else tuple(encoding.steps(_tok, p.data, k)) for p in pieces)
+        starts = tuple((p.data,) if p.special or p.whole else encoding.start(_tok, p.data, k) for p in pieces)
     except ValueError as e:
         return str(e)
     positions = tuple((i, done) for i, s in enumerate(steps) for done in range(len(s) + 1))
-    return Walk(tuple(pieces), steps, positions)
+    return Walk(tuple(pieces), steps, positions, starts)
 
 
 w = walk(text, run_key, k, tok)
@@ -157,8 +167,8 @@ top = st.container(horizontal=True, vertical_alignment="center", gap="medium")
 view = state.widget(
     top.segmented_control,
     "View",
-    ["steps", "ancestry"],
-    format_func={"steps": "The encoder's steps", "ancestry": "A token's ancestry"}.get,
+    ["steps", "ancestry", "dropout"],
+    format_func={"steps": "The steps", "ancestry": "A token's ancestry", "dropout": "Dropout"}.get,
     key="enc_view",
     required=True,  # a click on the view shown keeps it
     label_visibility="collapsed",
@@ -176,6 +186,11 @@ def step_text(i: int, done: int) -> str:
     piece, steps = w.pieces[i], w.steps[i]
     if piece.special:
         return f"{show(piece.data)} is a special token: it is cut out before pre-tokenizing and kept whole, never merged."
+    if piece.whole:
+        return (
+            f"{show(piece.data)} is itself a token of {label}, so it is taken whole, with no merge (HuggingFace's ignore_merges): "
+            "the vocabulary is looked up before the merges."
+        )
     if done < len(steps):
         return encode_views.explain(steps[done], counts, label)
     if not steps:
@@ -218,15 +233,16 @@ def walker() -> None:
     piece = w.pieces[i]
     if len(w.pieces) > 1:  # one pre-token is the text itself, already in the box above
         st.html(f"<h3>Pre-token {i + 1} of {len(w.pieces)}: <span class='pill'>{encode_views.escape(show(piece.data))}</span></h3>")
-    if not piece.special:
-        st.html(encode_views.step_rows(piece.data, steps, done, link_of, counts))
+    if not piece.special and not piece.whole:
+        unit = "characters" if getattr(tok, "family", "") == "sentencepiece" else "bytes"
+        st.html(encode_views.step_rows(piece.data, steps, done, link_of, counts, w.starts[i], unit))
     legend = "#N between two tokens: their merge number (1 = learned first), ·: not a merge" + (
         "; ×N: how often the pair occurred when training merged it" if which == "run" else ""
     )
     st.html(
         f"<p class='caption' style='color:#111'>{encode_views.escape(step_text(i, done))}</p><p class='caption'>{encode_views.escape(legend)}.</p>"
     )
-    if not piece.special:
+    if not piece.special and not piece.whole and getattr(tok, "family", "") != "sentencepiece":  # the byte-level encoder's code
         code_box = st.expander("The code of this step, from the library's own source", key="enc_code", on_change="rerun")
         if code_box.open:  # the line that chose it, lit; sent only while open
             code_box.html(step_code(steps, done))
@@ -277,8 +293,54 @@ def ancestry() -> None:
     )
 
 
+# ---------------------------------------------------------------------------
+# BPE-dropout: a word's other segmentations
+
+DROPOUT_BYTES = 32  # a word's bytes at most: 1,000 samples of it in the page's thread stay ~50 ms (then cached for every session)
+
+
+@st.cache_resource(max_entries=256, show_spinner=False)
+def sampled(word: bytes, p: float, samples: int, seed: int, run_key: tuple, k: int, _tok: Tokenizer) -> list:
+    """A word's segmentations under dropout p, sampled once per (word, p, samples, seed, tokenizer) and shared."""
+    return _tok.segmentations(word, p, samples, seed, k)
+
+
+def dropout() -> None:
+    words = list(dict.fromkeys(piece.data for piece in w.pieces if not piece.special))
+    if not words:
+        st.info("The text is special tokens only: they are never merged, so dropout has nothing to skip.")
+        return
+    if st.session_state["enc_dropout_piece"] not in words:
+        st.session_state["enc_dropout_piece"] = max(words, key=len)  # the longest: the most merges to skip
+    c1, c2, c3, c4 = st.columns([4, 3, 2, 2], vertical_alignment="bottom")
+    word = state.widget(c1.selectbox, "Pre-token", words, format_func=lambda t: plain(show(t)), key="enc_dropout_piece")
+    p = state.widget(
+        c2.slider, "Skip probability p", 0.0, 1.0, step=0.05, key="enc_dropout", help="each merge, each time it is about to be made"
+    )
+    samples = state.widget(c3.selectbox, "Samples", [100, 1000], format_func=lambda n: f"{n:,}", key="enc_dropout_samples")
+    seed = state.widget(c4.number_input, "Seed", min_value=0, max_value=2**31 - 1, step=1, key="enc_dropout_seed")
+    if len(word) > DROPOUT_BYTES:
+        st.info(f"{plain(show(word))} is {len(word)} bytes long: the dropout view takes a pre-token of at most {DROPOUT_BYTES} bytes.")
+        return
+    found = sampled(word, float(p), int(samples), int(seed), run_key, k, tok)
+    plain_parts = tuple(
+        tok.vocab[i] for i in tok.encode(word.decode("utf-8", "surrogateescape"), k, allowed_special=(), disallowed_special=())
+    )
+    st.html(
+        f"<p class='caption' style='color:#111'>{encode_views.escape(encode_views.dropout_sentence(word, p, samples, found, plain_parts))}</p>"
+    )
+    st.html(encode_views.dropout_rows(found, samples, plain_parts))
+    st.html(
+        "<p class='caption'>Each row: a segmentation, the share of the samples that gave it, and how many. The same seed gives the "
+        "same samples; p = 0 is the encoder's steps, p = 1 leaves the bytes. A model trained on such samples sees a word split "
+        "several ways, and learns its pieces too (BPE-dropout, Provilkov et al. 2020).</p>"
+    )
+
+
 if view == "ancestry":
     ancestry()
+elif view == "dropout":
+    dropout()
 else:
     top.html(encode_views.token_ids(tokens, [tok.ids.get(t) for t in tokens]))
     walker()

@@ -6,10 +6,12 @@ links to the step page, and the last screens open the word on the Encode page an
 
 import streamlit as st
 
-from ui import runs, sidebar
+from ui import real, runs, sidebar
 from ui.lessons import encode_lesson as lesson
 from ui.lessons import lesson as first_lesson
 from ui.lessons import views as lesson_views
+from ui.render import escape
+from ui.views import compare as compare_views
 from ui.views import encode as encode_views
 from ui.views import vocabulary as vocabulary_views
 
@@ -17,9 +19,25 @@ settings = first_lesson.settings()
 tok = runs.tokenizer_for(settings)
 screens = lesson.screens(tok)
 steps = tok.encode_steps(lesson.WORD)
-n = len(screens)
+FAMILIES = ("o200k", "llama2")  # the last screen: the other family of BPE, when both tokenizers are on this machine
+families = all(real.available(key) for key in FAMILIES)
+n = len(screens) + families
 i = st.session_state["enc_lesson_step"] = min(max(1, st.session_state["enc_lesson_step"]), n)
-screen = screens[i - 1]
+
+
+def families_screen() -> lesson.Screen | None:
+    """The lesson's sentence through GPT-4o and Llama 2 (loaded once per server), or None when one cannot be loaded."""
+    found = [real.get(key) for key in FAMILIES]
+    missing = [f.error for f in found if f.tokenizer is None]
+    if missing:
+        st.info(" ".join(missing))
+        return None
+    return lesson.families_screen(*(compare_views.row(f.label, f.tokenizer, lesson.FAMILIES_SENTENCE) for f in found))
+
+
+screen = screens[i - 1] if i <= len(screens) else families_screen()
+if screen is None:
+    st.stop()
 
 
 def go(to: int) -> None:
@@ -69,7 +87,15 @@ with say:
         st.page_link("pages/encode_quiz.py", label="Which merge applies first? The quiz", icon=":material/quiz:")
 with show:
     step = steps[screen.step]
-    if i == 1:  # no caption: the text beside it says what the table is, and a projector needs the row
+    if screen.rows:  # the two families, side by side on one sentence, each token's id under it
+        for row in screen.rows:
+            kind = "SentencePiece" if row.family == "sentencepiece" else "byte-level"
+            st.html(
+                f"<div class='cmp-row'><div class='rowhead'><b>{escape(row.label)}</b> · {kind} · "
+                f"{len(row.tokens)} tokens</div>{compare_views.chips(row, [], show_ids=True)}</div>"
+            )
+        st.caption("Dashed: one character whose bytes are several tokens; the number under each chip is its id.")
+    elif i == 1:  # no caption: the text beside it says what the table is, and a projector needs the row
         st.html(vocabulary_views.TABLE_CSS + lesson.merges_table(tok))
     elif screen.step == 0:
         bytes_row(step.parts)

@@ -4,6 +4,7 @@ import streamlit as st
 
 from bpe.rule import RULES
 from ui import link, runs, sidebar, state
+from ui.corpus import BYTE_LEVEL
 from ui.lessons import buttons as quiz_buttons
 from ui.lessons import quiz
 from ui.lessons import views as lesson_views
@@ -94,4 +95,6 @@ with reply:
         st.html(lesson_views.reveal(q, answer.pick))
         source = st.session_state["source"]
         if source in link.linkable():
-            st.page_link("pages/step.py", label=f"See merge {k} on the step page", query_params={**link.run_params(), "merge": str(k)})
+            st.page_link(
+                "pages/step.py", label=f"See merge {k} on the step page", query_params={**link.run_params(BYTE_LEVEL), "merge": str(k)}
+            )

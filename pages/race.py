@@ -13,76 +13,91 @@ from bpe import ALGORITHMS
 from bpe.lab import references as refs
 from ui import corpus as corpora
 from ui import state, work
+from ui.corpus import SENTENCEPIECE
 from ui.views import race as race_views
-
-st.title("Algorithm race")
-st.caption(
-    f"{', '.join(list(ALGORITHMS)[:-1])} and {list(ALGORITHMS)[-1]} train on the same pre-tokenized corpus in a worker process, "
-    "taking turns, each on its own clock with detail off. The numbers come from the same code as `python benchmarks/race.py`."
-)
+from ui.views import sp_race as sp_race_views
 
 settings = st.session_state["settings"]
-running = {purpose: work.settle(purpose, purpose) for purpose in ("race", "sweep", "speedup")}
+running = {purpose: work.settle(purpose, purpose) for purpose in ("race", "sweep", "speedup", "sp_race")}
+sentencepiece = not isinstance(settings, str) and settings.family == SENTENCEPIECE
+
+st.title("Algorithm race")
+if sentencepiece:
+    st.caption(sp_race_views.ABOUT)
+else:
+    st.caption(
+        f"{', '.join(list(ALGORITHMS)[:-1])} and {list(ALGORITHMS)[-1]} train on the same pre-tokenized corpus in a worker process, "
+        "taking turns, each on its own clock with detail off. The numbers come from the same code as `python benchmarks/race.py`."
+    )
 
 
 # ---- the race ---------------------------------------------------------------
-c1, c2, c3, c4 = st.columns([2, 2, 1.3, 1], vertical_alignment="bottom")
-state.widget(c1.number_input, "Time budget per algorithm (s)", min_value=1.0, max_value=60.0, step=1.0, key="race_budget")
-state.widget(
-    c2.toggle,
-    "HuggingFace & rustbpe",
-    key="race_hf",
-    disabled=not (refs.hf_available() or refs.rustbpe_available()),
-    help="Also train HuggingFace tokenizers' and karpathy's rustbpe's Rust BPE on the same text (when installed; needs the "
-    "gpt2 pre-tokenizer), and check that ours makes their merges under each tool's own tie-break rule.",
-)
-running["race"], record = work.section(
-    "race",
-    running["race"],
-    c3,
-    c4,
-    "Start the race",
-    lambda: race_views.start_race(settings, st.session_state["race_budget"], st.session_state["race_hf"]),
-    disabled=isinstance(settings, str),
-    stop_help="Stops the run; what it has done so far is kept.",
-)
-if isinstance(settings, str):
-    st.error(settings)
-if running["race"]:
-    work.follow(work.watched("race"), race_views.live_race)
-elif record is None:
-    st.info(
-        f"Press **Start the race** to train every algorithm on the sidebar's corpus. Each may run for {st.session_state['race_budget']:g} s."
+def race_section() -> None:
+    """The byte-level run's race: the four trainers (and the heap compiled), and the Rust references."""
+    c1, c2, c3, c4 = st.columns([2, 2, 1.3, 1], vertical_alignment="bottom")
+    state.widget(c1.number_input, "Time budget per algorithm (s)", min_value=1.0, max_value=60.0, step=1.0, key="race_budget")
+    state.widget(
+        c2.toggle,
+        "HuggingFace & rustbpe",
+        key="race_hf",
+        disabled=not (refs.hf_available() or refs.rustbpe_available()),
+        help="Also train HuggingFace tokenizers' and karpathy's rustbpe's Rust BPE on the same text (when installed; needs the "
+        "gpt2 pre-tokenizer), and check that ours makes their merges under each tool's own tie-break rule.",
     )
-else:
-    race_views.replay_note(record, st.session_state["race_asked"], settings)
-    race_views.race_chart(record)
-    if record.status == "stopped":
-        st.warning("This race was stopped; below is what it had done by then.")
-    if not isinstance(settings, str) and record.key != race_views.race_key(settings):
-        st.caption("These results are from earlier settings: press Start the race to race on the sidebar's current ones.")
-    race_views.verdict(record)
-    race_views.references(record)
+    running["race"], record = work.section(
+        "race",
+        running["race"],
+        c3,
+        c4,
+        "Start the race",
+        lambda: race_views.start_race(settings, st.session_state["race_budget"], st.session_state["race_hf"]),
+        disabled=isinstance(settings, str),
+        stop_help="Stops the run; what it has done so far is kept.",
+    )
+    if isinstance(settings, str):
+        st.error(settings)
+    if running["race"]:
+        work.follow(work.watched("race"), race_views.live_race)
+    elif record is None:
+        st.info(
+            f"Press **Start the race** to train every algorithm on the sidebar's corpus. Each may run for {st.session_state['race_budget']:g} s."
+        )
+    else:
+        race_views.replay_note(record, st.session_state["race_asked"], settings)
+        race_views.race_chart(record)
+        if record.status == "stopped":
+            st.warning("This race was stopped; below is what it had done by then.")
+        if not isinstance(settings, str) and record.key != race_views.race_key(settings):
+            st.caption("These results are from earlier settings: press Start the race to race on the sidebar's current ones.")
+        race_views.verdict(record)
+        race_views.references(record)
 
-    st.subheader("Where the time goes")
-    race_views.phase_table(record)
+        st.subheader("Where the time goes")
+        race_views.phase_table(record)
+        st.caption(
+            f"{record.n_bytes:,} bytes, pre-tokenized once for everyone (keeping the sequence positions walks). "
+            f"Time budget {record.budget_s:g} s each, initial count included. Measuring costs "
+            f"{record.clock_overhead_s * 1e6:.2f} µs per merge (one clock reading); reports to this page happen with every clock stopped."
+        )
+        for note in race_views.interpreter_notes(record):
+            st.info(note)
+        race_views.work_table(record)
+
+    st.subheader("What a merge costs")
+    race_views.complexity_table(record if not running["race"] else None)
     st.caption(
-        f"{record.n_bytes:,} bytes, pre-tokenized once for everyone (keeping the sequence positions walks). "
-        f"Time budget {record.budget_s:g} s each, initial count included. Measuring costs "
-        f"{record.clock_overhead_s * 1e6:.2f} µs per merge (one clock reading); reports to this page happen with every clock stopped."
+        "naive recounts every pair of every word before each merge; positions and parent_set scan every distinct pair to find "
+        "the best, but rewrite only where the pair occurs; heap rewrites only the words its index lists and finds the best by "
+        "popping the heap, skipping a few stale entries; heap_c is heap compiled to C, the same steps without the interpreter. "
+        "The names are the work counters above."
     )
-    for note in race_views.interpreter_notes(record):
-        st.info(note)
-    race_views.work_table(record)
 
-st.subheader("What a merge costs")
-race_views.complexity_table(record if not running["race"] else None)
-st.caption(
-    "naive recounts every pair of every word before each merge; positions and parent_set scan every distinct pair to find "
-    "the best, but rewrite only where the pair occurs; heap rewrites only the words its index lists and finds the best by "
-    "popping the heap, skipping a few stale entries; heap_c is heap compiled to C, the same steps without the interpreter. "
-    "The names are the work counters above."
-)
+
+if sentencepiece:  # the sidebar's SentencePiece run: ours and sentencepiece itself, to the same pieces
+    st.header("SentencePiece: ours and sentencepiece itself")
+    sp_race_views.section(settings, running["sp_race"])
+else:
+    race_section()
 
 # ---- scaling ----------------------------------------------------------------
 st.header("Scaling")

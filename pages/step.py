@@ -12,12 +12,16 @@ import streamlit as st
 from bpe import ALGORITHMS
 from bpe.events import StopReason, stop_sentence
 from serve.jobs import RunKey
-from ui import link, runs, sidebar, state, step_data
+from ui import link, runs, sidebar, sp_step, state, step_data
+from ui.corpus import SENTENCEPIECE
 from ui.play import Player, play, pressed, steps
 from ui.render import Html
 from ui.views import step as step_views
 
 settings = sidebar.current()
+if settings.family == SENTENCEPIECE:  # the other family's run has views of its own: ui/sp_step.py
+    sp_step.page(settings)
+    st.stop()
 presenter = st.session_state["presenter"]
 trace_key = RunKey("trace", settings.key, settings.spec, settings.num_merges)
 

@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # each C file's equality tests: a new C source adds its test file here
-tests=(tests/test_heap_c.py tests/test_core_words.py tests/test_core_encoder.py tests/test_core_pretokenize.py tests/test_core_ranks.py tests/test_core_hash.py tests/test_core_sentencepiece.py)
+tests=(tests/test_heap_c.py tests/test_continued.py tests/test_core_words.py tests/test_core_encoder.py tests/test_core_pretokenize.py tests/test_core_ranks.py tests/test_core_hash.py tests/test_core_sentencepiece.py)
 build=$(mktemp -d)
 trap 'rm -rf "$build"' EXIT
 BPE_SANITIZE=1 BPE_CORE_REQUIRED=1 .venv/bin/python setup.py --quiet build_ext --build-lib "$build/lib" --build-temp "$build/temp" >/dev/null

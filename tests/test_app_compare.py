@@ -1,4 +1,4 @@
-"""The Real tokenizers page (GPT-2, GPT-4, GPT-4o and the run at merge k side by side), driven through AppTest."""
+"""The Real tokenizers page (GPT-2, GPT-4, GPT-4o, Llama 2, Mistral, Llama 3 and the run at merge k side by side), driven through AppTest."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import hashlib
 import html
 import re
 
+import pytest
 from conftest import open_app
 from streamlit.testing.v1 import AppTest
 
@@ -49,7 +50,7 @@ def test_four_tokenizers_count_as_tiktoken_does_and_draw_what_they_count(openai_
     at.text_area(key="w_cmp_text").set_value(TEXT).run()
     assert not at.exception and not at.error
     counts = table_rows(at)
-    assert list(counts) == ["GPT-2", "GPT-4", "GPT-4o", "Trained here"]
+    assert list(counts) == ["GPT-2", "GPT-4", "GPT-4o", "Llama 2", "Mistral", "Llama 3", "Trained here"]
     theirs = {"GPT-2": tiktoken_gpt2, "GPT-4": openai_encodings["cl100k_base"], "GPT-4o": openai_encodings["o200k_base"]}
     n_bytes = len(TEXT.encode())
     for label, enc in theirs.items():
@@ -72,8 +73,9 @@ def test_the_span_diff_marks_where_they_differ(tiktoken_files):
     at = open_app(PAGE, source="textbook")
     at.text_area(key="w_cmp_text").set_value("1234567 the").run()
     diff = next(h.value for h in at.html if 'class="difftext"' in h.value)
-    # GPT-2 learned 123 and 4567, GPT-4 and GPT-4o cut threes (123 456 7): alike up to 123, then different; ' the' one token in all
-    assert '<span>123</span><span class="diffspan">4567</span>' in diff
+    # GPT-2 learned 123 and 4567, GPT-4, GPT-4o and Llama 3 cut threes (123 456 7), Llama 2 and Mistral every digit alone: they
+    # all cut after 123, and differ inside both parts; ' the' one token in all (Llama 2's ▁the stands for ' the')
+    assert '<span class="diffspan">123</span><span class="diffspan">4567</span>' in diff
     assert "<span>␣the</span>" in diff
     assert "Not in the diff: Trained here" in diff  # the textbook run drops spaces
 
@@ -109,3 +111,18 @@ def test_a_missing_tokenizer_says_so_and_an_upload_adds_it(monkeypatch, tmp_path
     at.run()
     assert "GPT-4" in table_rows(at)
     assert (tmp_path / "cache" / hashlib.sha1(real.ENCODINGS["cl100k"].files[0].url.encode()).hexdigest()).read_bytes() == data
+
+
+def test_the_open_models_count_as_huggingface_does_and_llama_2_writes_its_spaces_as_a_character():
+    tokenizers = pytest.importorskip("tokenizers")
+    at = open_app(PAGE, source="textbook")
+    at.text_area(key="w_cmp_text").set_value(TEXT).run()
+    counts, drawn, ids = table_rows(at), chip_rows(at), id_rows(at)
+    for key in real.OPEN_MODELS:
+        theirs = tokenizers.Tokenizer.from_file(str(real.OPEN_MODELS[key].path)).encode(TEXT, add_special_tokens=False).ids
+        label = real.label_of(key)
+        assert counts[label][0] == len(theirs) and ids[label] == theirs, label  # without the <s> Llama 2 puts first
+    assert drawn["Llama 2"][:2] == ["▁In", "▁"] and drawn["GPT-4o"][:2] == ["In", "␣"]  # a space: ▁, a character of its vocabulary
+    assert "👩" in drawn["Llama 2"] and len(drawn["Llama 2"]) < counts["Llama 2"][0]  # byte fallback: one dashed chip, 4 tokens
+    # Llama 2's tokens spell the text back (▁ a space, the first one put there), so it takes part in the span diff
+    assert "Not in the diff: Llama" not in next(h.value for h in at.html if 'class="difftext"' in h.value)

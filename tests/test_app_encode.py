@@ -258,3 +258,106 @@ def test_all_the_merges_of_one_preset_become_all_of_the_next_ones():
     at.sidebar.selectbox(key="source").set_value("wikipedia").run()
     assert at.slider(key="w_real_k").value == 3  # a k the student picked stays
     assert at.query_params["k"] == "3"  # and the link says it
+
+
+# ---------------------------------------------------------------------------
+# BPE-dropout: a word's other segmentations
+
+
+def drop_rows(at: AppTest) -> str:
+    return next(h.value for h in at.html if 'class="drop-rows"' in h.value)
+
+
+def shares(html: str) -> list[float]:
+    return [float(x) for x in re.findall(r'<div class="drop-n">([\d.]+) %', html)]
+
+
+def test_the_dropout_view_shows_a_words_segmentations_and_how_often_each_came():
+    at = open_page()
+    at.text_input(key="w_enc_text").set_value("lowest").run()
+    at.button_group(key="w_enc_view").set_value("dropout").run()
+    html = drop_rows(at)
+    tok = real_run(at)
+    found = tok.segmentations(b"lowest", 0.1, 1000, 0)  # the page's defaults: p 0.1, 1,000 samples, seed 0
+    assert shares(html) == [round(100 * n / 1000, 1) for _, n in found[:12]] + ([] if len(found) <= 12 else shares(html)[-1:])
+    first = html.split('<div class="drop-bar">')[0]
+    assert "".join(chips_of(first)) == "lowest"
+    plain = tuple(tok.vocab[i] for i in tok.encode("lowest"))
+    marked = html.split('<span class="drop-plain">')[0].rsplit('<div class="epair">', 1)[1]
+    assert tuple(c.encode() for c in chips_of(marked)) == plain  # the one encode() gives without dropout, marked
+    assert re.search(r"lowest, encoded 1,000 times with each merge skipped with probability 0\.10 .* \d+ different segmentations", said(at))
+
+
+def test_dropout_zero_is_one_segmentation_and_one_leaves_the_bytes():
+    at = open_page()
+    at.text_input(key="w_enc_text").set_value("lowest").run()
+    at.button_group(key="w_enc_view").set_value("dropout").run()
+    at.slider(key="w_enc_dropout").set_value(0.0).run()
+    assert shares(drop_rows(at)) == [100.0] and "without dropout" in drop_rows(at)
+    at.slider(key="w_enc_dropout").set_value(1.0).run()
+    assert shares(drop_rows(at)) == [100.0] and chips_of(drop_rows(at)) == list("lowest")
+
+
+def test_the_same_seed_gives_the_same_samples_and_another_seed_others():
+    at = open_page()
+    at.text_input(key="w_enc_text").set_value("lowest newest").run()
+    at.button_group(key="w_enc_view").set_value("dropout").run()
+    at.selectbox(key="w_enc_dropout_piece").set_value(b"newest").run()
+    at.slider(key="w_enc_dropout").set_value(0.5).run()
+    first = drop_rows(at)
+    at.number_input(key="w_enc_dropout_seed").set_value(1).run()
+    assert drop_rows(at) != first
+    at.number_input(key="w_enc_dropout_seed").set_value(0).run()
+    assert drop_rows(at) == first
+    assert said(at).startswith("<p class='caption' style='color:#111'>newest, encoded")
+
+
+# the open models: Llama 2 and Mistral (SentencePiece), Llama 3 (byte-level, ignore_merges)
+
+
+def ids_drawn(at: AppTest) -> list[int]:
+    """The ids under the text's tokens, in order (the row beside the view switch)."""
+    drawn = next(h.value for h in at.html if 'class="enc-ids"' in h.value)
+    return [int(i) for ids in re.findall(r'<span class="tid">([\d ]+)</span>', drawn) for i in ids.split()]
+
+
+def hf_ids(key: str, text: str) -> list[int]:
+    tokenizers = pytest.importorskip("tokenizers")
+    return tokenizers.Tokenizer.from_file(str(real.OPEN_MODELS[key].path)).encode(text, add_special_tokens=False).ids
+
+
+@pytest.mark.parametrize("key", ["llama2", "mistral"])
+def test_a_sentencepiece_tokenizer_walks_the_whole_text_as_one_piece(key):
+    at = open_page()
+    at.selectbox(key="w_enc_tokenizer").set_value(key).run()
+    at.text_input(key="w_enc_text").set_value("lowest newest 2024").run()
+    assert not at.exception
+    assert ids_drawn(at) == hf_ids(key, "lowest newest 2024")  # HuggingFace's ids, without the <s> it puts first
+    assert chips_of(rows(at))[:3] == ["▁", "l", "o"]  # characters, a ▁ first: one piece, no regex
+    assert any("is SentencePiece BPE" in c.value for c in at.caption)
+    while not at.button(key="enc_next").disabled:
+        at.button(key="enc_next").click().run()
+    final = rows(at).split('<div class="what now">tokens</div>')[1]
+    assert "".join(chips_of(final)) == "▁lowest▁newest▁2024" and chips_of(final)[-4:] == list("2024")  # every digit alone
+
+
+def test_llama_2_falls_back_to_bytes_for_an_emoji_and_builds_a_token_from_its_characters():
+    at = open_page()
+    at.selectbox(key="w_enc_tokenizer").set_value("llama2").run()
+    at.text_input(key="w_enc_text").set_value("a 🦙").run()
+    assert ids_drawn(at) == hf_ids("llama2", "a 🦙")
+    assert ids_drawn(at)[-4:] == [243, 162, 169, 156]  # <0xF0> <0x9F> <0xA6> <0x99>
+    at.text_input(key="w_enc_text").set_value("lowest").run()
+    at.segmented_control(key="w_enc_view").set_value("ancestry").run()
+    tree = next(h.value for h in at.html if 'class="tree"' in h.value)
+    assert "▁lowest" in tree and "▁low" in tree and not at.exception
+
+
+def test_llama_3_takes_a_pre_token_of_its_vocabulary_whole():
+    at = open_page()
+    at.selectbox(key="w_enc_tokenizer").set_value("llama3").run()
+    at.text_input(key="w_enc_text").set_value("Tôi làm việc").run()  # ' việc' is a token its merges do not build
+    assert ids_drawn(at) == hf_ids("llama3", "Tôi làm việc")
+    while not at.button(key="enc_next").disabled:
+        at.button(key="enc_next").click().run()
+    assert "is itself a token of Llama 3, so it is taken whole, with no merge" in said(at) and "ignore_merges" in said(at)

@@ -43,6 +43,27 @@ def calls_from(function):
         sys.setprofile(None)
 
 
+@contextmanager
+def lines_run(function):
+    """Counter of line numbers run inside `function` (a generator too: each resume is traced) while the block runs."""
+    ran: Counter = Counter()
+    target = function.__code__
+
+    def local(frame, event, arg):
+        if event == "line":
+            ran[frame.f_lineno] += 1
+        return local
+
+    def tracer(frame, event, arg):
+        return local if frame.f_code is target else None
+
+    sys.settrace(tracer)
+    try:
+        yield ran
+    finally:
+        sys.settrace(None)
+
+
 def merges_of(trainer_class, n: int):
     trainer = trainer_class(pretokenize(TEXT, pretokenizer="whitespace").counts)
     return trainer, trainer.merges(n, detail=True)
@@ -86,12 +107,13 @@ def test_the_encoder_takes_the_lowest_merge_number_and_merges_on_the_marked_line
     run = train(pretokenize(TEXT, pretokenizer="whitespace"), 12)
     tok = Tokenizer.from_training(run, "whitespace")
     part = code.encode_excerpt()
-    with calls_from(Encoder.rounds) as made:
+    with calls_from(Encoder.rounds) as made, lines_run(Encoder.rounds) as ran:
         steps = tok.encode_steps(b"lowest")  # recorded from the encoder's own rounds
     merges = [s for s in steps if s.rank is not None]
     assert len(steps[-1].parts) > 1  # 'low' + 'est': one pair is left, so the loop looks once more and finds no merge
     assert made[("min", part.marks["lowest"])] == len(merges) + 1  # once per step, and once more to find none is left
-    assert made[("append", part.marks["merge"])] == sum(len(s.at) for s in merges) > 0  # each merged place
+    assert ran[part.marks["merge"]] == sum(len(s.at) for s in merges) > 0  # the merge itself, once per merged place
+    assert part.lines[part.numbers.index(part.marks["merge"])].strip() == "ids[i : i + 2] = [new]"
 
 
 @pytest.mark.parametrize("algorithm", ["naive", "positions", "parent_set", "heap", "heap_c"])

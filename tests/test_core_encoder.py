@@ -185,6 +185,18 @@ def test_a_list_of_ids_holds_one_reference_per_item(tokenizers):
 
 
 @needs_core
+def test_a_special_tokens_id_alone_in_its_block_of_ints_is_made_before_the_list():
+    """The list is made in one pass from the shared ints of the blocks the cache's ids were noted in: a special token's
+    id, in a block no merge or byte reaches, is one of them."""
+    vocab = {i: bytes([i]) for i in range(256)} | {1_000_003: b"<|s|>", 300: b"ab"}
+    tok = Tokenizer(vocab, [(b"a", b"b")], ["<|s|>"], pretokenizer="gpt2")
+    text = "<|s|>" * 130_000 + "ab a"
+    ids = tok.encode(text, allowed_special="all")
+    assert ids == python_twin(tok).encode(text, allowed_special="all")
+    assert ids[0] == 1_000_003 and sys.getrefcount(ids[0]) > 130_000
+
+
+@needs_core
 def test_ids_past_the_shared_int_objects_are_made_one_by_one():
     """Ids of 2**20 and more (a vocabulary's ids may be any below 2**32) are made as ints of their own."""
     base = {i: bytes([i]) for i in range(256)}

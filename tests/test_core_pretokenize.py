@@ -26,7 +26,7 @@ from bpe.core import core, missing
 from bpe.data.corpora import stdlib_prose
 from bpe.text import pretokenize_c, unicode_classes
 from bpe.text.pretokenize import sequence_of_text
-from bpe.text.pretokenizers import ENCODING, ERRORS, PRETOKENIZERS
+from bpe.text.pretokenizers import ENCODING, ERRORS, PRETOKENIZERS, find_specials
 from bpe.text.tally import Tally
 
 needs_core = pytest.mark.skipif(core is None, reason=f"the compiled core is absent: {missing}")
@@ -112,6 +112,44 @@ def test_invalid_utf8_splits_as_the_python_path_splits_its_surrogates(data, pret
     assert pretokenize_c.pretokens(data, pretokenizer) == python_pretokens(data, pretokenizer)
 
 
+# ASCII where the scanner decides 64 bytes at a time (pretokenize.c's block_starts): every rule of the three regexes,
+# runs of any length across the edges of its blocks, and a few bytes of 0x80 and above that end what a block decides
+ASCII_PIECES = [
+    "'s", "'t", "'re", "'ve", "'m", "'ll", "'d", "'S", "'RE", "'Ll", "'", "''", " 's", "'x", "'l", "'r", "'v", "'sa", "it's's",
+    " ", "  ", "\t", "\n", "\r\n", "\r", " \n ", "\x0b", "\x0c", "\x1c", "a", "Z", "word", " word", "Word", "HTTPServer",
+    "camelCase", "iPhone", "DON'T", "don't", "I'M", "1", "42", "2024", "!", "?!", ".", "-", "/", "//", "!/", "/\n", "\n/",
+    "\x00", "\x7f", " \"", "(", "_", "é", "\xa0", "٣",
+]  # fmt: skip
+RUNS = st.sampled_from([" ", "\n", "\t", "x", "X", "1", "!", "/", "'", " \n", "\r\n", "ab"])
+
+
+def ascii_text() -> st.SearchStrategy[str]:
+    run = st.builds(str.__mul__, RUNS, st.integers(1, 90))
+    piece = st.one_of(st.sampled_from(ASCII_PIECES), st.sampled_from(ASCII_PIECES), run)
+    return st.lists(piece, min_size=20, max_size=120).map("".join)
+
+
+@needs_core
+@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(text=ascii_text(), pretokenizer=st.sampled_from(["gpt2", "cl100k", "o200k"]))
+def test_pretokens_of_ascii_decided_64_bytes_at_a_time_equal_the_regexs(text, pretokenizer):
+    data = text.encode()
+    assert pretokenize_c.pretokens(data, pretokenizer) == python_pretokens(data, pretokenizer)
+
+
+@needs_core
+@pytest.mark.parametrize("pretokenizer", ["gpt2", "cl100k", "o200k"])
+def test_each_rule_across_the_edge_of_a_block_at_every_offset(pretokenizer):
+    # where a block ends, a whitespace run's last newline, a contraction's letters or a word's case may be past it
+    for piece in ["  \n  x", "\n\n  !", "  x", " \t\n", "!\n\n/x", "a//\n/.", "x's", "it's's", "'ll", "DON'T", "aB'Re",
+                  "1234567", "x.'s", "é'x", "!\n/\n/\nx", "\r\n\r\n", "word\u00e9", "  \u3000x", "'\u017f"]:  # fmt: skip
+        texts = ["w " * 20 + "y" * k + piece + " and more" * 12 for k in range(90)]
+        data = "".join(texts).encode()
+        assert pretokenize_c.pretokens(data, pretokenizer) == python_pretokens(data, pretokenizer), piece
+        for text in texts:
+            assert pretokenize_c.pretokens(text.encode(), pretokenizer) == python_pretokens(text.encode(), pretokenizer), (piece, text)
+
+
 @needs_core
 @pytest.mark.parametrize("pretokenizer", NAMED)
 @pytest.mark.parametrize(
@@ -121,6 +159,49 @@ def test_invalid_utf8_splits_as_the_python_path_splits_its_surrogates(data, pret
 def test_empty_text_and_long_runs(pretokenizer, text):
     data = text.encode()
     assert pretokenize_c.pretokens(data, pretokenizer) == python_pretokens(data, pretokenizer)
+
+
+SPECIALS = ["<|endoftext|>", "<|fim_prefix|>", "<|fim_middle|>", "<|", "<", "<<", "|>", "ab", "aa", "a", "aaa", "é", "éa"]
+
+
+def python_pretokens_with_specials(data: bytes, pretokenizer: str, specials: list[str]) -> list[bytes]:
+    text, out, pos = data.decode(ENCODING, ERRORS), [], 0
+    for at, token in find_specials(text, specials):
+        out += python_pretokens(text[pos:at].encode(ENCODING, ERRORS), pretokenizer) + [token.encode()]
+        pos = at + len(token)
+    return out + python_pretokens(text[pos:].encode(ENCODING, ERRORS), pretokenizer)
+
+
+@needs_core
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    specials=st.lists(st.sampled_from(SPECIALS), min_size=1, max_size=6, unique=True),
+    pieces=st.lists(
+        st.one_of(
+            st.sampled_from([*SPECIALS, "<|endoftext", "<|fim_", " ", "x", "|"]),
+            st.builds(str.__mul__, st.sampled_from(["<", "a", "<|"]), st.integers(1, 60)),
+        ),
+        max_size=40,
+    ),
+    pretokenizer=st.sampled_from(["gpt2", "cl100k"]),
+)
+def test_special_tokens_with_one_first_byte_are_found_together_as_the_python_path_finds_them(specials, pieces, pretokenizer):
+    # tokens that share a first byte are searched for in one pass (the longest of them at one place); runs of that byte
+    # past the budget of misses hand over to memmem, token by token
+    data = "".join(pieces).encode()
+    expected = python_pretokens_with_specials(data, pretokenizer, specials)
+    assert pretokenize_c.pretokens(data, pretokenizer, [s.encode() for s in specials]) == expected
+
+
+@needs_core
+@pytest.mark.parametrize("run", [5, 40, 300])
+def test_the_longest_special_token_at_one_place_wins_after_a_run_of_their_first_byte(run):
+    # past the budget of misses memmem finds each token of the group: the two here at one place, the longer kept
+    data = ("<" * run + "<|endoftext|><|x" + "<" * run + "<|").encode()
+    for specials in (["<|", "<|endoftext|>"], ["<|endoftext|>", "<|", "<|x"]):
+        assert pretokenize_c.pretokens(data, "gpt2", [s.encode() for s in specials]) == python_pretokens_with_specials(
+            data, "gpt2", specials
+        )
 
 
 @needs_core

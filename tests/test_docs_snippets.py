@@ -62,7 +62,7 @@ def test_the_pages_have_snippets_and_each_not_run_says_why():
 
 @pytest.fixture(scope="module")
 def folder(tmp_path_factory) -> Path:
-    """The files the snippets name, small: a real corpus, JSON Lines shards, GPT-2's files, counts files."""
+    """The files the snippets name, small: a real corpus, JSON Lines shards, GPT-2's and Llama 2's files, counts files."""
     if not (SHARED / "gpt2").is_dir() or not (SHARED / "cs336").is_dir():
         pytest.skip("../shared (GPT-2's files and the CS336 corpus) not present")
     here = tmp_path_factory.mktemp("reader")
@@ -82,6 +82,8 @@ def folder(tmp_path_factory) -> Path:
         shutil.copy(SHARED / "gpt2" / name, here / "gpt2" / name)
     shutil.copy(SHARED / "gpt2" / "encoder.json", here / "vocab.json")  # GPT-2's own files under the usual names
     shutil.copy(SHARED / "gpt2" / "vocab.bpe", here / "merges.txt")
+    (here / "llama2").mkdir()  # Llama 2's tokenizer.json: the SentencePiece family
+    shutil.copy(SHARED / "llama2" / "tokenizer.json", here / "llama2" / "tokenizer.json")
     for i in (1, 2):
         save_counts(here / f"part{i}.parquet", {b" the": 10 * i, b"cat": i}, CountsInfo("gpt2", ()))
     bin_dir = here / ".bin"

@@ -406,3 +406,49 @@ def test_a_signal_while_workers_encode_ends_every_process_and_keeps_the_old_arra
         assert all(name.startswith(".ids.npy.") and ".part" not in name for name in left) and len(left) <= 1, left
     else:
         assert left == []
+
+
+# ---------------------------------------------------------------------------
+# a folder of shards (what bpe encode --ray writes), read as one array
+
+
+def write_shards(folder: Path, parts: list[list[int]], counts: list[int] | None = None, names: list[str] | None = None) -> None:
+    from bpe.files.ids import MANIFEST, IdsWriter, shards_manifest
+
+    folder.mkdir()
+    names = names or [f"ids.{n:05d}.npy" for n in range(len(parts))]
+    for name, ids in zip(names, parts):
+        if "/" not in name:
+            with IdsWriter(folder / name, "uint16") as out:
+                out.write(ids)
+    shards = [{"file": name, "count": n} for name, n in zip(names, counts or [len(p) for p in parts])]
+    (folder / MANIFEST).write_text(json.dumps(shards_manifest("uint16", shards)))
+
+
+def test_a_folder_of_shards_reads_as_one_array_in_the_manifests_order(tmp_path):
+    from bpe.files.ids import load_ids
+
+    write_shards(tmp_path / "ids", [[1, 2, 3], [], [4, 5]], names=["b.npy", "c.npy", "a.npy"])
+    assert [i for block in read_ids(tmp_path / "ids", block=2) for i in block] == [1, 2, 3, 4, 5]
+    assert load_ids(tmp_path / "ids").tolist() == [1, 2, 3, 4, 5] and load_ids(tmp_path / "ids").dtype == np.uint16
+    manifest = json.loads((tmp_path / "ids" / "manifest.json").read_text())
+    shards = [np.load(tmp_path / "ids" / s["file"], mmap_mode="r") for s in manifest["shards"]]
+    assert np.concatenate(shards).tolist() == [1, 2, 3, 4, 5]  # the reader docs/inputs.md shows: NumPy alone
+
+
+def test_a_folder_of_shards_that_is_not_whole_is_refused_in_one_sentence(tmp_path):
+    from bpe.files.ids import load_ids
+
+    (tmp_path / "none").mkdir()
+    with pytest.raises(ValueError, match=r"none: a folder of ids holds manifest.json, which lists its shards"):
+        list(read_ids(tmp_path / "none"))
+    write_shards(tmp_path / "outside", [[1]], names=["../elsewhere.npy"])
+    with pytest.raises(ValueError, match=r"the shard '../elsewhere.npy' is not a file of that folder"):
+        list(read_ids(tmp_path / "outside"))
+    write_shards(tmp_path / "short", [[1, 2], [3]], counts=[2, 5])
+    for read in (lambda p: list(read_ids(p)), load_ids):
+        with pytest.raises(ValueError, match=r"ids.00001.npy: holds 1 ids, but manifest.json says 5: the shard is not of this run"):
+            read(tmp_path / "short")
+    (tmp_path / "short" / "manifest.json").write_text('{"format": "something else"}')
+    with pytest.raises(ValueError, match=r"not a manifest of token ids"):
+        list(read_ids(tmp_path / "short"))

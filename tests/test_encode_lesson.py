@@ -96,12 +96,13 @@ def text_of(at) -> str:
 def test_the_lesson_page_walks_to_the_end_and_opens_the_encode_page():
     at = open_app("pages/encode_lesson.py", tie_break="rustbpe")
     assert at.title[0].value == "1. Start from the bytes"
-    n = len(encode_lesson.screens(TOK))
+    n = len(encode_lesson.screens(TOK)) + 1  # and the last: the other family, GPT-4o beside Llama 2 (both in ../shared)
     for i in range(2, n + 1):
         at.button(key="enc_lesson_next").click().run()
         assert at.title[0].value.startswith(f"{i}. ")
     assert at.button(key="enc_lesson_next").disabled
-    assert "low" in text_of(at)
+    assert at.title[0].value == f"{n}. {encode_lesson.FAMILIES_TITLE}"
+    assert "newest" in text_of(at) and any("`<0xF0>`" in m.value for m in at.markdown)
     at.button(key="enc_lesson_open").click().run()
     assert not at.exception
     assert at.session_state["enc_text"] == "lowest" and at.session_state["source"] == "textbook"
@@ -124,3 +125,23 @@ def test_the_quiz_page_marks_an_answer_and_explains_it(pick_right):
     assert ("Right!" in text) == pick_right and "s + t is merge 1" in text
     assert at.button(key=f"quiz_option_{right}").label.endswith("✔ right")
     assert at.button(key="quiz_option_0").disabled
+
+
+def test_the_other_familys_screen_is_the_real_tokenizers_tokens(openai_encodings):
+    tokenizers = pytest.importorskip("tokenizers")
+    from ui import real
+    from ui.views.compare import row
+
+    sentence = encode_lesson.FAMILIES_SENTENCE
+    gpt = openai_encodings["o200k_base"].encode(sentence)
+    llama = tokenizers.Tokenizer.from_file(str(real.OPEN_MODELS["llama2"].path)).encode(sentence, add_special_tokens=False).ids
+    screen = encode_lesson.families_screen(
+        row("GPT-4o", real.get("o200k", spinner=False).tokenizer, sentence),
+        row("Llama 2", real.get("llama2", spinner=False).tokenizer, sentence),
+    )
+    assert screen.rows[0].ids == tuple(gpt) and screen.rows[1].ids == tuple(llama)
+    assert f"{len(gpt)} tokens against {len(llama)}." in screen.text
+    # the space, the digits and the emoji, as each family writes them
+    assert "`␣newest`" in screen.text and "newest is `▁new` `est`" in screen.text and "`▁The▁newest▁llama" in screen.text
+    assert "numbers come in threes: `202` `4`" in screen.text and "Every digit stays alone, `2` `0` `2` `4`" in screen.text
+    assert "falls back to its 4 UTF-8 bytes, `<0xF0>` `<0x9F>` `<0xA6>` `<0x99>`" in screen.text

@@ -33,6 +33,7 @@ from bpe.heap_c import HeapC
 from bpe.rule import TIE_BREAKS
 from bpe.spec import TrainSpec
 from bpe.train import Run
+from bpe.trainer import encode_words, made_tokens
 
 ROOT = Path(__file__).resolve().parents[1]
 built = pytest.mark.skipif(core is None, reason=f"the compiled core is absent: {bpe.core.missing}")
@@ -55,9 +56,9 @@ def work_of(trainer) -> Counter:
     return +Counter(trainer.work)  # counters that never moved are left out
 
 
-def assert_same_run(words: dict[bytes, int], rule: str, max_merges: int, min_pair_frequency: int) -> None:
+def assert_same_run(words: dict, rule: str, max_merges: int, min_pair_frequency: int, merged: tuple = ()) -> None:
     """Both trainers, merge by merge: events, work, pair counts and words after each merge; then stop reason, vocab, totals."""
-    python, compiled = Heap(words, tie_break=rule), HeapC(words, tie_break=rule)
+    python, compiled = Heap(words, tie_break=rule, merged=merged), HeapC(words, tie_break=rule, merged=merged)
     for mine, theirs in zip_longest(python.merges(max_merges, min_pair_frequency), compiled.merges(max_merges, min_pair_frequency)):
         assert mine == theirs  # rank, pair, bytes, new id, count, runner-up and its count, words rewritten
         assert dict(mine.work) == dict(theirs.work)
@@ -84,6 +85,50 @@ def test_the_compiled_heap_makes_the_python_heaps_run(words, rule, max_merges, m
 @pytest.mark.parametrize("word", [b"a" * n for n in range(2, 18)] + [b"ab" * 6, b"aab" * 5, b"abba" * 4, b"abcabc"])
 def test_runs_and_repeats_merge_left_to_right_as_in_python(word, rule):
     assert_same_run({word: 3, word[:-1]: 2, b" " + word: 1}, rule, 60, 1)
+
+
+@st.composite
+def continued_run(draw) -> tuple[dict[tuple[int, ...], int], tuple]:
+    """Merges a run made, and words of any token ids of its vocabulary (not only those encoding would give)."""
+    words, rule = draw(pre_token_counts()), draw(RULES)
+    merged = tuple((e.left, e.right) for e in Heap(words, tie_break=rule).merges(draw(st.integers(0, 30))))
+    n = len(made_tokens(merged, rule == "huggingface"))
+    ids = st.integers(0, n - 1) | st.integers(n - 8, n - 1)  # the newest tokens often
+    return (
+        draw(st.dictionaries(st.lists(ids, max_size=12).map(tuple), st.integers(1, 6) | st.integers(1, 2**40), max_size=10)),
+        merged,
+        rule,
+    )
+
+
+@built
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(run=continued_run(), max_merges=st.integers(0, 70), min_pair_frequency=st.integers(0, 4))
+@example(run=({(256, 256, 97): 2, (97, 256): 1}, ((b"a", b"a"),), "cs336"), max_merges=5, min_pair_frequency=1)
+def test_started_from_merges_and_words_of_token_ids_the_compiled_heap_makes_the_python_heaps_run(run, max_merges, min_pair_frequency):
+    words, merged, rule = run
+    assert_same_run(words, rule, max_merges, min_pair_frequency, merged)
+
+
+@built
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(source=pre_token_counts(), words=pre_token_counts(), rule=RULES, k=st.integers(0, 40), more=st.integers(0, 30))
+@example(source={b"aaaa": 1}, words={b"a" * 70: 2, b"aaa": 1}, rule="cs336", k=2, more=3)  # runs, and a long word
+def test_words_of_bytes_are_encoded_in_c_as_encode_words_encodes_them(source, words, rule, k, more):
+    # the merges of a run on other words: any merges a tokenizer could hold, not only those these words made
+    merged = tuple((e.left, e.right) for e in Heap(source, tie_break=rule).merges(k))
+    encoded = encode_words(words, merged, rule == "huggingface")
+    compiled = HeapC(words, tie_break=rule, merged=merged)
+    assert sorted(ids for ids, _ in compiled._core.words()) == sorted(w for w in encoded if len(w) > 1)
+    python = Heap(encoded, tie_break=rule, merged=merged)
+    n = len(made_tokens(merged, rule == "huggingface")) - 256 + more
+    assert list(python.merges(n)) == list(compiled.merges(n)) and python.vocab == compiled.vocab
+
+
+@built
+def test_a_word_of_an_id_the_vocabulary_lacks_is_one_sentence():
+    with pytest.raises(ValueError, match="^a word holds token id 257, which the vocabulary \\(of 257 tokens\\) lacks$"):
+        HeapC({(97, 257): 1}, merged=[(b"a", b"b")])
 
 
 text_pieces = st.sampled_from(["low", "lower", " newest", "aaaa", "ab", " ", "\n", "é", "日本", "<|endoftext|>", "🙂", "9.11"])

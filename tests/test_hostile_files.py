@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import bz2
+import functools
 import gzip
 import io
 import json
@@ -578,6 +579,60 @@ def test_fuzz_json_tokenizer_files_node_by_node(saved, tmp_path_factory, name, p
     tok = one_sentence(lambda: Tokenizer.load(directory / name), name)
     if tok is not None:
         encodes_correctly(tok)
+
+
+# the SentencePiece family: a .model (protobuf's wire format, read by hand) and its tokenizer.json
+
+
+@functools.cache
+def family() -> dict[str, bytes]:
+    """A small SentencePiece BPE model's files: {name: bytes}."""
+    from bpe.sentencepiece import SentencePieceSpec, model_bytes, tokenizer_json
+    from bpe.sentencepiece import train as train_pieces
+
+    model = train_pieces(sentences=TEXT.splitlines(), spec=SentencePieceSpec(vocab_size=320, byte_fallback=True, hard_vocab_limit=False))
+    llama = json.loads((Path(__file__).resolve().parents[2] / "shared" / "llama2" / "tokenizer.json").read_text(encoding="utf-8"))
+    like_llama = tokenizer_json(model) | {part: llama[part] for part in ("normalizer", "pre_tokenizer", "post_processor", "decoder")}
+    return {
+        "tokenizer.model": model_bytes(model),
+        "tokenizer.json": json.dumps(tokenizer_json(model)).encode(),
+        "llama.json": json.dumps(like_llama).encode(),  # Llama 2's steps (Prepend, the <s> template) on the small model
+    }
+
+
+def pieces_encode_correctly(tok) -> None:
+    """A loaded tokenizer of the family encodes to ids of its vocabulary, the Python path's ids where it follows sentencepiece."""
+    for text in SAMPLES:
+        ids = tok.encode(text)
+        assert all(i in tok.vocab for i in ids)
+        if tok.follows == "sentencepiece":
+            assert ids == tok.encoder.reference(text)
+        tok.decode(ids)
+        tok.decode_bytes(ids, skip_special_tokens=False)
+
+
+@pytest.mark.parametrize("name", ["tokenizer.model", "tokenizer.json", "llama.json"])
+@FUZZ
+@given(ops=OPS)
+def test_fuzz_the_sentencepiece_familys_files(name, ops):
+    data = mutate(family()[name], ops)
+    with no_hang(30):
+        loaded = one_sentence(lambda: formats.read_uploads({name: data}), name)
+    if loaded is not None and loaded.family == "sentencepiece":
+        pieces_encode_correctly(Tokenizer.from_loaded(loaded))
+
+
+@pytest.mark.parametrize("name", ["tokenizer.json", "llama.json"])
+@FUZZ
+@given(path=st.lists(st.integers(0, 10_000), min_size=1, max_size=5), value=JSON_VALUES)
+def test_fuzz_the_sentencepiece_tokenizer_json_node_by_node(name, path, value):
+    document = replace_node(json.loads(family()[name]), path, value)
+    data = json.dumps(document).encode("utf-8", "surrogatepass")
+    loaded = one_sentence(lambda: formats.read_uploads({"tokenizer.json": data}), "tokenizer.json")
+    if loaded is not None:
+        tok = one_sentence(lambda: Tokenizer.from_loaded(loaded), "tokenizer.json")
+        if tok is not None and tok.family == "sentencepiece":
+            pieces_encode_correctly(tok)
 
 
 @FUZZ

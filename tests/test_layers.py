@@ -74,9 +74,13 @@ LAYERS = (
             "bpe.train",
         ),
     ),
+    # the SentencePiece family: its trainer, model, .model files, encoders (it needs the training core's events, no file
+    # format and no Tokenizer), below files/ so that the format registry reads its files
+    ("sentencepiece", ("bpe.sentencepiece",)),
     ("files", ("bpe.files",)),  # tokenizer files: every format, read and written; arrays of ids
-    ("tokenizer", ("bpe.tokenizer",)),  # the byte-level family: the encoder, the Tokenizer, tiktoken's interface, datasets
-    ("sentencepiece", ("bpe.sentencepiece",)),  # the SentencePiece family
+    # using a tokenizer: the byte-level encoder, the Tokenizer, tiktoken's interface, datasets; the SentencePiece family's
+    # tokenizer (it saves through files/formats.py, so it sits here, not in bpe/sentencepiece/)
+    ("tokenizer", ("bpe.tokenizer",)),
     ("lab", ("bpe.lab",)),  # measuring and explaining: races, thresholds, the vocabulary, diagnosing a student's merges
     ("cli", ("bpe.cli", "bpe.__main__", "bpe")),
 )
@@ -171,3 +175,20 @@ def test_no_test_runs_an_event_loop_in_the_main_thread():
             if isinstance(node, ast.Call) and ast.unparse(node.func).endswith(("asyncio.run", ".run_until_complete")):
                 calls.append(f"{path.relative_to(ROOT)}:{node.lineno}")
     assert calls == [], f"these start an event loop in the main thread; call conftest.run_async instead: {calls}"
+
+
+def test_no_test_module_imports_a_fixture():
+    # subtle: `from .conftest import browser` made a second, module-level copy of the session's Playwright fixture, whose
+    # event loop stayed running: every browser test after that module failed to start its own (83 errors in one run).
+    # A fixture of a conftest is found by pytest without an import.
+    fixtures = set()
+    for conftest in sorted((ROOT / "tests").rglob("conftest.py")):
+        for node in ast.walk(ast.parse(conftest.read_text())):
+            if isinstance(node, ast.FunctionDef) and any("fixture" in ast.unparse(d) for d in node.decorator_list):
+                fixtures.add(node.name)
+    imported = []
+    for path in sorted((ROOT / "tests").rglob("test_*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").endswith("conftest"):
+                imported += [f"{path.relative_to(ROOT)}: {a.name}" for a in node.names if a.name in fixtures]
+    assert imported == [], f"these import a conftest's fixture (pytest finds it by name; an import makes a second one): {imported}"

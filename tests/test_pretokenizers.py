@@ -81,3 +81,11 @@ def test_a_bad_registration_is_one_sentence(made, says):
     with pytest.raises(ValueError, match=says):
         register(made)
     assert made.name not in PRETOKENIZERS
+
+
+def test_a_name_taken_is_refused_and_the_same_value_again_is_no_change():
+    with pytest.raises(ValueError, match="'gpt2' is registered already"):
+        register(PreTokenizer("gpt2", r"\w+"))
+    with pytest.raises(ValueError, match="'gpt4' is registered already"):
+        register(PreTokenizer("mine", r"\w+", aliases=("gpt4",)))
+    assert "mine" not in PRETOKENIZERS and register(PRETOKENIZERS["gpt2"]) is PRETOKENIZERS["gpt2"]

@@ -244,6 +244,44 @@ def test_detail_says_why_frequent_pairs_are_not_candidates(split_digits, pair, w
     assert first.detail.top[0] == (first.left, first.right, first.frequency)
 
 
+def recounted_refused(trainer: Trainer, spec: SentencePieceSpec, floor: int) -> tuple:
+    """MergeDetail.refused as its definition says, counted from every word now: the adjacent pairs that may not be made,
+    at least `floor` frequent, most frequent first, then by their strings."""
+    counts: dict[tuple[str, str], int] = {}
+    for sid, row in enumerate(trainer.symbols):
+        kept = [s.piece for s in row if s is not None]
+        for a, b in zip(kept, kept[1:]):
+            counts[(a, b)] = counts.get((a, b), 0) + trainer.weights[sid]
+    why = {key: "a character outside the coverage" if "▅" in key else why_invalid(key[0] + key[1], spec) for key in counts}
+    found = sorted(((n, key) for key, n in counts.items() if why[key] is not None and n >= floor), key=lambda nk: (-nk[0], nk[1]))
+    return tuple((a, b, n, why[(a, b)]) for n, (a, b) in found[:40])
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(st.lists(st.sampled_from(list("aab  1F2カ漢é▅") + ["🦙"]), max_size=16).map("".join), min_size=1, max_size=10),
+    st.fixed_dictionaries({}, optional={k: OPTIONS[k] for k in ("split_digits", "split_by_whitespace", "max_sentencepiece_length")}),
+)
+def test_the_refused_pairs_kept_from_merge_to_merge_are_a_recount_of_every_word(lines, options):
+    spec = SentencePieceSpec(vocab_size=200, hard_vocab_limit=False, **options)
+    try:
+        trainer = Trainer(prepare(select(lines, spec), spec), spec)
+    except ValueError:  # nothing to train on
+        return
+    merges = trainer.merges(detail=True)
+    while True:
+        before = trainer.symbols  # the words as the next merge's detail sees them (the merge rewrites them after)
+        snapshot = [row[:] for row in before]
+        event = next(merges, None)
+        if event is None:
+            return
+        top = event.detail.top
+        floor = max(top[-1][2] if len(top) == 40 else 1, 1)
+        rewritten, trainer.symbols = trainer.symbols, snapshot
+        assert event.detail.refused == recounted_refused(trainer, spec, floor)
+        trainer.symbols = rewritten
+
+
 def test_coverage_keeps_the_frequent_characters_and_says_which_fell_out():
     spec = SentencePieceSpec(vocab_size=100, character_coverage=0.98)
     corpus = prepare(select(["a" * 200 + "b" * 10 + "ö"], spec), spec)

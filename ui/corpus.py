@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import streamlit as st
 
 from bpe.data.corpora import SEPARATOR, stdlib_prose
+from bpe.sentencepiece.spec import SentencePieceSpec
 from bpe.spec import TrainSpec
 from bpe.text.pretokenizers import DEFAULT, PreTokenizer
 from serve import disk, settings
@@ -32,6 +33,10 @@ class Source:
     merges: int = 20
     special_tokens: tuple[str, ...] = ("<|endoftext|>",)
     note: str = ""  # a template filled in from the preset's run under the sidebar's rule: ui/preset_notes.py
+    # the SentencePiece family's run of the same text (ui/family.py): its vocab size (meta pieces + the characters
+    # the coverage keeps + merges, as spm_train counts it) and its character coverage
+    sp_vocab_size: int = 1000
+    sp_coverage: float = SentencePieceSpec.character_coverage
 
     @property
     def vocab_size(self) -> int:
@@ -40,7 +45,13 @@ class Source:
 
     def sidebar(self) -> dict[str, object]:
         """The sidebar's settings this preset was made for, by session key (ui.state's defaults, ui.sidebar.apply_preset)."""
-        return {"pretokenizer": self.pretokenizer, "special_tokens_text": ", ".join(self.special_tokens), "vocab_size": self.vocab_size}
+        return {
+            "pretokenizer": self.pretokenizer,
+            "special_tokens_text": ", ".join(self.special_tokens),
+            "vocab_size": self.vocab_size,
+            "sp_vocab_size": self.sp_vocab_size,
+            "sp_coverage": self.sp_coverage,
+        }
 
 
 DEFAULT_SOURCE = "textbook"  # the preset a new session opens on
@@ -50,6 +61,7 @@ SOURCES: dict[str, Source] = {
         "low low low low low lower lower widest widest widest newest newest newest newest newest newest",
         pretokenizer="whitespace",
         merges=12,
+        sp_vocab_size=34,  # 3 meta + 11 characters + 20 merges: the last 5 are pairs that no longer occur (frequency 0)
         note="The Sennrich et al. example: {tied} tie for the first merge, and the tie-break rule decides: {rule} takes {first}.",
     ),
     "wikipedia": Source(
@@ -57,6 +69,7 @@ SOURCES: dict[str, Source] = {
         "aaabdaaabac",
         pretokenizer="none",
         merges=5,
+        sp_vocab_size=20,
         note="One sequence, no pre-tokenizer. Under the {rule} rule: {merges}",
     ),
     "ties": Source(
@@ -64,16 +77,30 @@ SOURCES: dict[str, Source] = {
         "aaaa aaa aa abab abab baba baba ab ba a b",
         pretokenizer="whitespace",
         merges=8,
+        sp_vocab_size=20,
         note="'aaaa' holds three overlapping a + a pairs but merges into two tokens; {ties} merges are ties.",
     ),
     "stdlib": Source(
         "Python's own docs (stdlib docstrings, 2 MB)",
         pretokenizer="gpt2",
         merges=1000,
+        sp_vocab_size=200,  # 3 meta + 85 characters + 112 merges: a trace with detail recounts every word at each merge
         note="Docstrings and comments of the Python standard library on this machine: real text, no download.",
     ),
-    "paste": Source("Paste your own text", pretokenizer="gpt2", merges=50),
-    "upload": Source("Upload a text file", pretokenizer="gpt2", merges=200),
+    "scripts": Source(
+        "F1 H2O 東京タワー (scripts, digits)",
+        "F1 F1 F1 F1 F1 F1 H2O H2O H2O H2O H2O COVID19 COVID19 COVID19 mp3 mp3 mp3 3.14 3.14 3.14 3.14 2024 2024 2024 2024 "
+        "1.5 1.5 Tokyo Tokyo Tokyo Tokyo東京 Tokyo東京 東京タワー 東京タワー 東京タワー 東京 東京 café café café naïve Straße Ωmega 🦙",
+        pretokenizer="gpt2",
+        merges=30,
+        special_tokens=(),
+        sp_vocab_size=80,
+        sp_coverage=0.98,  # 4 characters seen once (ß ï Ω 🦙) fall outside it
+        note="Letters, digits and two scripts in one word: pick the SentencePiece family to see the pairs it may not make "
+        "(F + 1: two scripts; with split digits, every digit alone) and the characters left outside the coverage.",
+    ),
+    "paste": Source("Paste your own text", pretokenizer="gpt2", merges=50, sp_vocab_size=300),
+    "upload": Source("Upload a text file", pretokenizer="gpt2", merges=200, sp_vocab_size=500),
 }
 
 
@@ -95,7 +122,10 @@ def source(key: str) -> Source:
         return SOURCES[key]
     path = settings.corpus_file()
     return Source(
-        f"Server's file (the corpus file BPE_CORPUS names: {path.name if path else 'none'})", pretokenizer=DEFAULT.name, merges=200
+        f"Server's file (the corpus file BPE_CORPUS names: {path.name if path else 'none'})",
+        pretokenizer=DEFAULT.name,
+        merges=200,
+        sp_vocab_size=500,
     )
 
 
@@ -131,13 +161,26 @@ class Corpus:
     digest: str
 
 
+BYTE_LEVEL, SENTENCEPIECE = "byte-level", "sentencepiece"  # the tokenizer families a run can be of (ui/family.py)
+
+
 @dataclass(frozen=True)
 class Settings:
-    """What the sidebar set up: the corpus, how to train on it (a bpe TrainSpec), and how many merges."""
+    """What the sidebar set up: the corpus, how to train on it (a bpe TrainSpec), and how many merges.
+
+    `sentencepiece` is the SentencePiece family's spec when the sidebar's family is SentencePiece: the step page
+    and the race train that run; the pages that know only byte-level runs keep training `spec` (the byte-level
+    settings, kept while hidden) and say so (app.py).
+    """
 
     corpus: Corpus
     spec: TrainSpec
     num_merges: int
+    sentencepiece: SentencePieceSpec | None = None
+
+    @property
+    def family(self) -> str:
+        return SENTENCEPIECE if self.sentencepiece is not None else BYTE_LEVEL
 
     @property
     def key(self) -> str:

@@ -44,12 +44,18 @@ class Piece:
 
     data: bytes
     special: bool = False
+    whole: bool = False  # a pre-token that is itself a token, taken whole without merging (HuggingFace's ignore_merges: Llama 3)
 
 
-def pieces(tok: Tokenizer, text: str) -> list[Piece]:
-    """The text cut as the tokenizer's encode cuts it (Tokenizer.pre_tokens): special tokens whole, the rest pre-tokenized, in order."""
+def pieces(tok: Tokenizer, text: str, k: int | None = None) -> list[Piece]:
+    """The text cut as the tokenizer's encode cuts it (Tokenizer.pre_tokens): special tokens whole, the rest pre-tokenized, in order.
+
+    With ignore_merges (and every merge), a pre-token that is a token of the vocabulary is that token: encode() takes it
+    whole, so the walk must too (its merges may build it otherwise, or not at all).
+    """
     special_bytes = {t.encode(ENCODING) for t in tok.special_tokens}
-    return [Piece(p, p in special_bytes) for p in tok.pre_tokens(text)]
+    whole = getattr(tok, "ignore_merges", False) and (k is None or k >= len(tok.merges))
+    return [Piece(p, p in special_bytes, whole and p not in special_bytes and p in tok.ids) for p in tok.pre_tokens(text)]
 
 
 def limit(tok: Tokenizer, k: int | None) -> int:
@@ -63,11 +69,17 @@ def steps(tok: Tokenizer, word: bytes, k: int | None = None) -> list[Step]:
     """
     out, before = [], tuple(BYTES[b] for b in word)
     for step in tok.encode_steps(word, limit(tok, k)):
-        if step.rank is None:  # the start: the bytes
+        if step.rank is None:  # the start: the bytes (a SentencePiece tokenizer's: the characters, or their bytes)
+            before = tuple(step.parts)
             continue
         out.append(Step(before, tuple(step.pair_ranks), step.rank, tuple(step.parts)))
         before = tuple(step.parts)
     return out
+
+
+def start(tok: Tokenizer, word: bytes, k: int | None = None) -> tuple[bytes, ...]:
+    """What encoding one pre-token starts from: its bytes; for a SentencePiece tokenizer its characters (bytes where it has none)."""
+    return tuple(tok.encode_steps(word, limit(tok, k))[0].parts)
 
 
 def final(tok: Tokenizer, word: bytes, k: int | None = None) -> tuple[bytes, ...]:

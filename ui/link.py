@@ -3,7 +3,10 @@
 `?corpus=<preset>` names the run (`file`: the corpus file the server was started with, BPE_CORPUS); the preset brings its settings (pre-tokenizer, vocab size, special
 tokens), and each setting that differs from the preset's is named too: `&pretokenizer=gpt2`,
 `&vocab_size=1257`, `&special_tokens=<|endoftext|>`, `&algorithm=naive`, and `&rule=<tie-break rule>` when
-not the default cs336. `show_run` (app.py, on every page) keeps the URL saying it; the sidebar's page
+not the default cs336. A SentencePiece run names its family, `&family=sentencepiece`, and then its own settings
+that differ from the preset's or spm_train's: `&vocab_size=80` (its vocab size, as spm_train counts it),
+`&coverage=0.98`, `&byte_fallback=1`, `&split_digits=1`, `&split_by_whitespace=0`, `&max_piece_length=8`; a link
+without `family` is a byte-level run, as every link was before there were two. `show_run` (app.py, on every page) keeps the URL saying it; the sidebar's page
 links carry the same parameters (`run_params`), so a page opened from them, reloaded or copied, keeps
 the run. The step page adds `&merge=<k>` (1-based) for the merge it shows (`show`).
 
@@ -36,6 +39,7 @@ from bpe.rule import (
 )
 from ui import corpus as corpora
 from ui import sidebar, state
+from ui.corpus import BYTE_LEVEL, SENTENCEPIECE
 from ui.render import plain
 
 
@@ -60,6 +64,15 @@ def number(value: str) -> int | None:
 
 
 RUN = ("corpus", "pretokenizer", "vocab_size", "special_tokens", "algorithm", "rule")  # the URL's names of a run's settings
+# a SentencePiece run's, by the URL's name: its session key (ui.family), and whether it is a switch (1 or 0) or a number
+SENTENCEPIECE_RUN = {
+    "coverage": "sp_coverage",
+    "byte_fallback": "sp_byte_fallback",
+    "split_digits": "sp_split_digits",
+    "split_by_whitespace": "sp_split_by_whitespace",
+    "max_piece_length": "sp_max_piece_length",
+}
+RUN = (*RUN, "family", *SENTENCEPIECE_RUN)
 SAID = (*RUN, "merge")  # what follow() reads, and `link` remembers
 MAX_VOCAB = sidebar.MAX_VOCAB
 MAX_SPECIALS = 200  # characters of special tokens a link may carry
@@ -103,8 +116,11 @@ def run_of(link: dict[str, str | None]) -> dict[str, object] | None:
         )
         return None
     preset = corpora.source(corpus)
+    if link["family"] is not None and choice(link["family"], (BYTE_LEVEL, SENTENCEPIECE), "family", BYTE_LEVEL) == SENTENCEPIECE:
+        return sentencepiece_run_of(link, corpus, preset)
     wanted: dict[str, object] = {
         "source": corpus,
+        "family": BYTE_LEVEL,
         "pretokenizer": preset.pretokenizer,
         "vocab_size": sidebar.preset_vocab_size(corpus),
         "special_tokens_text": ", ".join(preset.special_tokens),
@@ -130,6 +146,47 @@ def run_of(link: dict[str, str | None]) -> dict[str, object] | None:
                 f"The link's special tokens are {len(special_tokens):,} characters long (at most {MAX_SPECIALS}); using the preset's."
             )
     return wanted
+
+
+def sentencepiece_run_of(link: dict[str, str | None], corpus: str, preset: corpora.Source) -> dict[str, object]:
+    """The session settings of a SentencePiece run's link: the preset's vocab size and coverage, spm_train's switches, and
+    each the link names instead (a part that is not a value it can take gets a sentence, and the default is used)."""
+    wanted: dict[str, object] = {"source": corpus, "family": SENTENCEPIECE, "sp_vocab_size": preset.sp_vocab_size}
+    wanted.update({key: state.DEFAULTS[key] for key in SENTENCEPIECE_RUN.values()} | {"sp_coverage": preset.sp_coverage})
+    size = link["vocab_size"]
+    if size is not None:
+        if number(size) is not None and 0 < number(size) <= MAX_VOCAB:
+            wanted["sp_vocab_size"] = number(size)
+        else:
+            st.warning(f"The link's vocab size '{said(size)}' is not a number from 1 to {MAX_VOCAB:,}; using the preset's.")
+    coverage = link["coverage"]
+    if coverage is not None:
+        value = fraction(coverage)
+        if value is not None and 0.98 <= value <= 1.0:
+            wanted["sp_coverage"] = value
+        else:
+            st.warning(f"The link's coverage '{said(coverage)}' is not a number from 0.98 to 1; using the preset's.")
+    for name in ("byte_fallback", "split_digits", "split_by_whitespace"):
+        if link[name] is not None:
+            if link[name] in ("0", "1"):
+                wanted[SENTENCEPIECE_RUN[name]] = link[name] == "1"
+            else:
+                st.warning(f"The link's {name} '{said(link[name])}' is not 1 or 0; using spm_train's default.")
+    length = link["max_piece_length"]
+    if length is not None:
+        if number(length) is not None and 1 <= number(length) <= 512:
+            wanted["sp_max_piece_length"] = number(length)
+        else:
+            st.warning(f"The link's max_piece_length '{said(length)}' is not a number from 1 to 512; using spm_train's 16.")
+    return wanted
+
+
+def fraction(value: str) -> float | None:
+    """A link's decimal fraction: '0.98' -> 0.98, '1' -> 1.0; None for anything else ('nan', '1e-2', '٠.٩', 50 characters)."""
+    whole, _, part = value.partition(".")
+    if not 0 < len(value) <= 12 or not (whole + part).isascii() or not (whole + part).isdigit():
+        return None
+    return float(value)
 
 
 def choice(value: str, choices: Collection[str], what: str, instead: str) -> str | None:
@@ -163,9 +220,11 @@ def said(value: str) -> str:
     return plain(value if len(value) <= 40 else value[:40] + "…")
 
 
-def run_params() -> dict[str, str]:
+def run_params(family: str | None = None) -> dict[str, str]:
     """The URL parameters that name the sidebar's run: its preset and each setting that differs from the preset's ({} for a
-    pasted or uploaded corpus). {'corpus': 'stdlib'}; {'corpus': 'textbook', 'pretokenizer': 'gpt2', 'rule': 'rustbpe'}
+    pasted or uploaded corpus). {'corpus': 'stdlib'}; {'corpus': 'textbook', 'pretokenizer': 'gpt2', 'rule': 'rustbpe'};
+    {'corpus': 'scripts', 'family': 'sentencepiece', 'byte_fallback': '1'}. family: the sidebar's run of that family
+    (a page that shows byte-level runs links to the byte-level one); None: the sidebar's family.
     """
     session = st.session_state
     source = session["source"]
@@ -173,6 +232,8 @@ def run_params() -> dict[str, str]:
         return {}
     preset = corpora.source(source)
     params = {"corpus": source}
+    if (family or session["family"]) == SENTENCEPIECE:
+        return params | sentencepiece_params(preset)
     if session["pretokenizer"] != preset.pretokenizer:
         params["pretokenizer"] = session["pretokenizer"]
     if session["vocab_size"] != sidebar.preset_vocab_size(source):
@@ -183,6 +244,20 @@ def run_params() -> dict[str, str]:
         params["algorithm"] = session["algorithm"]
     if session["tie_break"] != DEFAULT_RULE:
         params["rule"] = session["tie_break"]
+    return params
+
+
+def sentencepiece_params(preset: corpora.Source) -> dict[str, str]:
+    """A SentencePiece run's parameters: its family, and each of its settings that differs from the preset's or spm_train's."""
+    session = st.session_state
+    params = {"family": SENTENCEPIECE}
+    if session["sp_vocab_size"] != preset.sp_vocab_size:
+        params["vocab_size"] = str(int(session["sp_vocab_size"]))
+    if session["sp_coverage"] != preset.sp_coverage:
+        params["coverage"] = f"{session['sp_coverage']:.6g}"
+    for name, key in SENTENCEPIECE_RUN.items():
+        if key != "sp_coverage" and session[key] != state.DEFAULTS[key]:
+            params[name] = str(int(session[key]))  # a switch as 1 or 0, the length as its number
     return params
 
 
@@ -226,7 +301,7 @@ def href(merge: int, settings) -> str | None:
     The run's parameters name every setting that differs from its preset, so only a pasted or uploaded corpus, or a
     merge past the run's, has none.
     """
-    params = run_params()
+    params = run_params(BYTE_LEVEL)  # the pages that link to a merge show byte-level runs
     if not params or not 1 <= merge <= settings.num_merges:
         return None
     return "./?" + "&".join(f"{name}={quote(value)}" for name, value in {**params, "merge": str(merge)}.items())

@@ -19,6 +19,7 @@ class Page:
     title: str  # in the sidebar (the page draws its own heading)
     icon: str
     section: str = ""  # the sidebar's heading above it ("": the explorer's pages, first and without one)
+    run: str = "byte-level"  # the sidebar's runs it shows: "both" families, "byte-level" runs only, or "" (a run of its own)
 
     @property
     def url_path(self) -> str:
@@ -31,8 +32,8 @@ OWN = "Your own BPE"
 LESSONS = "Lessons"
 
 PAGES: tuple[Page, ...] = (
-    Page("pages/step.py", "Step through", ":material/footprint:"),  # the first is the default: / opens it
-    Page("pages/race.py", "Algorithm race", ":material/sports_score:"),
+    Page("pages/step.py", "Step through", ":material/footprint:", run="both"),  # the first is the default: / opens it
+    Page("pages/race.py", "Algorithm race", ":material/sports_score:", run="both"),
     Page("pages/threshold.py", "Threshold explorer", ":material/tune:"),
     Page("pages/tokenize.py", "Tokenize & export", ":material/text_fields:"),
     Page("pages/vocabulary.py", "Vocabulary", ":material/dictionary:"),
@@ -40,11 +41,11 @@ PAGES: tuple[Page, ...] = (
     Page("pages/compare.py", "Real tokenizers", ":material/compare:", USING),
     Page("pages/quirks.py", "Quirks gallery", ":material/lightbulb:", USING),
     Page("pages/diff.py", "Check your merges", ":material/difference:", OWN),
-    Page("pages/lesson.py", "Guided lesson", ":material/school:", LESSONS),
+    Page("pages/lesson.py", "Guided lesson", ":material/school:", LESSONS, run=""),
     Page("pages/quiz.py", "Predict the next merge", ":material/quiz:", LESSONS),
-    Page("pages/encode_lesson.py", "How a tokenizer encodes", ":material/school:", LESSONS),
+    Page("pages/encode_lesson.py", "How a tokenizer encodes", ":material/school:", LESSONS, run=""),
     Page("pages/encode_quiz.py", "Which merge applies first?", ":material/quiz:", LESSONS),
-    Page("pages/playlist.py", "Lecture playlist", ":material/playlist_play:", LESSONS),
+    Page("pages/playlist.py", "Lecture playlist", ":material/playlist_play:", LESSONS, run=""),
 )
 
 
@@ -59,6 +60,11 @@ def named(name: str) -> Page:
 def route(page: Page) -> str:
     """The page's address as the router serves it: the default page (the first) is '' (/), the others their name."""
     return "" if page is PAGES[0] else page.url_path
+
+
+def byte_level_only(url_path: str) -> bool:
+    """Whether the page at url_path shows the sidebar's byte-level run even when the sidebar's family is SentencePiece."""
+    return any(page.url_path == url_path and page.run == "byte-level" for page in PAGES)
 
 
 def sections() -> dict[str, list]:

@@ -1,4 +1,5 @@
-"""The real tokenizers a class compares with: GPT-2, GPT-4 (cl100k_base) and GPT-4o (o200k_base).
+"""The real tokenizers a class compares with: GPT-2, GPT-4 (cl100k_base) and GPT-4o (o200k_base); and Llama 2, Mistral
+7B and Llama 3, whose HuggingFace tokenizer.json files are in ../shared (`OPEN_MODELS`).
 
 Where their files come from, in this order: the project's ../shared folder
 (gpt2/, tiktoken/), tiktoken's own cache (TIKTOKEN_CACHE_DIR, DATA_GYM_CACHE_DIR
@@ -12,6 +13,10 @@ Each tokenizer is loaded once per server process and shared by every session
 (a server-wide cache on the files' paths and sizes, filled at start by warm()):
 loading o200k_base takes seconds and a few hundred MB, which no session should
 pay again.
+
+Llama 2 and Mistral are of the SentencePiece family (characters, '▁' for a space, byte fallback); Llama 3 is
+byte-level BPE like GPT-4, with HuggingFace's ignore_merges. They come from ../shared only (no download, no upload),
+are loaded once per server like the GPT ones, and are checked for nothing but being readable: files of this project.
 
 Not here: encoding step by step or a token's ancestry (ui/encoding.py), drawing (ui/views/compare.py).
 """
@@ -64,10 +69,52 @@ ENCODINGS: dict[str, Encoding] = {
 
 
 @dataclass(frozen=True)
+class OpenModel:
+    """An open model's tokenizer, as HuggingFace's tokenizer.json in ../shared/<folder>."""
+
+    key: str  # "llama2", "mistral", "llama3"
+    label: str  # what a class calls it: "Llama 2"
+    name: str  # what it is, for the captions: "SentencePiece BPE"
+    folder: str  # under ../shared
+    family: str  # "sentencepiece" or "byte-level"
+
+    @property
+    def path(self) -> Path:
+        return SHARED / self.folder / "tokenizer.json"
+
+
+OPEN_MODELS: dict[str, OpenModel] = {
+    m.key: m
+    for m in (
+        OpenModel("llama2", "Llama 2", "SentencePiece BPE", "llama2", "sentencepiece"),
+        OpenModel("mistral", "Mistral", "SentencePiece BPE", "mistral", "sentencepiece"),
+        OpenModel("llama3", "Llama 3", "byte-level BPE", "llama3", "byte-level"),
+    )
+}
+
+
+def label_of(key: str) -> str:
+    """The name a class calls a real tokenizer by: 'GPT-4', 'Llama 2'."""
+    return (ENCODINGS.get(key) or OPEN_MODELS[key]).label
+
+
+def load_sentencepiece(path: Path):
+    """A SentencePiece-family tokenizer.json (Llama 2's, Mistral's), loaded by the library (Tokenizer.load gives its
+    SentencePieceTokenizer) and seen as the pages draw tokens (ui/sp_tokenizer.py: '▁' kept in a piece's bytes, steps
+    and ancestry in the byte-level pages' terms)."""
+    from ui.sp_tokenizer import PiecesTokenizer
+
+    loaded = Tokenizer.load(path)
+    if loaded.family != "sentencepiece" or loaded.follows != "tokenizers":
+        raise ValueError(f"{path}: not a SentencePiece-family tokenizer.json.")
+    return PiecesTokenizer(loaded.encoder)
+
+
+@dataclass(frozen=True)
 class Real:
     """A real tokenizer loaded (or the sentence saying why not)."""
 
-    encoding: Encoding
+    encoding: Encoding | OpenModel
     tokenizer: Tokenizer | None
     error: str | None = None
     where: str = ""  # where its files came from, for the caption
@@ -163,7 +210,9 @@ _lock = threading.Lock()  # one load at a time: a class arriving together waits 
 
 
 def get(key: str, spinner: bool = True) -> Real:
-    """The real tokenizer `key` (a key of ENCODINGS), loaded once per server; or why it is not available."""
+    """The real tokenizer `key` (a key of ENCODINGS or OPEN_MODELS), loaded once per server; or why it is not available."""
+    if key in OPEN_MODELS:
+        return _open_model(OPEN_MODELS[key], spinner)
     encoding = ENCODINGS[key]
     pretokenizer = pretokenizer_of(encoding)
     if pretokenizer is None:
@@ -193,8 +242,45 @@ def _load_once(stamp: tuple, where: str) -> Real:
     with _lock:
         known = _loaded.get(stamp)
         if known is None:
-            known = _loaded[stamp] = _load(*stamp, where)
+            known = _loaded[stamp] = _load_open(stamp[0], stamp[1]) if stamp[0] in OPEN_MODELS else _load(*stamp, where)
     return known
+
+
+def available(key: str) -> bool:
+    """Whether a real tokenizer's files are on this machine (nothing is loaded or downloaded)."""
+    if key in OPEN_MODELS:
+        return OPEN_MODELS[key].path.is_file()
+    return locate(ENCODINGS[key]) is not None
+
+
+def _open_model(model: OpenModel, spinner: bool) -> Real:
+    """An open model's tokenizer from ../shared, loaded once per server (under the same lock and cache as OpenAI's)."""
+    try:
+        stamp = (model.key, str(model.path), model.path.stat().st_size)
+    except OSError:
+        return Real(model, None, f"{model.label}'s tokenizer.json is not on this machine (../shared/{model.folder}).")
+    known = _loaded.get(stamp)
+    if known is not None:
+        return known
+    if spinner:
+        with st.spinner(f"Loading {model.label}'s tokenizer, once for the whole server…"):
+            return _load_once(stamp, "")
+    return _load_once(stamp, "")
+
+
+def _load_open(key: str, path: str) -> Real:
+    """Read an open model's tokenizer.json: Llama 3's as a byte-level Tokenizer (kept on disk, as o200k_base is: its
+    128,000 merges take seconds to read), Llama 2's and Mistral's as this family's tokenizer."""
+    model = OPEN_MODELS[key]
+    try:
+        if model.family == "sentencepiece":
+            tokenizer = load_sentencepiece(Path(path))
+        else:
+            digest = hashlib.sha256(Path(path).read_bytes()).hexdigest()
+            tokenizer = disk.kept("tokenizer", (key, digest), lambda: Tokenizer.load(path))
+    except (OSError, ValueError) as e:
+        return Real(model, None, f"{model.label}'s tokenizer.json cannot be read: {e}")
+    return Real(model, tokenizer, None, f"../shared/{model.folder}", "tokenizer.json")
 
 
 def warm() -> None:
@@ -208,10 +294,10 @@ def warm() -> None:
     if not settings.preload():  # a server that will not show them: ~190 MB and ~5 s of processor saved
         return
     _warming = True
-    _left.extend(ENCODINGS)
+    _left.extend([*ENCODINGS, *OPEN_MODELS])
 
     def load_each() -> None:
-        for key in ENCODINGS:
+        for key in [*ENCODINGS, *OPEN_MODELS]:
             try:
                 get(key, spinner=False)
             finally:
@@ -222,7 +308,7 @@ def warm() -> None:
 
 def loading() -> list[str]:
     """What warm() has still to load, as a class calls it: ['GPT-4', 'GPT-4o'] ([] once it is done, or never started)."""
-    return [ENCODINGS[key].label for key in list(_left)]
+    return [label_of(key) for key in list(_left)]
 
 
 _warming = False
@@ -302,12 +388,14 @@ def run_entry(tok: Tokenizer, k: int) -> Entry:
 def real_entry(real: Real) -> Entry:
     tok = real.tokenizer
     detail = f"{real.encoding.name} · {len(tok.merges):,} merges · {real.where}" if tok else ""
+    if tok is not None and isinstance(real.encoding, OpenModel):
+        detail = f"{real.encoding.name} · {len(tok.vocab):,} tokens · {real.where}"
     return Entry(real.encoding.key, real.label, tok, None, detail, real.error)
 
 
 def lineup(run: Tokenizer, k: int) -> list[Entry]:
-    """GPT-2, GPT-4, GPT-4o (each loaded, or why not) and the sidebar's run at merge k, in that order."""
-    return [real_entry(r) for r in all_real()] + [run_entry(run, k)]
+    """GPT-2, GPT-4, GPT-4o, Llama 2, Mistral, Llama 3 (each loaded, or why not) and the sidebar's run at merge k, in that order."""
+    return [real_entry(r) for r in all_real()] + [real_entry(get(key)) for key in OPEN_MODELS] + [run_entry(run, k)]
 
 
 def run_and_k(settings) -> tuple[Tokenizer, int]:

@@ -247,3 +247,37 @@ def _tracing(settings, status: Status, family: RunKey, build: int) -> None:
 def _longest(family: RunKey) -> int:
     """The most merges a finished run of this family holds (0 if none)."""
     return max((len(run.events) for run in _family(family)), default=0)
+
+
+# ---------------------------------------------------------------------------
+# the SentencePiece family's run (serve/sp_jobs.py), for the step page
+
+
+def sp_trace_for(settings):
+    """The SentencePiece run of the sidebar (settings.sentencepiece) with detail, built once and shared; like trace_for,
+    it draws its progress and stops the page while it is built. Keyed on the exact spec: a class shares one run."""
+    from serve import sp_jobs
+
+    spec = settings.sentencepiece
+    key = RunKey("sp-trace", settings.key, spec)
+    kept = ("sp-trace", sp_jobs.trace_kept(settings.key, spec, TRACE_SECONDS))
+    args = (settings.corpus.data, spec, TRACE_SECONDS)
+    return _result("trace", key, sp_jobs.trace, *args, small=_small(settings), draw=lambda s: _sp_tracing(settings, s), kept=kept)
+
+
+def _sp_tracing(settings, status: Status) -> None:
+    """What the step page shows while a SentencePiece trace is built."""
+    if status.state == "queued":
+        st.info(work.waiting(status, "This trace"))
+        return
+    built = status.progress or jobs.Built(0, status.seconds)
+    where = f"{settings.corpus.name} ({len(settings.corpus.data) / 1e6:.1f} MB)"
+    if built.merges:
+        text = f"Training SentencePiece with detail on {where} in a worker process: {built.merges:,} merges…"
+    else:
+        text = f"Normalizing {where}, choosing its characters and counting its words in a worker process…"
+    st.progress(min(built.seconds / TRACE_SECONDS, 1.0), text=text)
+    st.info(
+        "Each merge's detail recounts every word of the corpus (the pairs that may not be made, and why): a trace stops "
+        f"after {TRACE_SECONDS:.0f} s. A smaller vocab size or a smaller corpus is ready sooner."
+    )

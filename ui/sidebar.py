@@ -11,8 +11,8 @@ from bpe.rule import RULES
 from bpe.spec import TrainSpec
 from bpe.train import check_spec
 from ui import corpus as corpora
-from ui import state
-from ui.corpus import Settings
+from ui import family, state
+from ui.corpus import SENTENCEPIECE, Settings
 from ui.preset_notes import preset_note
 
 TIE_HELP = (
@@ -154,6 +154,9 @@ def _training_run() -> Settings | str:
     else:
         data = source.text.encode("utf-8")
 
+    if st.session_state["family"] == SENTENCEPIECE:
+        _family()
+        return _sentencepiece_run(source, data, problem)
     state.widget(
         st.selectbox,
         "Pre-tokenizer",
@@ -174,6 +177,7 @@ def _training_run() -> Settings | str:
     )
     rule = RULES[state.widget(st.selectbox, "Tie-break rule", list(RULES), key="tie_break", kept=True, help=TIE_HELP)]
     st.caption(f"Ties go to {rule.prefers}, as {rule.tool} does.")
+    _family()  # after the four choices a teacher sets first, which a 720 px screen shows above it
     state.widget(
         st.text_input,
         "Special tokens (comma-separated)",
@@ -198,6 +202,38 @@ def _training_run() -> Settings | str:
     if problem:
         return problem
     return Settings(corpora.Corpus(source.label, data, _digest(data)), spec, num_merges)
+
+
+def _family() -> None:
+    state.widget(
+        st.selectbox,
+        "Tokenizer family",
+        list(family.FAMILIES),
+        format_func=family.FAMILIES.get,
+        key="family",
+        kept=True,
+        help=family.HELP["family"],
+    )
+
+
+def _sentencepiece_run(source: corpora.Source, data: bytes, problem: str | None) -> Settings | str:
+    """The SentencePiece family's options; the settings carry its spec beside the byte-level run's (kept, hidden)."""
+    family.options()
+    try:
+        sp = family.spec_of_session()
+        spec = TrainSpec(
+            pretokenizer=st.session_state["pretokenizer"],
+            special_tokens=parse_special_tokens(st.session_state["special_tokens_text"]),
+            tie_break=st.session_state["tie_break"],
+            algorithm=st.session_state["algorithm"],
+        )
+        num_merges = check_spec(spec, int(st.session_state["vocab_size"]))
+    except ValueError as e:
+        return str(e)
+    st.caption(family.caption(sp))
+    if problem:
+        return problem
+    return Settings(corpora.Corpus(source.label, data, _digest(data)), spec, num_merges, sp)
 
 
 def _page_links(sections: dict[str, list], params: dict[str, str]) -> None:

@@ -9,9 +9,12 @@ from dataclasses import dataclass
 import streamlit as st
 
 from bpe.heap import Heap
+from bpe.sentencepiece.spec import SentencePieceSpec
 from bpe.spec import DEFAULT as DEFAULT_SPEC
 from bpe.text.pretokenizers import DEFAULT
-from ui.corpus import DEFAULT_SOURCE, SOURCES
+from ui.corpus import BYTE_LEVEL, DEFAULT_SOURCE, SOURCES
+
+SP_DEFAULT = SentencePieceSpec()  # spm_train's defaults, the SentencePiece family's switches' (ui.family)
 
 # Each default is taken from its home: the first preset's own settings, the library's TrainSpec defaults.
 DEFAULTS: dict[str, object] = {
@@ -19,6 +22,11 @@ DEFAULTS: dict[str, object] = {
     "pasted": "",
     "pasted_data": None,  # (the pasted text, its bytes): encoded once per text, not on every run (ui.sidebar.pasted_bytes)
     **SOURCES[DEFAULT_SOURCE].sidebar(),  # pretokenizer, special_tokens_text (the sidebar's box: comma-separated), vocab_size
+    "family": BYTE_LEVEL,  # the tokenizer family the sidebar trains: ui.family.FAMILIES
+    "sp_byte_fallback": SP_DEFAULT.byte_fallback,  # the SentencePiece family's switches (its vocab size and coverage: the preset's)
+    "sp_split_digits": SP_DEFAULT.split_digits,
+    "sp_split_by_whitespace": SP_DEFAULT.split_by_whitespace,
+    "sp_max_piece_length": SP_DEFAULT.max_sentencepiece_length,
     "algorithm": Heap.name,  # the Python heap, whose trace the step page draws in detail (the library's default may be heap_c)
     "tie_break": DEFAULT_SPEC.tie_break,  # a key of bpe.rule.RULES: whose rule breaks ties between pairs with the same count
     "step": 1,  # the merge shown on the step-through page, 1-based
@@ -33,6 +41,7 @@ DEFAULTS: dict[str, object] = {
     "trace_seen": None,  # the settings of the last trace this session showed: a new one says it is being built
     "race": None,  # the last race's results, kept per session: ui.views.race.RaceRecord
     "race_asked": None,  # when this session last pressed Start (time.time()): a result finished before it is a replay
+    "sp_race": None,  # the last SentencePiece race's results, kept per session: serve.sp_jobs.SpRaceRecord
     "race_budget": 10.0,  # seconds each algorithm may run in the race (initial count included)
     "race_hf": True,  # add HuggingFace tokenizers and rustbpe as references, those installed
     "sweep": None,  # the last scaling sweep: ui.views.race.SweepRecord
@@ -69,7 +78,11 @@ DEFAULTS: dict[str, object] = {
     "enc_text": "lowest newest",  # the encode page's word or sentence (both words merge in the default textbook run)
     "enc_tokenizer": "run",  # whose encoding it walks: "run" (the sidebar's) or a key of ui.real.ENCODINGS
     "enc_link": None,  # (text, tokenizer) as the URL last said, applied or written: ui.link.follow_encode
-    "enc_view": "steps",  # "steps" (the encoder's loop) or "ancestry" (one token's merge tree)
+    "enc_view": "steps",  # "steps" (the encoder's loop), "ancestry" (one token's merge tree) or "dropout" (BPE-dropout's segmentations)
+    "enc_dropout": 0.1,  # BPE-dropout's probability of skipping a merge, on the Encode page
+    "enc_dropout_samples": 1000,  # how many times the word is encoded under dropout
+    "enc_dropout_seed": 0,  # the seed of those samples: the same seed, the same samples
+    "enc_dropout_piece": None,  # the pre-token (bytes) whose segmentations are shown; None: the text's longest
     "enc_pos": 0,  # how far the walk is: an index into the (pre-token, steps done) positions of the text
     "enc_playing": False,
     "enc_speed": 1.0,  # steps per second while playing

@@ -171,6 +171,20 @@ table.pairs tr.tie td{background:#fff1b8}
 table.pairs tr.runner td{background:#e3ecfb}
 table.pairs tr.yours td{background:#ffd0d0;font-weight:600}  /* a student's merge (the check-your-merges page) */
 table.pairs tr.gap td{border-bottom:none;color:#555}
+/* the SentencePiece step page (ui/views/sp_step.py): a pair that is no candidate, greyed with its reason in dark red;
+   a piece still to come, greyed; each character chip with its count */
+.step-row.sp > .left{flex:3 1 340px}
+.step-row.sp > .right{flex:2 1 340px}
+table.sp-pairs td.pair, table.sp-pieces td.pair, table.sp-pairs th{white-space:pre;overflow-wrap:normal}
+table.pairs tr.refused td{background:#eeeff2;color:#555}
+table.pairs tr.refused td:last-child{color:#8b1a1a;font-weight:600}
+table.pairs tr.refused td.pair{text-decoration:line-through;text-decoration-color:#8b1a1a}
+table.pairs tr.later td{color:#555}
+table.pairs tr.meta td{color:#333}
+.sp-kept, .sp-dropped{margin:.3rem 0}
+.sp-kept .tok .cnt, .sp-dropped .tok .cnt{font-family:sans-serif;font-size:1rem;color:#333;margin-left:4px}
+.sp-dropped .tok{border:1px dashed #8b1a1a}
+p.sp-chars{margin:.2rem 0;color:#111}
 
 /* ---- the check-your-merges page (ui/views/diff.py) ---- */
 .diff-head{font-size:1.35rem;line-height:1.45;margin:.2rem 0 .6rem 0;padding:.5rem .9rem;border-radius:8px;background:#f6f9fd;border:2px solid #4c78a8;color:#111}
@@ -240,6 +254,7 @@ table.compare td.n, table.compare th.n{text-align:right;font-variant-numeric:tab
 table.compare tr.best td{font-weight:600;background:#e9f6ec}
 table.compare td.tax{background:#fdeaea}
 table.compare .sub{color:#555;font-size:1rem;font-weight:400;white-space:nowrap}
+table.compare.tax .sub{white-space:normal}  /* seven tokenizers across 1280 px: "37 tok ·" over "1.0×" where it must */
 .difftext{font-family:monospace;font-size:1.15rem;white-space:pre-wrap;overflow-wrap:anywhere;line-height:1.7;color:#111}
 .difftext .diffspan{background:#fff1b8;box-shadow:inset 0 -4px 0 #d62728}
 .cmp-row{margin:.35rem 0 .7rem}
@@ -256,6 +271,12 @@ table.compare .sub{color:#555;font-size:1rem;font-weight:400;white-space:nowrap}
 .epair{display:flex;flex-wrap:wrap;align-items:center;row-gap:8px;font-family:monospace;font-size:1.15rem}
 .epair .tok{margin:0}
 .epair .tok.hit{outline:3px solid #1f7a35;outline-offset:0}
+.drop-rows{display:grid;grid-template-columns:max-content minmax(120px,1fr) max-content;gap:8px 16px;align-items:center}
+.drop-bar{height:18px;background:#eef1f5;border-radius:3px}
+.drop-bar span{display:block;height:100%;background:#4c78a8;border-radius:3px}
+.drop-n{white-space:nowrap;color:#111}
+.drop-plain{margin-left:10px;padding:1px 6px;border-radius:4px;background:#1f7a35;color:#fff}
+.drop-more{color:#333}
 .rank{display:inline-flex;flex-direction:column;align-items:center;margin:0 4px;font-family:sans-serif;font-size:1.1rem;line-height:1.05;color:#555;min-width:1.6rem}
 .rank a{color:inherit}
 .rank .cnt{color:#444}

@@ -10,9 +10,10 @@
    Fast as memory allows (prose is mostly pre-tokens met before): the text is scanned a chunk of
    pre-tokens ahead (bpe_fill_spans), each short pre-token's cache slot prefetched as it is found; a
    slot holds the pre-token's bytes and, for up to three ids (nearly all), the ids themselves, so a
-   cached pre-token is one slot read; one-byte pre-tokens are looked up in an array. The list of ids
-   is made from one int object per id, made once, and the whole encode runs without the GIL, so
-   threads encode at once (encode_batch), each with a state (cache, output) of its own.
+   cached pre-token is one slot read and one branch (the cache starts with the vocabulary's single
+   bytes, so that they take the same path). The list of ids is made in one pass from one int object
+   per id, made once, and the whole encode runs without the GIL, so threads encode at once
+   (encode_batch), each with a state (cache, output) of its own.
 
    Encoder(ids, merges, kind, seed): ids maps each token's bytes to its id (Tokenizer.ids), merges
    lists (left, right) bytes in rank order (a merge whose parts are not both tokens never applies),
@@ -28,6 +29,12 @@
 #include "pythread.h"
 #include "structmember.h"
 
+#if defined(__GNUC__)
+#define NOINLINE __attribute__((noinline))
+#else
+#define NOINLINE
+#endif
+
 #define NO_RANK UINT32_MAX
 #define SHORT_WORD 128          /* longer pre-tokens are merged with the heap */
 #define CACHE_MAX_LEN 256       /* longer pre-tokens are not cached */
@@ -36,6 +43,7 @@
 #define MAX_PROBE 64           /* a pre-token whose slot is further from its hash's is not cached (none is, unless keys collide) */
 #define INT_OBJECTS (1 << 20)  /* ids below this have one int object, shared by every Encoder (take_out) */
 #define INT_BLOCK 4096         /* made this many at a time, in order, so that the objects of ids near one another are too */
+#define INT_BLOCKS (INT_OBJECTS / INT_BLOCK)
 #define NOGIL_BYTES 8192       /* texts this long are encoded without the GIL */
 
 /* a cached short pre-token: its block, and its ids (inline up to three, else where they begin in cache_ids) */
@@ -55,8 +63,12 @@ typedef struct state {
     uint32_t cache_limit; /* the limit the cache's ids were merged with */
     uint32_t *out;        /* the ids of the call in progress */
     size_t out_used, out_cap;
+    /* every id the state's cache and output have held, as far as making their int objects goes (note_ids): the largest,
+       and the blocks of INT_BLOCK ids they are in (those below INT_OBJECTS). Never cleared: a block made stays made. */
+    uint32_t largest;
+    uint64_t blocks[INT_BLOCKS / 64];
     struct state *next; /* the next free state */
-    bpe_span spans[BPE_CHUNK];
+    bpe_span spans[BPE_CHUNK_ROOM];
 } state;
 
 typedef struct {
@@ -236,6 +248,29 @@ static int reserve(uint32_t **buffer, size_t *cap, size_t used, size_t more) {
     return OK;
 }
 
+/* ids the output is given (by a merge, or as a special token's or a byte's), for take_out to have their int objects */
+static void note_ids(state *st, const uint32_t *ids, size_t n) {
+    for (size_t k = 0; k < n; k++) {
+        uint32_t id = ids[k];
+        if (id > st->largest) st->largest = id;
+        if (id < INT_OBJECTS) st->blocks[id / INT_BLOCK / 64] |= 1ULL << (id / INT_BLOCK % 64);
+    }
+}
+
+/* the one-byte pre-tokens of the vocabulary into the empty cache: each is its byte's id whatever the limit, and
+   the encoder's loop then finds them as it finds any other pre-token (no branch of their own) */
+static void seed_bytes(const Encoder *e, state *st) {
+    for (int b = 0; b < 256; b++) {
+        if (e->byte_ids[b] < 0) continue; /* not in the vocabulary: merged, and found missing, as before */
+        uint64_t k0 = (uint64_t)b, k1 = 1ULL << 56;
+        size_t i = (size_t)bpe_hash_block(k0, k1, &e->key) & st->mask;
+        while (st->slots[i].k1) i = (i + 1) & st->mask;
+        st->slots[i] = (short_slot){k0, k1, {(uint32_t)e->byte_ids[b], 0, 0}, 1};
+        note_ids(st, st->slots[i].ids, 1);
+        st->used++;
+    }
+}
+
 static state *new_state(const Encoder *e) {
     state *st = calloc(1, sizeof(state));
     if (!st) return NULL;
@@ -247,6 +282,7 @@ static state *new_state(const Encoder *e) {
     }
     st->mask = FIRST_SLOTS - 1;
     st->cache_limit = e->n_merges;
+    seed_bytes(e, st);
     return st;
 }
 
@@ -258,9 +294,10 @@ static void free_state(state *st) {
     free(st);
 }
 
-static void clear_cache(state *st, uint32_t limit) {
+static void clear_cache(const Encoder *e, state *st, uint32_t limit) {
     memset(st->slots, 0, (st->mask + 1) * sizeof(short_slot));
     st->used = 0;
+    seed_bytes(e, st);
     bpe_bytesmap_clear(&st->long_cache);
     st->cache_ids_used = 0;
     st->cache_limit = limit;
@@ -301,6 +338,7 @@ static int merge_into_out(const Encoder *e, state *st, const uint8_t *word, size
         if (kept < 0) return NO_MEMORY;
         *count = (size_t)kept;
     }
+    note_ids(st, ids, *count);
     return OK;
 }
 
@@ -389,62 +427,61 @@ static int append_word(const Encoder *e, state *st, const uint8_t *word, size_t 
     return OK;
 }
 
+/* a span the loop below did not find in the slot of its hash: further along its probe, cached with more than three
+   ids, longer than a block, or new (merged, and cached); its ids at the end of the output */
+static NOINLINE int append_span(const Encoder *e, state *st, const bpe_span *span, uint32_t limit) {
+    if (span->len > BPE_BLOCK_MAX) return append_long(e, st, span->p, span->len, limit);
+    for (size_t i = (size_t)span->hash & st->mask;; i = (i + 1) & st->mask) {
+        const short_slot *slot = &st->slots[i];
+        if (!slot->k1) break;
+        if (slot->k0 == span->k0 && slot->k1 == span->k1) {
+            const uint32_t *ids = slot->n <= 3 ? slot->ids : st->cache_ids + slot->ids[0];
+            if (reserve(&st->out, &st->out_cap, st->out_used, slot->n + 3) < 0) return NO_MEMORY;
+            memcpy(st->out + st->out_used, ids, slot->n * sizeof(uint32_t));
+            st->out_used += slot->n;
+            return OK;
+        }
+    }
+    size_t merged;
+    int status = merge_into_out(e, st, span->p, span->len, limit, &merged);
+    if (status != OK) return status;
+    cache_short(e, st, span, merged);
+    st->out_used += merged;
+    return OK;
+}
+
 /* The ids of the pre-tokens of s[*pos:n] (a text with no special token in it), a chunk at a time: found and their
    slots prefetched (bpe_fill_spans), then each read from its slot, or merged and cached. */
 static int encode_piece(const Encoder *e, state *st, const uint8_t *s, size_t n, const uint8_t *limit_text, uint32_t limit) {
     size_t pos = 0;
     while (pos < n) {
-        if (st->used >= CACHE_ENTRIES) clear_cache(st, limit);
+        if (st->used >= CACHE_ENTRIES) clear_cache(e, st, limit);
         bpe_chunk_table t = {limit_text, &e->key, (const char *)st->slots, st->mask, sizeof(short_slot)};
         size_t before = pos, count = bpe_fill_spans(e->kind, s, n, &pos, st->spans, &t);
         /* every id stands for at least one byte: room for the chunk's, and three more for the inline copies below */
         if (reserve(&st->out, &st->out_cap, st->out_used, pos - before + 3) < 0) return NO_MEMORY;
         uint32_t *out = st->out;
         size_t w = st->out_used;
+        const short_slot *slots = st->slots;
+        size_t mask = st->mask;
         for (size_t k = 0; k < count; k++) {
             const bpe_span *span = &st->spans[k];
-            if (span->len == 1) {
-                int64_t id = e->byte_ids[span->p[0]];
-                if (id < 0) return MISSING_BYTE;
-                out[w++] = (uint32_t)id;
+            const short_slot *slot = &slots[span->hash & mask];
+            /* nearly every pre-token, one byte or fifteen: in the slot of its hash, its ids there (three copied, whatever
+               n is); one branch, nearly always taken. A longer span's key matches no slot. */
+            memcpy(out + w, slot->ids, 3 * sizeof(uint32_t));
+            if ((((slot->k0 ^ span->k0) | (slot->k1 ^ span->k1)) == 0) & (slot->n <= 3)) {
+                w += slot->n;
                 continue;
             }
-            if (span->len <= BPE_BLOCK_MAX) {
-                const short_slot *slot = NULL;
-                for (size_t i = (size_t)span->hash & st->mask;; i = (i + 1) & st->mask) {
-                    const short_slot *at = &st->slots[i];
-                    if (!at->k1) break;
-                    if (at->k0 == span->k0 && at->k1 == span->k1) {
-                        slot = at;
-                        break;
-                    }
-                }
-                if (slot && slot->n <= 3) { /* nearly every pre-token: its ids from its slot, three copied whatever n is */
-                    memcpy(out + w, slot->ids, 3 * sizeof(uint32_t));
-                    w += slot->n;
-                    continue;
-                }
-                st->out_used = w;
-                if (slot) {
-                    if (reserve(&st->out, &st->out_cap, w, slot->n + pos - before + 3) < 0) return NO_MEMORY;
-                    memcpy(st->out + w, st->cache_ids + slot->ids[0], slot->n * sizeof(uint32_t));
-                    st->out_used += slot->n;
-                } else {
-                    size_t merged;
-                    int status = merge_into_out(e, st, span->p, span->len, limit, &merged);
-                    if (status != OK) return status;
-                    cache_short(e, st, span, merged);
-                    st->out_used += merged;
-                    if (reserve(&st->out, &st->out_cap, st->out_used, pos - before + 3) < 0) return NO_MEMORY;
-                }
-            } else {
-                st->out_used = w;
-                int status = append_long(e, st, span->p, span->len, limit);
-                if (status != OK) return status;
-                if (reserve(&st->out, &st->out_cap, st->out_used, pos - before + 3) < 0) return NO_MEMORY;
-            }
+            st->out_used = w;
+            int status = append_span(e, st, span, limit);
+            if (status != OK) return status;
+            if (reserve(&st->out, &st->out_cap, st->out_used, pos - before + 3) < 0) return NO_MEMORY;
             out = st->out;
             w = st->out_used;
+            slots = st->slots; /* a new pre-token may have grown the table */
+            mask = st->mask;
         }
         st->out_used = w;
     }
@@ -453,7 +490,7 @@ static int encode_piece(const Encoder *e, state *st, const uint8_t *s, size_t n,
 
 /* encode s[0:n]: the pieces between special tokens (sp), and the special tokens' ids */
 static int encode_text(const Encoder *e, state *st, const uint8_t *s, size_t n, bpe_specials *sp, const uint32_t *special_ids, uint32_t limit) {
-    if (limit != st->cache_limit) clear_cache(st, limit); /* the cache holds one limit's ids */
+    if (limit != st->cache_limit) clear_cache(e, st, limit); /* the cache holds one limit's ids */
     st->out_used = 0;
     size_t pos = 0;
     bpe_specials_reset(sp, s, n);
@@ -465,6 +502,7 @@ static int encode_text(const Encoder *e, state *st, const uint8_t *s, size_t n, 
         if (status != OK) return status;
         if (which < 0) return OK;
         if (reserve(&st->out, &st->out_cap, st->out_used, 1) < 0) return NO_MEMORY;
+        note_ids(st, &special_ids[which], 1);
         st->out[st->out_used++] = special_ids[which];
         pos = cut + sp->len[which];
     }
@@ -544,16 +582,14 @@ static PyObject *take_out(state *st, int status, int as_array) {
     }
     size_t n = st->out_used;
     const uint32_t *out = st->out;
-    uint32_t largest = 0;
-    for (size_t k = 0; k < n; k++) {
-        uint32_t id = out[k];
-        if (id > largest) largest = id;
-        if (id < INT_OBJECTS && (id >= n_ints || !ints[id]) && make_int(id) < 0) return NULL;
-    }
-    PyObject *list = PyList_New((Py_ssize_t)n);
-    if (!list) return NULL;
-    PyObject **items = ((PyListObject *)list)->ob_item;
+    uint32_t largest = st->largest; /* at least the output's largest id: every id in it was noted */
+    for (size_t b = 0; b < INT_BLOCKS; b++)
+        if ((st->blocks[b / 64] >> (b % 64)) & 1 && (b * INT_BLOCK >= n_ints || !ints[b * INT_BLOCK]) && make_int((uint32_t)(b * INT_BLOCK)) < 0)
+            return NULL;
     if (largest >= INT_OBJECTS || n < largest / 8 + 1 || n > UINT32_MAX) { /* a reference each: huge ids, few ids (none), or more than taken counts */
+        PyObject *list = PyList_New((Py_ssize_t)n);
+        if (!list) return NULL;
+        PyObject **items = ((PyListObject *)list)->ob_item;
         for (size_t k = 0; k < n; k++) {
             uint32_t id = out[k];
             if (!(items[k] = id < INT_OBJECTS ? Py_NewRef(ints[id]) : PyLong_FromUnsignedLong(id))) {
@@ -562,6 +598,14 @@ static PyObject *take_out(state *st, int status, int as_array) {
             }
         }
         return list;
+    }
+    /* one pass, into items the list takes over once they are all set: PyList_New(n) would zero them first, 8 bytes per id
+       written twice (the list is what PyList_New(n) makes: ob_item from PyMem_Malloc, allocated == size) */
+    PyObject *list = PyList_New(0);
+    PyObject **items = list ? PyMem_Malloc(n * sizeof(PyObject *)) : NULL;
+    if (!items) {
+        Py_XDECREF(list);
+        return list ? PyErr_NoMemory() : NULL;
     }
     for (size_t k = 0; k < n; k++) {
         uint32_t id = out[k];
@@ -573,6 +617,9 @@ static PyObject *take_out(state *st, int status, int as_array) {
             Py_SET_REFCNT(ints[id], Py_REFCNT(ints[id]) + (Py_ssize_t)taken[id]);
             taken[id] = 0;
         }
+    ((PyListObject *)list)->ob_item = items;
+    ((PyListObject *)list)->allocated = (Py_ssize_t)n;
+    Py_SET_SIZE(list, (Py_ssize_t)n);
     return list;
 }
 
@@ -678,8 +725,8 @@ static PyObject *encoder_merge(Encoder *e, PyObject *args) {
         PyBuffer_Release(&word);
         return NULL;
     }
-    if (limit != st->cache_limit) clear_cache(st, limit);
-    if (st->used >= CACHE_ENTRIES) clear_cache(st, limit);
+    if (limit != st->cache_limit) clear_cache(e, st, limit);
+    if (st->used >= CACHE_ENTRIES) clear_cache(e, st, limit);
     st->out_used = 0;
     int status = append_word(e, st, word.buf, (size_t)word.len, limit);
     PyBuffer_Release(&word);

@@ -22,9 +22,12 @@ enum { BPE_KIND_NONE = 0, BPE_KIND_GPT2 = 1, BPE_KIND_CL100K = 2, BPE_KIND_O200K
    0 when there is none left. *pos moves past it. */
 int bpe_next_pretoken(int kind, const uint8_t *s, size_t n, size_t *pos, size_t *start, size_t *end);
 
-/* Pre-tokens a chunk at a time, keyed for a table: a span is one pre-token p[0:len]; one of 2 to BPE_BLOCK_MAX bytes
-   also has its block (bpe_block_of) and its hash (bpe_hash_block) under the table's key, and its slot prefetched. */
+/* Pre-tokens a chunk at a time, keyed for a table: a span is one pre-token p[0:len]; one of up to BPE_BLOCK_MAX bytes
+   also has its block (bpe_block_of) and its hash (bpe_hash_block) under the table's key, and its slot prefetched; a
+   longer one has a key no block has (so that it matches no slot: its last byte is 16 or more) and a hash of no use.
+   A chunk is BPE_CHUNK pre-tokens or a few more (a block of 64 bytes is taken whole): BPE_CHUNK_ROOM spans. */
 #define BPE_CHUNK 256
+#define BPE_CHUNK_ROOM (BPE_CHUNK + 64)
 typedef struct {
     const uint8_t *p;
     size_t len;
@@ -39,8 +42,8 @@ typedef struct {
     size_t mask, stride;
 } bpe_chunk_table;
 
-/* Up to BPE_CHUNK pre-tokens of s[*pos:n] (a text with no special token in it), keyed for table t; how many. *pos moves
-   past them: a count below BPE_CHUNK means the text is done. */
+/* A chunk of the pre-tokens of s[*pos:n] (a text with no special token in it), keyed for table t: how many (at most
+   BPE_CHUNK_ROOM). *pos moves past them: the text is done when it reaches n. */
 size_t bpe_fill_spans(int kind, const uint8_t *s, size_t n, size_t *pos, bpe_span *spans, const bpe_chunk_table *t);
 
 /* How many of s[0:n]'s bytes are not part of a valid UTF-8 character: the lone surrogates Python's
@@ -54,8 +57,14 @@ typedef struct {
     const uint8_t **data; /* longest first */
     size_t *len;
     Py_ssize_t *index; /* the token's place in the sequence it was given in */
-    size_t *next;      /* each token's next occurrence (SIZE_MAX: none left) */
     PyObject *owner;   /* keeps the bytes alive */
+    /* the tokens by first byte, searched for together: group g is members[group_at[g]:group_at[g + 1]] (indices above,
+       longest first), group_bytes[g] their lengths' sum; found[g] its next place (SIZE_MAX: none left), found_which[g]
+       the token there */
+    Py_ssize_t groups;
+    Py_ssize_t *members, *group_at;
+    size_t *group_bytes, *found;
+    Py_ssize_t *found_which;
 } bpe_specials;
 
 /* From a tuple or list of non-empty bytes (NULL or None: none); -1 with an exception set on bad input. */

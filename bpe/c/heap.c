@@ -26,6 +26,11 @@
  *   entries pop in the same order;
  * - step makes the MergeEvent itself (heap_c.py only hands it on).
  *
+ * Continuing a run (a tokenizer trained before): the vocab list holds the tokens its merges made after the
+ * 256 bytes (made_tokens in trainer.py), each word is given as its token ids (width 4: 4-byte numbers), and
+ * events are ranked after those merges (`made`). Everything else is the same: after the first count, the
+ * trainer cannot tell a word it was given as ids from one it merged itself.
+ *
  * Counts are 64-bit: the sum of every pair's count never grows (a merge
  * replaces three pairs by two), so checking it once at the start (OverflowError
  * beyond 2^63) rules out overflow for good; bpe.train falls back to Python then.
@@ -147,6 +152,8 @@ typedef struct {
     size_t n_chunks, cap_chunks;
     /* work counters, totals (bpe/events.py's names) */
     uint64_t heap_pops, stale_pops, heap_pushes, words_checked, words_touched;
+    uint32_t *triples; /* while __init__ runs: the merges the words are encoded with (ranks), or NULL */
+    size_t n_triples;
 } HeapObject;
 
 /* ------------------------------------------------------------------------ */
@@ -277,14 +284,16 @@ static inline uint64_t pair_key(uint32_t a, uint32_t b) { return (uint64_t)a << 
 /* where a pair's probe starts: every bit of both ids mixed in (murmur3's finalizer). subtle: a plain multiply
  * and a middle slice of the product let (x, a) for every x with the same low bits start at one slot once ids
  * pass 512, and linear probing walked the runs: 7.7 probes a lookup in the 1 GB corpus's merge loop, 1.3 now */
-static inline uint64_t slot_of(const HeapObject *h, uint64_t key) {
+static inline uint64_t mix(uint64_t key) {
     key ^= key >> 33;
     key *= 0xff51afd7ed558ccdULL;
     key ^= key >> 33;
     key *= 0xc4ceb9fe1a85ec53ULL;
     key ^= key >> 33;
-    return key & h->slot_mask;
+    return key;
 }
+
+static inline uint64_t slot_of(const HeapObject *h, uint64_t key) { return mix(key) & h->slot_mask; }
 
 /* the record of (a, b), or NULL if the pair never existed */
 static PairRec *find_pair(const HeapObject *h, uint32_t a, uint32_t b) {
@@ -677,6 +686,185 @@ static int apply(HeapObject *h, uint64_t *pushes) {
 /* ------------------------------------------------------------------------ */
 /* the Python type */
 
+/* ------------------------------------------------------------------------ */
+/* continuing a run from words of bytes: each word encoded with the merges made before (trainer.encode_words, the
+ * reference), as a tokenizer encodes: of its pairs that are merges, the one made first is merged everywhere in it,
+ * left to right; again, until none is. Rounds over a min-heap of (rank, place), as encoder.py's merge_long, so a long
+ * word costs O(n log n), not O(n^2). */
+
+#define NO_RANK UINT32_MAX
+#define GONE UINT32_MAX /* a place merged into its left neighbour */
+
+typedef struct {
+    uint64_t key; /* a << 32 | b */
+    uint32_t rank, made; /* rank NO_RANK: an empty slot */
+} RankSlot;
+
+typedef struct {
+    RankSlot *slots; /* the pairs of which one part is a merged token */
+    uint64_t mask;
+    uint32_t *byte_rank; /* a << 8 | b -> the rank of the pair of bytes a, b (most lookups: a word starts as bytes) */
+    uint32_t *made_of;   /* rank -> the token it makes */
+    int32_t *next, *prev;  /* one word's places, linked */
+    uint64_t *heap, *sites; /* rank << 32 | place */
+    size_t cap, heap_cap, heap_n, sites_cap;
+} Ranks;
+
+static void ranks_free(Ranks *r) {
+    free(r->slots);
+    free(r->byte_rank);
+    free(r->made_of);
+    free(r->next);
+    free(r->prev);
+    free(r->heap);
+    free(r->sites);
+}
+
+/* the table of merges: (a, b, made) triples in rank order (a pair listed twice keeps its first rank); -1 with an error */
+static int ranks_init(Ranks *r, const uint32_t *triples, size_t n, uint32_t n_tokens) {
+    uint64_t size = 16;
+    while (size < 2 * (uint64_t)n) size *= 2;
+    r->slots = malloc(size * sizeof(RankSlot));
+    r->byte_rank = malloc(65536 * sizeof(uint32_t));
+    r->made_of = malloc((n ? n : 1) * sizeof(uint32_t));
+    if (r->slots == NULL || r->byte_rank == NULL || r->made_of == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (uint64_t i = 0; i < size; i++) r->slots[i].rank = NO_RANK;
+    for (uint32_t i = 0; i < 65536; i++) r->byte_rank[i] = NO_RANK;
+    r->mask = size - 1;
+    for (size_t k = 0; k < n; k++) {
+        uint32_t a = triples[3 * k], b = triples[3 * k + 1], made = triples[3 * k + 2];
+        if (a >= n_tokens || b >= n_tokens || made >= n_tokens || k >= NO_RANK) {
+            PyErr_SetString(PyExc_ValueError, "a merge to encode the words with names a token the vocabulary lacks");
+            return -1;
+        }
+        r->made_of[k] = made;
+        if ((a | b) < 256) {
+            if (r->byte_rank[a << 8 | b] == NO_RANK) r->byte_rank[a << 8 | b] = (uint32_t)k;
+            continue;
+        }
+        uint64_t key = pair_key(a, b), i = mix(key) & r->mask;
+        while (r->slots[i].rank != NO_RANK && r->slots[i].key != key) i = (i + 1) & r->mask;
+        if (r->slots[i].rank == NO_RANK) r->slots[i] = (RankSlot){key, (uint32_t)k, made};
+    }
+    return 0;
+}
+
+/* the rank of the pair (a, b), or NO_RANK if it is no merge; the token it makes is r->made_of[rank] */
+static inline uint32_t rank_of(const Ranks *r, uint32_t a, uint32_t b) {
+    if ((a | b) < 256) return r->byte_rank[a << 8 | b];
+    uint64_t key = pair_key(a, b);
+    for (uint64_t i = mix(key) & r->mask;; i = (i + 1) & r->mask) {
+        if (r->slots[i].rank == NO_RANK || r->slots[i].key == key) return r->slots[i].rank;
+    }
+}
+
+static int rank_push(Ranks *r, uint64_t entry) {
+    if (bpe_grow((void **)&r->heap, &r->heap_cap, r->heap_n + 1, sizeof(uint64_t)) < 0) return -1;
+    size_t i = r->heap_n++;
+    while (i > 0 && r->heap[(i - 1) / 2] > entry) {
+        r->heap[i] = r->heap[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    r->heap[i] = entry;
+    return 0;
+}
+
+static uint64_t rank_pop(Ranks *r) {
+    uint64_t top = r->heap[0], last = r->heap[--r->heap_n];
+    size_t i = 0, n = r->heap_n;
+    for (size_t c; (c = 2 * i + 1) < n; i = c) {
+        if (c + 1 < n && r->heap[c + 1] < r->heap[c]) c++;
+        if (r->heap[c] >= last) break;
+        r->heap[i] = r->heap[c];
+    }
+    if (n) r->heap[i] = last;
+    return top;
+}
+
+/* push the pair at place i (with its right neighbour), if it is a merge */
+static int push_place(Ranks *r, const uint32_t *t, int32_t i) {
+    uint32_t rank;
+    if (r->next[i] < 0 || (rank = rank_of(r, t[i], t[r->next[i]])) == NO_RANK) return 0;
+    return rank_push(r, (uint64_t)rank << 32 | (uint32_t)i);
+}
+
+#define SHORT_WORD 64 /* tokens: a shorter word is encoded in rounds over an array of its pairs' ranks, no heap */
+
+/* encode_word for a word of 2 to SHORT_WORD tokens: each round finds the lowest rank by a scan and merges its sites
+ * left to right; a pair whose tokens did not change keeps its rank (rank_of is asked only beside a merge) */
+static uint32_t encode_short(const Ranks *r, uint32_t *t, uint32_t n) {
+    uint32_t rank[SHORT_WORD], kept[SHORT_WORD];
+    uint8_t fresh[SHORT_WORD];
+    for (uint32_t i = 0; i + 1 < n; i++) rank[i] = rank_of(r, t[i], t[i + 1]);
+    while (n >= 2) {
+        uint32_t best = NO_RANK;
+        for (uint32_t i = 0; i + 1 < n; i++)
+            if (rank[i] < best) best = rank[i];
+        if (best == NO_RANK) break;
+        uint32_t made = r->made_of[best], w = 0;
+        for (uint32_t i = 0; i < n; w++) {
+            if (i + 1 < n && rank[i] == best) { /* a site: merged; the next one can start after it ('aaa' -> 'aa a') */
+                t[w] = made;
+                fresh[w] = 1;
+                i += 2;
+            } else {
+                t[w] = t[i];
+                fresh[w] = 0;
+                kept[w] = i + 1 < n ? rank[i] : NO_RANK; /* its pair's rank, if its right neighbour is unchanged too */
+                i += 1;
+            }
+        }
+        n = w;
+        for (uint32_t i = 0; i + 1 < n; i++) rank[i] = fresh[i] || fresh[i + 1] ? rank_of(r, t[i], t[i + 1]) : kept[i];
+    }
+    return n;
+}
+
+/* encode the word's n tokens in place; returns its new length, or -1 with an error */
+static int64_t encode_word(Ranks *r, uint32_t *t, uint32_t n) {
+    if (n < 2) return n;
+    if (n <= SHORT_WORD) return encode_short(r, t, n);
+    if (n > r->cap) {
+        size_t cap = r->cap;
+        if (bpe_grow((void **)&r->next, &cap, n, sizeof(int32_t)) < 0) return -1;
+        cap = r->cap;
+        if (bpe_grow((void **)&r->prev, &cap, n, sizeof(int32_t)) < 0) return -1;
+        r->cap = cap;
+    }
+    r->heap_n = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        r->next[i] = i + 1 < n ? (int32_t)(i + 1) : -1;
+        r->prev[i] = (int32_t)i - 1;
+    }
+    for (uint32_t i = 0; i + 1 < n; i++)
+        if (push_place(r, t, (int32_t)i) < 0) return -1;
+    while (r->heap_n) {
+        /* a round: every place holding the lowest rank present, left to right (they pop in order of place) */
+        uint32_t rank = (uint32_t)(r->heap[0] >> 32);
+        size_t n_sites = 0;
+        while (r->heap_n && (uint32_t)(r->heap[0] >> 32) == rank) {
+            if (bpe_grow((void **)&r->sites, &r->sites_cap, n_sites + 1, sizeof(uint64_t)) < 0) return -1;
+            r->sites[n_sites++] = rank_pop(r);
+        }
+        for (size_t k = 0; k < n_sites; k++) {
+            int32_t i = (int32_t)(uint32_t)r->sites[k], j = r->next[i];
+            /* used up earlier in this round, or changed since it was pushed */
+            if (t[i] == GONE || j < 0 || rank_of(r, t[i], t[j]) != rank) continue;
+            t[i] = r->made_of[rank];
+            t[j] = GONE;
+            r->next[i] = r->next[j];
+            if (r->next[j] >= 0) r->prev[r->next[j]] = i;
+            if (push_place(r, t, i) < 0 || (r->prev[i] >= 0 && push_place(r, t, r->prev[i]) < 0)) return -1;
+        }
+    }
+    uint32_t w = 0;
+    for (int32_t i = 0; i >= 0; i = r->next[i]) t[w++] = t[i];
+    return w;
+}
+
 typedef struct {
     PyObject *key; /* held while its bytes are read (NULL: they are a Words', which the caller holds) */
     const uint8_t *p;
@@ -708,46 +896,53 @@ static void heap_dealloc(HeapObject *h) {
     free(h->bytes);
     free(h->toks);
     free(h->tok_slots);
+    free(h->triples);
     Py_TYPE(h)->tp_free((PyObject *)h);
 }
 
-/* Heap(words: dict[bytes, int] or Words, rule: int, byte_keys: bytes of 256 uint32 keys or b"", reuses: bool,
- *      vocab: list of the 256 bytes (the wrapper's; merged tokens are appended), event: MergeEvent) */
-static int heap_init(HeapObject *h, PyObject *args, PyObject *kwds) {
-    static char *names[] = {"words", "rule", "byte_keys", "reuses", "vocab", "event", NULL};
-    PyObject *words, *vocab, *event;
-    int rule, reuses;
-    Py_buffer keys;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "Oiy*pO!O!", names, &words, &rule, &keys, &reuses, &PyList_Type, &vocab, &PyType_Type,
-                                     &event))
-        return -1;
-    if (!PyDict_Check(words) && !Py_IS_TYPE(words, &bpe_WordsType)) {
-        PyBuffer_Release(&keys);
-        PyErr_Format(PyExc_TypeError, "words must be a dict or a Words, not %.50s", Py_TYPE(words)->tp_name);
-        return -1;
+/* the record of (a, b) while the words are first indexed, made if new: through the table of byte pairs (a << 8 | b -> its
+ * record + 1) when both are bytes, else by hash (a word given as token ids); -1 on error */
+static int64_t first_rec(HeapObject *h, uint32_t *byte_pair, uint32_t a, uint32_t b) {
+    if ((a | b) >= 256) return pair_rec(h, a, b);
+    uint32_t *r = &byte_pair[a << 8 | b];
+    if (*r == 0) {
+        int64_t made = pair_rec(h, a, b);
+        if (made < 0) return -1;
+        *r = (uint32_t)made + 1;
     }
-    if (PyList_GET_SIZE(vocab) != 256) {
-        PyBuffer_Release(&keys);
-        PyErr_SetString(PyExc_ValueError, "vocab must hold the 256 bytes");
-        return -1;
-    }
-    int ok = (rule == RULE_BYTES || rule == RULE_IDS) && (size_t)keys.len == (rule == RULE_IDS ? sizeof(h->byte_key) : 0);
-    if (ok && rule == RULE_IDS) memcpy(h->byte_key, keys.buf, sizeof(h->byte_key));
-    PyBuffer_Release(&keys);
-    if (!ok) {
-        PyErr_SetString(PyExc_ValueError, "rule must be 0 (bytes) or 1 (ids, with 256 uint32 byte keys)");
-        return -1;
-    }
-    if (h->bytes != NULL) {
-        PyErr_SetString(PyExc_RuntimeError, "Heap is initialised once");
-        return -1;
-    }
-    h->rule = rule;
-    h->reuses = reuses;
-    h->vocab = Py_NewRef(vocab);
-    h->event_type = (PyTypeObject *)Py_NewRef(event);
+    return *r - 1;
+}
 
-    /* the 256 byte tokens */
+/* the pairs of every word, in order: words in the arena's order, then places */
+#define PREFETCH_PAIRS 8
+typedef struct {
+    uint32_t w, j;
+} Cursor;
+
+static inline int cursor_next(const HeapObject *h, Cursor *c, uint32_t *a, uint32_t *b) {
+    while (c->w < h->n_words) {
+        const WordHead *word = (const WordHead *)(h->arena + h->offsets[c->w]);
+        if (c->j + 1 < word->len) {
+            const uint32_t *t = h->arena + h->offsets[c->w] + HEAD_UNITS;
+            *a = t[c->j];
+            *b = t[c->j + 1];
+            c->j++;
+            return 1;
+        }
+        c->w++;
+        c->j = 0;
+    }
+    return 0;
+}
+
+/* Heap(words: dict[bytes, int] or Words, rule: int, byte_keys: bytes of 256 uint32 keys or b"", reuses: bool,
+ *      vocab: list of the 256 bytes, then any tokens made before (the wrapper's; merged tokens are appended),
+ *      event: MergeEvent, width: 1 (a word is its bytes) or 4 (its token ids, 4 bytes each, this machine's order),
+ *      made: merges made before (the first event's rank),
+ *      ranks: b"" or, with words of bytes, the merges made before as (left, right, made) uint32 triples in rank
+ *             order: each word is first encoded with them (encode_word)) */
+/* heap_init, phase 1: the tokens: the 256 bytes, then those a run made before (continuing it), in order, as mint made them */
+static int init_tokens(HeapObject *h, PyObject *vocab, int reuses) {
     if (bpe_grow((void **)&h->bytes, &h->cap_bytes, 256, 1) < 0) return -1;
     if (grow32((void **)&h->toks, &h->cap_tokens, 256, sizeof(Token)) < 0) return -1;
     for (uint32_t i = 0; i < 256; i++) {
@@ -755,19 +950,45 @@ static int heap_init(HeapObject *h, PyObject *args, PyObject *kwds) {
         h->toks[i] = (Token){i, (uint64_t)i << 56, 1};
     }
     h->n_bytes = h->n_tokens = 256;
-    if (grow_sides(h, 256) < 0) return -1;
     if (reuses) {
-        if ((h->tok_slots = calloc(1024, sizeof(uint32_t))) == NULL) goto nomemory;
+        if ((h->tok_slots = calloc(1024, sizeof(uint32_t))) == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
         h->tok_mask = 1023;
         for (uint32_t i = 0; i < 256; i++) slot_token(h, i);
     }
+    for (Py_ssize_t i = 256; i < PyList_GET_SIZE(vocab); i++) {
+        PyObject *token = PyList_GET_ITEM(vocab, i);
+        size_t n = (size_t)PyBytes_GET_SIZE(token);
+        const uint8_t *p = (const uint8_t *)PyBytes_AS_STRING(token);
+        if (bpe_grow((void **)&h->bytes, &h->cap_bytes, h->n_bytes + n, 1) < 0) return -1;
+        if (grow32((void **)&h->toks, &h->cap_tokens, (size_t)h->n_tokens + 1, sizeof(Token)) < 0) return -1;
+        memcpy(h->bytes + h->n_bytes, p, n);
+        uint32_t id = h->n_tokens++;
+        h->toks[id] = (Token){h->n_bytes, prefix_of(p, n), (uint32_t)n};
+        h->n_bytes += n;
+        if (reuses && index_token(h, id) < 0) return -1;
+    }
+    return grow_sides(h, h->n_tokens);
+}
 
-    /* the words longer than one byte, from a dict or a Words (a counts file's columns, words.c) */
+/* heap_init, phase 2: the words longer than one token, from a dict or a Words (a counts file's columns, words.c), copied
+   into one arena (a head, then the word's tokens); their counts checked, and every pair's count added up so that none
+   can overflow later */
+static int copy_words(HeapObject *h, PyObject *words, int width) {
     int columns = Py_IS_TYPE(words, &bpe_WordsType);
+    if (columns && width != 1) {
+        PyErr_SetString(PyExc_ValueError, "a Words holds bytes: width 1");
+        return -1;
+    }
     const bpe_WordsObject *counted = (const bpe_WordsObject *)words;
     Py_ssize_t n_items = columns ? (Py_ssize_t)counted->n : PyDict_Size(words), pos = 0, n = 0;
     Word *kept = malloc((size_t)(n_items ? n_items : 1) * sizeof(Word));
-    if (kept == NULL) goto nomemory;
+    if (kept == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
     PyObject *key = NULL, *value;
     size_t units = 0; /* the arena's size */
     int64_t total = 0; /* every pair's count added up: never grows, so no count can overflow if it fits */
@@ -808,6 +1029,21 @@ static int heap_init(HeapObject *h, PyObject *args, PyObject *kwds) {
             }
             p = (const uint8_t *)PyBytes_AS_STRING(key);
             len = PyBytes_GET_SIZE(key);
+            if (width > 1) { /* token ids: each one a token of the vocab */
+                if (len % width) {
+                    PyErr_SetString(PyExc_ValueError, "a word of token ids must be a whole number of 4-byte ids");
+                    goto fail;
+                }
+                len /= width;
+                for (Py_ssize_t j = 0; j < len; j++) {
+                    uint32_t id;
+                    memcpy(&id, p + j * width, sizeof id);
+                    if (id >= h->n_tokens) {
+                        PyErr_Format(PyExc_ValueError, "a word holds token id %u, which the vocabulary (of %u tokens) lacks", id, h->n_tokens);
+                        goto fail;
+                    }
+                }
+            }
         }
         if (len < 2) continue;
         int64_t pairs;
@@ -840,34 +1076,98 @@ static int heap_init(HeapObject *h, PyObject *args, PyObject *kwds) {
         h->offsets[i] = (uint32_t)at;
         *(WordHead *)(h->arena + at) = (WordHead){kept[i].count, (uint32_t)kept[i].n, 0};
         uint32_t *t = h->arena + at + HEAD_UNITS;
-        for (Py_ssize_t j = 0; j < kept[i].n; j++) t[j] = kept[i].p[j];
+        if (width == 1)
+            for (Py_ssize_t j = 0; j < kept[i].n; j++) t[j] = kept[i].p[j];
+        else
+            memcpy(t, kept[i].p, (size_t)kept[i].n * sizeof(uint32_t));
         at += HEAD_UNITS + (size_t)kept[i].n + (size_t)kept[i].n % 2;
     }
     release(kept, n);
+    return 0;
+fail:
+    release(kept, n);
+    return -1;
+}
 
-    /* phase 1: list every word under each pair it holds, once per occurrence; a pair's count is its words' counts.
-     * Every pair is two bytes yet, so a table of 65,536 finds its record without hashing: a first pass counts
-     * each pair's occurrences, so that each list is made once at its size, and a second lists the words. */
+/* heap_init, phase 3 (continuing a run): each word as the merges made before make it; a word of one token never
+   merges and is left out */
+static int encode_words(HeapObject *h) {
+    Ranks r = {0};
+    int ok = ranks_init(&r, h->triples, h->n_triples, h->n_tokens) == 0;
+    uint32_t kept_words = 0;
+    for (uint32_t w = 0; ok && w < h->n_words; w++) {
+        WordHead *word = (WordHead *)(h->arena + h->offsets[w]);
+        int64_t len = encode_word(&r, h->arena + h->offsets[w] + HEAD_UNITS, word->len);
+        ok = len >= 0;
+        if (ok) word->len = (uint32_t)len;
+        if (len >= 2) h->offsets[kept_words++] = h->offsets[w]; /* a word of one token never merges: left out */
+    }
+    h->n_words = kept_words;
+    ranks_free(&r);
+    free(h->triples);
+    h->triples = NULL;
+    h->n_triples = 0;
+    return ok ? 0 : -1;
+}
+
+/* heap_init, phase 4: list every word under each pair it holds, once per occurrence; a pair's count is its words'
+   counts (the detail below) */
+static int index_pairs(HeapObject *h) {
+    /* list every word under each pair it holds, once per occurrence; a pair's count is its words' counts.
+     * A first pass counts each pair's occurrences, so that each list is made once at its size, and a second lists
+     * the words. A pair of two bytes finds its record in a table of 65,536 without hashing (first_rec). Words given
+     * as token ids (continuing a run) hold pairs spread over a table of megabytes: each occurrence's record is found
+     * once, by hash (rec_of, in the words' order), its slot asked for from memory PREFETCH_PAIRS occurrences ahead,
+     * and the passes ask for records (and list ends) ahead too. */
     uint64_t slots = 1024; /* about two slots a word to start with: fewer doublings on the way */
     while (slots < 2 * (uint64_t)h->n_words) slots *= 2;
     if (rehash(h, slots) < 0) return -1;
     uint32_t *byte_pair = calloc(256 * 256, sizeof(uint32_t)); /* a << 8 | b -> its record + 1 */
-    if (byte_pair == NULL) goto nomemory;
+    if (byte_pair == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+    int ids = h->n_tokens > 256;
+    size_t n_pairs = 0;
+    uint32_t *rec_of = NULL;
+    if (ids) {
+        for (uint32_t w = 0; w < h->n_words; w++) n_pairs += ((const WordHead *)(h->arena + h->offsets[w]))->len - 1; /* len >= 2 */
+        if ((rec_of = malloc((n_pairs ? n_pairs : 1) * sizeof(uint32_t))) == NULL) {
+            free(byte_pair);
+            {
+            PyErr_NoMemory();
+            return -1;
+        }
+        }
+        Cursor here = {0}, ahead = {0};
+        uint32_t a, b, a2, b2;
+        for (int d = 0; d < PREFETCH_PAIRS; d++) cursor_next(h, &ahead, &a2, &b2);
+        for (size_t k = 0; cursor_next(h, &here, &a, &b); k++) {
+            if (cursor_next(h, &ahead, &a2, &b2) && (a2 | b2) >= 256) __builtin_prefetch(&h->slots[slot_of(h, pair_key(a2, b2))]);
+            int64_t r = first_rec(h, byte_pair, a, b);
+            if (r < 0) {
+                free(byte_pair);
+                free(rec_of);
+                return -1;
+            }
+            rec_of[k] = (uint32_t)r;
+        }
+    }
+    size_t k = 0;
     for (uint32_t w = 0; w < h->n_words; w++) {
         const WordHead *word = (const WordHead *)(h->arena + h->offsets[w]);
         const uint32_t *t = h->arena + h->offsets[w] + HEAD_UNITS;
-        for (uint32_t j = 0; j + 1 < word->len; j++) {
-            uint32_t *r = &byte_pair[t[j] << 8 | t[j + 1]];
-            if (*r == 0) {
-                int64_t made = pair_rec(h, t[j], t[j + 1]);
-                if (made < 0) {
-                    free(byte_pair);
-                    return -1;
-                }
-                *r = (uint32_t)made + 1;
+        for (uint32_t j = 0; j + 1 < word->len; j++, k++) {
+            int64_t r;
+            if (ids) {
+                if (k + PREFETCH_PAIRS < n_pairs) __builtin_prefetch(&h->recs[rec_of[k + PREFETCH_PAIRS]]);
+                r = rec_of[k];
+            } else if ((r = first_rec(h, byte_pair, t[j], t[j + 1])) < 0) {
+                free(byte_pair);
+                return -1;
             }
-            h->recs[*r - 1].n_listed++; /* counted here, listed below */
-            h->recs[*r - 1].count += word->count;
+            h->recs[r].n_listed++; /* counted here, listed below */
+            h->recs[r].count += word->count;
         }
     }
     for (uint32_t r = 0; r < h->n_recs; r++) {
@@ -877,37 +1177,121 @@ static int heap_init(HeapObject *h, PyObject *args, PyObject *kwds) {
         if (need > POOL_MAX) { /* a list of its size exactly: malloc'd */
             if ((p->listed = malloc(need * sizeof(uint32_t))) == NULL) {
                 free(byte_pair);
-                goto nomemory;
+                free(rec_of);
+                {
+            PyErr_NoMemory();
+            return -1;
+        }
             }
             p->cap_listed = (uint32_t)need;
         } else if (list_room(h, p, need) < 0) {
             free(byte_pair);
+            free(rec_of);
             return -1;
         }
     }
+    k = 0;
     for (uint32_t w = 0; w < h->n_words; w++) {
         uint32_t at = h->offsets[w];
         const WordHead *word = (const WordHead *)(h->arena + at);
         const uint32_t *t = h->arena + at + HEAD_UNITS;
-        for (uint32_t j = 0; j + 1 < word->len; j++) {
-            PairRec *p = &h->recs[byte_pair[t[j] << 8 | t[j + 1]] - 1];
+        for (uint32_t j = 0; j + 1 < word->len; j++, k++) {
+            PairRec *p;
+            if (ids) {
+                if (k + 2 * PREFETCH_PAIRS < n_pairs) __builtin_prefetch(&h->recs[rec_of[k + 2 * PREFETCH_PAIRS]]);
+                if (k + PREFETCH_PAIRS < n_pairs) {
+                    const PairRec *q = &h->recs[rec_of[k + PREFETCH_PAIRS]];
+                    __builtin_prefetch(q->listed + q->n_listed, 1);
+                }
+                p = &h->recs[rec_of[k]];
+            } else {
+                p = &h->recs[first_rec(h, byte_pair, t[j], t[j + 1])]; /* found, not made: no error */
+            }
             p->listed[p->n_listed++] = at;
         }
     }
     free(byte_pair);
-    /* phase 2: one heap entry per pair, heapified */
+    free(rec_of);
+    return 0;
+}
+
+/* heap_init, phase 5: one heap entry per pair, heapified */
+static int build_heap(HeapObject *h) {
     if (bpe_grow((void **)&h->heap, &h->heap_cap, (size_t)h->n_recs + 1, sizeof(Entry)) < 0) return -1;
     for (uint32_t r = 0; r < h->n_recs; r++) h->heap[r] = (Entry){h->recs[r].count, h->recs[r].a, h->recs[r].b};
     h->heap_n = h->n_recs;
     for (size_t i = h->heap_n / ARITY + 1; i-- > 0;) sift_down(h, i);
+    return 0;
+}
+
+static int heap_init(HeapObject *h, PyObject *args, PyObject *kwds) {
+    static char *names[] = {"words", "rule", "byte_keys", "reuses", "vocab", "event", "width", "made", "ranks", NULL};
+    PyObject *words, *vocab, *event;
+    int rule, reuses, width = 1;
+    unsigned long long made = 0;
+    Py_buffer keys, ranks = {0};
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "Oiy*pO!O!|iKy*", names, &words, &rule, &keys, &reuses, &PyList_Type, &vocab,
+                                     &PyType_Type, &event, &width, &made, &ranks))
+        return -1;
+    /* the merges to encode words with, copied: a buffer is not held past this call */
+    size_t n_ranks = ranks.buf != NULL ? (size_t)ranks.len / (3 * sizeof(uint32_t)) : 0;
+    int ranks_ok = ranks.buf == NULL || ((size_t)ranks.len % (3 * sizeof(uint32_t)) == 0 && (n_ranks == 0 || width == 1));
+    if (ranks_ok && n_ranks && h->triples == NULL && (h->triples = malloc(n_ranks * 3 * sizeof(uint32_t))) != NULL) {
+        memcpy(h->triples, ranks.buf, n_ranks * 3 * sizeof(uint32_t)); /* freed once the words are encoded, or with the object */
+        h->n_triples = n_ranks;
+    }
+    if (ranks.buf != NULL) PyBuffer_Release(&ranks);
+    if (!ranks_ok || (n_ranks && h->n_triples != n_ranks)) {
+        PyBuffer_Release(&keys);
+        if (ranks_ok)
+            PyErr_NoMemory();
+        else
+            PyErr_SetString(PyExc_ValueError, "ranks are (left, right, made) uint32 triples, for words of bytes (width 1)");
+        return -1;
+    }
+    if (!PyDict_Check(words) && !Py_IS_TYPE(words, &bpe_WordsType)) {
+        PyBuffer_Release(&keys);
+        PyErr_Format(PyExc_TypeError, "words must be a dict or a Words, not %.50s", Py_TYPE(words)->tp_name);
+        return -1;
+    }
+    if (PyList_GET_SIZE(vocab) < 256 || PyList_GET_SIZE(vocab) > UINT32_MAX / 2 || (width != 1 && width != 4)) {
+        PyBuffer_Release(&keys);
+        PyErr_SetString(PyExc_ValueError, "vocab must hold the 256 bytes, then any tokens made before; width is 1 or 4");
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(vocab); i++) {
+        PyObject *token = PyList_GET_ITEM(vocab, i);
+        if (!PyBytes_Check(token) || (i < 256 ? PyBytes_GET_SIZE(token) != 1 || (uint8_t)PyBytes_AS_STRING(token)[0] != i
+                                               : PyBytes_GET_SIZE(token) < 2 || PyBytes_GET_SIZE(token) > UINT32_MAX)) {
+            PyBuffer_Release(&keys);
+            PyErr_SetString(PyExc_ValueError, "vocab[i] must be bytes: byte i below 256, a token of two or more bytes after");
+            return -1;
+        }
+    }
+    int ok = (rule == RULE_BYTES || rule == RULE_IDS) && (size_t)keys.len == (rule == RULE_IDS ? sizeof(h->byte_key) : 0);
+    if (ok && rule == RULE_IDS) memcpy(h->byte_key, keys.buf, sizeof(h->byte_key));
+    PyBuffer_Release(&keys);
+    if (!ok) {
+        PyErr_SetString(PyExc_ValueError, "rule must be 0 (bytes) or 1 (ids, with 256 uint32 byte keys)");
+        return -1;
+    }
+    if (h->bytes != NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "Heap is initialised once");
+        return -1;
+    }
+    h->rule = rule;
+    h->reuses = reuses;
+    h->merges = made;
+    h->vocab = Py_NewRef(vocab);
+    h->event_type = (PyTypeObject *)Py_NewRef(event);
+
+    /* the phases, each a function above: the tokens, the words, (continuing) the words as the merges before make them,
+       every pair's list of words, the heap */
+    if (init_tokens(h, vocab, reuses) < 0 || copy_words(h, words, width) < 0) return -1;
+    if (h->n_triples && encode_words(h) < 0) return -1;
+    if (index_pairs(h) < 0 || build_heap(h) < 0) return -1;
     h->ready = 1;
     return 0;
-fail:
-    release(kept, n);
-    return -1;
-nomemory:
-    PyErr_NoMemory();
-    return -1;
 }
 
 /* names interned once: MergeEvent's fields, and the work counters (bpe/events.py's WORK_NAMES) */
@@ -1077,9 +1461,9 @@ static PyObject *heap_pair_counts(HeapObject *h, PyObject *unused) {
     return counts;
 }
 
-/* words() -> [(token ids, count)] of the words longer than one byte, in their order: for tests and inspection */
+/* words() -> [(token ids, count)] of the words given longer than one token, in their order: for tests and inspection */
 static PyObject *heap_words(HeapObject *h, PyObject *unused) {
-    PyObject *words = PyList_New(h->n_words);
+    PyObject *words = PyList_New(0);
     if (words == NULL) return NULL;
     for (uint32_t w = 0; w < h->n_words; w++) {
         const WordHead *word = (const WordHead *)(h->arena + h->offsets[w]);
@@ -1099,11 +1483,12 @@ static PyObject *heap_words(HeapObject *h, PyObject *unused) {
             PyTuple_SET_ITEM(ids, j, id);
         }
         PyObject *item = Py_BuildValue("(NL)", ids, (long long)word->count);
-        if (item == NULL) {
+        if (item == NULL || PyList_Append(words, item) < 0) {
+            Py_XDECREF(item);
             Py_DECREF(words);
             return NULL;
         }
-        PyList_SET_ITEM(words, w, item);
+        Py_DECREF(item);
     }
     return words;
 }

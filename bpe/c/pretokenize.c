@@ -38,8 +38,8 @@
 static uint8_t classes[N_CODE_POINTS]; /* class bits of each code point, filled from the runs once */
 static uint8_t folded[0x180];          /* the contraction letter a code point matches case-insensitively, or 0 */
 /* 1 when the ASCII classes are the ones the fast paths below assume (letters [A-Za-z], \p{Lu} [A-Z], \p{Ll} [a-z],
-   digits [0-9], none of them \s): true of every Unicode version, and checked, so a table that said otherwise would
-   only make the scanners slower, never different */
+   digits [0-9], \s [\t\n\v\f\r ], newlines [\r\n]): true of every Unicode version, and checked, so a table that said
+   otherwise would only make the scanners slower, never different */
 static int ascii_fast;
 
 static void fill_tables(void) {
@@ -53,8 +53,10 @@ static void fill_tables(void) {
     ascii_fast = 1;
     for (int b = 0; b < 0x80; b++) {
         int upper = b >= 'A' && b <= 'Z', lower = b >= 'a' && b <= 'z', digit = b >= '0' && b <= '9';
-        uint8_t want = (uint8_t)((upper || lower ? BPE_CLASS_L : 0) | (digit ? BPE_CLASS_N : 0) | (upper ? BPE_CLASS_U : 0) | (lower ? BPE_CLASS_W : 0));
-        if ((classes[b] & (BPE_CLASS_L | BPE_CLASS_N | BPE_CLASS_U | BPE_CLASS_W)) != want || (want && (classes[b] & BPE_CLASS_S))) ascii_fast = 0;
+        int white = (b >= '\t' && b <= '\r') || b == ' ', newline = b == '\r' || b == '\n';
+        uint8_t want = (uint8_t)((upper || lower ? BPE_CLASS_L : 0) | (digit ? BPE_CLASS_N : 0) | (upper ? BPE_CLASS_U : 0) | (lower ? BPE_CLASS_W : 0) |
+                                 (white ? BPE_CLASS_S : 0) | (newline ? BPE_CLASS_NL : 0));
+        if ((classes[b] & (BPE_CLASS_L | BPE_CLASS_N | BPE_CLASS_U | BPE_CLASS_W | BPE_CLASS_S | BPE_CLASS_NL)) != want) ascii_fast = 0;
     }
 }
 
@@ -446,26 +448,57 @@ int bpe_next_pretoken(int kind, const uint8_t *s, size_t n, size_t *pos, size_t 
 /* ---------------------------------------------------------------------------------------------
    special tokens */
 
-static const uint8_t *find(const uint8_t *s, size_t n, const uint8_t *token, size_t len) {
+/* the first place of token in s[0:n], or NULL: linear, like str.find, however repetitive the text */
+static const uint8_t *search(const uint8_t *s, size_t n, const uint8_t *token, size_t len) {
 #ifdef _WIN32
     for (size_t i = 0; len <= n && i <= n - len; i++)
         if (memcmp(s + i, token, len) == 0) return s + i;
     return NULL;
 #else
-    /* Where the token's first byte is rare, as '<' is in prose, from one place of it to the next (memchr reads 32
-       bytes at a time; memmem's two-way search ~1 byte per instruction). subtle: a text dense with that byte would
-       make this quadratic in the token's length, so past a budget of misses -- 16, and one more per token length
-       and 64 bytes passed, so that the compares stay within the bytes passed -- memmem takes over: linear, like
-       str.find, however repetitive the text. */
-    const uint8_t *start = s, *end = s + n;
-    for (size_t missed = 0;; missed++) {
-        if (missed > 16 + (size_t)(s - start) / (len + 64)) return memmem(s, (size_t)(end - s), token, len);
-        const uint8_t *at = memchr(s, token[0], (size_t)(end - s));
-        if (!at || (size_t)(end - at) < len) return NULL;
-        if (memcmp(at, token, len) == 0) return at;
-        s = at + 1;
-    }
+    return memmem(s, n, token, len);
 #endif
+}
+
+/* The first place at or after pos where a token of group g (those with one first byte) is, and the longest of them
+   there (*which), or SIZE_MAX. Where that byte is rare, as '<' is in prose, from one place of it to the next (memchr
+   reads 32 bytes at a time; memmem's two-way search ~1 byte per instruction), each place compared with every token of
+   the group: one pass over the text for all of them (cl100k's five special tokens begin with '<'). A place whose next
+   byte is no token's second costs a compare per token; subtle: one where it is may cost a token's length, and a text
+   dense with those would make this quadratic in the tokens' length, so past a budget of them -- 16, and one more per
+   64 bytes and the group's tokens' bytes passed, so that the compares stay within the bytes passed -- memmem takes
+   over, token by token. */
+static size_t find_group(const bpe_specials *sp, Py_ssize_t g, const uint8_t *s, size_t n, size_t pos, Py_ssize_t *which) {
+    const Py_ssize_t *members = sp->members + sp->group_at[g];
+    Py_ssize_t k = sp->group_at[g + 1] - sp->group_at[g];
+    uint8_t first = sp->data[members[0]][0];
+    for (size_t from = pos, missed = 0; from < n;) {
+        if (missed > 16 + (from - pos) / (sp->group_bytes[g] + 64)) {
+            size_t best = SIZE_MAX;
+            for (Py_ssize_t j = 0; j < k; j++) { /* a tie keeps the earlier, longer token */
+                const uint8_t *at = search(s + from, n - from, sp->data[members[j]], sp->len[members[j]]);
+                if (at && (size_t)(at - s) < best) {
+                    best = (size_t)(at - s);
+                    *which = members[j];
+                }
+            }
+            return best;
+        }
+        const uint8_t *at = memchr(s + from, first, n - from);
+        if (!at) return SIZE_MAX;
+        size_t i = (size_t)(at - s);
+        for (Py_ssize_t j = 0; j < k; j++) {
+            const uint8_t *token = sp->data[members[j]];
+            size_t len = sp->len[members[j]];
+            if (len > n - i || (len > 1 && at[1] != token[1])) continue;
+            if (len <= 2 || memcmp(at + 2, token + 2, len - 2) == 0) {
+                *which = members[j];
+                return i;
+            }
+            missed++;
+        }
+        from = i + 1;
+    }
+    return SIZE_MAX;
 }
 
 int bpe_specials_init(bpe_specials *sp, PyObject *tokens) {
@@ -480,8 +513,12 @@ int bpe_specials_init(bpe_specials *sp, PyObject *tokens) {
     sp->data = PyMem_Calloc((size_t)count, sizeof(*sp->data));
     sp->len = PyMem_Calloc((size_t)count, sizeof(*sp->len));
     sp->index = PyMem_Calloc((size_t)count, sizeof(*sp->index));
-    sp->next = PyMem_Calloc((size_t)count, sizeof(*sp->next));
-    if (!sp->data || !sp->len || !sp->index || !sp->next) {
+    sp->members = PyMem_Calloc((size_t)count, sizeof(*sp->members));
+    sp->group_at = PyMem_Calloc((size_t)count + 1, sizeof(*sp->group_at));
+    sp->group_bytes = PyMem_Calloc((size_t)count, sizeof(*sp->group_bytes));
+    sp->found = PyMem_Calloc((size_t)count, sizeof(*sp->found));
+    sp->found_which = PyMem_Calloc((size_t)count, sizeof(*sp->found_which));
+    if (!sp->data || !sp->len || !sp->index || !sp->members || !sp->group_at || !sp->group_bytes || !sp->found || !sp->found_which) {
         PyErr_NoMemory();
         bpe_specials_free(sp);
         return -1;
@@ -506,6 +543,19 @@ int bpe_specials_init(bpe_specials *sp, PyObject *tokens) {
         sp->len[at] = len;
         sp->index[at] = t;
     }
+    /* grouped by first byte, each group longest first (the order above): a group begins at its longest token */
+    Py_ssize_t placed = 0;
+    for (Py_ssize_t t = 0; t < count; t++) {
+        int grouped = 0;
+        for (Py_ssize_t j = 0; j < placed && !grouped; j++) grouped = sp->data[sp->members[j]][0] == sp->data[t][0];
+        if (grouped) continue;
+        for (Py_ssize_t u = t; u < count; u++)
+            if (sp->data[u][0] == sp->data[t][0]) {
+                sp->members[placed++] = u;
+                sp->group_bytes[sp->groups] += sp->len[u];
+            }
+        sp->group_at[++sp->groups] = placed;
+    }
     return 0;
 }
 
@@ -513,29 +563,27 @@ void bpe_specials_free(bpe_specials *sp) {
     PyMem_Free(sp->data);
     PyMem_Free(sp->len);
     PyMem_Free(sp->index);
-    PyMem_Free(sp->next);
+    PyMem_Free(sp->members);
+    PyMem_Free(sp->group_at);
+    PyMem_Free(sp->group_bytes);
+    PyMem_Free(sp->found);
+    PyMem_Free(sp->found_which);
     Py_CLEAR(sp->owner);
     memset(sp, 0, sizeof(*sp));
 }
 
-static size_t find_from(const bpe_specials *sp, Py_ssize_t t, const uint8_t *s, size_t n, size_t pos) {
-    if (pos >= n) return SIZE_MAX;
-    const uint8_t *at = find(s + pos, n - pos, sp->data[t], sp->len[t]);
-    return at ? (size_t)(at - s) : SIZE_MAX;
-}
-
 void bpe_specials_reset(bpe_specials *sp, const uint8_t *s, size_t n) {
-    for (Py_ssize_t t = 0; t < sp->count; t++) sp->next[t] = find_from(sp, t, s, n, 0);
+    for (Py_ssize_t g = 0; g < sp->groups; g++) sp->found[g] = find_group(sp, g, s, n, 0, &sp->found_which[g]);
 }
 
 int bpe_specials_next(bpe_specials *sp, const uint8_t *s, size_t n, size_t pos, size_t *start, Py_ssize_t *which) {
     size_t best = SIZE_MAX;
     Py_ssize_t chosen = -1;
-    for (Py_ssize_t t = 0; t < sp->count; t++) {
-        if (sp->next[t] < pos) sp->next[t] = find_from(sp, t, s, n, pos); /* passed over: look again from here */
-        if (sp->next[t] < best) {                                         /* a tie keeps the earlier, longer token */
-            best = sp->next[t];
-            chosen = t;
+    for (Py_ssize_t g = 0; g < sp->groups; g++) {
+        if (sp->found[g] < pos) sp->found[g] = find_group(sp, g, s, n, pos, &sp->found_which[g]); /* passed over: look again */
+        if (sp->found[g] < best) { /* two groups never meet at one place: their first bytes differ */
+            best = sp->found[g];
+            chosen = sp->found_which[g];
         }
     }
     if (chosen < 0) return 0;
@@ -564,24 +612,41 @@ static PyObject *pretokens(PyObject *self, PyObject *args, PyObject *kwargs) {
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "y*i|O", names, &buffer, &kind, &tokens)) return NULL;
     bpe_specials sp;
     PyObject *out = NULL;
+    bpe_span *spans = NULL;
     if (check_kind(kind) < 0 || bpe_specials_init(&sp, tokens) < 0) goto done_buffer;
     out = PyList_New(0);
     if (!out) goto done;
     const uint8_t *s = buffer.buf;
     size_t n = (size_t)buffer.len, pos = 0;
+    static char no_table[64]; /* the keys are made and their "slots" asked for, all here: nothing is looked up */
+    bpe_hashkey key;
+    bpe_key_init(&key, 0, 0);
+    bpe_chunk_table t = {s + n, &key, no_table, 0, 0};
+    spans = PyMem_Malloc(BPE_CHUNK_ROOM * sizeof(bpe_span));
+    if (!spans) {
+        Py_CLEAR(out);
+        PyErr_NoMemory();
+        goto done;
+    }
     bpe_specials_reset(&sp, s, n);
     while (pos <= n) {
-        size_t cut = n, start, end;
+        size_t cut = n;
         Py_ssize_t which = -1;
         if (bpe_specials_next(&sp, s, n, pos, &cut, &which) == 0) cut = n;
-        while (bpe_next_pretoken(kind, s, cut, &pos, &start, &end)) {
-            PyObject *piece = PyBytes_FromStringAndSize((const char *)s + start, (Py_ssize_t)(end - start));
-            if (!piece || PyList_Append(out, piece) < 0) {
-                Py_XDECREF(piece);
-                Py_CLEAR(out);
-                goto done;
+        /* the chunked scanner the encoder and the counter use (the blocks of 64 bytes, and the scanners above) */
+        while (pos < cut) {
+            size_t at = 0;
+            size_t got = bpe_fill_spans(kind, s + pos, cut - pos, &at, spans, &t);
+            for (size_t k = 0; k < got; k++) {
+                PyObject *piece = PyBytes_FromStringAndSize((const char *)spans[k].p, (Py_ssize_t)spans[k].len);
+                if (!piece || PyList_Append(out, piece) < 0) {
+                    Py_XDECREF(piece);
+                    Py_CLEAR(out);
+                    goto done;
+                }
+                Py_DECREF(piece);
             }
-            Py_DECREF(piece);
+            pos += at;
         }
         if (which < 0) break;
         PyObject *special = PyBytes_FromStringAndSize((const char *)s + cut, (Py_ssize_t)sp.len[which]);
@@ -594,6 +659,7 @@ static PyObject *pretokens(PyObject *self, PyObject *args, PyObject *kwargs) {
         pos = cut + sp.len[which];
     }
 done:
+    PyMem_Free(spans);
     bpe_specials_free(&sp);
 done_buffer:
     PyBuffer_Release(&buffer);
@@ -604,7 +670,7 @@ done_buffer:
    pre-tokens a chunk at a time, keyed for a table (the counter below, encode.c's cache)
 
    Counting and encoding both look each pre-token up in a table of megabytes, at random: they wait on
-   memory. So the scanner runs ahead by a chunk: it finds up to BPE_CHUNK pre-tokens, makes each short
+   memory. So the scanner runs ahead by a chunk: it finds BPE_CHUNK pre-tokens (or a few more), makes each
    one's block and hash, and asks for its table slot (a prefetch); the consumer then finds the slots
    already on their way. One loop per scanner, so that each is inlined into its own. */
 
@@ -630,96 +696,242 @@ static HOT_INLINE void key_words(const uint8_t *s, size_t len, const uint8_t *li
     bpe_block_of(s, len, k0, k1);
 }
 
-#if BPE_SSE2 && BPE_HASH_AES && (defined(__GNUC__) || defined(__clang__))
-#define BPE_WINDOW 1
-/* which bytes of v are letters of the set (bit i: byte i) */
-static HOT_INLINE unsigned ascii_mask(__m128i v, int set) {
-    __m128i x = _mm_add_epi8(_mm_or_si128(v, _mm_set1_epi8(set == ASCII_LETTERS ? 0x20 : 0)),
-                             _mm_set1_epi8((char)(0x80 - (set == ASCII_UPPER ? 'A' : 'a'))));
-    return (unsigned)_mm_movemask_epi8(_mm_cmplt_epi8(x, _mm_set1_epi8((char)(-128 + 26))));
+#if BPE_SSE2 && (defined(__GNUC__) || defined(__clang__))
+#define BPE_MASKS 1
+/* ---- the mask scanner: 64 bytes of ASCII at a time ----
+
+   A pre-token of prose is ~4 bytes, and deciding each in turn (next_gpt2 and its twins) means a branch on what kind
+   it is, which the processor guesses wrong about one time in three. Here the starts of all the pre-tokens in 64
+   bytes are found together, as the bits of one word: each class of byte is a 64-bit mask (16 bytes per SSE2
+   instruction), and each regex's alternatives become shifts, ands and an addition over the masks (block_starts).
+   A block begins where a pre-token begins (the last start of the block before), so nothing before it matters: a
+   match depends only on the text from where it starts. What a block cannot decide -- a whitespace run or a
+   contraction that reaches its end, or a byte of 0x80 and above -- is left to the next block, or to the scanners
+   above, which take over for one pre-token where a block decides none. */
+
+typedef struct {
+    uint64_t high, letter, upper, lower, digit, space, white, newline, quote, slash;
+} ascii_masks;
+
+static HOT_INLINE uint64_t bits16(__m128i x) { return (uint64_t)(unsigned)_mm_movemask_epi8(x); }
+
+/* the bytes of v from lo to hi: v + (0x80 - lo) is below -128 + (hi - lo + 1) as a signed byte exactly for those
+   (a byte of 0x80 and above may land there too: callers keep only the bytes before the first of those) */
+static HOT_INLINE __m128i in_range(__m128i v, char lo, char hi) {
+    return _mm_cmplt_epi8(_mm_add_epi8(v, _mm_set1_epi8((char)(0x80 - lo))), _mm_set1_epi8((char)(-128 + (hi - lo + 1))));
 }
 
-/* The end (from p) of a pre-token of letters that starts at p, seen in the 16 bytes v at p of which `avail` are the
-   piece's (the rest not: they are cleared from the masks), or 0 when the window cannot decide it: not letters (or
-   one other character then letters) at p, a run that goes on past the window, or stops at a byte of 0x80 and above
-   or (o200k) at an apostrophe, which may begin a contraction. Exactly what next_X returns where it returns one:
-   the letters' alternatives of each regex, over ASCII (see next_gpt2, next_cl100k, next_o200k). */
-static HOT_INLINE size_t window_end(int kind, __m128i v, const uint8_t *p, size_t avail) {
-    if (avail > 16) avail = 16;
-    unsigned in_piece = avail == 16 ? 0xFFFF : (1u << avail) - 1;
-    unsigned high = (unsigned)_mm_movemask_epi8(v) & in_piece;
-    uint8_t c = p[0];
-    unsigned start, end;
-    if (high & 1) return 0;
-    if (kind == BPE_KIND_O200K) {
-        unsigned upper = ascii_mask(v, ASCII_UPPER) & in_piece, lower = ascii_mask(v, ASCII_LOWER) & in_piece;
-        if ((upper | lower) & 1)
-            start = 0;
-        else if (!(classes[c] & (L | N | NL)) && ((upper | lower) & 2))
-            start = 1;
-        else
-            return 0;
-        unsigned u = start + (unsigned)__builtin_ctz(~(upper >> start));
-        end = u + (unsigned)__builtin_ctz(~(lower >> u));
-        if (end < avail && p[end] == '\'') return 0;
-    } else {
-        unsigned letters = ascii_mask(v, ASCII_LETTERS) & in_piece;
-        if (letters & 1)
-            start = 0;
-        else if ((kind == BPE_KIND_GPT2 ? c == ' ' : c != '\'' && !(classes[c] & (N | NL))) && (letters & 2))
-            start = 1;
-        else
-            return 0;
-        end = start + (unsigned)__builtin_ctz(~(letters >> start));
+/* the classes of p[0:64], bit i for p[i]: ASCII's letters, digits and \s as regex has them (fill_tables checks it) */
+static HOT_INLINE ascii_masks classify(const uint8_t *p, int kind) {
+    ascii_masks m = {0};
+    for (int q = 0; q < 4; q++) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(p + 16 * q));
+        int at = 16 * q;
+        m.high |= bits16(v) << at;
+        if (kind == BPE_KIND_O200K) {
+            m.upper |= bits16(in_range(v, 'A', 'Z')) << at;
+            m.lower |= bits16(in_range(v, 'a', 'z')) << at;
+            m.slash |= bits16(_mm_cmpeq_epi8(v, _mm_set1_epi8('/'))) << at;
+        } else {
+            m.letter |= bits16(in_range(_mm_or_si128(v, _mm_set1_epi8(0x20)), 'a', 'z')) << at;
+        }
+        m.digit |= bits16(in_range(v, '0', '9')) << at;
+        __m128i space = _mm_cmpeq_epi8(v, _mm_set1_epi8(' '));
+        m.space |= bits16(space) << at;
+        m.white |= bits16(_mm_or_si128(space, in_range(v, '\t', '\r'))) << at;
+        if (kind != BPE_KIND_GPT2)
+            m.newline |= bits16(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('\n')), _mm_cmpeq_epi8(v, _mm_set1_epi8('\r')))) << at;
+        m.quote |= bits16(_mm_cmpeq_epi8(v, _mm_set1_epi8('\''))) << at;
     }
-    if (end < avail) return (high >> end) & 1 ? 0 : end;
-    return avail < 16 ? end : 0; /* the piece ends with the run; or the window does, and the run may go on */
+    if (kind == BPE_KIND_O200K) m.letter = m.upper | m.lower;
+    return m;
 }
 
-/* the block of p[0:len] (2 <= len <= BPE_BLOCK_MAX) from the 16 bytes v at p */
-static HOT_INLINE __m128i window_block(__m128i v, size_t len) {
+/* seed's bits carried down (toward bit 0) through the runs of within that hold them */
+static HOT_INLINE uint64_t smear_down(uint64_t seed, uint64_t within) {
+    for (int shift = 1; shift < 64; shift *= 2) {
+        seed |= (seed >> shift) & within;
+        within &= within >> shift;
+    }
+    return seed;
+}
+
+/* the length of the contraction whose letters are a, b ('s: 2, 'll: 3), or 0; case-insensitive but for GPT-2's */
+static HOT_INLINE unsigned contraction_length(int kind, uint8_t a, uint8_t b) {
+    if (kind != BPE_KIND_GPT2) { /* (?i:...): only ASCII letters fold to ASCII here (ſ is not ASCII, nor K's Kelvin sign) */
+        a |= 0x20;
+        b |= 0x20;
+    }
+    if (a == 's' || a == 't' || a == 'm' || a == 'd') return 2;
+    return (a == 'l' && b == 'l') || ((a == 'v' || a == 'r') && b == 'e') ? 3 : 0;
+}
+
+/* The starts of the pre-tokens in p[0:64] (bit i: one starts at p[i]), where a pre-token starts at p[0] and the piece
+   has `avail` bytes from p: those the block decides, up to its last one (the highest bit), whose end it may not know.
+   *plain: where the bytes of 0x80 and above in the block end (0: none), for the scanners above to go past.
+
+   Each regex's alternatives over ASCII, as the rules for where a pre-token starts (masks: lt letters, dg digits, ws \s,
+   sp the space, nl \r and \n, ot the rest; `x << 1` is "the byte before is x"):
+   - gpt2 (' ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+' take one space before them): a run of lt, dg or ot starts one unless a
+     space is before it; a run of ws starts one, and so does its last character (\s+(?!\S) leaves it to what follows,
+     which takes it if it is a space).
+   - cl100k, o200k: an other-run takes the \r and \n after it ([\r\n]*; o200k's [\r\n/]*: the slashes too), one
+     addition carrying each such newline through its run (taken). A letter run takes one character before it that
+     begins a pre-token and is not \r, \n, a letter or a digit: whitespace (which always begins one before a letter) or
+     other that begins one (no space or other before it). Digits start in threes from the start of their run. A run
+     of whitespace starts one; so does what follows its last newline (\s*[\r\n]+), and the last character of that
+     (\s+(?!\S)), found by carrying the run's end down through the whitespace that is not a newline (tail).
+     o200k's letters: [A-Z]*[a-z]* is a word, so an upper-case letter after a lower-case one starts one.
+   - contractions: cl100k's and GPT-2's begin a pre-token where a quote does; o200k's end the word before them.
+   A whitespace run that reaches the end of what the block sees, or a quote too near it to see its letters, is left
+   to the next block (the starts after it are dropped). tests/test_core_pretokenize.py holds this to the regexes. */
+static HOT_INLINE uint64_t block_starts(int kind, const uint8_t *p, size_t avail, unsigned *plain) {
+    ascii_masks m = classify(p, kind);
+    unsigned seen = m.high ? (unsigned)__builtin_ctzll(m.high) : 64;
+    *plain = m.high ? 64 - (unsigned)__builtin_clzll(m.high) : 0;
+    if (avail < seen) seen = (unsigned)avail;
+    if (seen < 2) return 0;
+    uint64_t valid = seen == 64 ? ~0ULL : (1ULL << seen) - 1;
+    uint64_t lt = m.letter & valid, dg = m.digit & valid, ws = m.white & valid, sp = m.space & valid;
+    uint64_t ot = valid & ~(lt | dg | ws);
+    uint64_t starts, white;
+    if (kind == BPE_KIND_GPT2) {
+        white = ws;
+        starts = ((lt & ~(lt << 1)) | (dg & ~(dg << 1)) | (ot & ~(ot << 1))) & ~(sp << 1);
+        starts |= (ws & ~(ws << 1)) | (ws & ~(ws >> 1));
+    } else {
+        uint64_t nl = m.newline & valid;
+        uint64_t trail = kind == BPE_KIND_O200K ? nl | (m.slash & valid) : nl;
+        uint64_t seed = nl & (ot << 1);
+        uint64_t taken = (((trail + seed) ^ trail) & trail) | seed; /* subtle: | seed: a second seed in a run adds no carry */
+        white = ws & ~taken;
+        uint64_t inner = white & ~nl, ends = white & ~(white >> 1);
+        uint64_t tail = smear_down(ends & inner, inner);
+        uint64_t other = ot & ~taken;
+        uint64_t ostart = other & ~(other << 1) & ~(sp << 1);
+        uint64_t go_on = lt << 1; /* a letter after a letter goes on with its word */
+        if (kind == BPE_KIND_O200K) go_on &= ~(m.upper & (m.lower << 1));
+        uint64_t digits = dg & ~(dg << 1), three = dg & (dg << 1) & (dg << 2);
+        for (uint64_t next = digits; (next = (next << 3) & three);) digits |= next;
+        starts = (lt & ~go_on & ~((inner | ostart) << 1)) | digits | ostart;
+        starts |= (white & ~(white << 1)) | (tail & ~(tail << 1)) | (ends & inner);
+    }
+    starts &= valid;
+    if (kind == BPE_KIND_O200K) { /* a contraction after a word is the word's */
+        uint64_t quotes = m.quote & valid & (lt << 1);
+        unsigned after = 64;
+        while (quotes) {
+            unsigned j = (unsigned)__builtin_ctzll(quotes);
+            quotes &= quotes - 1;
+            if (j == after) continue; /* a quote just after a contraction begins a pre-token: C? is taken once */
+            if (j + 3 >= seen) {
+                starts &= (1ULL << j) - 1;
+                break;
+            }
+            unsigned k = contraction_length(kind, p[j + 1], p[j + 2]);
+            if (k) {
+                starts = (starts & ~(((1ULL << k) - 1) << j)) | 1ULL << (j + k);
+                after = j + k;
+            }
+        }
+    } else { /* a quote that begins a pre-token, then a contraction's letters: the contraction alone */
+        uint64_t quotes = m.quote & starts;
+        while (quotes) {
+            unsigned i = (unsigned)__builtin_ctzll(quotes);
+            quotes &= quotes - 1;
+            if (i + 3 >= seen) {
+                starts &= (2ULL << i) - 1;
+                break;
+            }
+            unsigned k = contraction_length(kind, p[i + 1], p[i + 2]);
+            if (k) starts = (starts & ~(((1ULL << (k - 1)) - 1) << (i + 1))) | 1ULL << (i + k);
+        }
+    }
+    if ((white >> (seen - 1)) & 1) { /* a whitespace run to the end: keep its start, nothing after */
+        unsigned run = 63 - (unsigned)__builtin_clzll(white & ~(white << 1) & valid);
+        starts &= (2ULL << run) - 1;
+    }
+    return starts;
+}
+
+/* a key of up to BPE_BLOCK_MAX bytes at p (16 readable) as its block: len bytes of p, zeros, its length last. A longer
+   one gets bytes no block has (its last byte 16 or more), so that it matches no slot */
+static HOT_INLINE __m128i block_at(const uint8_t *p, size_t len) {
     static const uint8_t ones[32] = {0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF};
-    __m128i keep = _mm_loadu_si128((const __m128i *)(ones + 16 - len)); /* len bytes of 0xFF, then zeros */
-    return _mm_or_si128(_mm_and_si128(v, keep), _mm_slli_si128(_mm_cvtsi32_si128((int)len), 15));
+    size_t kept = len < 16 ? len : 16;
+    __m128i keep = _mm_loadu_si128((const __m128i *)(ones + 16 - kept));
+    return _mm_or_si128(_mm_and_si128(_mm_loadu_si128((const __m128i *)p), keep), _mm_slli_si128(_mm_cvtsi32_si128((int)(len < 255 ? len : 255)), 15));
 }
 #else
-#define BPE_WINDOW 0
+#define BPE_MASKS 0
 #endif
 
-/* the pre-tokens of s[*at:n] into spans, up to BPE_CHUNK, with one scanner and one hash: each call below has
-   constant arguments, so that each of the loops is compiled on its own with its scanner inlined */
+/* a span's key and hash: a key of up to BPE_BLOCK_MAX bytes (one too) as its block and the block's hash; a longer one
+   a key no block has (k1's last byte 0xFF), its hash unused */
+static HOT_INLINE void key_span(bpe_span *span, const uint8_t *limit, int aes, const bpe_chunk_table *t, const void *keys) {
+    if (span->len <= BPE_BLOCK_MAX) {
+        key_words(span->p, span->len, limit, &span->k0, &span->k1);
+#if BPE_HASH_AES
+        span->hash = aes ? bpe_aes_block(span->k0, span->k1, (const bpe_aes_keys *)keys) : bpe_hash_block(span->k0, span->k1, t->key);
+#else
+        span->hash = bpe_hash_block(span->k0, span->k1, t->key);
+#endif
+    } else {
+        span->k0 = 0;
+        span->k1 = UINT64_MAX;
+        span->hash = 0;
+    }
+}
+
+/* a chunk of the pre-tokens of s[*at:n] into spans, with one scanner and one hash: each call below has constant
+   arguments, so that each of the loops is compiled on its own with its scanner inlined */
 static HOT_INLINE size_t fill_loop(int kind, int fast, int aes, const uint8_t *s, size_t n, size_t *at, bpe_span *spans,
                                    const bpe_chunk_table *t) {
-    size_t count = 0, pos = *at;
+    size_t count = 0, pos = *at, plain_until = 0;
     const uint8_t *limit = t->limit;
     const char *table = t->table;
     size_t mask = t->mask, stride = t->stride;
 #if BPE_HASH_AES
     bpe_aes_keys keys = bpe_aes_keys_of(t->key);
+    const void *aes_keys = &keys;
+#else
+    const void *aes_keys = NULL;
 #endif
     while (count < BPE_CHUNK && pos < n) {
-        size_t end;
-#if BPE_WINDOW
-        /* letters (or one other character, then letters), as most pre-tokens are: their end, block and hash from one
-           16-byte load */
-        if (fast && aes && limit - (s + pos) >= 16) {
-            __m128i v = _mm_loadu_si128((const __m128i *)(s + pos));
-            size_t len = window_end(kind, v, s + pos, n - pos);
-            if (len) {
-                bpe_span *span = &spans[count++];
-                span->p = s + pos;
-                span->len = len;
-                if (len >= 2 && len <= BPE_BLOCK_MAX) {
-                    __m128i block = window_block(v, len);
+#if BPE_MASKS
+        /* a block of 64 bytes (and 16 more to read keys from): its pre-tokens, each one's block, hash and slot asked for */
+        if (fast && pos >= plain_until && limit - (s + pos) >= 80) {
+            unsigned plain;
+            uint64_t starts = block_starts(kind, s + pos, n - pos, &plain);
+            if (starts > 1) {
+                const uint8_t *base = s + pos;
+                unsigned from = 0;
+                uint64_t rest = starts & (starts - 1);
+                while (rest) { /* at most 63: the chunk has room for a whole block past BPE_CHUNK */
+                    unsigned to = (unsigned)__builtin_ctzll(rest);
+                    rest &= rest - 1;
+                    bpe_span *span = &spans[count++];
+                    size_t len = to - from;
+                    span->p = base + from;
+                    span->len = len;
+                    __m128i block = block_at(base + from, len);
                     _mm_storeu_si128((__m128i *)&span->k0, block);
-                    span->hash = bpe_aes_vector(block, &keys);
+#if BPE_HASH_AES
+                    span->hash = aes ? bpe_aes_vector(block, &keys) : bpe_hash_block(span->k0, span->k1, t->key);
+#else
+                    span->hash = bpe_hash_block(span->k0, span->k1, t->key);
+#endif
                     __builtin_prefetch(table + (span->hash & mask) * stride, 1, 3);
+                    from = to;
                 }
-                pos += len;
+                pos += from;
                 continue;
             }
+            /* none decided: one pre-token by the scanner, and no block again before the bytes of 0x80 and above are passed */
+            plain_until = pos + plain;
         }
 #endif
+        size_t end;
         if (kind == BPE_KIND_GPT2)
             end = fast ? next_gpt2(s, pos, n) : gpt2_general(s, pos, n);
         else if (kind == BPE_KIND_CL100K)
@@ -727,18 +939,10 @@ static HOT_INLINE size_t fill_loop(int kind, int fast, int aes, const uint8_t *s
         else
             end = fast ? next_o200k(s, pos, n) : o200k_general(s, pos, n);
         bpe_span *span = &spans[count++];
-        size_t len = end - pos;
         span->p = s + pos;
-        span->len = len;
-        if (len >= 2 && len <= BPE_BLOCK_MAX) { /* one byte is looked up by its value; longer keys apart */
-            key_words(s + pos, len, limit, &span->k0, &span->k1);
-#if BPE_HASH_AES
-            span->hash = aes ? bpe_aes_block(span->k0, span->k1, &keys) : bpe_hash_block(span->k0, span->k1, t->key);
-#else
-            span->hash = bpe_hash_block(span->k0, span->k1, t->key);
-#endif
-            __builtin_prefetch(table + (span->hash & mask) * stride, 1, 3);
-        }
+        span->len = end - pos;
+        key_span(span, limit, aes, t, aes_keys);
+        __builtin_prefetch(table + (span->hash & mask) * stride, 1, 3);
         pos = end;
     }
     *at = pos;
@@ -763,10 +967,7 @@ size_t bpe_fill_spans(int kind, const uint8_t *s, size_t n, size_t *at, bpe_span
             bpe_span *span = &spans[count++];
             span->p = s + start;
             span->len = end - start;
-            if (span->len >= 2 && span->len <= BPE_BLOCK_MAX) {
-                key_words(span->p, span->len, t->limit, &span->k0, &span->k1);
-                span->hash = bpe_hash_block(span->k0, span->k1, t->key);
-            }
+            key_span(span, t->limit, 0, t, NULL);
         }
         return count;
     }
@@ -798,7 +999,7 @@ typedef struct {
     size_t arena_used, arena_cap;
     uint64_t single[256]; /* the one-byte pre-tokens' counts */
     size_t longest;       /* the most slots one pre-token's lookup has read: a few, unless its keys collide (the tests) */
-    bpe_span spans[BPE_CHUNK];
+    bpe_span spans[BPE_CHUNK_ROOM];
 } Counter;
 
 static uint64_t slot_hash(const Counter *self, const count_slot *slot) {

@@ -90,12 +90,17 @@ def count_inputs(paths: Paths, *, workers: int | None = None, progress: Progress
     return count_with(paths, Reading.of(**reading), workers, progress)
 
 
-def count_with(paths: Paths, reading: Reading, workers: int | None = None, progress: Progress | None = None) -> Counted:
-    """count_inputs with the reading options as one value: count_with(paths, spec.reading(), workers=2)."""
+def count_with(
+    paths: Paths, reading: Reading, workers: int | None = None, progress: Progress | None = None, *, only: Sequence[Shard] | None = None
+) -> Counted:
+    """count_inputs with the reading options as one value: count_with(paths, spec.reading(), workers=2).
+
+    only: count these shards of the inputs, cut by the caller, rather than all of them (lab/ladder.py holds some out).
+    """
     chunk_bytes = reading.chunk_bytes
     workers = check_workers(workers)
     inputs = resolve_inputs(paths)
-    total = sum(source.size for source in inputs)
+    total = sum(source.size for source in inputs) if only is None else sum(shard.size for shard in only)
     min_bytes = PARALLEL_MIN_BYTES
     library = compiled_path(reading.pretokenizer)[0] if reading.compiled else ""
     if library:
@@ -105,7 +110,7 @@ def count_with(paths: Paths, reading: Reading, workers: int | None = None, progr
         # enough shards to keep every worker busy and the progress bar moving
         chunk_bytes = max(1 << 20, min(chunk_bytes, total // (workers * 4) + 1))
     options = replace(reading, chunk_bytes=chunk_bytes)
-    jobs = [shard for source in inputs for shard in shards(source, options)]
+    jobs = [shard for source in inputs for shard in shards(source, options)] if only is None else list(only)
     jobs.sort(key=lambda shard: -shard.size)  # largest first: the last shards to finish are short ones
     report = reporter(progress, total)
     if workers == 1 or total < min_bytes or len(jobs) < 2:

@@ -17,13 +17,16 @@ system), and have this package installed (`pip install .[ray]`).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
+from ..text.pretokenize import Progress
 from ..text.tally import compiled_path
-from .count import Counted, Paths, count_shards
+from .count import Counted, Paths, count_shards, reporter
 from .inputs import Reading, Shard, resolve_inputs, shards
 
 TASKS_PER_CPU = 2  # map tasks per CPU of the cluster: enough to balance, few enough that each splits its units once
+MAX_RETRIES = 3  # a task whose worker dies is run again this many times (Ray's default, said here)
 
 
 def count_on_ray(paths: Paths, address: str | None = "auto", **reading) -> Counted:
@@ -34,18 +37,36 @@ def count_on_ray(paths: Paths, address: str | None = "auto", **reading) -> Count
     return count_on_ray_with(paths, address, Reading.of(**reading))
 
 
-def count_on_ray_with(paths: Paths, address: str | None, options: Reading) -> Counted:
-    """count_on_ray with the reading options as one value: count_on_ray_with(paths, "auto", spec.reading())."""
+def count_on_ray_with(
+    paths: Paths,
+    address: str | None,
+    options: Reading,
+    progress: Progress | None = None,
+    hook: Callable[[int], None] | None = None,
+) -> Counted:
+    """count_on_ray with the reading options as one value: count_on_ray_with(paths, "auto", spec.reading()).
+
+    progress(done, total) in bytes of the inputs, as each map task is done. A map task whose worker is lost
+    (its process killed, its node gone) is run again by Ray (MAX_RETRIES): a task only reads and counts, so
+    the total is the same. hook (for tests): called in a map task with its group's number after its first
+    batch is counted (a test kills the worker there).
+    """
     inputs = resolve_inputs(paths)
     jobs = [shard for source in inputs for shard in shards(source, options)]
-    ray, started = _connect(address)
+    ray, started = connect(address)
     try:
         groups = _groups(jobs, max(1, int(ray.cluster_resources().get("CPU", 1))) * TASKS_PER_CPU)
         count_task, add_task = ray.remote(_count_group), ray.remote(_add)
-        mapped = [count_task.options(num_returns=2).remote(group, options) for group in groups]
-        total = _reduce_tree(ray, [table for table, _ in mapped], add_task)
+        mapped = [
+            count_task.options(num_returns=2, max_retries=MAX_RETRIES).remote(group, options, n, hook) for n, group in enumerate(groups)
+        ]
+        report = reporter(progress, sum(source.size for source in inputs))
+        sizes = {table: sum(shard.size for shard in group) for (table, _), group in zip(mapped, groups)}
+        total = _reduce_tree(ray, [table for table, _ in mapped], add_task, lambda ref: report and report(sizes.pop(ref, 0)))
         stats = ray.get([stat for _, stat in mapped])
         table = ray.get(total) if total is not None else None
+        if report:
+            report(sum(sizes.values()))  # the map tasks not waited for one by one (a single one)
     except ray.exceptions.RayTaskError as e:
         if isinstance(e.cause, ValueError):  # a bad input, said in one sentence where it was read
             raise ValueError(str(e.cause)) from None
@@ -66,7 +87,7 @@ def count_on_ray_with(paths: Paths, address: str | None, options: Reading) -> Co
     )
 
 
-def _connect(address: str | None):
+def connect(address: str | None, doing: str = "Counting"):
     """(the ray module, whether this call connected it): the cluster already joined, else the one at address.
 
     This package is shipped along (runtime_env py_modules), so the cluster runs this very code.
@@ -74,7 +95,7 @@ def _connect(address: str | None):
     try:
         import ray
     except ImportError:
-        raise ValueError("Counting on Ray needs the ray package: pip install .[ray] (or pip install ray).") from None
+        raise ValueError(f"{doing} on Ray needs the ray package: pip install .[ray] (or pip install ray).") from None
     if ray.is_initialized():
         return ray, False
     package = str(Path(__file__).resolve().parents[1])  # the whole bpe package
@@ -96,13 +117,18 @@ def _groups(jobs: list[Shard], n: int) -> list[list[Shard]]:
     return groups
 
 
-def _reduce_tree(ray, refs: list, add_task):
-    """Add partial counts two at a time as they become ready, until one is left (None if there were none)."""
+def _reduce_tree(ray, refs: list, add_task, on_ready: Callable[[object], object] | None = None):
+    """Add partial counts two at a time as they become ready, until one is left (None if there were none).
+
+    on_ready(ref) is told of each one ready, as it is.
+    """
     pending, ready = list(refs), []
     while len(pending) + len(ready) > 1:
         if len(ready) < 2:
             done, pending = ray.wait(pending, num_returns=1)
             ready += done
+            if on_ready is not None:
+                on_ready(done[0])
         while len(ready) >= 2:
             pending.append(add_task.remote(ready.pop(), ready.pop()))
     return (ready or pending or [None])[0]
@@ -112,11 +138,17 @@ def _reduce_tree(ray, refs: list, add_task):
 # the tasks (they run on the cluster)
 
 
-def _count_group(group: list[Shard], options: Reading):
+def _count_group(group: list[Shard], options: Reading, n: int = 0, hook: Callable[[int], None] | None = None):
     """Map: one tally over a group of shards -> (Arrow table of token, count; (text bytes, peak RSS, compiled bytes, why Python))."""
     import pyarrow as pa
 
-    counted = count_shards(group, options)
+    pending = [hook] if hook is not None else []
+
+    def after_batch(_disk_bytes: int) -> None:
+        if pending:
+            pending.pop()(n)
+
+    counted = count_shards(group, options, after_batch if pending else None)
     table = pa.table({"token": pa.array(list(counted.counts), pa.binary()), "count": pa.array(list(counted.counts.values()), pa.int64())})
     stats = (counted.text_bytes, counted.peak_rss, counted.compiled_bytes, counted.python_why)
     return table, stats  # (the tasks' processor time is Ray's to report)

@@ -1,12 +1,14 @@
 """Saving a tokenizer in the formats other tools load (load.py reads them back).
 
-Three formats, all derived from the merges (the vocab is never stored on its own):
+The formats, each derived from the merges (the vocab is never stored on its own), or from a SentencePiece model:
 
 - GPT-2: vocab.json maps each token, written through the byte-to-unicode table,
   to its id; merges.txt lists the merges in order, one 'left right' per line.
   Special tokens are stored as their own text. The pre-tokenizer is not recorded.
 - HuggingFace tokenizer.json: a byte-level BPE model that `tokenizers.Tokenizer.from_file`
   loads and that encodes exactly as we do (see `PreTokenizer.hf` for the pre-tokenizers).
+- The SentencePiece family: tokenizer.model (SentencePiece's own file, when the tokenizer
+  came from one or from training) and tokenizer.json (as transformers converts it).
 - Plain JSON (tokenizer.bpe.json): this tool's own, the only one that also records
   each merge's count when it was made:
   {"format": "bpe-workbench", "version": 1, "pattern": "gpt2", "special_tokens": [...],
@@ -100,19 +102,55 @@ def hf_tokenizer_json(t: Loaded) -> str:
 _VOCAB, _MERGES = "\x00vocab\x00", "\x00merges\x00"  # stand-ins for model.vocab and model.merges
 
 
+# ---------------------------------------------------------------------------
+# the SentencePiece family
+
+
+def sentencepiece_model(t: Loaded) -> bytes | None:
+    """The .model file of a tokenizer of the family that came from one (or from training); None for one from a tokenizer.json."""
+    from ..sentencepiece.model_file import model_bytes
+
+    model = getattr(t.sentencepiece, "model", None)
+    return None if model is None else model_bytes(model)
+
+
+def sentencepiece_json(t: Loaded) -> str:
+    """The tokenizer.json of a tokenizer of the family: as transformers converts its .model, or the file it was read from."""
+    from ..sentencepiece.hf import tokenizer_json
+
+    model = getattr(t.sentencepiece, "model", None)
+    document = tokenizer_json(model) if model is not None else t.sentencepiece.config
+    return json.dumps(document, ensure_ascii=False, indent=2) + "\n"
+
+
+def sentencepiece_config_files(t: Loaded) -> dict[str, str]:
+    """transformers' two config files for a tokenizer of the family: <s>, </s> and <unk> in their roles, where it has them."""
+    encoder = t.sentencepiece
+    model = getattr(encoder, "model", None)
+    if model is not None:
+        ids, names = encoder.ids, {"bos_token": model.bos_piece, "eos_token": model.eos_piece, "unk_token": model.unk_piece}
+    else:
+        ids, names = {a.content: a.id for a in encoder.added}, {"bos_token": "<s>", "eos_token": "</s>", "unk_token": "<unk>"}
+    roles = {role: piece for role, piece in names.items() if piece in t.special_tokens}
+    vocab = {ids[token]: token.encode("utf-8") for token in t.special_tokens}
+    return hf_config_files(vocab, t.special_tokens, roles)
+
+
 END_OF_TEXT = "<|endoftext|>"
 
 
-def hf_config_files(vocab: Vocab, special_tokens: Sequence[str] = ()) -> dict[str, str]:
+def hf_config_files(vocab: Vocab, special_tokens: Sequence[str] = (), roles: dict[str, str] | None = None) -> dict[str, str]:
     """tokenizer_config.json and special_tokens_map.json, so that transformers.AutoTokenizer knows its special tokens.
 
     The end of text (<|endoftext|>, else the first special token) is the eos, bos, unk and pad
-    token, as GPT-2's own files make it (pad too, so that batches can be padded); no token is
-    added to what encode gives, and decoding does not touch the spaces around punctuation.
+    token, as GPT-2's own files make it (pad too, so that batches can be padded), unless `roles`
+    names them (the SentencePiece family's: <s>, </s>, <unk>); no token is added to what
+    encode gives, and decoding does not touch the spaces around punctuation.
     """
     ids = {token: i for i, token in sorted(vocab.items(), reverse=True)}
     eot = END_OF_TEXT if END_OF_TEXT in special_tokens else (special_tokens[0] if special_tokens else None)
-    roles = {role: eot for role in ("bos_token", "eos_token", "unk_token", "pad_token")} if eot is not None else {}
+    if roles is None:
+        roles = {role: eot for role in ("bos_token", "eos_token", "unk_token", "pad_token")} if eot is not None else {}
     added = {
         str(ids[t.encode("utf-8")]): {
             "content": t,

@@ -3,14 +3,18 @@
 Every format is a `Format` in FORMATS, in the order a folder is searched:
 
     workbench    tokenizer.bpe.json                      this tool's own, the only one with each merge's count
-    huggingface  tokenizer.json                          as `tokenizers` writes it (+ transformers' two config files)
+    sentencepiece  tokenizer.model                       SentencePiece's own (binary): Llama 2's family, BPE
+    huggingface  tokenizer.json                          as `tokenizers` writes it (+ transformers' two config files);
+                                                         byte-level BPE, or the SentencePiece family (Llama 2's)
     gpt2         vocab.json + merges.txt                 (or OpenAI's encoder.json + vocab.bpe)
     tiktoken     *.tiktoken (+ its .tiktoken.json)        one 'base64-token rank' per line (+ pre-tokenizer, special tokens)
 
 An entry says which files make up one tokenizer of its format (`find`), how to
 recognise one file whose name says nothing (`sniff`), how to read its files into
 a `Loaded` (the parsers are in load.py) and how to write a tokenizer as
-{file name: text} (the writers are in export.py). Everything that handles
+{file name: text} (the writers are in export.py; a binary file, the .model, as
+bytes). Each writer writes the tokenizers of its family: byte-level BPE, or the
+SentencePiece family (`Loaded.family`). Everything that handles
 tokenizer files iterates FORMATS, and nothing else names a format: `read` (a
 folder or one file), `read_uploads` (the app's uploads), `files` and `save`
 (every format at once: `bpe train`, `Tokenizer.save`, the app's downloads), the
@@ -45,7 +49,8 @@ from ..text.pretokenizers import DEFAULT, PreTokenizer, pretokenizer_of
 from . import export, load
 from .load import Loaded, Merges, Vocab, read_text
 
-Texts = dict[str, str]  # a file's name (or path, for messages) -> its text, in the order its format reads them
+# a file's name (or path, for messages) -> its text (bytes: a binary file), in the order its format reads them
+Texts = dict[str, str | bytes]
 
 
 @dataclass(frozen=True)
@@ -84,6 +89,11 @@ class Format:
     sniff: Callable[[Probe], bool] | None = None  # does one file whose name says nothing hold this format?
     records_pretokenizer: bool = True  # False: the pre-tokenizer is not in the files (it is asked for)
     help: Mapping[str, str] = field(default_factory=dict)  # each file it writes, and what it is for (the app's download buttons)
+    binary: tuple[str, ...] = ()  # the endings of its files that are read and written as bytes, not text
+    families: tuple[str, ...] = ("byte-level",)  # the tokenizers its writer writes (Loaded.family)
+
+    def is_binary(self, name: str) -> bool:
+        return name.endswith(self.binary) if self.binary else False
 
 
 FORMATS: dict[str, Format] = {}
@@ -146,6 +156,52 @@ register(
     )
 )
 
+
+def _read_spm_model(texts: Texts) -> Loaded:
+    ((name, data),) = texts.items()
+    return load.parse_sentencepiece_model(data, name)
+
+
+def _write_spm_model(t: Loaded) -> Texts:
+    data = export.sentencepiece_model(t)
+    return {} if data is None else {load.SPM_MODEL: data}
+
+
+# subtle: before tokenizer.json, so that a folder holding both (a save of this tool's, a Llama checkpoint) loads the
+# .model, the original that its tokenizer.json was converted from (the two encode a few texts differently: hf.py)
+register(
+    Format(
+        load.SPM_MODEL_FORMAT,
+        "SentencePiece model",
+        "a SentencePiece model",
+        load.SPM_MODEL,
+        find=_named(load.SPM_MODEL, ".model"),
+        read=_read_spm_model,
+        write=_write_spm_model,
+        help={load.SPM_MODEL: "SentencePiece's own file: sentencepiece.SentencePieceProcessor(model_file=it)"},
+        binary=(".model",),
+        families=("sentencepiece",),
+    )
+)
+
+
+def _read_hf(texts: Texts) -> Loaded:
+    """tokenizer.json: byte-level BPE (load.parse_hf), or the SentencePiece family (Llama 2's), told apart by its steps."""
+    from ..sentencepiece.hf import is_sentencepiece_family
+
+    ((name, text),) = texts.items()
+    document = load.parse_json(text, name)
+    if is_sentencepiece_family(document):
+        return load.parse_sentencepiece_json(document, name)
+    return load.parse_hf_document(document, name)
+
+
+def _write_hf(t: Loaded) -> Texts:
+    if t.family == "sentencepiece":
+        return {load.HF: export.sentencepiece_json(t)} | export.sentencepiece_config_files(t)
+    return {load.HF: export.hf_tokenizer_json(t)} | export.hf_config_files(t.full_vocab, t.special_tokens)
+
+
 register(
     Format(
         "huggingface",
@@ -153,9 +209,10 @@ register(
         "a HuggingFace tokenizer",
         load.HF,
         find=_named(load.HF, load.HF),
-        read=_one(load.parse_hf),
-        write=lambda t: {load.HF: export.hf_tokenizer_json(t)} | export.hf_config_files(t.full_vocab, t.special_tokens),
+        read=_read_hf,
+        write=_write_hf,
         sniff=lambda probe: isinstance(probe.document, dict) and "model" in probe.document,
+        families=("byte-level", "sentencepiece"),
         help={
             load.HF: "HuggingFace tokenizers: Tokenizer.from_file",
             "tokenizer_config.json": "with tokenizer.json: transformers' AutoTokenizer, its eos and pad tokens set",
@@ -269,9 +326,9 @@ def _read_file(path: Path, saved: Saved | None) -> tuple[Loaded, tuple[str, ...]
         for group in fmt.find(names, False):
             if path.name in group:
                 _check_complete(fmt, folder, group, given=path.name)
-                return _read(fmt, _texts(folder, group, saved)), group
-    ((name, text),) = _texts(folder, (path.name,), saved).items()
-    return read_one(name, text), (path.name,)
+                return _read(fmt, _texts(folder, group, saved, fmt)), group
+    data = saved.data[path.name] if saved is not None else load.read_bytes(path)
+    return read_one(str(path), data), (path.name,)
 
 
 def _read_folder(folder: Path, saved: Saved | None) -> tuple[Loaded, tuple[str, ...]]:
@@ -283,16 +340,20 @@ def _read_folder(folder: Path, saved: Saved | None) -> tuple[Loaded, tuple[str, 
             raise ValueError(f"{folder}: it holds several {fmt.label} ({shown}); name the one to load.")
         if groups:
             _check_complete(fmt, folder, groups[0])
-            return _read(fmt, _texts(folder, groups[0], saved)), groups[0]
+            return _read(fmt, _texts(folder, groups[0], saved, fmt)), groups[0]
     expected = "; ".join(f"{fmt.expects} ({fmt.label})" for fmt in FORMATS.values())
     raise ValueError(f"{folder}: no tokenizer here; expected one of: {expected}.")
 
 
-def _texts(folder: Path, group: Sequence[str], saved: Saved | None) -> Texts:
-    """The group's files as text, keyed by path; in a saved folder, as they were read when the manifest was checked."""
-    if saved is None:
-        return {str(folder / n): read_text(folder / n) for n in group}
-    return {str(folder / n): load.decode_text(str(folder / n), saved.data[n]) for n in group}
+def _texts(folder: Path, group: Sequence[str], saved: Saved | None, fmt: Format) -> Texts:
+    """The group's files as text (a binary one as bytes), keyed by path; in a saved folder, as they were read when the manifest was checked."""
+    data = {n: saved.data[n] if saved is not None else load.read_bytes(folder / n) for n in group}
+    return {str(folder / n): _content(fmt, str(folder / n), data[n]) for n in group}
+
+
+def _content(fmt: Format, name: str, data: bytes) -> str | bytes:
+    """A file as its format reads it: bytes for a binary file, else its UTF-8 text (ValueError naming it when it is not)."""
+    return data if fmt.is_binary(name) else load.decode_text(name, data)
 
 
 def _regular_files(folder: Path) -> list[str]:
@@ -470,12 +531,13 @@ def _read(fmt: Format, texts: Texts) -> Loaded:
     return loaded if loaded.format == fmt.key else replace(loaded, format=fmt.key)
 
 
-def read_one(name: str, text: str) -> Loaded:
-    """One file that holds a whole tokenizer, told apart by its name, then by its content."""
+def read_one(name: str, data: str | bytes) -> Loaded:
+    """One file that holds a whole tokenizer, told apart by its name, then by its content (bytes: decoded as its format reads it)."""
     base = Path(name).name
     for fmt in FORMATS.values():
         if any(group == (base,) for group in fmt.find([base], True)):
-            return _read(fmt, {name: text})
+            return _read(fmt, {name: _content(fmt, name, data) if isinstance(data, bytes) else data})
+    text = load.decode_text(name, data) if isinstance(data, bytes) else data
     if not text.strip():
         raise ValueError(f"{name}: the file is empty.")
     probe = Probe(name, text)
@@ -488,21 +550,24 @@ def read_one(name: str, text: str) -> Loaded:
 @renamed(pattern="pretokenizer")
 def read_uploads(files: Mapping[str, bytes], *, pretokenizer: str | PreTokenizer | None = None) -> Loaded:
     """A tokenizer from uploaded files (name -> bytes): the files of one tokenizer, in any format of FORMATS."""
-    texts = {name: load.decode_text(name, data) for name, data in files.items()}
-    if not texts:
+    if not files:
         raise ValueError(f"No file given: upload {upload_hint()}.")
-    names = list(texts)
+    names = list(files)
     for chosen in (False, True):  # each format's own names first; then the looser names a user may have given
         for fmt in FORMATS.values():
             for group in fmt.find(names, chosen):
-                missing = [n for n in group if n not in texts]
+                missing = [n for n in group if n not in files]
                 if missing and len(group) > 1 and set(group) - set(missing) == set(names):
                     raise ValueError(f"{', '.join(names)}: {fmt.noun} needs {' and '.join(missing)} too; upload the files together.")
                 if set(group) == set(names):
-                    return with_pretokenizer(_read(fmt, {n: texts[n] for n in group}), pretokenizer, keep_openai=False)
-    if len(texts) == 1:
-        ((name, text),) = texts.items()
-        return with_pretokenizer(read_one(name, text), pretokenizer, keep_openai=False)
+                    texts = {n: _content(fmt, n, files[n]) for n in group}
+                    return with_pretokenizer(_read(fmt, texts), pretokenizer, keep_openai=False)
+    if len(files) == 1:
+        ((name, data),) = files.items()
+        return with_pretokenizer(read_one(name, data), pretokenizer, keep_openai=False)
+    for name in names:  # text the formats below would have read: say which file is not text, as a one-file upload does
+        if not any(fmt.is_binary(name) for fmt in FORMATS.values()):
+            load.decode_text(name, files[name])
     raise ValueError(f"{', '.join(names)}: expected one tokenizer file, or the files of one together: {upload_hint()}.")
 
 
@@ -548,17 +613,21 @@ def files(
     JSON cannot hold them and is left out. ignore_merges (HuggingFace's) is kept by tokenizer.json only.
     """
     counts = None if counts is None else tuple(counts)
-    loaded = Loaded(list(merges), tuple(special_tokens), pretokenizer, counts, vocab, ignore_merges=ignore_merges)
+    return files_of(Loaded(list(merges), tuple(special_tokens), pretokenizer, counts, vocab, ignore_merges=ignore_merges))
+
+
+def files_of(loaded: Loaded) -> Texts:
+    """Every format that can hold this tokenizer (of either family), as {file name: text or bytes}, in the order of FORMATS."""
     texts: Texts = {}
     for fmt in FORMATS.values():
-        if fmt.write is not None:
+        if fmt.write is not None and loaded.family in fmt.families:
             texts.update(fmt.write(loaded))
     return texts
 
 
-def file_names() -> list[str]:
-    """Every file name the formats write, for help texts."""
-    return [name for fmt in FORMATS.values() for name in fmt.help]
+def file_names(family: str | None = "byte-level") -> list[str]:
+    """Every file name the formats write for a tokenizer of the family (None: of either), for help texts."""
+    return [name for fmt in FORMATS.values() if family is None or family in fmt.families for name in fmt.help]
 
 
 def file_help() -> dict[str, str]:
@@ -578,7 +647,7 @@ def save(directory: str | Path, texts: Texts) -> list[Path]:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise atomic.OutputError(f"Cannot write into {out}: {atomic.why(e)}.") from None
-    data = {name: text.encode("utf-8") for name, text in texts.items()}
+    data = {name: text if isinstance(text, bytes) else text.encode("utf-8") for name, text in texts.items()}
     try:
         saved = _saved(out)
     except ValueError:  # an unreadable manifest, or a save that did not finish: this save replaces it
@@ -592,7 +661,7 @@ def save(directory: str | Path, texts: Texts) -> list[Path]:
         (out / MANIFEST, manifest_text(files).encode()),
     ]
     atomic.write_together(written)
-    for name in sorted((set(before) | set(file_names())) - set(data)):
+    for name in sorted((set(before) | set(file_names(None))) - set(data)):
         with contextlib.suppress(OSError):
             if (out / name).is_file():
                 (out / name).unlink()

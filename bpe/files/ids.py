@@ -9,7 +9,14 @@ a temporary name and renamed when complete (bpe.atomic): a failure leaves the
 old file or none. `read_ids` streams the ids of a .npy, .bin or text file
 (whitespace-separated decimal ids) a block at a time, for `bpe decode`.
 
-Not here: encoding (encode_files.py); NumPy is not needed to write or read.
+A dataset encoded on a cluster is a folder of shards instead (tokenizer/ray_encode.py): .npy files
+and `manifest.json`, written last, which lists them in order with their counts. `read_ids` and
+`load_ids` read it as one array; so does NumPy alone:
+
+    m = json.load(open("ids/manifest.json"))
+    ids = np.concatenate([np.load(f"ids/{s['file']}", mmap_mode="r") for s in m["shards"]])
+
+Not here: encoding (encode_files.py); NumPy is not needed to write or read (load_ids uses it).
 """
 
 from __future__ import annotations
@@ -33,6 +40,8 @@ BLOCK = 1 << 20  # ids read at a time
 DTYPES = {"uint16": ("H", "<u2", 2), "uint32": ("I", "<u4", 4)}  # name -> (array typecode, numpy descr, bytes)
 SIDECAR = ".json"  # ids.bin -> ids.bin.json
 FORMAT = "bpe-workbench-ids"
+MANIFEST = "manifest.json"  # a folder of shards: the shards in order, with their counts
+SHARDS_FORMAT = "bpe-workbench-ids-shards"
 
 
 def dtype_for(max_id: int) -> str:
@@ -131,8 +140,12 @@ class IdsWriter:
 
 
 def read_ids(path: str | os.PathLike, block: int = BLOCK) -> Iterator[array]:
-    """The ids of a .npy, a .bin (with its .json) or a text file of decimal ids, in blocks; ValueError naming the file."""
+    """The ids of a .npy, a .bin (with its .json), a folder of shards or a text file of decimal ids, in blocks; ValueError naming the file."""
     path = Path(path)
+    if is_shards(path):
+        for shard, count in shard_files(path):
+            yield from _read_shard(shard, count, block)
+        return
     try:
         with open(path, "rb") as f:
             head = f.read(len(NPY_MAGIC) - 2)
@@ -194,6 +207,94 @@ def _blocks(path: Path, f, code: str, count: int, block: int) -> Iterator[array]
             ids.byteswap()
         left -= len(ids)
         yield ids
+
+
+# ---------------------------------------------------------------------------
+# a folder of shards (encoded on a cluster): .npy files and the manifest that orders them
+
+
+def shards_manifest(dtype: str, shards: list[dict], meta: dict | None = None) -> dict:
+    """The manifest of a folder of shards: [{"file": "ids-00000.npy", "count": 3, ...}, ...] in order, their dtype and total."""
+    return (
+        {"format": SHARDS_FORMAT, "version": 1, "dtype": dtype, "count": sum(s["count"] for s in shards)}
+        | dict(meta or {})
+        | {"shards": shards}
+    )
+
+
+def is_shards(path: Path) -> bool:
+    """A folder of shards, or its manifest.json."""
+    return path.is_dir() or (path.name == MANIFEST and path.is_file())
+
+
+def read_manifest(path: str | os.PathLike) -> tuple[Path, dict]:
+    """(the folder, its manifest) of a folder of shards or its manifest.json; ValueError in one sentence if it is none."""
+    path = Path(path)
+    folder = path if path.is_dir() else path.parent
+    try:
+        manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ValueError(
+            f"{folder}: a folder of ids holds {MANIFEST}, which lists its shards (bpe encode --ray writes it last); it has none."
+        ) from None
+    except (OSError, ValueError) as e:
+        raise ValueError(f"{folder / MANIFEST}: cannot be read ({getattr(e, 'strerror', None) or e}).") from None
+    shards = manifest.get("shards") if isinstance(manifest, dict) else None
+    if (
+        manifest.get("format") != SHARDS_FORMAT
+        or manifest.get("dtype") not in DTYPES
+        or not isinstance(shards, list)
+        or not all(
+            isinstance(s, dict) and isinstance(s.get("file"), str) and type(s.get("count")) is int and s["count"] >= 0 for s in shards
+        )
+    ):
+        raise ValueError(f"{folder / MANIFEST}: not a manifest of token ids (it lists no shards with their counts).")
+    return folder, manifest
+
+
+def shard_files(path: str | os.PathLike) -> list[tuple[Path, int]]:
+    """Each shard's path and count, in order; ValueError if the manifest names a file outside its folder."""
+    folder, manifest = read_manifest(path)
+    found = []
+    for shard in manifest["shards"]:
+        name = shard["file"]
+        if Path(name).name != name or name in ("", ".", ".."):  # a manifest may not point elsewhere
+            raise ValueError(f"{folder / MANIFEST}: the shard {name!r} is not a file of that folder.")
+        found.append((folder / name, shard["count"]))
+    return found
+
+
+def _read_shard(path: Path, count: int, block: int) -> Iterator[array]:
+    seen = 0
+    for ids in read_ids(path, block):
+        seen += len(ids)
+        yield ids
+    if seen != count:
+        raise ValueError(f"{path}: holds {seen:,} ids, but {MANIFEST} says {count:,}: the shard is not of this run.")
+
+
+def load_ids(path: str | os.PathLike, mmap_mode: str | None = "r"):
+    """The ids of a .npy, a .bin or a folder of shards as one NumPy array (needs NumPy).
+
+    A .npy or .bin is mapped, not read (mmap_mode, as np.load); a folder's shards are mapped and
+    joined, which reads them into memory: to walk a large one, read_ids gives it a block at a time.
+    """
+    import numpy as np
+
+    path = Path(path)
+    if is_shards(path):
+        dtype = np.dtype(DTYPES[read_manifest(path)[1]["dtype"]][1])
+        parts = []
+        for shard, count in shard_files(path):
+            part = load_ids(shard, mmap_mode)
+            if len(part) != count:
+                raise ValueError(f"{shard}: holds {len(part):,} ids, but {MANIFEST} says {count:,}: the shard is not of this run.")
+            parts.append(part)
+        return np.concatenate(parts) if parts else np.zeros(0, dtype)
+    if path.suffix.lower() == ".bin":
+        dtype = np.dtype(DTYPES[json.loads(Path(str(path) + SIDECAR).read_text(encoding="utf-8"))["dtype"]][1])
+        return np.fromfile(path, dtype) if mmap_mode is None or not path.stat().st_size else np.memmap(path, dtype, mmap_mode)
+    return np.load(path, mmap_mode=mmap_mode)
 
 
 def text_ids(f, name: str, block: int = BLOCK) -> Iterator[array]:

@@ -13,10 +13,14 @@
   way tiktoken would build it from lower-ranked tokens (`merges_from_ranks`).
 - This tool's plain JSON (tokenizer.bpe.json, see export.py), the only one with
   each merge's count.
+- The SentencePiece family (bpe/sentencepiece/ reads it): a .model file (binary,
+  SentencePiece's ModelProto), or a tokenizer.json with byte fallback and '▁' for
+  a space (Llama 2's, Mistral's). Its Loaded holds the family's encoder; the
+  fields of byte-level BPE (merges, vocab) stay empty.
 
-Everything is parsed from text (JSON or lines); nothing is unpickled or
-evaluated. A bad file raises ValueError("<file>: <what is wrong>"), one
-sentence.
+Everything is parsed from text (JSON or lines), or from protobuf's wire format
+read by hand (a .model); nothing is unpickled or evaluated. A bad file raises
+ValueError("<file>: <what is wrong>"), one sentence.
 
 Not here: which files a format is, or finding the format of a folder, a file or
 an upload (formats.py); writing files (export.py); encoding (tokenizer.py).
@@ -37,12 +41,17 @@ from dataclasses import dataclass
 from functools import cached_property
 from heapq import heapify, heappop, heappush
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .. import atomic
 from ..text.gpt2_bytes import from_unicode, gpt2_pairs, gpt2_vocab, to_unicode
 from ..text.pretokenizers import DEFAULT, PRETOKENIZERS, PreTokenizer, check_special_tokens, pretokenizer_of
 from ..train import build_vocab
 from . import openai
+
+if TYPE_CHECKING:  # imported where a file of the family is read: bpe train and bpe encode of GPT-2's files do without it
+    from ..sentencepiece.encoder import Encoder
+    from ..sentencepiece.hf import HFTokenizer
 
 Vocab = dict[int, bytes]
 Merges = list[tuple[bytes, bytes]]
@@ -52,6 +61,7 @@ MAX_ID = 1 << 32  # ids and ranks are below this (the Tokenizer looks a pair of 
 PLAIN, HF, VOCAB, MERGES = "tokenizer.bpe.json", "tokenizer.json", "vocab.json", "merges.txt"
 GPT2_PAIRS = ((VOCAB, MERGES), ("encoder.json", "vocab.bpe"))  # (vocab, merges) names, this tool's and OpenAI's
 TIKTOKEN = ".tiktoken"
+SPM_MODEL, SPM_MODEL_FORMAT = "tokenizer.model", "sentencepiece"  # a SentencePiece model's file name, and its format's key
 
 
 @dataclass(frozen=True)
@@ -68,6 +78,14 @@ class Loaded:
     recorded: bool | None = None  # whether the files record the pre-tokenizer; None: as its format does (formats.Format)
     # HuggingFace's ignore_merges (Llama 3): a pre-token that is itself a token is that token, no merge applied
     ignore_merges: bool = False
+    # the SentencePiece family's encoder (bpe.sentencepiece: an Encoder from a .model, an HFTokenizer from a
+    # tokenizer.json of that family); None for the byte-level family, which the fields above describe
+    sentencepiece: Encoder | HFTokenizer | None = None
+
+    @property
+    def family(self) -> str:
+        """'byte-level' (GPT-2's: merges of bytes) or 'sentencepiece' (Llama 2's: pieces of characters, '▁' for a space)."""
+        return "byte-level" if self.sentencepiece is None else "sentencepiece"
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "pretokenizer", pretokenizer_of(self.pretokenizer))  # given by name or regex: resolved once
@@ -186,7 +204,11 @@ def _check_merges_in_vocab(vocab: Vocab, merges: Merges, vocab_name: str, merges
 
 def parse_hf(text: str, name: str = HF) -> Loaded:
     """A tokenizer.json holding a byte-level BPE model; ids as the file gives them."""
-    document = parse_json(text, name)
+    return parse_hf_document(parse_json(text, name), name)
+
+
+def parse_hf_document(document: object, name: str = HF) -> Loaded:
+    """parse_hf of the file's JSON, parsed already."""
     if not isinstance(document, dict):
         raise ValueError(f"{name}: expected a JSON object, got {_kind(document)}.")
     model = _field(name, document, "model", dict)
@@ -266,6 +288,40 @@ def _hf_pretokenizer(name: str, pre: object) -> PreTokenizer:
         f"{name}: pre_tokenizer {json.dumps(pre)[:120]} is not one this tool knows; "
         "expected ByteLevel (gpt2), or a Split by a regex that keeps its matches followed by ByteLevel without its regex."
     )
+
+
+# ---------------------------------------------------------------------------
+# the SentencePiece family: a .model file, or a tokenizer.json of that family (Llama 2's, Mistral's)
+
+
+def parse_sentencepiece_model(data: bytes, name: str = SPM_MODEL) -> Loaded:
+    """A SentencePiece .model file (BPE; a unigram model is refused in one sentence), encoded as sentencepiece does."""
+    from ..sentencepiece.encoder import Encoder
+    from ..sentencepiece.model_file import parse_model
+
+    return _sentencepiece(Encoder(parse_model(data, name)), SPM_MODEL_FORMAT)
+
+
+def parse_sentencepiece_json(document: dict, name: str = HF) -> Loaded:
+    """A tokenizer.json of the SentencePiece family (bpe.sentencepiece.hf), encoded as HuggingFace tokenizers does."""
+    from ..sentencepiece.hf import HFTokenizer
+
+    try:
+        return _sentencepiece(HFTokenizer(document, name), "huggingface")
+    except ValueError as e:  # a step's sentence (the character map's) does not name the file: say which
+        message = str(e)
+        raise ValueError(message if name in message else f"{name}: {message[0].lower()}{message[1:]}") from None
+
+
+def _sentencepiece(encoder: Encoder | HFTokenizer, fmt: str) -> Loaded:
+    """The Loaded of the family: its encoder, and its meta pieces (<unk>, <s>, </s>, ...) as the special tokens."""
+    from ..sentencepiece.model import CONTROL, UNKNOWN
+
+    if hasattr(encoder, "model"):  # a .model: <unk> and the control pieces, in id order
+        specials = tuple(p.piece for p in encoder.model.pieces if p.type in (UNKNOWN, CONTROL))
+    else:  # a tokenizer.json: its special added tokens
+        specials = tuple(t.content for t in sorted(encoder.added, key=lambda t: t.id) if t.special)
+    return Loaded([], specials, DEFAULT, None, None, fmt, recorded=True, sentencepiece=encoder)
 
 
 # ---------------------------------------------------------------------------
@@ -576,13 +632,17 @@ def _token_bytes(name: str, n: int, row: dict, side: str) -> bytes:
 
 def read_text(path: Path) -> str:
     """A file's UTF-8 text, or a ValueError naming the file (a device such as /dev/zero is refused, not read forever)."""
+    return decode_text(str(path), read_bytes(path))
+
+
+def read_bytes(path: Path) -> bytes:
+    """A file's bytes, or a ValueError naming the file (a device is refused, not read forever)."""
     try:
         if path.is_char_device() or path.is_block_device():
             raise ValueError(f"{path}: a device, not a file.")
-        data = path.read_bytes()
+        return path.read_bytes()
     except OSError as e:
         raise ValueError(f"{path}: cannot be read ({e.strerror}).") from None
-    return decode_text(str(path), data)
 
 
 def decode_text(name: str, data: bytes) -> str:

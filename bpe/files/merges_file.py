@@ -56,7 +56,7 @@ def read_merges(path: str | Path) -> list[Merge]:
     """The merges in a file or folder of any of the kinds; ValueError names the file and what is wrong."""
     path = Path(path)
     if path.is_dir() or formats.claims(path.name):
-        return formats.read(path).merges
+        return byte_level_merges(formats.read(path), str(path))
     if not path.exists():
         raise ValueError(f"{path}: no such file or directory.")
     if not path.is_file():
@@ -78,7 +78,17 @@ def parse_uploads(files: Mapping[str, bytes]) -> list[Merge]:
     if len(files) == 1:
         ((name, data),) = files.items()
         return parse_merges(name, data)
-    return formats.read_uploads(dict(files)).merges
+    return byte_level_merges(formats.read_uploads(dict(files)), ", ".join(files))
+
+
+def byte_level_merges(loaded: formats.Loaded, name: str) -> list[Merge]:
+    """A tokenizer's merges of bytes; one of the SentencePiece family, whose pieces are characters, is refused in one sentence."""
+    if loaded.family != "byte-level":
+        raise ValueError(
+            f"{name}: a SentencePiece tokenizer, whose pieces are made of characters, not bytes; "
+            "this compares byte-level merges (GPT-2's family)."
+        )
+    return loaded.merges
 
 
 def parse_merges(name: str, data: bytes) -> list[Merge]:
@@ -96,13 +106,13 @@ def parse_merges(name: str, data: bytes) -> list[Merge]:
     if start == b"[" and _json_list(data, first):
         return json_pairs(name, data)
     if formats.claims(base):
-        return formats.read_uploads({name: data}).merges
+        return byte_level_merges(formats.read_uploads({name: data}), name)
     if b"\0" in data:
         raise ValueError(f"{name}: holds NUL bytes, so it is not a text file; expected {EXPECTED}.")
     if not start:
         raise ValueError(f"{name}: the file is empty; expected {EXPECTED}.")
     if start == b"{":
-        return formats.read_uploads({name: data}).merges  # a tokenizer.json under another name
+        return byte_level_merges(formats.read_uploads({name: data}), name)  # a tokenizer.json under another name
     if start in b"([" or _assigns(data, first):
         return literal_pairs(name, data)
     try:

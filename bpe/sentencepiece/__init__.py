@@ -22,6 +22,10 @@ Files, in reading order:
     write_model(model, "tokenizer.model")   # sentencepiece.SentencePieceProcessor(model_file=...) loads it
     Encoder(model).encode("Hello world")    # the ids sentencepiece gives
     HFTokenizer.load("llama2/tokenizer.json").encode("Hello world")   # the ids HuggingFace tokenizers gives
+
+Loading as any tokenizer: bpe.Tokenizer.load (the format registry, bpe/files/formats.py) reads a .model or a
+tokenizer.json of this family and gives a SentencePieceTokenizer (bpe/tokenizer/sentencepiece_tokenizer.py: it
+saves through the registry, so it sits in the room above files/), with the byte-level Tokenizer's interface.
 """
 
 from __future__ import annotations

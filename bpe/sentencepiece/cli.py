@@ -48,7 +48,7 @@ OPTIONS: dict[str, dict] = {
 FIELDS = {"user_defined_symbol": "user_defined_symbols", "control_symbol": "control_symbols", "normalization": "normalization_rule_name"}
 # the byte-level train's options, refused beside --sentencepiece when given
 BYTE_LEVEL = ("special_token", "pretokenizer", "algorithm", "tie_break", "min_pair_frequency", "workers", "from_counts", "split_lines")
-BYTE_LEVEL += ("text_field", "text_column", "compiled")
+BYTE_LEVEL += ("text_field", "text_column", "compiled", "start", "held_out", "no_held_out")
 
 
 def add_options(p: argparse.ArgumentParser) -> None:

@@ -88,6 +88,12 @@ class Encoder:
         self.eos_id = self._control_id(model.eos_piece)
         self._compiled = None  # the core's SpmEncoder, made when first used (compiled())
 
+    def __reduce__(self):
+        """Pickled as its .model's bytes (a worker process hands a file it read to the server): the compiled twin is made again."""
+        from .model_file import model_bytes
+
+        return _encoder_of, (model_bytes(self.model),)
+
     def _control_id(self, piece: str) -> int:
         i = self.ids.get(piece, -1)
         return i if i >= 0 and self.types[i] == CONTROL else -1
@@ -260,8 +266,13 @@ class Encoder:
         return normalized, steps
 
     # -- decoding ------------------------------------------------------------
-    def decode(self, ids: Sequence[int]) -> str:
-        """DecodeIds: the text the ids stand for; an id outside the vocabulary is refused in one sentence."""
+    def decode(self, ids: Sequence[int], *, controls: bool = False, raw: bool = False) -> str:
+        """DecodeIds: the text the ids stand for; an id outside the vocabulary is refused in one sentence.
+
+        Not sentencepiece's, for bpe decode: controls writes a control piece (<s>, </s>) as its text, where
+        sentencepiece writes nothing; raw keeps the bytes of byte pieces that are not UTF-8, each invalid one as
+        the surrogate surrogateescape makes of it, where sentencepiece writes U+FFFD.
+        """
         spec = self.model.normalizer
         out: list[str] = []
         written = False  # detokenized is not empty
@@ -271,7 +282,7 @@ class Encoder:
         def flush() -> None:
             nonlocal written
             if queue:
-                out.append(_bytes_as_text(bytes(queue)))
+                out.append(_bytes_as_text(bytes(queue), raw))
                 written = written or bool(out[-1])
                 queue.clear()
 
@@ -286,6 +297,9 @@ class Encoder:
             if written:
                 at_start = False
             if kind == CONTROL:
+                if controls:
+                    out.append(piece)
+                    written = written or bool(piece)
                 continue
             stripped = False
             if at_start and (spec.add_dummy_prefix or spec.remove_extra_whitespaces):
@@ -305,11 +319,18 @@ class Encoder:
         return "".join(out)
 
 
-def _bytes_as_text(data: bytes) -> str:
-    """Byte pieces' bytes as text: each malformed byte U+FFFD (ProcessByteQueue)."""
+def _encoder_of(data: bytes) -> Encoder:
+    """An Encoder built again from its .model's bytes (Encoder.__reduce__)."""
+    from .model_file import parse_model
+
+    return Encoder(parse_model(data))
+
+
+def _bytes_as_text(data: bytes, raw: bool = False) -> str:
+    """Byte pieces' bytes as text: each malformed byte U+FFFD (ProcessByteQueue); raw: its surrogateescape surrogate."""
     out, pos = [], 0
     while pos < len(data):
         n = char_length(data, pos)
-        out.append(data[pos : pos + n].decode("utf-8") if n else "\ufffd")
+        out.append(data[pos : pos + n].decode("utf-8") if n else chr(0xDC00 + data[pos]) if raw else "\ufffd")
         pos += n or 1
     return "".join(out)

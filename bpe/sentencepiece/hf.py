@@ -38,6 +38,9 @@ score, byte_fallback and fuse_unk, the decoder), with <unk> and the control piec
 post-processor: so `tokenizers` encodes a text with it as sentencepiece does with the .model (add <s> yourself,
 as sentencepiece's encode does not either).
 
+`is_sentencepiece_family(document)` tells a tokenizer.json of this family from a byte-level one (the format registry
+asks it), and a file from anywhere is checked part by part (`_check`) so that it is refused in one sentence.
+
 Not here: byte-level tokenizer.json files (GPT-2's family: bpe/files/load.py), Unigram models, WordPiece.
 """
 
@@ -59,6 +62,7 @@ from .model import CONTROL, NORMAL, UNKNOWN, USER_DEFINED, SentencePieceModel, b
 from .normalizer import SPACE, CharsMap
 
 MAX_FILE = 64 << 20  # bytes of a tokenizer.json read here
+MAX_ID = 1 << 21  # ids below this (model_file.py's bound on pieces): Gemma's 256k are far below, and a list of every id stays small
 _SURROGATE = regex.compile(r"[\ud800-\udfff]")
 
 
@@ -229,14 +233,14 @@ def decoder_of(config: object) -> list:
     raise TokenizerJsonError(f"A {kind} decoder is not of the SentencePiece family this tool reads.")
 
 
-def _byte_fallback(tokens: list[str]) -> list[str]:
+def _byte_fallback(tokens: list[str], errors: str = "") -> list[str]:
     out: list[str] = []
     queue = bytearray()
 
     def flush() -> None:
         if queue:
             try:
-                out.append(queue.decode("utf-8"))
+                out.append(queue.decode("utf-8", errors or "strict"))
             except UnicodeDecodeError:
                 out.extend("\ufffd" * len(queue))
             queue.clear()
@@ -258,6 +262,11 @@ def _byte_fallback(tokens: list[str]) -> list[str]:
     return out
 
 
+def _byte_fallback_raw(tokens: list[str]) -> list[str]:
+    """ByteFallback keeping every byte: invalid UTF-8 as surrogateescape's surrogates (HFTokenizer.decode(raw=True))."""
+    return _byte_fallback(tokens, "surrogateescape")
+
+
 def _strip_chars(token: str, content: str, start: int, stop: int) -> str:
     begin = 0
     for i, ch in enumerate(token[:start]):
@@ -271,6 +280,89 @@ def _strip_chars(token: str, content: str, start: int, stop: int) -> str:
             break
         end = index
     return token[begin:end] if begin <= end else ""
+
+
+def is_sentencepiece_family(document: object) -> bool:
+    """Is a tokenizer.json (parsed) of this family rather than GPT-2's byte-level BPE?
+
+    This family's files have byte fallback, a Metaspace step, or a normalizer that prepends '▁' or writes spaces
+    as '▁' (Llama 2's, Mistral's, those tokenizer_json writes); a byte-level file has a ByteLevel step and no
+    byte fallback. A file with a ByteLevel step anywhere is byte-level (bpe/files/load.py reads it, or says why not).
+    """
+    if not isinstance(document, dict):
+        return False
+    found = _steps(document.get(part) for part in ("normalizer", "pre_tokenizer", "decoder"))
+    kinds = {kind for step in found if isinstance(kind := step.get("type"), str)}
+    if "ByteLevel" in kinds:
+        return False
+    model = document.get("model")
+    if isinstance(model, dict) and model.get("byte_fallback") is True:
+        return True
+    return bool(kinds & {"Metaspace", "Prepend", "Precompiled"}) or any(
+        step.get("type") == "Replace" and step.get("content") == SPACE for step in found
+    )
+
+
+def _steps(parts) -> list[dict]:
+    """Every object nested in the parts (the steps of a normalizer, a pre-tokenizer, a decoder), depth first; no recursion."""
+    found, stack = [], list(parts)
+    while stack:
+        value = stack.pop()
+        if isinstance(value, dict):
+            found.append(value)
+            stack.extend(value.values())
+        elif isinstance(value, list):
+            stack.extend(value)
+    return found
+
+
+def _check(config: dict, model: dict, what: str) -> None:
+    """Each part of a tokenizer.json that HFTokenizer reads is of the kind tokenizers writes; TokenizerJsonError names the first that is not.
+
+    A file from anywhere (an upload) must be refused in one sentence, never with a KeyError deep inside.
+    """
+
+    def bad(part: str) -> TokenizerJsonError:
+        return TokenizerJsonError(f"{what}'s {part} is not as HuggingFace tokenizers writes it.")
+
+    def an_id(value: object) -> bool:
+        return isinstance(value, int) and not isinstance(value, bool) and 0 <= value < MAX_ID
+
+    def text(value: object) -> bool:
+        return isinstance(value, str) and (value.isascii() or not _SURROGATE.search(value))
+
+    vocab = model.get("vocab")
+    if not isinstance(vocab, dict) or not all(text(k) and an_id(v) for k, v in vocab.items()):
+        raise TokenizerJsonError(f"{what}'s vocab is not a map of tokens to ids (whole numbers below {MAX_ID:,}).")
+    merges = model.get("merges") or []
+    if not isinstance(merges, list) or not all(
+        (isinstance(m, list) and len(m) == 2 and all(text(t) for t in m)) or (text(m) and m.count(" ") == 1) for m in merges
+    ):
+        raise bad("model.merges")
+    added = config.get("added_tokens") or []
+    if not isinstance(added, list) or not all(isinstance(t, dict) and text(t.get("content")) and an_id(t.get("id")) for t in added):
+        raise bad("added_tokens")
+    for part in ("normalizer", "pre_tokenizer", "decoder"):
+        for step in _steps([config.get(part)]):
+            strings = ("prepend", "content", "replacement", "prepend_scheme", "behavior", "String", "Regex")
+            if any(key in step and not text(step[key]) for key in strings):
+                raise bad(part)
+            if any(key in step and not (an_id(step[key]) and step[key] < 1 << 16) for key in ("start", "stop")):
+                raise bad(part)
+            lists = ("normalizers", "pretokenizers", "decoders")
+            if any(key in step and not isinstance(step[key], list | None) for key in lists):
+                raise bad(part)
+    post = config.get("post_processor")
+    if isinstance(post, dict) and post.get("type") == "TemplateProcessing":
+        single, specials = post.get("single") or [], post.get("special_tokens") or {}
+        if not isinstance(single, list) or not all(
+            isinstance(item, dict) and all(isinstance(v, dict) and text(v.get("id", "")) for v in item.values()) for item in single
+        ):
+            raise bad("post_processor")
+        if not isinstance(specials, dict) or not all(
+            isinstance(v, dict) and isinstance(v.get("ids"), list) and all(an_id(i) for i in v["ids"]) for v in specials.values()
+        ):
+            raise bad("post_processor")
 
 
 # ---------------------------------------------------------------------------
@@ -304,9 +396,10 @@ class HFTokenizer:
             raise TokenizerJsonError(f"{what} uses a subword prefix or suffix, which the SentencePiece family does not.")
         if model.get("dropout") not in (None, 0, 0.0):
             raise TokenizerJsonError(f"{what} has BPE dropout, which makes encoding random; this tool encodes without it.")
+        _check(config, model, what)
         vocab = model.get("vocab")
-        if not isinstance(vocab, dict) or not all(isinstance(k, str) and isinstance(v, int) for k, v in vocab.items()):
-            raise TokenizerJsonError(f"{what}'s vocab is not a map of tokens to ids.")
+        self.config = config  # the document as read: written back as it is (bpe.tokenizer's SentencePieceTokenizer.save)
+        self.what = what
         self.vocab: dict[str, int] = dict(vocab)
         self.byte_fallback = bool(model.get("byte_fallback"))
         self.fuse_unk = bool(model.get("fuse_unk"))
@@ -350,6 +443,10 @@ class HFTokenizer:
         self._normalized_ids = {t.content: t.id for t in normalized}
         self._n_ranks = len(model.get("merges") or ())
         self._compiled = None  # the core's HFBpe, made when first used (compiled())
+
+    def __reduce__(self):
+        """Pickled as its document (a worker process hands a file it read to the server): the steps are made again."""
+        return HFTokenizer, (self.config, self.what)
 
     @classmethod
     def load(cls, path: str | Path) -> HFTokenizer:
@@ -416,7 +513,11 @@ class HFTokenizer:
             )
         return self._compiled
 
-    def _merge(self, piece: str, steps: list | None) -> list[tuple[int, int]]:
+    def symbols(self, piece: str) -> list[int]:
+        """A pre-token's ids before any merge: its characters, a byte fallback's <0xNN> pieces, a run of <unk> fused."""
+        return [s[0] for s in self._symbols(piece)]
+
+    def _symbols(self, piece: str) -> list[list[int]]:
         symbols: list[list[int]] = []  # [id, length in bytes]
         unk: list[int] | None = None
         for ch in piece:
@@ -440,6 +541,10 @@ class HFTokenizer:
                     unk = [self.unk_id, n]
         if unk is not None:
             symbols.append(unk)
+        return symbols
+
+    def _merge(self, piece: str, steps: list | None) -> list[tuple[int, int]]:
+        symbols = self._symbols(piece)
         # Word.merge_all: a heap of (rank, position); an entry is stale if the pair there no longer makes its new id
         ids = [s[0] for s in symbols]
         alive = [True] * len(ids)
@@ -524,17 +629,22 @@ class HFTokenizer:
 
     def encode_steps(self, text: str) -> list[tuple[str, list[tuple[tuple[int, ...], int, int]]]]:
         """For each pre-token, its merges in order: (ids after the merge, where the merged token is, the merge's rank)."""
-        out = []
-        for piece, token in self.pre_tokens(text):
-            if token is None and piece:
-                steps: list = []
-                self._merge(piece, steps)
-                out.append((piece, steps))
-        return out
+        return [(piece, self.word_steps(piece)) for piece, token in self.pre_tokens(text) if token is None and piece]
+
+    def word_steps(self, piece: str) -> list[tuple[tuple[int, ...], int, int]]:
+        """One pre-token's merges in order, by the Python path: (ids after the merge, where the merged token is, its rank)."""
+        steps: list = []
+        self._merge(piece, steps)
+        return steps
 
     # -- decoding ------------------------------------------------------------
-    def decode(self, ids: Sequence[int], skip_special_tokens: bool = True) -> str:
-        """tokenizers' Tokenizer.decode: ids to tokens (special added tokens skipped), then the decoders."""
+    def decode(self, ids: Sequence[int], skip_special_tokens: bool = True, *, raw: bool = False) -> str:
+        """tokenizers' Tokenizer.decode: ids to tokens (special added tokens skipped), then the decoders.
+
+        raw: a run of byte pieces that is not UTF-8 keeps its bytes, each invalid one as the surrogate
+        surrogateescape makes of it (U+DC80..U+DCFF), where tokenizers writes U+FFFD a byte: the text then
+        encodes back (.encode("utf-8", "surrogateescape")) to the bytes the pieces stand for.
+        """
         special = {t.id for t in self.added if t.special}
         tokens = []
         for i in ids:
@@ -546,7 +656,7 @@ class HFTokenizer:
         if not self.decoders:
             return " ".join(tokens)
         for step in self.decoders:
-            tokens = step(tokens)
+            tokens = (_byte_fallback_raw if raw and step is _byte_fallback else step)(tokens)
         return "".join(tokens)
 
 

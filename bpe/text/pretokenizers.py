@@ -156,6 +156,10 @@ def register(pretokenizer: PreTokenizer) -> PreTokenizer:
         raise ValueError(f"A pre-tokenizer's name is a plain word other than 'regex', not {pretokenizer.name!r}.")
     if pretokenizer.regex is not None:
         _compiles(pretokenizer.regex)
+    for name in (pretokenizer.name, *pretokenizer.aliases):
+        known = _REGISTERED.get(_ALIASES.get(name, name))
+        if known is not None and known != pretokenizer:
+            raise ValueError(f"A pre-tokenizer {name!r} is registered already ({known.help or known.regex}); choose another name.")
     _REGISTERED[pretokenizer.name] = pretokenizer
     for alias in pretokenizer.aliases:
         _ALIASES[alias] = pretokenizer.name

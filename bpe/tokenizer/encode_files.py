@@ -9,6 +9,13 @@ and no process holds more than a shard of text and its ids.
 
 A document is a JSON Lines record, a Parquet row, or a whole text file (plain or
 compressed); each is followed by the end-of-text id when there is one (`eot`).
+With a tokenizer of the SentencePiece family (Llama 2's) a text file's documents
+are its lines instead, as sentencepiece reads a file (spm_train, spm_encode): each
+non-empty line without its '\n' (a '\r' before it is kept), followed by the eot,
+by default </s>; its shards are cut at newlines. This family works on sentences:
+a whole file would be one word to merge. add_special_tokens puts what the
+tokenizer adds around each document (<s> first for Llama 2), and the array
+equals encode(document, add_special_tokens=...) of each document, plus the eot.
 Special tokens spelled in the text are, as `special` says: encoded as the
 tokenizer's special tokens ("special"), as plain text ("text", tiktoken's
 encode_ordinary), or refused in one sentence ("refuse", tiktoken's default); the
@@ -43,12 +50,23 @@ from .. import atomic
 from ..core import follow
 from ..core import settings as core_settings
 from ..data.count import check_workers, reporter
-from ..data.inputs import CHUNK_BYTES, DEFAULT_READING, Input, Reading, Shard, read_shard, resolve_inputs, shards, warn_unsafe_cuts
+from ..data.inputs import (
+    CHUNK_BYTES,
+    Input,
+    Reading,
+    Shard,
+    line_boundaries,
+    read_shard,
+    resolve_inputs,
+    shards,
+    warn_unsafe_cuts,
+)
 from ..files.ids import DTYPES, IdsWriter, dtype_for
 from ..memory import peak_rss
 from ..text.pretokenizers import ENCODING, ERRORS, find_specials
 
 if TYPE_CHECKING:  # imported where a Tokenizer is made: bpe train, whose help lists SPECIAL_TEXT, does without it
+    from .sentencepiece_tokenizer import SentencePieceTokenizer
     from .tokenizer import Tokenizer
 
 SPECIAL_TEXT = {
@@ -69,6 +87,7 @@ class Settings:
     k: int | None  # the first k merges only
     options: Reading  # how inputs are read and cut
     dtype: str  # of the output: uint16 or uint32
+    add_special_tokens: bool = False  # the SentencePiece family: what the tokenizer puts around each document (<s>)
 
 
 @dataclass(frozen=True)
@@ -118,27 +137,51 @@ class Encoded:
         return sum(source.size for source in self.inputs)
 
 
-def default_special(tok: Tokenizer) -> str:
-    """What a tokenizer does with special-token text when not told: 'special' (CS336) or 'refuse' (tiktoken, OpenAI's)."""
+def default_special(tok: Tokenizer | SentencePieceTokenizer) -> str:
+    """What a tokenizer does with special-token text when not told: 'special' (CS336) or 'refuse' (tiktoken, OpenAI's).
+
+    The SentencePiece family does what its tool does, and nothing else: a tokenizer.json's special tokens are
+    matched in text ('special', as tokenizers does), a .model's are not ('text', as sentencepiece does).
+    """
+    if tok.family == "sentencepiece":
+        return "special" if tok.follows == "tokenizers" else "text"
     if not tok.special_tokens or tok.allowed_special == frozenset(tok.special_tokens):
         return "special"
     return "refuse" if not tok.allowed_special else "special"
 
 
-def default_eot(tok: Tokenizer) -> int | None:
-    """The end-of-text id where the tokenizer has <|endoftext|> as a special token, else None."""
+def default_eot(tok: Tokenizer | SentencePieceTokenizer) -> int | None:
+    """The end-of-text id where the tokenizer has <|endoftext|> as a special token (the SentencePiece family: </s>), else None."""
     from .tokenizer import END_OF_TEXT
 
+    if tok.family == "sentencepiece":
+        try:
+            return tok.eot_token
+        except KeyError:
+            return None
     return tok.ids[END_OF_TEXT.encode(ENCODING)] if END_OF_TEXT in tok.special_tokens else None
 
 
-def encoder_of(tok: Tokenizer) -> str:
+def encoder_of(tok: Tokenizer | SentencePieceTokenizer) -> str:
     """Which encoder merges: the compiled core's, or the Python path."""
+    if tok.family == "sentencepiece":
+        how = "by score, as sentencepiece" if tok.follows == "sentencepiece" else "by rank, as HuggingFace tokenizers"
+        where = "compiled (bpe._core)" if tok.encoder.compiled() is not None else "Python (bpe/sentencepiece/)"
+        return f"{where}, {how}"
     return "compiled (bpe._core)" if getattr(tok, "_compiled", None) is not None else "Python (encoder.py)"
 
 
+def reading_of(reading: dict) -> tuple[str, str, int]:
+    """(text_field, text_column, chunk_bytes) of the reading keywords encode_files takes; the rest are the tokenizer's."""
+    taken = {"special_tokens", "pretokenizer", "pattern", "split_lines", "compiled"} & set(reading)
+    if taken:
+        raise TypeError(f"{', '.join(sorted(taken))}: the tokenizer decides it when encoding (its special tokens and pre-tokenizer).")
+    options = Reading.of(**reading)
+    return options.text_field, options.text_column, options.chunk_bytes
+
+
 def encode_files(
-    tok: Tokenizer,
+    tok: Tokenizer | SentencePieceTokenizer,
     paths: str | os.PathLike | Sequence[str | os.PathLike],
     out: str | os.PathLike,
     *,
@@ -146,20 +189,28 @@ def encode_files(
     eot: int | None | str = "default",
     workers: int | None = None,
     progress: Progress | None = None,
-    text_field: str = DEFAULT_READING.text_field,
-    text_column: str = DEFAULT_READING.text_column,
     k: int | None = None,
-    chunk_bytes: int = CHUNK_BYTES,
     parallel_min_bytes: int = PARALLEL_MIN_BYTES,
+    add_special_tokens: bool = False,
+    **reading,
 ) -> Encoded:
     """Encode every input (paths or globs of any format) into out (.npy or .bin); see the module's docstring.
 
-    eot: "default" (the tokenizer's <|endoftext|>, if it has one), None (nothing), or an id.
+    eot: "default" (the tokenizer's <|endoftext|>, or </s> for the SentencePiece family, if it has one), None
+    (nothing), or an id. add_special_tokens: the SentencePiece family only (see the module's docstring). The other
+    keywords say how inputs are read (bpe.data.inputs.Reading: text_field, text_column, chunk_bytes); the tokenizer
+    gives the rest (its special tokens and pre-tokenizer decide where text files may be cut).
     """
+    text_field, text_column, chunk_bytes = reading_of(reading)
     start = time.perf_counter()
-    special = special or default_special(tok)
-    if special not in SPECIAL_TEXT:
+    pieces = tok.family == "sentencepiece"
+    if special is not None and special not in SPECIAL_TEXT:
         raise ValueError(f"special is one of {', '.join(SPECIAL_TEXT)}, not {special!r}.")
+    if pieces:
+        _check_sentencepiece(tok, special, k)
+    elif add_special_tokens:
+        raise ValueError("add_special_tokens is for the SentencePiece family (Llama 2's <s>); a byte-level tokenizer adds nothing.")
+    special = special or default_special(tok)
     eot_id = default_eot(tok) if eot == "default" else eot
     if eot_id is not None and eot_id not in tok.vocab:
         raise ValueError(f"The end-of-text id {eot_id} is not in the vocabulary.")
@@ -170,10 +221,13 @@ def encode_files(
     parallel = workers > 1 and total >= parallel_min_bytes
     if parallel and chunk_bytes == CHUNK_BYTES:
         chunk_bytes = max(1 << 20, min(chunk_bytes, total // (workers * 4) + 1))  # shards enough to keep every worker busy
-    cut_at = tok.special_tokens if special != "text" else ()  # special-token text encoded as text: never cut before it
-    options = Reading(text_field, text_column, tuple(cut_at), tok.pretokenizer, chunk_bytes)
-    settings = Settings(special, eot_id, k, options, dtype_for(tok.max_token_value))
-    jobs = _jobs(inputs, options)
+    if pieces:  # text files are cut at newlines (_jobs), not where pre-tokens allow
+        options = Reading(text_field, text_column, chunk_bytes=chunk_bytes)
+    else:
+        cut_at = tok.special_tokens if special != "text" else ()  # special-token text encoded as text: never cut before it
+        options = Reading(text_field, text_column, tuple(cut_at), tok.pretokenizer, chunk_bytes)
+    settings = Settings(special, eot_id, k, options, dtype_for(tok.max_token_value), add_special_tokens)
+    jobs = _jobs(inputs, options, lines=pieces)
     report = reporter(progress, total)
     meta = {"tokenizer": tok.name, "eot": eot_id, "special": special}
     used, worker_peak, worker_cpu = 1, 0, 0.0
@@ -204,10 +258,26 @@ def encode_files(
     )
 
 
-def _jobs(inputs: Iterable[Input], options: Reading) -> list[Job]:
+def _check_sentencepiece(tok: SentencePieceTokenizer, special: str | None, k: int | None) -> None:
+    """The options a tokenizer of the SentencePiece family cannot honour, refused in one sentence."""
+    if k is not None:
+        raise ValueError("k (the first k merges) is for byte-level tokenizers; a SentencePiece tokenizer encodes with all its pieces.")
+    if special is not None and special != default_special(tok):
+        raise ValueError(
+            f"A SentencePiece tokenizer encodes special-token text as its tool does ({SPECIAL_TEXT[default_special(tok)]}); "
+            "leave --special-text out."
+        )
+
+
+def _jobs(inputs: Iterable[Input], options: Reading, lines: bool = False) -> list[Job]:
+    """The shards of every input, in order; lines: a plain text file's cut just after newlines (its documents are lines)."""
     jobs = []
     for source in inputs:
-        pieces = shards(source, options)
+        if lines and source.format == "text" and not source.compression:
+            bounds = line_boundaries(source.path, options.chunk_bytes)
+            pieces = [Shard(source, a, b, b - a) for a, b in zip(bounds, bounds[1:], strict=False)]
+        else:
+            pieces = shards(source, options)
         for n, shard in enumerate(pieces):
             jobs.append(Job(len(jobs), shard, source.format == "text" and n == len(pieces) - 1))
     return jobs
@@ -217,8 +287,12 @@ def _jobs(inputs: Iterable[Input], options: Reading) -> list[Job]:
 # one shard
 
 
-def encode_job(tok: Tokenizer, job: Job, settings: Settings, emit: Callable, report: Callable[[int], None] | None = None) -> Part:
+def encode_job(
+    tok: Tokenizer | SentencePieceTokenizer, job: Job, settings: Settings, emit: Callable, report: Callable[[int], None] | None = None
+) -> Part:
     """Encode one shard, handing its ids to emit (a list, or the array's little-endian bytes where the core encodes); report(disk bytes) as it reads."""
+    if tok.family == "sentencepiece":
+        return _encode_pieces_job(tok, job, settings, emit, report)
     allowed = frozenset(tok.special_tokens) if settings.special == "special" else frozenset()
     typecode, width = DTYPES[settings.dtype][0], DTYPES[settings.dtype][2]
     # where the core encodes, the ids come as the array's own bytes (no list of ints between); little-endian, as .npy's
@@ -289,6 +363,40 @@ def encode_job(tok: Tokenizer, job: Job, settings: Settings, emit: Callable, rep
             if report:
                 report(batch.disk_bytes)
     return Part(job.index, tokens, documents, text_bytes, disk_bytes, unsafe_cuts=cuts)
+
+
+def _encode_pieces_job(
+    tok: SentencePieceTokenizer, job: Job, settings: Settings, emit: Callable, report: Callable[[int], None] | None
+) -> Part:
+    """encode_job for the SentencePiece family: each record, row or non-empty line of text a document (a line cut
+    between two batches of a compressed file is joined first), each followed by the eot."""
+    eot = [settings.eot] if settings.eot is not None else []
+    add = settings.add_special_tokens
+    tokens = documents = text_bytes = disk_bytes = 0
+    text = job.shard.input.format == "text"
+    carry = b""  # a text file's line begun in one batch and ended in the next
+    for batch in read_shard(job.shard, settings.options, undecoded=text):
+        block: list[int] = []
+        if text:
+            *lines, carry = (carry + b"".join(batch.documents)).split(b"\n")
+        else:
+            lines = batch.documents
+        for line in lines:
+            if line or not text:
+                block += tok.encode(line, add_special_tokens=add)
+                block += eot
+                documents += 1
+        tokens += len(block)
+        emit(block)
+        text_bytes += batch.text_bytes
+        disk_bytes += batch.disk_bytes
+        if report:
+            report(batch.disk_bytes)
+    if carry:  # the last line, with no newline after it
+        block = tok.encode(carry, add_special_tokens=add) + eot
+        documents, tokens = documents + 1, tokens + len(block)
+        emit(block)
+    return Part(job.index, tokens, documents, text_bytes, disk_bytes)
 
 
 def _refuse(tok: Tokenizer, piece: str | bytes, source: Input) -> None:

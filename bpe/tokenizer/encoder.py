@@ -13,6 +13,11 @@ Step 3 gives the tokens training would give by replaying its merges in order, an
 HuggingFace and tiktoken give with the same files. It is where the time goes, so each unique
 pre-token is merged once and its ids cached.
 
+BPE-dropout (`merge_dropout`, `encode(..., dropout=)`): step 3 with each merge skipped, when it is
+about to be made, with probability p -- so a word gets other segmentations (a regulariser for training
+a model; Provilkov et al. 2020), exactly as HuggingFace tokenizers' BPE(dropout=p) skips them. Its own
+loop, never cached: the path without dropout does not change.
+
 What it does not do: check a vocabulary, refuse special tokens, take bytes or surrogates as tiktoken
 does (tokenizer.py and tiktoken_api.py); encode fast (the compiled core does the same in C, held to
 this file by the property tests: encode_c.py); show its steps (steps.py replays `rounds`, this file's
@@ -23,11 +28,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from heapq import heapify, heappop, heappush
+from random import Random
 
 from ..text.pretokenize import _UNITS, split_gpt2
 from ..text.pretokenizers import ENCODING, ERRORS, PreTokenizer, find_specials
 
 CACHE_CAP = 200_000  # cached pre-tokens (and GPT-2 units); cleared when full
+Dropout = tuple[float, Random]  # BPE-dropout: the probability of skipping a merge, and the random numbers that decide
 LONG_WORD = 64  # pre-tokens longer than this are merged with a heap: O(n log n), not O(n^2)
 
 
@@ -56,20 +63,27 @@ class Encoder:
         self.words: dict[tuple[bytes, int], tuple[int, ...]] = {}  # (pre-token, limit) -> ids
         self.units: dict[str, list[int]] = {}  # a GPT-2 unit -> ids, with every merge
 
-    def encode(self, text: str, limit: int, specials: Mapping[str, int]) -> list[int]:
-        """The ids of text with the first `limit` merges; `specials` are the special tokens allowed, with their ids."""
+    def encode(self, text: str, limit: int, specials: Mapping[str, int], dropout: Dropout | None = None) -> list[int]:
+        """The ids of text with the first `limit` merges; `specials` are the special tokens allowed, with their ids.
+
+        dropout: (p, a seeded random.Random): each merge skipped with probability p (merge_dropout).
+        """
         out: list[int] = []
         pos = 0
         # 1. the special tokens allowed, each one id; the text between them is ordinary
         for start, token in find_specials(text, specials) if specials else ():
-            self.encode_ordinary(text[pos:start], limit, out)
+            self.encode_ordinary(text[pos:start], limit, out, dropout)
             out.append(specials[token])
             pos = start + len(token)
-        self.encode_ordinary(text[pos:], limit, out)
+        self.encode_ordinary(text[pos:], limit, out, dropout)
         return out
 
-    def encode_ordinary(self, text: str, limit: int, out: list[int]) -> None:
+    def encode_ordinary(self, text: str, limit: int, out: list[int], dropout: Dropout | None = None) -> None:
         """Append the ids of text without special tokens to out."""
+        if dropout is not None:  # each pre-token merged anew, with merges skipped at random
+            for piece in self.pretokenizer.split(text):
+                out += self.merge_dropout(self.start(piece.encode(ENCODING, ERRORS)), limit, *dropout)
+            return
         if self.pretokenizer.units and limit == len(self.made):
             self._encode_units(text, out)
             return
@@ -161,6 +175,51 @@ class Encoder:
                     break
                 i = ranks.index(rank, i + 1)
             yield rank, at
+
+    def merge_dropout(self, ids: list[int], limit: int, p: float, rng: Random) -> list[int]:
+        """merge with BPE-dropout, as HuggingFace tokenizers' BPE merges with dropout=p (its word.rs, merge_all).
+
+        The pairs that are merges wait in a heap, lowest rank (then leftmost) first. The first is
+        skipped with probability p and put aside, and the next is tried; once one is not skipped, those
+        put aside come back. When every pair left is skipped in a row, the word is done. So p=0 is
+        `merge`, p=1 leaves the bytes. subtle: the draw comes before the check that the pair is still
+        there (an entry an earlier merge used up), as HuggingFace draws it.
+        l o w with l+o (rank 0), lo+w (rank 1), p=0.5: 'low' 1/4 of the time (neither skipped), 'lo w' 1/4
+        (lo+w skipped, and nothing else to try), 'l o w' 1/2 (l+o skipped: o+w is no merge, so nothing else).
+        """
+        get, made = self.ranks.get, self.made
+        parts = list(ids)  # a part merged into its left neighbour becomes -1
+        n = len(parts)
+        if n < 2:
+            return parts
+        nxt, prv = list(range(1, n + 1)), list(range(-1, n - 1))
+        nxt[-1] = -1
+        queue = [(r, i) for i in range(n - 1) if (r := get(parts[i] << 32 | parts[i + 1], limit)) < limit]
+        heapify(queue)
+        skipped: list[tuple[int, int]] = []
+        while queue:
+            top = heappop(queue)
+            # drop this merge, this time
+            if rng.random() < p:
+                skipped.append(top)
+                continue
+            for entry in skipped:  # the ones skipped come back
+                heappush(queue, entry)
+            skipped = []
+            rank, i = top
+            j = nxt[i] if parts[i] >= 0 else -1
+            if j < 0 or get(parts[i] << 32 | parts[j], limit) != rank:
+                continue  # used up by an earlier merge, or changed since it was pushed
+            # merge i and j; the pairs with the neighbours are new candidates
+            parts[i], parts[j] = made[rank], -1
+            nxt[i] = nxt[j]
+            if nxt[i] >= 0:
+                prv[nxt[i]] = i
+                if (r := get(parts[i] << 32 | parts[nxt[i]], limit)) < limit:
+                    heappush(queue, (r, i))
+            if prv[i] >= 0 and (r := get(parts[prv[i]] << 32 | parts[i], limit)) < limit:
+                heappush(queue, (r, prv[i]))
+        return [part for part in parts if part >= 0]
 
     def merge_long(self, ids: list[int], limit: int) -> list[int]:
         """merge for a long pre-token, in O(n log n): a heap of (rank, position) over a linked list.

@@ -17,6 +17,7 @@ from collections import Counter
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from functools import cached_property
+from random import Random
 
 from ..text import pretokenize_c
 from ..text.pretokenizers import ENCODING, ERRORS, find_specials
@@ -116,6 +117,23 @@ class Teaching:
         """The tokens of text as bytes, in order."""
         vocab = self.vocab
         return [vocab[i] for i in self.encode(text, k)]
+
+    def segmentations(
+        self, word: str | bytes, dropout: float, samples: int = 1000, seed: int = 0, k: int | None = None
+    ) -> list[tuple[tuple[bytes, ...], int]]:
+        """A word's segmentations under BPE-dropout (encode's dropout=), each with how many of `samples` gave it, the most first.
+
+        b'low' with merges l+o, lo+w, dropout 0.5, 1000 samples -> about [((b'l', b'o', b'w'), 500),
+        ((b'low',), 250), ((b'lo', b'w'), 250)]. The samples draw from one random.Random(seed): the same list each time.
+        """
+        if isinstance(samples, bool) or not isinstance(samples, int) or samples < 1:
+            raise ValueError(f"samples must be a whole number of at least 1, not {samples!r}.")
+        rng = Random(seed)
+        found: Counter[tuple[bytes, ...]] = Counter()
+        for _ in range(samples):
+            ids = self.encode(word, k, allowed_special=(), disallowed_special=(), dropout=dropout, seed=rng)
+            found[tuple(self.vocab[i] for i in ids)] += 1
+        return sorted(found.items(), key=lambda item: (-item[1], len(item[0]), item[0]))
 
     def token_counts(self, words: Mapping[bytes, int], k: int | None = None) -> Counter[bytes]:
         """How often each token occurs when pre-token counts are encoded with the first k merges.

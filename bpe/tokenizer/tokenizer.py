@@ -6,7 +6,10 @@ ids taken from ``vocab`` as given (GPT-2's own order included),
 ``encode_iterable`` and ``decode``. ``Tokenizer.from_merges`` builds one in this
 tool's own layout (bytes, merges in order, special tokens), ``from_training``
 from a run, ``load`` from any file the format registry reads (files/formats.py),
-``from_openai`` one of OpenAI's encodings.
+``from_openai`` one of OpenAI's encodings. A file of the SentencePiece family
+(a .model, Llama 2's tokenizer.json) loads as a SentencePieceTokenizer
+(sentencepiece_tokenizer.py), with the same everyday interface; `family` tells
+the two apart.
 
 Encoding is encoder.py's three steps (special tokens, pre-tokens, merges by rank),
 run by the compiled core where it is built (encode_c.py: the same ids, held so by
@@ -49,6 +52,8 @@ import threading
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from functools import cached_property
 from pathlib import Path
+from random import Random
+from typing import TYPE_CHECKING
 
 import regex
 
@@ -61,6 +66,9 @@ from . import encode_c
 from .encoder import Encoder
 from .steps import Ancestry, EncodeStep, Teaching
 from .tiktoken_api import END_OF_TEXT, TiktokenInterface, token_offsets
+
+if TYPE_CHECKING:  # imported where a file of the SentencePiece family is loaded: bpe train and GPT-2's files do without it (~30 ms)
+    from .sentencepiece_tokenizer import SentencePieceTokenizer
 
 __all__ = ["END_OF_TEXT", "Ancestry", "EncodeStep", "Tokenizer", "token_offsets"]
 
@@ -77,6 +85,8 @@ _OPENAI_LOCK = threading.RLock()  # re-entered: an encoding built on its base lo
 
 
 class Tokenizer(TiktokenInterface, Teaching):
+    family = "byte-level"  # GPT-2's family; a SentencePieceTokenizer's is "sentencepiece"
+
     @renamed(pattern="pretokenizer")
     def __init__(
         self,
@@ -197,11 +207,12 @@ class Tokenizer(TiktokenInterface, Teaching):
     @renamed(pattern="pretokenizer")
     def load(
         cls, path: str | Path, *, pretokenizer: str | PreTokenizer | None = None, special_tokens: Sequence[str] | None = None
-    ) -> Tokenizer:
+    ) -> Tokenizer | SentencePieceTokenizer:
         """Load any format the registry reads (a directory or one file); ValueError says what is wrong.
 
         `pretokenizer` is only used by formats that do not record it (GPT-2 files, .tiktoken; default gpt2);
-        `special_tokens` are added to those the file declares.
+        `special_tokens` are added to those the file declares. A SentencePiece .model, or a tokenizer.json of
+        that family (Llama 2's, Mistral's), gives a SentencePieceTokenizer (`family` "sentencepiece").
         """
         loaded = formats.read(path, pretokenizer=pretokenizer)
         try:
@@ -210,8 +221,15 @@ class Tokenizer(TiktokenInterface, Teaching):
             raise ValueError(f"{path}: {e}") from None
 
     @classmethod
-    def from_loaded(cls, loaded: load.Loaded, *, special_tokens: Sequence[str] | None = None) -> Tokenizer:
-        """The tokenizer a file held (formats.read, formats.read_uploads), with extra special tokens if given."""
+    def from_loaded(cls, loaded: load.Loaded, *, special_tokens: Sequence[str] | None = None) -> Tokenizer | SentencePieceTokenizer:
+        """The tokenizer a file held (formats.read, formats.read_uploads), with extra special tokens if given.
+
+        A file of the SentencePiece family gives a SentencePieceTokenizer (which takes no extra special tokens).
+        """
+        if loaded.family == "sentencepiece":
+            from .sentencepiece_tokenizer import SentencePieceTokenizer
+
+            return SentencePieceTokenizer.from_loaded(loaded, special_tokens=special_tokens)
         extra = special_tokens or ()
         special_tokens = list(loaded.special_tokens) + [t for t in extra if t not in loaded.special_tokens]
         if loaded.vocab is None:
@@ -321,6 +339,8 @@ class Tokenizer(TiktokenInterface, Teaching):
         *,
         allowed_special: str | Collection[str] | None = None,
         disallowed_special: str | Collection[str] = "all",
+        dropout: float = 0.0,
+        seed: int | Random | None = None,
     ) -> list[int]:
         """The ids of text; with k, only the first k merges are used.
 
@@ -330,9 +350,14 @@ class Tokenizer(TiktokenInterface, Teaching):
         every special token not allowed; () none: they are encoded as plain text),
         exactly as tiktoken's Encoding.encode. Bytes may hold invalid UTF-8 (see the
         module's docstring); a str's surrogates are taken as tiktoken takes them.
+        dropout: BPE-dropout, each merge skipped with this probability as HuggingFace's
+        BPE(dropout=p) skips it (encoder.py's merge_dropout, in Python, never cached);
+        seed: an int (the same ids for the same seed), a random.Random to draw from, or None.
         """
         limit = self._limit(k)
         allowed = self.allowed_special if allowed_special is None else self._allowed(allowed_special)
+        if dropout:
+            return self._encode_dropout(text, limit, allowed, disallowed_special, dropout, seed)
         if isinstance(text, (bytes, bytearray)):
             return self._encode_data(bytes(text), limit, allowed, disallowed_special)
         if not isinstance(text, str):
@@ -342,6 +367,22 @@ class Tokenizer(TiktokenInterface, Teaching):
             return self._encode_text(text, limit, allowed)
         except _Surrogate:  # as tiktoken: a surrogate pair is its character, a lone surrogate U+FFFD
             return self._encode_text(_as_tiktoken(text), limit, allowed)
+
+    def _encode_dropout(self, text, limit: int, allowed: frozenset[str], disallowed_special, p: float, seed) -> list[int]:
+        """encode() with BPE-dropout: the readable encoder's merge_dropout for each pre-token (bytes read as surrogateescape)."""
+        if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0 <= p <= 1:
+            raise ValueError(f"dropout is a probability, from 0 to 1, not {p!r}.")
+        if isinstance(text, (bytes, bytearray)):
+            text = bytes(text).decode(ENCODING, ERRORS)
+        elif not isinstance(text, str):
+            raise ValueError(f"encode takes text (str or bytes), not {type(text).__name__}.")
+        self._refuse(text, allowed, disallowed_special)
+        rng = seed if isinstance(seed, Random) else Random(seed)
+        specials = {token: self.ids[token.encode(ENCODING)] for token in allowed}
+        try:
+            return self._python.encode(text, limit, specials, (float(p), rng))
+        except UnicodeEncodeError:  # a lone surrogate, as tiktoken takes it: U+FFFD
+            return self._python.encode(_as_tiktoken(text), limit, specials, (float(p), rng))
 
     def _encode_text(self, text: str, limit: int, allowed: frozenset[str]) -> list[int]:
         """Special tokens allowed kept whole (the longest first), the text between them pre-tokenized and merged."""

@@ -17,7 +17,7 @@ import pytest
 from bpe import TrainSpec
 from bpe.cli import APP, step_hint
 
-from .conftest import browser, clipped, low_contrast, new_context, open_from_sidebar, pick, running_app, settled, small_text, wait_idle  # noqa: F401
+from .conftest import clipped, low_contrast, new_context, open_from_sidebar, pick, running_app, settled, small_text, wait_idle  # noqa: F401
 from .screens import look
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: the student's own trainer
@@ -119,7 +119,7 @@ def documents(cs336, tmp_path_factory) -> Path:
     return path
 
 
-def test_a_real_bug_opened_from_the_link_bpe_diff_prints(browser, documents):  # noqa: F811
+def test_a_real_bug_opened_from_the_link_bpe_diff_prints(browser, documents):
     """A student's trainer that starts from characters and leaves <|endoftext|> in the text: `bpe diff`'s link opens
     the step page at the first difference on a server started with that corpus, and the Check page names both
     mistakes in words a class reads at 1280x720."""

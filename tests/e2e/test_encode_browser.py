@@ -94,6 +94,34 @@ def test_a_sentence_walks_pre_token_by_pre_token(page):
     assert small_text(page) == []
 
 
+def test_bpe_dropout_shows_a_words_segmentations_and_their_shares(page):
+    open_page(page, "Encode, step by step", "Encode, step by step")
+    enter(page, "A word or a sentence", "lowest")
+    page.get_by_role("radio", name="Dropout").click()
+    wait_idle(page)
+    page.locator(".drop-rows").wait_for()
+    slider = page.get_by_role("slider", name="Skip probability p")
+    slider.focus()
+    for _ in range(4):  # 0.10 -> 0.30, a step of 0.05 a key
+        before = page.locator(".drop-rows").inner_text()
+        slider.press("ArrowRight")
+        wait_idle(page)
+        page.wait_for_function("before => document.querySelector('.drop-rows').innerText !== before", arg=before)
+    assert "probability 0.30" in page.locator("p.caption").filter(has_text="encoded 1,000 times").inner_text()
+    main = page.get_by_test_id("stMainBlockContainer").bounding_box()
+    boxes = [page.get_by_role("radio", name=name).bounding_box() for name in ("The steps", "A token's ancestry", "Dropout")]
+    assert len({round(box["y"]) for box in boxes}) == 1  # the view switch on one line
+    for box in boxes:  # none cut off
+        assert main["x"] - 1 <= box["x"] and box["x"] + box["width"] <= main["x"] + main["width"] + 1, box
+    rows = page.locator(".drop-rows .drop-n").all_inner_texts()
+    assert len(rows) >= 3 and page.locator(".drop-plain").count() == 1  # several segmentations; the usual one marked
+    shares = [float(r.split(" %")[0]) for r in rows]
+    assert abs(sum(shares) - 100) < 0.5 and shares[:-1] == sorted(shares[:-1], reverse=True)
+    cut = look(page, "encode-dropout")
+    assert cut == [], cut
+    assert small_text(page) == []
+
+
 @needs_files
 def test_gpt4o_on_a_word_and_its_longest_token(page):
     open_page(page, "Encode, step by step", "Encode, step by step")
@@ -114,7 +142,7 @@ def test_compare_the_real_tokenizers(page):
     open_page(page, "Real tokenizers", "Real tokenizers side by side")
     page.locator("table.compare").wait_for(timeout=180_000)
     labels = page.locator("table.compare td:first-child").all_inner_texts()
-    assert labels == ["GPT-2", "GPT-4", "GPT-4o", "Trained here"]
+    assert labels == ["GPT-2", "GPT-4", "GPT-4o", "Llama 2", "Mistral", "Llama 3", "Trained here"]
     assert page.locator(".difftext .diffspan").count() > 0
     cut = look(page, "compare")
     assert cut == [], cut

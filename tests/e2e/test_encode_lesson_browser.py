@@ -32,10 +32,11 @@ def test_a_student_walks_lowest_through_the_encoder_and_opens_it_on_the_encode_p
         page.get_by_role("heading", name=title).first.wait_for()
     assert page.locator(".rank.hit").first.inner_text() == "#1"  # merge 1 lit in green: the lowest rank goes first
     assert look(page, "encode-lesson-step") == []
-    while next_button.is_enabled():
+    ending = page.get_by_role("heading", name="Training order, not text order")  # the last screen but one: the other family follows
+    while not ending.count() and next_button.is_enabled():
         next_button.click()
         wait_idle(page)
-    page.get_by_role("heading", name="Training order, not text order").first.wait_for()
+    ending.first.wait_for()
     assert look(page, "encode-lesson-end") == []
     wait_idle(page)
     page.get_by_role("button", name="Open “lowest” on the Encode page").click()

@@ -379,7 +379,7 @@ def test_13_the_step_and_encode_pages_show_the_lines_that_just_ran(page, app_url
     lit.first.wait_for()
     said = [re.sub(r"\s+", " ", t) for t in lit.all_inner_texts()]
     assert any("rank = min(" in t and "the lowest merge number: #1, s + t" in t for t in said), said
-    assert any("merged.append(parts[i] + parts[i + 1])" in t and "st, in 1 place" in t for t in said), said
+    assert any("ids[i : i + 2] = [new]" in t and "st, in 1 place" in t for t in said), said  # the merge itself, in the encoder's loop
     page.get_by_text("The code of this step").evaluate("e => e.scrollIntoView({block: 'start'})")
     settled(page)
     assert clipped(page) == [] and page.evaluate(SMALL_TEXT_JS) == []

@@ -7,6 +7,8 @@ Screenshots: tests/screenshots/projector-{page}[-presenter]-1280x720.png (and 19
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 import ui.pages
@@ -20,7 +22,8 @@ PAGES = [("" if p is ui.pages.PAGES[0] else p.url_path, HEADINGS[p.url_path]) fo
 
 # what a page says in sentences that presenter mode must not fold away with the step page's notes
 SAYS = {"encode": "has the lowest merge number", "compare": "places differently"}
-LESSONS = {"lesson": 7, "encode_lesson": 8}  # their steps
+LESSONS = ("lesson", "encode_lesson")  # walked screen by screen: "step 1 of N" says how many (the families' screen
+# is the encode lesson's last when GPT-4o's and Llama 2's files are on the machine)
 
 
 @pytest.mark.parametrize("present", [False, True], ids=["normal", "presenter"])
@@ -47,9 +50,11 @@ def test_every_page_reads_from_the_back_of_the_room(browser, app_url, present):
         if path in SAYS and not page.get_by_text(SAYS[path]).first.is_visible():
             found.append(f"the sentence with {SAYS[path]!r} is not shown")
         if path in LESSONS:  # and every step of a lesson, as the teacher walks through it
-            for step in range(2, LESSONS[path] + 1):
+            steps = int(re.search(r"step 1 of (\d+)", page.get_by_text(re.compile(r"step 1 of \d+")).first.inner_text())[1])
+            assert steps >= 7, path
+            for step in range(2, steps + 1):
                 page.get_by_role("button", name="Next ▶").click()
-                page.get_by_text(f"step {step} of {LESSONS[path]}").first.wait_for()
+                page.get_by_text(f"step {step} of {steps}").first.wait_for()
                 settled(page)
                 found += [f"step {step}: {problem}" for problem in look(page, f"{name}-{step}") + small_text(page) + low_contrast(page)]
         if found:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from bpe.tokenizer.tokenizer import EncodeStep, Tokenizer
 from ui.render import escape, show, show_pair
+from ui.views.compare import Row
 
 WORD = "lowest"  # not in the textbook corpus: made of its pieces (low, est), so the class has not seen it merged
 
@@ -25,6 +26,12 @@ class Screen:
     text: str  # Markdown; every number in it computed from the steps
     step: int  # the encode step whose parts and pair ranks the view shows (0: the bytes)
     merges: tuple[int, ...] = ()  # merges (1-based) it talks about: links to the step page
+    rows: tuple[Row, ...] = ()  # the last screen's: one sentence through a tokenizer of each family, drawn side by side
+
+
+# the last screen: the other family of BPE on one sentence (a word of the lesson's corpus, digits, an emoji)
+FAMILIES_TITLE = "The other family: SentencePiece"
+FAMILIES_SENTENCE = "The newest llama was born in 2024 🦙"
 
 
 MERGES_SHOWN = 12  # the first screen lists the merges: the textbook run has 12
@@ -145,3 +152,45 @@ def never_screen(tok: Tokenizer, steps: list[EncodeStep], word: str) -> Screen:
             "that encoding never makes."
         )
     return Screen("When no pair is a merge, stop", text, len(steps) - 1, tuple(r + 1 for r in unused[:1]))
+
+
+def families_screen(gpt: Row, llama: Row, sentence: str = FAMILIES_SENTENCE) -> Screen:
+    """The same sentence through GPT-4o (byte-level, like the lesson's tokenizer) and Llama 2 (SentencePiece), every number
+    in the text counted from their tokens: the space, the digits, the emoji that falls back to bytes."""
+    data = sentence.encode()
+    digits = next((w for w in sentence.split() if w.isdigit()), "")
+    emoji = next((c for c in sentence if ord(c) > 0xFFFF), "")
+    at = data.index(digits.encode()) if digits else 0
+    spelled = "▁" + sentence.replace(" ", "▁")
+    gpt_digits = " ".join(code(t) for t in over(gpt, at, at + len(digits)))
+    llama_digits = " ".join(code(t) for t in over(llama, at, at + len(digits)))
+    start = data.index(emoji.encode()) if emoji else 0
+    fallback = [t for t in over(llama, start, start + len(emoji.encode())) if len(t) == 1 and t[0] >= 0x80]
+    gpt_emoji = over(gpt, start, start + len(emoji.encode()))
+    spaced = next((t for t in gpt.tokens if t.startswith(b" ") and len(t) > 3), b" ")
+    llama_word = [t for t in over(llama, data.index(spaced), data.index(spaced) + len(spaced))]
+    text = (
+        f"The same sentence through the other family of BPE. **GPT-4o** is byte-level, like this lesson's tokenizer: a regex cuts "
+        f"pre-tokens, a space is the first byte of the word after it, {code(spaced)} (GPT-2's files write that byte `Ġ`), and "
+        f"numbers come in threes: {gpt_digits}. **Llama 2** is SentencePiece: no regex, just characters with `▁` for every space "
+        f"and one put first, `{spelled}`, merged by rank as here: {spaced.decode().strip()} is "
+        f"{' '.join(code(t) for t in llama_word)}. Every digit stays alone, {llama_digits}"
+        + (
+            f", and {emoji}, not in its vocabulary, falls back to its {len(fallback)} UTF-8 bytes, "
+            f"{' '.join(f'`<0x{t[0]:02X}>`' for t in fallback)} (GPT-4o: {len(gpt_emoji)} tokens of its own). "
+            if fallback
+            else ". "
+        )
+        + f"{len(gpt.tokens)} tokens against {len(llama.tokens)}."
+    )
+    return Screen(FAMILIES_TITLE, text, 0, rows=(gpt, llama))
+
+
+def over(row: Row, start: int, end: int) -> list[bytes]:
+    """The tokens of a row that hold any of the text's bytes [start, end) (a SentencePiece row by the text its tokens stand for)."""
+    out, at = [], 0
+    for token, span in zip(row.tokens, row.surfaces):
+        if at < end and at + len(span) > start and span:
+            out.append(token)
+        at += len(span)
+    return out

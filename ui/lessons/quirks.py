@@ -42,7 +42,8 @@ QUIRKS: tuple[Quirk, ...] = (
         "GPT-2 learned merges for whatever digit strings were common on the web, so numbers split into irregular chunks; GPT-4 and "
         "GPT-4o never let a pre-token hold more than three digits, so long numbers come in groups of three counted from the left. "
         "Either way '9.11' is 9, '.', 11 and '9.9' is 9, '.', 9: a model comparing them sees the tokens 11 and 9, and 11 looks bigger, "
-        "as it is in version numbers and dates.",
+        "as it is in version numbers and dates. Llama 2 and Mistral never join two digits (SentencePiece's split_digits): every digit "
+        "is a token of its own, and 11 is 1, 1; Llama 3 cuts threes, as GPT-4 does.",
     ),
     Quirk(
         "the",
@@ -50,7 +51,9 @@ QUIRKS: tuple[Quirk, ...] = (
         ("the", " the", "The", " The", "THE"),
         "Five spellings of one word are five different tokens with unrelated ids: the model must learn from data that they mean the "
         "same thing. The space belongs to the word after it (␣the), because the pre-tokenizer attaches a leading space to a word, "
-        "so 'the' at the start of a line and 'the' inside a sentence are different tokens too.",
+        "so 'the' at the start of a line and 'the' inside a sentence are different tokens too. Llama 2 and Mistral write the space "
+        "as ▁, a character of their vocabulary (GPT-2's files write Ġ for the space byte), and put a ▁ before the text: there "
+        "'the' alone is ▁the, and ' the' is ▁ then ▁the.",
         show_ids=True,
     ),
     Quirk(
@@ -67,7 +70,8 @@ QUIRKS: tuple[Quirk, ...] = (
         ("def area(r):\n    if r < 0:\n        return 0\n    return 3.14159 * r * r\n",),
         "GPT-2 spends a token on every space of indentation but the last, which rides on ␣return (count the ␣ chips): its "
         "training text had little code. GPT-4's vocabulary has tokens for runs of spaces, so seven spaces are one token: the same "
-        "program costs far fewer tokens and more of it fits in the model's context, one reason GPT-4 is better at code.",
+        "program costs far fewer tokens and more of it fits in the model's context, one reason GPT-4 is better at code. Llama 2 "
+        "writes every space as ▁ and has pieces for runs of them (▁▁▁).",
     ),
     Quirk(
         "tax",
@@ -76,7 +80,8 @@ QUIRKS: tuple[Quirk, ...] = (
         "The same short paragraph, written for this app in 16 languages and 10 scripts. English needs the fewest tokens because "
         "the tokenizers were trained mostly on English: text in other scripts falls apart into short pieces or bare bytes, so the "
         "same meaning costs several times more tokens (red: twice English's or more), more money per word and less room in the "
-        "context. GPT-4o's bigger, more multilingual vocabulary narrows the gap.",
+        "context. GPT-4o's bigger, more multilingual vocabulary narrows the gap; Llama 2's 32,000 pieces cover few scripts, and "
+        "the rest falls back to bytes.",
     ),
     Quirk(
         "emoji",
@@ -84,7 +89,8 @@ QUIRKS: tuple[Quirk, ...] = (
         ("👩‍💻", "👨‍👩‍👧", "I ❤️ 🏳️‍🌈"),
         "Some emoji are several characters glued together with an invisible zero-width joiner (U+200D): 👩‍💻 is 👩 + joiner + 💻, "
         "eleven bytes in UTF-8. A byte-level tokenizer that never learned them cuts them into byte pieces that are not characters "
-        "on their own (the dashed chips), and the model has to put them back together.",
+        "on their own (the dashed chips), and the model has to put them back together. Llama 2 and Mistral have no piece for "
+        "these emoji at all: byte fallback writes each one's UTF-8 bytes as <0xNN> tokens, four for 👩.",
     ),
 )
 
@@ -210,7 +216,7 @@ def tax_table(results: dict[str, list[Row]]) -> str:
             ratio = len(r.tokens) / english[r.label] if english[r.label] else 0
             tax = " class='n tax'" if ratio >= 2 else " class='n'"
             cells.append(
-                f"<td{tax}><b>{len(r.tokens) / len(text):.2f}</b><br><span class='sub'>{len(r.tokens):,} tok · {ratio:.1f}×</span></td>"
+                f"<td{tax}><b>{len(r.tokens) / len(text):.2f}</b><br><span class='sub'>{len(r.tokens):,}&nbsp;tok · {ratio:.1f}×</span></td>"
             )
         body.append(
             f"<tr><td>{escape(language)}<br><span class='sub'>{escape(script)}</span></td><td class='n'>{len(text):,}</td>{''.join(cells)}</tr>"

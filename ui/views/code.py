@@ -37,9 +37,10 @@ class Mark:
     """A line to mark: the nth call (0-based, in source order) of `call` (a function's or method's name) in the function."""
 
     name: str  # how the marks are told apart: 'pop'
-    call: str
+    call: str  # the called function's or method's name; with assign, the target an assignment writes ('ids[i:i + 2]')
     nth: int = 0
     test: Callable[[ast.Call], bool] | None = None  # and only a call that passes this
+    assign: bool = False  # the line is the nth assignment to `call`, not a call
 
 
 @dataclass(frozen=True)
@@ -62,8 +63,11 @@ def _detail_blocks(function_node: ast.AST) -> list[tuple[int, int]]:
     )
 
 
-def _calls(function_node: ast.AST, mark: Mark) -> list[ast.Call]:
+def _calls(function_node: ast.AST, mark: Mark) -> list[ast.AST]:
     found = []
+    if mark.assign:
+        found = [n for n in ast.walk(function_node) if isinstance(n, ast.Assign) and any(ast.unparse(t) == mark.call for t in n.targets)]
+        return sorted(found, key=lambda n: (n.lineno, n.col_offset))
     for node in ast.walk(function_node):
         if isinstance(node, ast.Call):
             func = node.func
@@ -202,7 +206,7 @@ def _stale(event: MergeEvent, winner: bool) -> str:
 # ---------------------------------------------------------------------------
 # the Encode page: the encoder's loop, the lowest merge number and the merge it makes
 
-ENCODE_STEPS = (Mark("lowest", "min"), Mark("merge", "append"))
+ENCODE_STEPS = (Mark("lowest", "min"), Mark("merge", "ids[i:i + 2]", assign=True))
 
 
 def encode_excerpt() -> Excerpt:

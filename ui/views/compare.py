@@ -10,6 +10,9 @@ a place they split differently ("differs"); the others they split alike.
 
 A tokenizer whose tokens do not give back the text (the 'whitespace'
 pre-tokenizer drops spaces) is drawn but left out of the diff, and says so.
+A SentencePiece tokenizer's tokens (Llama 2's ▁The) are drawn as they are and
+cut the text where their text falls: '▁' is a space, and the '▁' it put first
+is none (`surface`).
 
 No Streamlit here but the cache of a whole comparison: plain functions that
 return escaped HTML (the CSS is in ui/style.py).
@@ -39,10 +42,16 @@ class Row:
     label: str  # 'GPT-4', 'Trained here'
     tokens: tuple[bytes, ...]
     ids: tuple[int, ...]
-    lossless: bool  # the tokens join to exactly the text's bytes
+    lossless: bool  # the tokens join to exactly the text's bytes (their surface's, for a SentencePiece tokenizer)
     detail: str = ""  # '100,000 merges'
 
     n_bytes: int = 0  # of the text (a lossy pre-tokenizer's tokens hold fewer)
+    spans: tuple[bytes, ...] | None = None  # the text each token stands for, when not its bytes (`surface`); None: the tokens
+    family: str = "byte-level"
+
+    @property
+    def surfaces(self) -> tuple[bytes, ...]:
+        return self.tokens if self.spans is None else self.spans
 
 
 def shown(data: bytes) -> str:
@@ -50,12 +59,28 @@ def shown(data: bytes) -> str:
     return show(data).replace("\u200d", "‹ZWJ›")
 
 
+SPACE = "▁".encode()
+
+
+def surface(tokens: tuple[bytes, ...], data: bytes) -> tuple[bytes, ...]:
+    """The text a SentencePiece tokenizer's tokens stand for: '▁' a space, the '▁' it put first none.
+
+    (b'\xe2\x96\x81Hello', b'\xe2\x96\x81world') for b'Hello world' -> (b'Hello', b' world')
+    """
+    spans = [t.replace(SPACE, b" ") for t in tokens]
+    if spans and spans[0].startswith(b" "):
+        spans[0] = spans[0][1:]  # the '▁' put in front of the text (the dummy prefix): no character of it
+    return tuple(spans)
+
+
 def row(label: str, tok: Tokenizer, text: str, k: int | None = None, detail: str = "") -> Row:
     """The tokens of text under tok's first k merges (all when None)."""
     ids = tok.encode(text, k)
     tokens = tuple(tok.vocab[i] for i in ids)
     data = text.encode("utf-8", "surrogateescape")
-    return Row(label, tokens, tuple(ids), b"".join(tokens) == data, detail, len(data))
+    family = getattr(tok, "family", "byte-level")
+    spans = surface(tokens, data) if family == "sentencepiece" else None
+    return Row(label, tokens, tuple(ids), b"".join(spans if spans is not None else tokens) == data, detail, len(data), spans, family)
 
 
 def cuts(tokens: tuple[bytes, ...]) -> set[int]:
@@ -74,7 +99,7 @@ def segments(data: bytes, rows: list[Row]) -> list[tuple[int, int, bool]]:
     border, so that every segment is whole characters a class can read; the segment differs only if some cut
     inside it is not everyone's.
     """
-    sets = [cuts(r.tokens) for r in rows if r.lossless]
+    sets = [cuts(r.surfaces) for r in rows if r.lossless]
     size = len(data)
     if not sets or size == 0:
         return [(0, size, False)] if size else []
@@ -101,16 +126,17 @@ def in_diff(start: int, end: int, spans: list[tuple[int, int]]) -> bool:
 def chips(r: Row, spans: list[tuple[int, int]], limit: int = SHOWN, show_ids: bool = False) -> str:
     """r's tokens as chips (ui/render.py's look); chips inside a differing span marked 'diff'; each chip's id under it
     (show_ids: a projector has no hover), as the Tokenize page draws them."""
-    tokens = r.tokens[:limit]
+    tokens, surfaces = r.tokens[:limit], r.surfaces[:limit]
     offsets, at = [], 0
-    for t in tokens:
+    for t in surfaces:
         offsets.append(at)
         at += len(t)
+    offsets.append(at)
     parts = []
     for n, (start, end) in enumerate(character_runs(list(tokens))):
         joined = b"".join(tokens[start:end])
         css = "tok" + (" joined" if end - start > 1 else "")
-        if r.lossless and spans and in_diff(offsets[start], offsets[start] + len(joined), spans):
+        if r.lossless and spans and in_diff(offsets[start], max(offsets[end], offsets[start] + 1), spans):
             css += " diff"
         ids = ", ".join(str(i) for i in r.ids[start:end])
         title = f"id {ids}" if end - start == 1 else f"{end - start} tokens (ids {ids}) that together make one character"
@@ -155,7 +181,8 @@ def diff_text(data: bytes, segs: list[tuple[int, int, bool]]) -> str:
 
 def diff_sentence(segs: list[tuple[int, int, bool]], rows: list[Row]) -> str:
     n = sum(1 for _, _, d in segs if d)
-    left_out = [r.label for r in rows if not r.lossless]
+    left_out = [r.label for r in rows if not r.lossless and r.family != "sentencepiece"]
+    changed = [r.label for r in rows if not r.lossless and r.family == "sentencepiece"]
     out = (
         f"They split the text alike everywhere ({len(segs):,} places)."
         if n == 0
@@ -163,6 +190,8 @@ def diff_sentence(segs: list[tuple[int, int, bool]], rows: list[Row]) -> str:
     )
     if left_out:
         out += f" Not in the diff: {', '.join(left_out)}, whose tokens leave out part of the text (its pre-tokenizer drops whitespace)."
+    if changed:
+        out += f" Not in the diff: {', '.join(changed)}, whose normalizer changed the text (its tokens do not spell it back)."
     return out
 
 

@@ -56,22 +56,31 @@ def pairs_row(
     return f'<div class="epair">{"".join(out)}</div>'
 
 
-def step_rows(word: bytes, steps: Sequence[Step], done: int, link: Link, counts: Sequence[int | None] | None = None) -> str:
+def step_rows(
+    word: bytes,
+    steps: Sequence[Step],
+    done: int,
+    link: Link,
+    counts: Sequence[int | None] | None = None,
+    start: Sequence[bytes] | None = None,
+    unit: str = "bytes",
+) -> str:
     """One pre-token after `done` of its steps: a row per step so far (its pairs, the merge chosen lit), then the tokens at the end.
 
     The row of step `done` (the next to apply) is marked now; once every step is done a last row shows the tokens.
+    start: what encoding starts from (its bytes, or a SentencePiece tokenizer's characters: unit "characters").
     """
     rows = []
     for j, step in enumerate(steps[: done + 1]):
-        what = "bytes" if j == 0 else f"after {number(steps[j - 1].rank)}"
+        what = unit if j == 0 else f"after {number(steps[j - 1].rank)}"
         rows.append(
             f'<div class="what{" now" if j == done else ""}">{escape(what)}</div>'
             f"<div>{pairs_row(step.before, step.ranks, step.rank, link, counts)}</div>"
         )
     if done >= len(steps):
-        final = steps[-1].parts if steps else tuple(bytes([b]) for b in word)
+        final = steps[-1].parts if steps else tuple(start or (bytes([b]) for b in word))
         rows.append(
-            f'<div class="what now">{"tokens" if steps else "bytes = tokens"}</div>'
+            f'<div class="what now">{"tokens" if steps else f"{unit} = tokens"}</div>'
             f'<div><div class="epair">{"".join(_chip(t, i) for i, t in enumerate(final))}</div></div>'
         )
     return f'<div class="enc-rows">{"".join(rows)}</div>'
@@ -155,3 +164,35 @@ def tree_sentence(node: Node, label: str) -> str:
 
 def _count(node: Node) -> int:
     return 0 if node.rank is None else 1 + _count(node.left) + _count(node.right)
+
+
+def dropout_rows(found: Sequence[tuple[tuple[bytes, ...], int]], samples: int, plain: tuple[bytes, ...], shown: int = 12) -> str:
+    """A word's segmentations under BPE-dropout, the most frequent first: each as chips, a bar of its share, and how many
+    of the samples gave it; the one encode() gives without dropout marked; the rarest summed up past `shown` rows."""
+    rows = []
+    top = max((n for _, n in found), default=1)
+    for parts, n in found[:shown]:
+        chips = "".join(_chip(t, i) for i, t in enumerate(parts))
+        mark = '<span class="drop-plain">without dropout</span>' if parts == plain else ""
+        rows.append(
+            f'<div class="epair">{chips}</div>'
+            f'<div class="drop-bar"><span style="width:{100 * n / top:.1f}%"></span></div>'
+            f'<div class="drop-n">{100 * n / samples:.1f} % <span class="cnt">({n:,})</span>{mark}</div>'
+        )
+    rest = found[shown:]
+    if rest:
+        n = sum(k for _, k in rest)
+        rows.append(
+            f'<div class="drop-more">{len(rest):,} more, rarer</div><div></div><div class="drop-n">{100 * n / samples:.1f} % <span class="cnt">({n:,})</span></div>'
+        )
+    return f'<div class="drop-rows">{"".join(rows)}</div>'
+
+
+def dropout_sentence(word: bytes, p: float, samples: int, found: Sequence[tuple[tuple[bytes, ...], int]], plain: tuple[bytes, ...]) -> str:
+    """What the rows show, in words: 'lowest, encoded 1,000 times with each merge skipped with probability 0.10: ...'."""
+    kept = dict(found).get(plain, 0)
+    return (
+        f"{show(word)}, encoded {samples:,} times with each merge skipped with probability {p:.2f} (as HuggingFace's "
+        f"BPE(dropout={p:g})): {len(found):,} different segmentation{'s' if len(found) != 1 else ''}; the one without dropout "
+        f"{100 * kept / samples:.1f} % of the time."
+    )
