@@ -19,6 +19,8 @@ peers:  issue 34's table: Tokenizer.encode (a list) and encode_to_numpy beside g
         tool and round on one core, load time out, one cold encode (the caches empty) then the best of 3 warm ones,
         tools alternated for --rounds rounds, medians; ids compared (sha256) with tiktoken's.
         python benchmarks/encode.py --only peers --rounds 3 --encodings gpt2 cl100k_base o200k_base
+        --before DIR: a checkout of another commit (its core built) timed beside as "before" and "before-numpy", in the same
+        rounds: `git archive COMMIT | tar -x -C DIR`, then `python setup.py build_ext --inplace` there, and ../shared beside it.
 load:   seconds to load cl100k_base and o200k_base in a fresh process: Tokenizer.load of OpenAI's
         rank file (its merges recovered, and read back from the cache an earlier load kept: BPE_CACHE)
         against tiktoken.get_encoding, alternated, medians.
@@ -280,7 +282,12 @@ def peer_child(tool: str, encoding: str, path: str, rounds: int) -> None:
     )
 
 
-def peers(rounds: int = 3, encodings: tuple[str, ...] = ("gpt2", "cl100k_base", "o200k_base"), path: Path | None = None) -> None:
+def peers(
+    rounds: int = 3,
+    encodings: tuple[str, ...] = ("gpt2", "cl100k_base", "o200k_base"),
+    path: Path | None = None,
+    baseline: Path | None = None,
+) -> None:
     path = path or PROSE
     if not path.exists():
         subprocess.run([sys.executable, str(ROOT / "benchmarks" / "make_corpus.py"), "--mb", "10", "--out", str(path)], check=True)
@@ -293,12 +300,15 @@ def peers(rounds: int = 3, encodings: tuple[str, ...] = ("gpt2", "cl100k_base", 
     print(f"{'encoding':<12} {'tool':<11} {'cold s':>7} {'warm s':>7} {'warm MB/s':>9} {'cpu':>6} {'ours/it':>7}  ids        load")
     for encoding in encodings:
         tools = [t for t in PEER_TOOLS if not (t == "quicktok" and encoding == "gpt2")]  # quicktok has no GPT-2
+        if baseline:
+            tools[2:2] = ["before", "before-numpy"]
         runs: dict[str, list[dict]] = {tool: [] for tool in tools}
         before = load_average()
         for _ in range(rounds):
             for tool in tools:
                 env = {**os.environ, "TIKTOKEN_CACHE_DIR": str(cache), "BPE_CACHE": "off"}
-                command = [sys.executable, __file__, "--peer-child", tool, encoding, str(path)]
+                script = baseline / "benchmarks" / "encode.py" if tool.startswith("before") else Path(__file__)
+                command = [sys.executable, str(script), "--peer-child", tool.replace("before", "ours"), encoding, str(path)]
                 if shutil.which("taskset"):
                     command = ["taskset", "-c", str(os.sched_getaffinity(0).pop()), *command]
                 done = subprocess.run(command, capture_output=True, text=True, env=env, check=True)
@@ -326,6 +336,7 @@ if __name__ == "__main__":
     parser.add_argument("--no-compiled", dest="compiled", action="store_false", help="fresh: ours with BPE_CORE=0 (the Python path)")
     parser.add_argument("--child", nargs=3, metavar=("TOOL", "ENCODING", "FILE"), help=argparse.SUPPRESS)
     parser.add_argument("--peer-child", nargs=3, metavar=("TOOL", "ENCODING", "FILE"), help=argparse.SUPPRESS)
+    parser.add_argument("--before", type=Path, help="peers: a checkout of another commit, its core built, timed beside ours")
     parser.add_argument("--load-only", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -341,7 +352,7 @@ if __name__ == "__main__":
         if name == "fresh":
             fresh(args.rounds, tuple(args.encodings), args.file, args.compiled)
         elif name == "peers":
-            peers(args.rounds, tuple(args.encodings), args.file)
+            peers(args.rounds, tuple(args.encodings), args.file, args.before)
         elif name == "load":
             load(args.rounds)
         else:
