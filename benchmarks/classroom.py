@@ -16,7 +16,10 @@ server answers with ForwardMsgs, and a click counts as done at its
 rerun by themselves (`auto_rerun`, a page polling its worker) are rerun on their
 interval, as the browser does.
 
-With --replicas N the server is `python -m serve.replicas --replicas N` (what
+The server is what `bash scripts/app.sh` runs: one app process behind HAProxy, whose
+cache answers Streamlit's browser files (`python -m serve.replicas`); --direct runs
+`streamlit run web.py` alone, as a machine without HAProxy does (and this project did
+before issue 37). With --replicas N the server is `python -m serve.replicas --replicas N` (what
 `scripts/app.sh --replicas N` runs): N app processes behind HAProxy, sticky on
 a cookie. A student then first loads the page over HTTP, as a browser does,
 and keeps the proxy's cookie for its websocket; each replica's processor and
@@ -77,7 +80,7 @@ from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # run as a script: benchmarks/ is a package of the checkout
-from benchmarks.students import Server, Student, browser_fetches, descendants, role  # noqa: E402
+from benchmarks.students import Server, Student, browser_fetches, descendants  # noqa: E402
 
 STDLIB = "Python's own docs"  # the 2 MB preset: how its option in the Corpus box starts
 DONE = (ForwardMsg.FINISHED_SUCCESSFULLY, ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY)
@@ -108,9 +111,7 @@ def profile(server: Server, path: Path, seconds: float) -> subprocess.Popen:
     --gil: only the thread holding the interpreter lock, so the samples are the processor time the pages
     compete for (a thread waiting for the lock, or in a hash that released it, is not counted).
     """
-    pid = server.process.pid
-    if server.replicas:
-        pid = next(p for p in descendants(pid) if role(p) == "r1")
+    pid = server.app_pid()
     spy = str(Path(sys.executable).parent / "py-spy")
     command = [spy, "record", "--pid", str(pid), "--duration", str(int(seconds)), "--rate", "200", "--format", "raw", "--gil"]
     return subprocess.Popen([*command, "--output", str(path), "--nonblocking"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -246,10 +247,10 @@ async def race(student: Student) -> Race:
 
 
 @contextlib.asynccontextmanager
-async def serving(app: Path, replicas: int = 0, query: str = ""):
+async def serving(app: Path, replicas: int = 0, query: str = "", direct: bool = False):
     """A fresh server for app, visited once per replica (start-up imports the app's modules; query: the page's
-    query string, whose work is then built); its memory timeline printed at the end."""
-    server = Server(app, replicas)
+    query string, whose work is then built); its memory timeline printed at the end. direct: without the proxy."""
+    server = Server(app, replicas, direct=direct)
     try:
         for i in range(max(1, replicas)):
             first = server.student("first visit")
@@ -269,7 +270,7 @@ async def serving(app: Path, replicas: int = 0, query: str = ""):
 async def cold(app: Path, args: argparse.Namespace, rng: random.Random) -> None:
     n = args.sessions
     print(f"\n## cold start: {n} students open the app at once ({load()})")
-    async with serving(app, args.replicas) as server:
+    async with serving(app, args.replicas, direct=args.direct) as server:
         began = time.perf_counter() - server.memory.start
         students, seconds = await open_all(server, n)
         server.memory.mark(f"{n} opened")
@@ -283,7 +284,7 @@ async def cold(app: Path, args: argparse.Namespace, rng: random.Random) -> None:
 async def stepping(app: Path, args: argparse.Namespace, rng: random.Random) -> None:
     n, interval = args.sessions, args.interval
     print(f"\n## stepping: {n} students click Next every ~{interval:g} s on the 2 MB preset ({load()})")
-    async with serving(app, args.replicas) as server:
+    async with serving(app, args.replicas, direct=args.direct) as server:
         students, opened = await open_all(server, n)
         print(f"app opened: {summary(opened, 'students')}")
         picked = await pick_stdlib(students)
@@ -322,14 +323,16 @@ async def stepping(app: Path, args: argparse.Namespace, rng: random.Random) -> N
 async def racing(app: Path, args: argparse.Namespace, rng: random.Random) -> None:
     n, k = args.sessions, args.racers
     print(f"\n## racing: one race alone, then {n - k} stepping while {k} race, on the 2 MB preset ({load()})")
-    async with serving(app, args.replicas) as server:  # a server of its own, so that the race alone leaves nothing behind
+    async with serving(
+        app, args.replicas, direct=args.direct
+    ) as server:  # a server of its own, so that the race alone leaves nothing behind
         [alone], _ = await open_all(server, 1)
         await pick_stdlib([alone])
         solo = await race(alone)
         print(f"race alone: {race_text(solo)}")
         await alone.close()
 
-    async with serving(app, args.replicas) as server:
+    async with serving(app, args.replicas, direct=args.direct) as server:
         students, _ = await open_all(server, n)
         await pick_stdlib(students)
         idle = server.memory.mark("all on the 2 MB step page")
@@ -372,7 +375,7 @@ async def compare(app: Path, args: argparse.Namespace, rng: random.Random) -> No
         await s.until(lambda: compared(s))
         return time.perf_counter() - start
 
-    async with serving(app, args.replicas) as server:
+    async with serving(app, args.replicas, direct=args.direct) as server:
         [first], _ = await open_all(server, 1)
         print(f"first student, on a server started {time.perf_counter() - server.memory.start:.1f} s ago: {await one(first):.2f} s")
         await first.close()
@@ -390,7 +393,7 @@ async def open_storm(app: Path, args: argparse.Namespace, rng: random.Random) ->
     warm = "" if args.fresh else query
     how = "on a server whose first visit opened the default page" if args.fresh else "on a server that has served it once"
     print(f"\n## open-storm: {n} students open /?{query} at the same moment, {how} ({load()})")
-    async with serving(app, args.replicas, warm) as server:
+    async with serving(app, args.replicas, warm, args.direct) as server:
         began = time.perf_counter() - server.memory.start
         students = [server.student(f"student {i + 1}") for i in range(n)]
         assets = await asyncio.to_thread(browser_fetches, server.url, query) if not args.no_assets else ()
@@ -499,7 +502,7 @@ async def hostile(app: Path, args: argparse.Namespace, rng: random.Random) -> No
     """
     size = int(args.paste_mb * 1_000_000)
     print(f"\n## hostile: one student reruns the default page while others paste {args.paste_mb:g} MB into every text box ({load()})")
-    async with serving(app, args.replicas) as server:
+    async with serving(app, args.replicas, direct=args.direct) as server:
         [honest], _ = await open_all(server, 1)
         alone = [await honest.rerun() for _ in range(10)]
         print(f"the honest student alone, rerunning the default page: {summary(alone, 'runs')}")
@@ -538,7 +541,7 @@ async def upload(app: Path, args: argparse.Namespace, rng: random.Random) -> Non
     )
     files = [colliding_tiktoken(args.upload_tokens, seed=i) for i in range(count)]  # made before: this process's time is the clicks'
     print(f"the files: {count} of {len(files[0]) / 1e6:.1f} MB, each {args.upload_tokens:,} tokens of 128 bytes with one bpe_hash")
-    async with serving(app, args.replicas) as server:
+    async with serving(app, args.replicas, direct=args.direct) as server:
         students, _ = await open_all(server, n)
         await pick_stdlib(students)
         [uploader], _ = await open_all(server, 1)
@@ -629,7 +632,7 @@ async def first_visits(app: Path, args: argparse.Namespace, rng: random.Random) 
     with tempfile.TemporaryDirectory(prefix="bpe-cache-") as cache:
         os.chmod(cache, 0o700)
         for start in ("first start (empty disk cache)", "restart (disk cache kept)"):
-            server = Server(app, args.replicas, env={"BPE_CACHE": cache})
+            server = Server(app, args.replicas, env={"BPE_CACHE": cache}, direct=args.direct)
             try:
                 first = server.student("first")
                 page = await first.open()
@@ -658,7 +661,7 @@ async def pages(app: Path, args: argparse.Namespace, rng: random.Random) -> None
     has finished) and what it sent; then the same clicks in Chromium, until the page is drawn (every run asked has
     ended and no element is still a grey placeholder), which counts the browser's own work on what was sent."""
     print(f"\n## pages: one student clicks through the pages of the sidebar, {args.rounds} rounds after each first visit ({load()})")
-    async with serving(app, args.replicas) as server:
+    async with serving(app, args.replicas, direct=args.direct) as server:
         student = server.student("pages")
         await student.open()
         titles = list(student.pages)  # as the server lists them: the sidebar's order
@@ -760,12 +763,19 @@ def main() -> None:
         "--browser", action=argparse.BooleanOptionalAction, default=True, help="pages: the same clicks in Chromium too (default: yes)"
     )
     parser.add_argument(
-        "--replicas", type=int, default=0, help="serve through HAProxy with N app processes (serve/replicas.py); 0: one streamlit run"
+        "--replicas", type=int, default=0, help="serve through HAProxy with N app processes (serve/replicas.py); 0: one app process"
+    )
+    parser.add_argument(
+        "--direct",
+        action="store_true",
+        help="one `streamlit run web.py` without HAProxy in front (a machine without it; this project before issue 37)",
     )
     args = parser.parse_args()
     rng = random.Random(args.seed)
     app = args.app.resolve()
-    served = f"{args.replicas} replicas behind HAProxy" if args.replicas else "one streamlit run"
+    served = (
+        f"{args.replicas} replicas behind HAProxy" if args.replicas else "one streamlit run" if args.direct else "one app behind HAProxy"
+    )
     print(f"# {app}, {served}, on {os.cpu_count()} cores; {load()}; {time.strftime('%Y-%m-%d %H:%M')}")
     for name in list(SCENARIOS) if args.scenario == "all" else [args.scenario]:
         asyncio.run(SCENARIOS[name](app, args, rng))

@@ -465,18 +465,22 @@ def browser_value(kind: str, proto) -> WidgetState | None:
 
 
 class Server:
-    """`streamlit run web.py` (APP behind serve/assets.py; APP itself where there is no web.py beside it) on a free port, from
-    APP's folder (or, with replicas, `python -m serve.replicas --replicas N`); stopped with stop()."""
+    """What `bash scripts/app.sh` runs, from APP's folder, on a free port: one app process (`streamlit run web.py`: APP
+    behind serve/assets.py) behind HAProxy (`python -m serve.replicas`); with replicas, `python -m serve.replicas
+    --replicas N`; direct=True: `streamlit run web.py` alone (APP itself where there is no web.py beside it), as a machine
+    without HAProxy, and this project before issue 37, served it (another checkout of that age needs it). Stopped with stop()."""
 
-    def __init__(self, app: Path, replicas: int = 0, env: dict[str, str] | None = None) -> None:
+    def __init__(self, app: Path, replicas: int = 0, env: dict[str, str] | None = None, direct: bool = False) -> None:
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             self.port = s.getsockname()[1]
         self.replicas = replicas
+        self.proxied = bool(replicas) or not direct and have_haproxy()
         handle, self.log = tempfile.mkstemp(prefix="classroom-server-", suffix=".log")  # the server's output, for when it fails
         where = ["--server.port", str(self.port), "--server.address", "127.0.0.1", "--server.fileWatcherType", "none"]
-        if replicas:
-            command = [sys.executable, "-m", "serve.replicas", "--replicas", str(replicas), *where]
+        if self.proxied:
+            command = [sys.executable, "-m", "serve.replicas", *(["--replicas", str(replicas)] if replicas else []), *where]
+            command += ["--server.headless", "true"]
         else:
             served = app.parent / "web.py" if (app.parent / "web.py").is_file() else app  # what scripts/app.sh runs, where there is one
             command = [sys.executable, "-m", "streamlit", "run", str(served), "--server.headless", "true", *where]
@@ -489,12 +493,18 @@ class Server:
         while time.time() < deadline:
             if self.process.poll() is not None:
                 raise RuntimeError(f"the server stopped at start-up; see {self.log}")
-            if not replicas and healthy(self.port) or replicas and "ready:" in Path(self.log).read_text():
+            if not self.proxied and healthy(self.port) or self.proxied and "ready:" in Path(self.log).read_text():
                 break
             time.sleep(0.3)
         else:
             raise RuntimeError(f"the server did not start; see {self.log}")
-        self.memory = Memory(self.process.pid, replicas)
+        self.memory = Memory(self.process.pid, replicas, self.proxied)
+
+    def app_pid(self) -> int:
+        """The app's process (with replicas, r1's): the one answering the pages."""
+        if not self.proxied:
+            return self.process.pid
+        return next(p for p in descendants(self.process.pid) if role(p) in ("r1", "replica"))
 
     def student(self, name: str) -> Student:
         return Student(self.url, name, sticky=bool(self.replicas))
@@ -506,6 +516,11 @@ class Server:
             self.process.wait(timeout=30)
         except subprocess.TimeoutExpired:
             self.process.kill()
+
+
+def have_haproxy() -> bool:
+    """Whether HAProxy is installed: scripts/app.sh serves the app alone where it is not."""
+    return any(os.access(os.path.join(d, "haproxy"), os.X_OK) for d in [*os.environ.get("PATH", "").split(os.pathsep), "/usr/sbin"])
 
 
 def healthy(port: int) -> bool:
@@ -568,23 +583,34 @@ def role(pid: int) -> str:
 class Memory:
     """Samples RSS and processor use every second, per group of processes.
 
-    One server: "server" and its "workers". Replicas: each replica ("r1", ...),
-    "pool" (the supervisor, the pool server and its workers) and "proxy".
+    One server: "server" and its "workers" (behind the proxy: the supervisor too), and "proxy" when it has one.
+    Replicas: each replica ("r1", ...), "pool" (the supervisor, the pool server and its workers) and "proxy".
     """
 
-    def __init__(self, pid: int, replicas: int = 0) -> None:
-        self.pid, self.replicas, self.samples, self.marks = pid, replicas, [], []  # samples: (seconds, {group: (MB, %)})
-        self.groups = [f"r{i}" for i in range(1, replicas + 1)] + ["pool", "proxy"] if replicas else ["server", "workers"]
+    def __init__(self, pid: int, replicas: int = 0, proxied: bool = False) -> None:
+        self.pid, self.replicas, self.proxied, self.samples, self.marks = (
+            pid,
+            replicas,
+            proxied,
+            [],
+            [],
+        )  # samples: (seconds, {group: (MB, %)})
+        if replicas:
+            self.groups = [f"r{i}" for i in range(1, replicas + 1)] + ["pool", "proxy"]
+        else:
+            self.groups = ["server", "workers"] + ["proxy"] * proxied
         self.start = time.perf_counter()
         self._stop = threading.Event()
         threading.Thread(target=self._sample, daemon=True).start()
 
     def _group(self, pid: int, roles: dict[int, str]) -> str:
-        if not self.replicas:
+        if not self.proxied:
             return "server" if pid == self.pid else "workers"
         if pid not in roles:
             roles[pid] = role(pid)
-        return roles[pid]
+        if self.replicas:
+            return roles[pid]
+        return {"replica": "server", "proxy": "proxy"}.get(roles[pid], "workers")
 
     def _sample(self) -> None:
         tick = os.sysconf("SC_CLK_TCK")
@@ -605,10 +631,9 @@ class Memory:
 
     def app_rss(self) -> float:
         """The app's RSS now: the server's, or every replica's together."""
-        pids = [self.pid, *descendants(self.pid)]
-        if not self.replicas:
+        if not self.proxied:
             return rss_mb(self.pid)
-        return sum(rss_mb(p) for p in pids if role(p).startswith("r"))
+        return sum(rss_mb(p) for p in descendants(self.pid) if role(p).startswith("r"))
 
     def mark(self, label: str) -> float:
         """Note what happens now; returns the app's RSS at this moment (the server's, or the replicas' together)."""

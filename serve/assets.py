@@ -21,6 +21,10 @@ is kept and sent again, byte for byte, to later ones alike (the same method, gzi
 not), never one that sets a cookie or answers a conditional request. Everything else
 -- the websocket, the health check, uploads -- goes to Streamlit as before.
 
+Behind HAProxy (scripts/app.sh, serve/replicas.py) each file's answer is asked for
+once: the proxy keeps it and sends it to the rest of the class from its own cache,
+on the machine's other core. This stays what decides what is a file.
+
 What it does not do: import Streamlit (the folder is found from its package
 metadata), or change a byte of what the browser receives (tests/test_assets.py).
 """

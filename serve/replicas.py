@@ -1,7 +1,21 @@
-"""Serve the app as N processes behind HAProxy, sticky on a cookie, sharing one worker pool: `bash scripts/app.sh --replicas N`.
+"""Serve the app behind HAProxy: one process (`bash scripts/app.sh`), or N sharing one worker pool (`--replicas N`).
 
-One Streamlit server answers ~130 clicks a second on one core and then queues;
-the other cores sit idle. This starts, on one machine:
+HAProxy answers Streamlit's browser files from its cache. A browser opening the
+app fetches ~135 of them before its websocket; the app's process answered them
+all (serve/assets.py, from memory), and when a class opens a link together that
+was over a third of its processor, queued in front of the pages everyone waits
+for. The proxy keeps the app's first answer for each file (its name
+carries a hash of its content: it never changes) and answers the rest itself,
+in C, on the machine's other core (`haproxy_config`: only GETs of /static/ that
+take gzip, only 200s the app marked immutable; the app still decides what is a
+file, so nothing else on the disk can be reached through the cache).
+
+`bash scripts/app.sh` starts one app process (`streamlit run web.py` on a free
+loopback port, with its own worker pool, serve/pool.py) and HAProxy on the
+teacher's port in front of it. A machine without HAProxy gets the app alone
+(scripts/app.sh says so). With `--replicas N` -- one Streamlit server answers
+~130 clicks a second on one core and then queues; the other cores sit idle --
+this starts, on one machine:
 
 - the worker pool server (serve/shared_pool.py): one pool for all replicas, so a
   race a hall starts together runs once, and the workers use the cores the
@@ -17,13 +31,16 @@ the other cores sit idle. This starts, on one machine:
   NAT is one address. Streamlit keeps a session in the process that made it, so
   this is what keeps a student's merge theirs.
 
-When a replica dies (or stops answering its health check for HANG_S), it is
-started again on its port; so is the pool server when it dies or stops answering
-its own (a ping over its socket, POOL_HANG_S), its workers killed with it. Its students' websockets close with it; their
+When a replica (or the one app) dies, or stops answering its health check for
+HANG_S, it is started again on its port; so is the pool server when it dies or
+stops answering its own (a ping over its socket, POOL_HANG_S), its workers
+killed with it, and HAProxy when it dies or stops answering its own check (a
+loopback port of its own, PROXY_HANG_S). Its students' websockets close with it; their
 browsers reconnect by themselves, and HAProxy sends them to a live replica (the
 cookie is overridden when its replica refuses connections) as a new session that
-opens at the merge in the page's URL (the step page keeps the URL in step).
-Ctrl-C or SIGTERM stops the proxy, the replicas and the pool server, in that
+opens at the merge in the page's URL (the step page keeps the URL in step); after
+a new proxy, to the same session in the same app.
+Ctrl-C or SIGTERM stops the proxy, the app's processes and the pool server, in that
 order, and the pool's workers with it; if this process is killed outright, the
 kernel stops its children too (PR_SET_PDEATHSIG), so nothing is left behind.
 
@@ -48,17 +65,21 @@ import tempfile
 import threading
 import time
 import urllib.request
+import webbrowser
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from serve import settings, shared_pool
+from serve.assets import KEEP
 
 ROOT = Path(__file__).resolve().parents[1]
 COOKIE = "BPE_REPLICA"  # the proxy's cookie: which replica a browser stays on
 HANG_S = 30.0  # a replica whose health check has not answered for this long is restarted
 POOL_HANG_S = 12.0  # the pool server, likewise: its replicas' pages say so after ASK_S (5 s) and retry until it is back
+PROXY_HANG_S = 6.0  # HAProxy, likewise: it answers its own check in microseconds, however busy the app is
 STOP_S = 10.0  # how long a child has to stop after SIGTERM before it is killed
+CHECKED = "/proxy-health"  # what the supervisor asks HAProxy on its loopback check port
 
 
 # ---------------------------------------------------------------------------
@@ -66,15 +87,33 @@ STOP_S = 10.0  # how long a child has to stop after SIGTERM before it is killed
 
 
 def haproxy_config(
-    bind: str, servers: Sequence[str], cookie: str = f"{COOKIE} insert indirect nocache httponly", sections: str = ""
+    bind: str,
+    servers: Sequence[str],
+    cookie: str = f"{COOKIE} insert indirect nocache httponly",
+    sections: str = "",
+    check_port: int = 0,
 ) -> str:
-    """HAProxy's configuration: sticky on a cookie, websockets kept open, dead servers taken out at once.
+    """HAProxy's configuration: sticky on a cookie, websockets kept open, dead servers taken out at once, Streamlit's
+    browser files answered from its cache.
 
     servers are HAProxy `server` (or `server-template`) lines; each needs `check`
-    for the health check and, with a static cookie, `cookie NAME`. sections are
-    whole sections added at the end (a `resolvers` section for DNS names).
+    for the health check and, with a static cookie, `cookie NAME` (cookie="": one
+    server, no cookie). sections are whole sections added at the end (a
+    `resolvers` section for DNS names). check_port: a loopback port where HAProxy
+    itself answers CHECKED, for the supervisor (0: none).
     """
     lines = "\n".join(f"    {line}" for line in servers)
+    sticky = (
+        f"    # sticky on a cookie, not on the client's address: a class behind one NAT is one address\n    cookie {cookie}\n"
+        if cookie
+        else ""
+    )
+    checked = (
+        f"\nfrontend supervisor\n    # serve/replicas.py asks HAProxy itself here (not the app behind it) whether it answers\n"
+        f"    bind 127.0.0.1:{check_port}\n    http-request return status 200 content-type text/plain string ok if {{ path {CHECKED} }}\n"
+        if check_port
+        else ""
+    )
     return f"""# rendered by serve/replicas.py (haproxy_config): what a classroom needs from the proxy
 global
     maxconn 4096
@@ -108,17 +147,30 @@ frontend classroom
 backend app
     # a new browser goes to the replica with the fewest open connections (websockets: students)
     balance leastconn
-    # sticky on a cookie, not on the client's address: a class behind one NAT is one address
-    cookie {cookie}
-    option httpchk GET /_stcore/health
+{sticky}    option httpchk GET /_stcore/health
     http-check expect string ok
     timeout check 5s
     # a server that refuses connections (dead) is out after 3 checks; one slow to answer under a full
     # class is not: its students' websockets stay open (a dead server's close by themselves, and
     # serve/replicas.py restarts one that hangs)
     default-server inter 2s fall 3 rise 2 tcp-ut 10s
+    # Streamlit's browser files (~135 a first visit) from the cache below once the app has answered each
+    # (serve/assets.py): the app's own processor goes to the pages. Only GETs of /static/ that take gzip
+    # (every browser; the others get the plain file from the app), and only the app's 200s marked immutable
+    # (their names carry a hash of their content) that set no cookie: what is a file stays the app's call
+    http-request cache-use static if {{ path_beg /static/ }} {{ req.hdr(accept-encoding) -m sub gzip }}
+    http-response cache-store static if {{ status 200 }} {{ res.fhdr(cache-control) -m str "{KEEP}" }} !{{ res.hdr(set-cookie) -m found }}
 {lines}
-{sections}"""
+
+cache static
+    # a first visit's files are ~1 MB gzipped, all of Streamlit's ~9 MB
+    total-max-size 64
+    max-object-size 8388608
+    # they never change under their name (a new Streamlit is a new start of the proxy)
+    max-age 31536000
+    # one answer kept per Accept-Encoding (the gzipped one for the browsers that take it)
+    process-vary on
+{checked}{sections}"""
 
 
 def front_config(hosts: Sequence[str] = (), port: int = 8501, address: str = "") -> str:
@@ -208,15 +260,27 @@ def say(text: str) -> None:
     print(text, flush=True)
 
 
+def url(host: str, port: int) -> str:
+    """Where this machine reaches a server listening on host:port: url("0.0.0.0", 8501) -> "http://127.0.0.1:8501"."""
+    host = "127.0.0.1" if host in ("0.0.0.0", "", "::") else f"[{host}]" if ":" in host else host
+    return f"http://{host}:{port}"
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
 
 
-def healthy(port: int, timeout: float = 5.0) -> bool:
+def healthy(port: int, timeout: float = 5.0, host: str = "127.0.0.1") -> bool:
+    """Whether the app (or the proxy in front of it) answers Streamlit's health check on host:port."""
+    return answers(port, "/_stcore/health", timeout, host)
+
+
+def answers(port: int, path: str, timeout: float = 5.0, host: str = "127.0.0.1") -> bool:
+    """Whether url(host, port) + path answers "ok" within timeout."""
     try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=timeout) as answer:
+        with urllib.request.urlopen(url(host, port) + path, timeout=timeout) as answer:
             return answer.read() == b"ok"
     except OSError:
         return False
@@ -226,59 +290,94 @@ def healthy(port: int, timeout: float = 5.0) -> bool:
 # the supervisor
 
 
-def split_options(argv: Sequence[str]) -> tuple[int, str, int, list[str]]:
-    """--replicas N, --server.address A and --server.port P out of the command line; the rest goes to every replica.
+def split_options(argv: Sequence[str]) -> tuple[int | None, str, int, list[str]]:
+    """--replicas N, --server.address A and --server.port P out of the command line; the rest goes to every app process.
+    No --replicas: None (one app process with its own pool). The address and port default to Streamlit's variables.
 
     ["--replicas", "2", "--server.port=8600", "--theme.base", "dark"] -> (2, "127.0.0.1", 8600, ["--theme.base", "dark"])
     """
     parser = argparse.ArgumentParser(prog="scripts/app.sh", description=__doc__.splitlines()[0], allow_abbrev=False)
-    parser.add_argument("--replicas", type=int, required=True, help="app processes behind the proxy (at least 1)")
+    parser.add_argument(
+        "--replicas", type=int, help="app processes behind the proxy sharing one pool (at least 1; default: one with its own)"
+    )
     parser.add_argument(
         "--server.address",
         dest="address",
-        default="127.0.0.1",
+        default=os.environ.get("STREAMLIT_SERVER_ADDRESS") or "127.0.0.1",
         help="where the proxy listens (default 127.0.0.1: this machine only; 0.0.0.0: every address)",
     )
-    parser.add_argument("--server.port", dest="port", type=int, default=8501, help="the proxy's port (default 8501)")
+    port = os.environ.get("STREAMLIT_SERVER_PORT", "").strip()
+    parser.add_argument(
+        "--server.port", dest="port", type=int, default=int(port) if port.isdigit() else 8501, help="the proxy's port (default 8501)"
+    )
     known, rest = parser.parse_known_args(argv)
-    if known.replicas < 1:
+    if known.replicas is not None and known.replicas < 1:
         parser.error(f"--replicas must be at least 1, not {known.replicas}.")
     return known.replicas, known.address, known.port, rest
 
 
+def opens_browser(options: Sequence[str]) -> bool:
+    """Whether Streamlit would open a browser at start (its server.headless, from the command line, its variable, or its
+    default: not on Linux without a display). The app behind the proxy is always headless (its own address is not the
+    class's): the supervisor opens the proxy's instead."""
+    for i, option in enumerate(options):
+        if option.startswith("--server.headless"):
+            value = option.partition("=")[2] or (options[i + 1] if i + 1 < len(options) else "true")
+            return value.lower() != "true"
+    if os.environ.get("STREAMLIT_SERVER_HEADLESS"):
+        return os.environ["STREAMLIT_SERVER_HEADLESS"].lower() != "true"
+    return not (sys.platform.startswith(("linux", "freebsd")) and not os.environ.get("DISPLAY") and not os.environ.get("WAYLAND_DISPLAY"))
+
+
 class Supervisor:
-    def __init__(self, replicas: int, address: str, port: int, options: Sequence[str], folder: Path) -> None:
+    """replicas=None: one app process with its own worker pool (scripts/app.sh); N: N replicas and the pool server."""
+
+    def __init__(self, replicas: int | None, address: str, port: int, options: Sequence[str], folder: Path) -> None:
         self.folder = folder
-        # one secret for every replica (and, when set, for every machine): a student moved to another stays signed in (st.login's cookie)
-        pool_key, cookie_secret = secrets.token_bytes(16), settings.cookie_secret() or secrets.token_hex(32)
-        socket_path = self.socket_path = str(folder / "pool.sock")
-        self.pool_key = pool_key
-        # Streamlit takes the cookie secret from the environment, not the command line
-        env = {**os.environ, **settings.replica_env(socket_path, pool_key, cookie_secret), "PYTHONUNBUFFERED": "1"}
-        self.pool = Child("pool", [sys.executable, "-m", "serve.shared_pool", socket_path], env, death=signal.SIGTERM)
+        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+        self.pool = None
+        if replicas is not None:
+            # one secret for every replica (and, when set, for every machine): a student moved to another stays signed in (st.login's cookie)
+            pool_key, cookie_secret = secrets.token_bytes(16), settings.cookie_secret() or secrets.token_hex(32)
+            socket_path = self.socket_path = str(folder / "pool.sock")
+            self.pool_key = pool_key
+            # Streamlit takes the cookie secret from the environment, not the command line
+            env.update(settings.replica_env(socket_path, pool_key, cookie_secret))
+            self.pool = Child("pool", [sys.executable, "-m", "serve.shared_pool", socket_path], env, death=signal.SIGTERM)
         self.replicas = []
-        for i in range(1, replicas + 1):
+        for i in range(1, (replicas or 1) + 1):
             replica_port = free_port()
             command = [sys.executable, "-m", "streamlit", "run", "web.py", *options]  # app.py, Streamlit's files from memory
             command += ["--server.headless", "true", "--browser.gatherUsageStats", "false"]
-            if not any(o.startswith("--server.fileWatcherType") for o in options):
+            if replicas is not None and not any(o.startswith("--server.fileWatcherType") for o in options):
                 command += ["--server.fileWatcherType", "none"]  # a hall's server is not edited live: no replica polls the files
             command += ["--server.address", "127.0.0.1", "--server.port", str(replica_port)]
-            self.replicas.append(Child(f"r{i}", command, {**env, settings.REPLICA: f"r{i}"}, port=replica_port))
+            if replicas is None:
+                self.replicas.append(Child("app", command, env, port=replica_port))
+            else:
+                self.replicas.append(Child(f"r{i}", command, {**env, settings.REPLICA: f"r{i}"}, port=replica_port))
         bind = f"{address}:{port}"
-        servers = [f"server {r.name} 127.0.0.1:{r.port} cookie {r.name} check" for r in self.replicas]
+        self.check_port = free_port()
+        if replicas is None:
+            config_text = haproxy_config(
+                bind, [f"server app 127.0.0.1:{self.replicas[0].port} check"], cookie="", check_port=self.check_port
+            )
+        else:
+            servers = [f"server {r.name} 127.0.0.1:{r.port} cookie {r.name} check" for r in self.replicas]
+            config_text = haproxy_config(bind, servers, check_port=self.check_port)
         config = folder / "haproxy.cfg"
-        config.write_text(haproxy_config(bind, servers))
+        config.write_text(config_text)
         self.proxy = Child("haproxy", [haproxy(), "-db", "-f", str(config)], dict(os.environ))
         self.address, self.port = address, port
+        self.browser = replicas is None and opens_browser(options)
         self.stopping = threading.Event()
 
     @property
     def children(self) -> list[Child]:
-        return [self.pool, *self.replicas, self.proxy]
+        return [*([self.pool] if self.pool else []), *self.replicas, self.proxy]
 
     def run(self) -> None:
-        for child in [self.pool, *self.replicas]:
+        for child in self.children[:-1]:
             child.start()
         deadline = time.monotonic() + 120  # the proxy starts once the replicas answer: no "no server available" on the way
         while not all(healthy(r.port) for r in self.replicas) and time.monotonic() < deadline and not self.stopping.wait(0.25):
@@ -304,9 +403,11 @@ class Supervisor:
 
     def _check_health(self) -> None:
         """Every second: a replica that has not answered its health check for HANG_S is killed, and so is a pool server
-        that has not answered its ping for POOL_HANG_S (with its workers); the loop starts them again."""
+        that has not answered its ping for POOL_HANG_S (with its workers), and HAProxy unanswering for PROXY_HANG_S;
+        the loop starts them again."""
         while not self.stopping.wait(1.0):
             self._check_pool()
+            self._check_proxy()
             for replica in self.replicas:
                 process = replica.process
                 if process is None or process.poll() is not None:
@@ -319,6 +420,8 @@ class Supervisor:
                         os.killpg(process.pid, signal.SIGKILL)
 
     def _check_pool(self) -> None:
+        if self.pool is None:
+            return
         pool, process = self.pool, self.pool.process
         if process is None or process.poll() is not None:
             return
@@ -328,22 +431,39 @@ class Supervisor:
             say(f"the pool server has not answered for {POOL_HANG_S:.0f} s: killing it and its workers")
             kill_tree(process.pid)
 
+    def _check_proxy(self) -> None:
+        proxy, process = self.proxy, self.proxy.process
+        if process is None or process.poll() is not None:
+            return
+        if answers(self.check_port, CHECKED, timeout=PROXY_HANG_S / 2):
+            proxy.healthy = time.monotonic()
+        elif time.monotonic() - proxy.healthy > PROXY_HANG_S:
+            say(f"HAProxy has not answered for {PROXY_HANG_S:.0f} s: killing it (its students' pages reconnect to the new one)")
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)
+
     def _announce(self) -> None:
         while not self.stopping.wait(0.5):
-            if all(healthy(r.port) for r in self.replicas) and healthy(self.port):
-                say(f"ready: {len(self.replicas)} replicas behind HAProxy at http://{self.address}:{self.port}")
+            if all(healthy(r.port) for r in self.replicas) and healthy(self.port, host=self.address):
+                url = f"http://{self.address}:{self.port}"
+                if self.pool is None:
+                    say(f"ready: the app behind HAProxy at {url} (Streamlit's browser files from HAProxy's cache)")
+                else:
+                    say(f"ready: {len(self.replicas)} replicas behind HAProxy at {url}")
+                if self.browser:
+                    webbrowser.open(url(self.address, self.port))
                 return
 
     def stop(self) -> None:
         """The proxy first (no new clicks reach a stopping replica), then the replicas, then the pool and its workers."""
         self.stopping.set()
-        for group in ([self.proxy], self.replicas, [self.pool]):
+        for group in ([self.proxy], self.replicas, [self.pool] if self.pool else []):
             for child in group:
                 child.stop()
             deadline = time.monotonic() + STOP_S
             for child in group:
                 child.wait(deadline)
-        say("stopped: the proxy, the replicas and the worker pool")
+        say("stopped: the proxy, the replicas and the worker pool" if self.pool else "stopped: the proxy and the app")
 
 
 def kill_tree(pid: int) -> None:

@@ -1,7 +1,7 @@
 """One student pastes 15 MB into a text box of a served app while another works: refused in one sentence, in seconds.
 
-Students are benchmarks/students.py's (Streamlit's own websocket protocol) on `streamlit run web.py`, as
-scripts/app.sh serves it; benchmarks/classroom.py --scenario hostile measures the same with every box.
+Students are benchmarks/students.py's (Streamlit's own websocket protocol) on the app as scripts/app.sh serves
+it (behind HAProxy where it is installed); benchmarks/classroom.py --scenario hostile measures the same with every box.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """A fresh server builds what a lecture opens first, keeps it on disk, and a restart finds it (ui/warm.py, serve/disk.py).
 
-Students are benchmarks/students.py's (Streamlit's websocket protocol) on `streamlit run web.py`, as
-scripts/app.sh serves it, with a disk cache of the test's own (BPE_CACHE).
+Students are benchmarks/students.py's (Streamlit's websocket protocol) on the app as scripts/app.sh serves it
+(behind HAProxy where it is installed), with a disk cache of the test's own (BPE_CACHE).
 """
 
 from __future__ import annotations
