@@ -155,3 +155,19 @@ def small_disk(tmp_path):
         yield mount
     finally:
         subprocess.run(["umount", str(mount)], capture_output=True, timeout=30)
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    """A new local Ray cluster of 2 CPUs for one module (starting Ray takes seconds), the package shipped to its workers
+    as `bpe count --ray` and `bpe encode --ray` ship it; skipped where Ray is not installed."""
+    ray = pytest.importorskip("ray")
+    ray.init(
+        address="local",  # a new cluster even if this machine already has one (ray start)
+        num_cpus=2,
+        include_dashboard=False,
+        log_to_driver=False,
+        runtime_env={"py_modules": [str(Path(__file__).resolve().parents[1] / "bpe")]},
+    )
+    yield
+    ray.shutdown()

@@ -1,6 +1,6 @@
 """Counting on Ray gives the counts of counting locally, bit for bit.
 
-One local cluster (2 CPUs) serves the whole module: starting Ray takes seconds.
+One local cluster (2 CPUs, conftest.cluster) serves the whole module: starting Ray takes seconds.
 The package is shipped to the cluster's workers as `bpe count --ray` does it
 (runtime_env py_modules), so they run this very code.
 """
@@ -22,22 +22,8 @@ pytestmark = pytest.mark.ray
 ray = pytest.importorskip("ray")
 ray_count = pytest.importorskip("bpe.data.ray_count")
 
-ROOT = Path(__file__).resolve().parents[1]
 SPECIAL = "<|endoftext|>"
 DOCUMENTS = ["The cat sat. It's 42!", "naïve café 日本語\n\n  indented", "x" * 200, "emoji 🙂\r\nlines"] * 50
-
-
-@pytest.fixture(scope="module")
-def cluster():
-    ray.init(
-        address="local",  # a new cluster even if this machine already has one (ray start)
-        num_cpus=2,
-        include_dashboard=False,
-        log_to_driver=False,
-        runtime_env={"py_modules": [str(ROOT / "bpe")]},
-    )
-    yield
-    ray.shutdown()
 
 
 @pytest.fixture(scope="module")

@@ -26,21 +26,6 @@ ray = pytest.importorskip("ray")
 ray_encode = pytest.importorskip("bpe.tokenizer.ray_encode")
 ray_count = pytest.importorskip("bpe.data.ray_count")
 
-ROOT = Path(__file__).resolve().parents[1]
-
-
-@pytest.fixture(scope="module")
-def cluster():
-    ray.init(
-        address="local",  # a new cluster even if this machine already has one (ray start)
-        num_cpus=2,
-        include_dashboard=False,
-        log_to_driver=False,
-        runtime_env={"py_modules": [str(ROOT / "bpe")]},
-    )
-    yield
-    ray.shutdown()
-
 
 @pytest.fixture(scope="module")
 def tok() -> Tokenizer:
