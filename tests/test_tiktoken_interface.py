@@ -167,6 +167,22 @@ def test_encode_batch_and_encode_ordinary_batch_keep_the_order(pairs):
         assert ours.decode_batch(ours.encode_ordinary_batch(batch)) == batch
 
 
+@pytest.mark.parametrize("threads", [1, 2, 3, 8])
+@pytest.mark.parametrize("n", [0, 1, 2, 5, 33, 200])
+def test_a_batch_of_any_size_on_any_threads_is_each_text_in_order(pairs, threads, n):
+    ours, theirs = pairs["cl100k_base"]
+    batch = [f"{i} {SAMPLES[i % len(SAMPLES)]}" for i in range(n)]  # each text its own: a reordering would show
+    assert ours.encode_ordinary_batch(batch, num_threads=threads) == [theirs.encode_ordinary(t) for t in batch]
+    assert ours.encode_ordinary_batch(tuple(batch), num_threads=threads) == [theirs.encode_ordinary(t) for t in batch]
+
+
+def test_the_first_text_in_order_that_cannot_be_encoded_is_the_error(pairs):
+    ours, _ = pairs["cl100k_base"]
+    batch = ["fine"] * 50 + ["a <|endofprompt|> at 50"] + ["fine"] * 20 + ["<|endoftext|> at 71"] + ["fine"] * 30
+    with pytest.raises(ValueError, match="endofprompt"):  # the run after it holds the other: its error is not the one
+        ours.encode_batch(batch, num_threads=4)
+
+
 def test_decode_with_offsets_gives_where_each_token_starts_as_tiktoken(pairs):
     for ours, theirs in each(pairs):
         for text in [*SAMPLES, "hello world<|endoftext|> green cow"]:

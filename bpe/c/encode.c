@@ -45,7 +45,7 @@
 #define INT_OBJECTS (1 << 20)  /* ids below this have one int object, shared by every Encoder (take_out) */
 #define INT_BLOCK 4096         /* made this many at a time, in order, so that the objects of ids near one another are too */
 #define INT_BLOCKS (INT_OBJECTS / INT_BLOCK)
-#define NOGIL_BYTES 8192       /* texts this long are encoded without the GIL */
+#define NOGIL_BYTES 1024       /* texts this long are encoded without the GIL */
 
 /* a cached short pre-token: its block, and its ids (inline up to three, else where they begin in cache_ids) */
 typedef struct {
