@@ -2,6 +2,7 @@
 encode_ordinary_batch, each returning one list of ids per document. Figures printed, not asserted.
 
     python benchmarks/encode_batch.py --rounds 3 --threads 2 --encodings cl100k_base o200k_base
+    python benchmarks/encode_batch.py --rounds 3 --threads 8 --lines 100000   # short texts: the first 100,000 lines
 
 The 10 MB of prose of benchmarks/encode.py (made when missing), cut into its documents (make_corpus.py separates them
 with a line of <|endoftext|>); a fresh process per tool and round, load time out, one cold batch (the caches
@@ -29,13 +30,16 @@ from bpe.data.corpora import SEPARATOR  # noqa: E402
 TOOLS = ("ours", "gigatoken", "tiktoken")
 
 
-def documents(path: Path) -> list[str]:
-    """The corpus's documents (make_corpus.py writes a line of <|endoftext|> between two)."""
-    return [d for d in path.read_text(encoding="utf-8").split(SEPARATOR) if d]
+def documents(path: Path, lines: int = 0) -> list[str]:
+    """The corpus's documents (make_corpus.py writes a line of <|endoftext|> between two), or its first `lines` lines."""
+    text = path.read_text(encoding="utf-8")
+    if lines:
+        return [line for line in text.split("\n") if line and line != SEPARATOR.strip()][:lines]
+    return [d for d in text.split(SEPARATOR) if d]
 
 
-def child(tool: str, encoding: str, path: Path, threads: int) -> None:
-    docs = documents(path)
+def child(tool: str, encoding: str, path: Path, threads: int, lines: int) -> None:
+    docs = documents(path, lines)
     if tool == "ours":
         import bpe
 
@@ -63,18 +67,21 @@ def child(tool: str, encoding: str, path: Path, threads: int) -> None:
     print(json.dumps({"cold": cold, "warm": min(warm), "ids": digest, "documents": len(docs)}))
 
 
-def main(rounds: int, threads: int, encodings: list[str], path: Path) -> None:
+def main(rounds: int, threads: int, encodings: list[str], path: Path, lines: int) -> None:
     if not path.exists():
         subprocess.run([sys.executable, str(ROOT / "benchmarks" / "make_corpus.py"), "--mb", "10", "--out", str(path)], check=True)
-    mb = path.stat().st_size / 1e6
-    print(f"## {len(documents(path)):,} documents, {mb:.1f} MB, {threads} threads each, {rounds} rounds alternated ({load_average()})")
+    docs = documents(path, lines)
+    mb = sum(len(d.encode()) for d in docs) / 1e6
+    print(
+        f"## {len(docs):,} {'lines' if lines else 'documents'}, {mb:.1f} MB, {threads} threads each, {rounds} rounds alternated ({load_average()})"
+    )
     print(f"{'encoding':<12} {'tool':<10} {'cold s':>7} {'warm s':>7} {'warm MB/s':>9} {'ours/it':>7}  ids")
     env = {**os.environ, "RAYON_NUM_THREADS": str(threads), "TIKTOKEN_CACHE_DIR": str(tiktoken_cache()), "BPE_CACHE": "off"}
     for encoding in encodings:
         runs: dict[str, list[dict]] = {tool: [] for tool in TOOLS}
         for _ in range(rounds):
             for tool in TOOLS:
-                command = [sys.executable, __file__, "--child", tool, encoding, str(path), str(threads)]
+                command = [sys.executable, __file__, "--child", tool, encoding, str(path), str(threads), str(lines)]
                 done = subprocess.run(command, capture_output=True, text=True, env=env, check=True)
                 runs[tool].append(json.loads(done.stdout.strip().splitlines()[-1]))
         ours = statistics.median(r["warm"] for r in runs["ours"])
@@ -92,10 +99,11 @@ if __name__ == "__main__":
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--encodings", nargs="+", default=["cl100k_base", "o200k_base"])
     parser.add_argument("--file", type=Path, default=PROSE)
-    parser.add_argument("--child", nargs=4, metavar=("TOOL", "ENCODING", "FILE", "THREADS"), help=argparse.SUPPRESS)
+    parser.add_argument("--lines", type=int, default=0, metavar="N", help="the first N lines as the batch, not the documents")
+    parser.add_argument("--child", nargs=5, metavar=("TOOL", "ENCODING", "FILE", "THREADS", "LINES"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        tool, encoding, file, threads = args.child
-        child(tool, encoding, Path(file), int(threads))
+        tool, encoding, file, threads, lines = args.child
+        child(tool, encoding, Path(file), int(threads), int(lines))
     else:
-        main(args.rounds, args.threads, args.encodings, args.file)
+        main(args.rounds, args.threads, args.encodings, args.file, args.lines)
