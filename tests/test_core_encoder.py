@@ -91,11 +91,8 @@ def tokenizers(gpt2, openai_tokenizers, tmp_path_factory) -> dict[str, tuple[Tok
 
 
 NAMES = ["gpt2", "gpt2-no-specials", "cl100k_base", "o200k_base", "huggingface", "tiktoken-ours", "ours-gpt2", "ours-whitespace", "ours-none", "ours-regex"]  # fmt: skip
-TEXTS = st.one_of(
-    unicode_text(),
-    st.lists(st.sampled_from([*PIECES, EOT, "<|s|>", "aa", EOT + EOT]), max_size=30).map("".join),
-    any_bytes(),
-)
+STR_TEXTS = st.one_of(unicode_text(), st.lists(st.sampled_from([*PIECES, EOT, "<|s|>", "aa", EOT + EOT]), max_size=30).map("".join))
+TEXTS = st.one_of(STR_TEXTS, any_bytes())
 
 
 @needs_core
@@ -167,6 +164,42 @@ def test_threads_encode_at_once_each_with_its_own_cache(tokenizers):
         expected = [twin.encode(t, allowed_special="all") for t in texts]
         assert tok.encode_batch(texts, num_threads=4, allowed_special="all") == expected
         assert tok.encode_batch(texts, num_threads=1, allowed_special="all") == expected
+
+
+@needs_core
+@pytest.mark.parametrize("name", NAMES)
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(texts=st.lists(STR_TEXTS, max_size=12), threads=st.sampled_from([1, 3]))
+def test_a_batch_in_one_call_to_the_core_is_each_texts_python_ids(tokenizers, name, texts, threads):
+    """encode_many encodes a run of str texts in one call (lone surrogates and missing bytes left to Python as None):
+    the batch is each text's ids from the Python path, in order, special tokens allowed or not."""
+    tok, twin = tokenizers[name]
+    expected = []
+    for text in texts:
+        try:
+            expected.append(twin.encode(text, allowed_special="all"))
+        except ValueError as e:  # a byte the vocabulary lacks: the batch says the same
+            with pytest.raises(ValueError) as raised:
+                tok.encode_batch(texts, allowed_special="all", num_threads=threads)
+            assert str(raised.value) == str(e)
+            return
+    assert tok.encode_batch(texts, allowed_special="all", num_threads=threads) == expected
+    try:
+        ordinary = [twin.encode_ordinary(text) for text in texts]
+    except ValueError:
+        return
+    assert tok.encode_ordinary_batch(texts, num_threads=threads) == ordinary
+
+
+@needs_core
+def test_encode_many_leaves_a_lone_surrogate_to_python_and_refuses_what_is_not_text(tokenizers):
+    tok, _ = tokenizers["cl100k_base"]
+    core, limit = tok._compiled, len(tok.merges)
+    assert core.encode_many(["a b", "\ud800", "", "c"], limit) == [tok.encode("a b"), None, [], tok.encode("c")]
+    assert core.encode_many((), limit) == []
+    with pytest.raises(TypeError, match="str texts, not bytes"):
+        core.encode_many(["a", b"b"], limit)
+    assert tok.encode_ordinary_batch(["x \ud800 y"] * 3) == [tok.encode_ordinary("x \ud800 y")] * 3  # as tiktoken: U+FFFD
 
 
 @needs_core

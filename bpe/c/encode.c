@@ -533,6 +533,9 @@ static int make_int(uint32_t id) {
     return 0;
 }
 
+static int make_noted_ints(const state *st);
+static PyObject *list_of_ids(const uint32_t *out, size_t n, uint32_t largest);
+
 /* the state's output as a list of ints, or as a bytearray of native uint32 (as_array 4) or uint16 (as_array 2: an id
    past 65535 is an OverflowError), or None (a missing byte) */
 static PyObject *take_out(state *st, int status, int as_array) {
@@ -555,12 +558,20 @@ static PyObject *take_out(state *st, int status, int as_array) {
         }
         return array;
     }
-    size_t n = st->out_used;
-    const uint32_t *out = st->out;
-    uint32_t largest = st->largest; /* at least the output's largest id: every id in it was noted */
+    if (make_noted_ints(st) < 0) return NULL;
+    return list_of_ids(st->out, st->out_used, st->largest);
+}
+
+/* the int objects of every block of ids the state has noted (note_ids), made: 0, or -1 with an exception set */
+static int make_noted_ints(const state *st) {
     for (size_t b = 0; b < INT_BLOCKS; b++)
         if ((st->blocks[b / 64] >> (b % 64)) & 1 && (b * INT_BLOCK >= n_ints || !ints[b * INT_BLOCK]) && make_int((uint32_t)(b * INT_BLOCK)) < 0)
-            return NULL;
+            return -1;
+    return 0;
+}
+
+/* out[0:n] as a list of ints, their objects made (make_noted_ints); largest: at least the largest id among them */
+static PyObject *list_of_ids(const uint32_t *out, size_t n, uint32_t largest) {
     if (largest >= INT_OBJECTS || n < largest / 8 + 1 || n > UINT32_MAX) { /* a reference each: huge ids, few ids (none), or more than taken counts */
         PyObject *list = PyList_New((Py_ssize_t)n);
         if (!list) return NULL;
@@ -682,6 +693,117 @@ done:
     bpe_specials_free(&sp);
 done_buffer:
     if (buffer.obj) PyBuffer_Release(&buffer);
+    return result;
+}
+
+/* encode_many(texts, limit, special_tokens=()) -> list: encode() of each str of texts (a list or tuple), in order, in one
+   call: each a list of ids, or None where the Python path must encode it (a lone surrogate, a byte not in the
+   vocabulary). Every text's UTF-8 is taken first (the GIL held), then all are encoded with one state, without the GIL
+   when they hold NOGIL_BYTES or more together, then their lists are made: the ~3 us of Python calls a text costs in
+   encode() are gone, and threads given runs of texts (Tokenizer's batches) encode at once. */
+static PyObject *encoder_encode_many(Encoder *e, PyObject *args, PyObject *kwargs) {
+    static char *names[] = {"texts", "limit", "special_tokens", NULL};
+    PyObject *texts_arg, *tokens = NULL;
+    Py_ssize_t limit_arg;
+    uint32_t limit;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "On|O", names, &texts_arg, &limit_arg, &tokens)) return NULL;
+    if (e->kind < 0) {
+        PyErr_SetString(PyExc_ValueError, "this encoder has no pre-tokenizer (kind -1): merge() each pre-token");
+        return NULL;
+    }
+    if (check_limit(e, limit_arg, &limit) < 0) return NULL;
+    PyObject *texts = PySequence_Tuple(texts_arg); /* ours: a list another thread changes meanwhile moves none of them */
+    if (!texts) return NULL;
+    Py_ssize_t count = PyTuple_GET_SIZE(texts);
+    size_t room = count ? (size_t)count : 1;
+    const uint8_t **starts = PyMem_Calloc(room, sizeof(*starts));
+    size_t *lengths = PyMem_Calloc(room, sizeof(*lengths));
+    size_t *ends = PyMem_Calloc(room, sizeof(*ends)); /* where each text's ids end in all; SIZE_MAX: None */
+    PyObject *result = NULL;
+    uint32_t *special_ids = NULL, *all = NULL;
+    size_t all_used = 0, all_cap = 0, total = 0;
+    state *st = NULL;
+    bpe_specials sp;
+    int specials_made = 0;
+    if (!starts || !lengths || !ends) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < count; i++) {
+        PyObject *item = PyTuple_GET_ITEM(texts, i);
+        if (!PyUnicode_Check(item)) {
+            PyErr_Format(PyExc_TypeError, "encode_many takes str texts, not %.80s", Py_TYPE(item)->tp_name);
+            goto done;
+        }
+        Py_ssize_t size;
+        const char *utf8 = PyUnicode_AsUTF8AndSize(item, &size);
+        if (!utf8) {
+            if (!PyErr_ExceptionMatches(PyExc_UnicodeEncodeError)) goto done;
+            PyErr_Clear(); /* a lone surrogate: None, for the Python path */
+            continue;
+        }
+        starts[i] = (const uint8_t *)utf8;
+        lengths[i] = (size_t)size;
+        total += (size_t)size;
+    }
+    if (bpe_specials_init(&sp, tokens) < 0) goto done;
+    specials_made = 1;
+    if (sp.count) {
+        special_ids = PyMem_Malloc((size_t)sp.count * sizeof(uint32_t));
+        if (!special_ids) {
+            PyErr_NoMemory();
+            goto done;
+        }
+        for (Py_ssize_t t = 0; t < sp.count; t++) {
+            PyObject *id = PyDict_GetItemWithError(e->ids, PySequence_Fast_GET_ITEM(sp.owner, sp.index[t]));
+            unsigned long value = id ? PyLong_AsUnsignedLong(id) : 0;
+            if (!id || PyErr_Occurred() || value > UINT32_MAX) {
+                if (!PyErr_Occurred()) PyErr_SetString(PyExc_KeyError, "a special token is not in the vocabulary");
+                goto done;
+            }
+            special_ids[t] = (uint32_t)value;
+        }
+    }
+    if (!(st = take_state(e))) goto done;
+    int status = OK;
+    PyThreadState *saved = total >= NOGIL_BYTES ? PyEval_SaveThread() : NULL; /* the texts (in our tuple), sp and st stay ours */
+    for (Py_ssize_t i = 0; i < count; i++) {
+        ends[i] = SIZE_MAX;
+        if (!starts[i]) continue;
+        int done_text = encode_text(e, st, starts[i], lengths[i], &sp, special_ids, limit);
+        if (done_text == MISSING_BYTE) continue;
+        if (done_text != OK || reserve(&all, &all_cap, all_used, st->out_used) != OK) {
+            status = NO_MEMORY;
+            break;
+        }
+        if (st->out_used) memcpy(all + all_used, st->out, st->out_used * sizeof(uint32_t));
+        all_used += st->out_used;
+        ends[i] = all_used;
+    }
+    if (saved) PyEval_RestoreThread(saved);
+    if (status != OK) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    if (make_noted_ints(st) < 0 || !(result = PyList_New(count))) goto done;
+    for (Py_ssize_t i = 0, from = 0; i < count; i++) {
+        PyObject *ids = ends[i] == SIZE_MAX ? Py_NewRef(Py_None) : list_of_ids(all + from, ends[i] - (size_t)from, st->largest);
+        if (!ids) {
+            Py_CLEAR(result);
+            goto done;
+        }
+        if (ends[i] != SIZE_MAX) from = (Py_ssize_t)ends[i];
+        PyList_SET_ITEM(result, i, ids);
+    }
+done:
+    if (st) give_state(e, st);
+    free(all);
+    PyMem_Free(special_ids);
+    if (specials_made) bpe_specials_free(&sp);
+    PyMem_Free(starts);
+    PyMem_Free(lengths);
+    PyMem_Free(ends);
+    Py_DECREF(texts);
     return result;
 }
 
@@ -833,6 +955,9 @@ static void encoder_dealloc(Encoder *e) {
 }
 
 static PyMethodDef encoder_methods[] = {
+    {"encode_many", (PyCFunction)(void (*)(void))encoder_encode_many, METH_VARARGS | METH_KEYWORDS,
+     "encode_many(texts, limit, special_tokens=()): encode() of each str of texts in one call, in order: each a list of ids, or None "
+     "where the Python path must encode it."},
     {"encode", (PyCFunction)(void (*)(void))encoder_encode, METH_VARARGS | METH_KEYWORDS,
      "encode(data, limit, special_tokens=(), as_array=0): the ids of a str or UTF-8 bytes (as_array 4 or 2: a bytearray of uint32 or uint16), "
      "or None where the Python path must encode (a byte not in the vocabulary, a lone surrogate)."},

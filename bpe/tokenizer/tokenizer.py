@@ -363,10 +363,7 @@ class Tokenizer(TiktokenInterface, Teaching):
         if not isinstance(text, str):
             raise ValueError(f"encode takes text (str or bytes), not {type(text).__name__}.")
         self._refuse(text, allowed, disallowed_special)
-        try:
-            return self._encode_text(text, limit, allowed)
-        except _Surrogate:  # as tiktoken: a surrogate pair is its character, a lone surrogate U+FFFD
-            return self._encode_text(_as_tiktoken(text), limit, allowed)
+        return self._encode_text_or_surrogates(text, limit, allowed)
 
     def _encode_dropout(self, text, limit: int, allowed: frozenset[str], disallowed_special, p: float, seed) -> list[int]:
         """encode() with BPE-dropout: the readable encoder's merge_dropout for each pre-token (bytes read as surrogateescape)."""
@@ -419,6 +416,25 @@ class Tokenizer(TiktokenInterface, Teaching):
             return ids[: len(ids) - last] + list(self._word_ids(loose, limit))
         self._refuse(text, allowed, disallowed_special)
         return self._encode_text(text, limit, allowed)
+
+    def _encode_run(self, texts: list, allowed_special, disallowed_special) -> list[list[int]]:
+        """encode() of each text, in order (a batch's run of texts): where the core encodes, every str in one call to it."""
+        allowed = self.allowed_special if allowed_special is None else self._allowed(allowed_special)
+        limit = len(self.merges)
+        compiled = self._compiled
+        if compiled is None or compiled.kind < 0 or self.ignore_merges or not all(type(text) is str for text in texts):
+            return [self.encode(text, allowed_special=allowed_special, disallowed_special=disallowed_special) for text in texts]
+        for text in texts:  # the first text in order that spells a disallowed special token is the error
+            self._refuse(text, allowed, disallowed_special)
+        found = compiled.encode_many(texts, limit, tuple(token.encode(ENCODING) for token in allowed))
+        return [ids if ids is not None else self._encode_text_or_surrogates(text, limit, allowed) for ids, text in zip(found, texts)]
+
+    def _encode_text_or_surrogates(self, text: str, limit: int, allowed: frozenset[str]) -> list[int]:
+        """_encode_text, and a str with a lone surrogate as tiktoken takes it (a pair is its character, a lone one U+FFFD)."""
+        try:
+            return self._encode_text(text, limit, allowed)
+        except _Surrogate:
+            return self._encode_text(_as_tiktoken(text), limit, allowed)
 
     def _encode_compiled(self, text: str | bytes, limit: int, allowed: Collection[str], as_array: int = 0):
         """_encode_text in one call to the compiled core (encode_c.py), or None where the Python path encodes.
