@@ -218,6 +218,23 @@ def test_a_list_of_ids_holds_one_reference_per_item(tokenizers):
 
 
 @needs_core
+@pytest.mark.parametrize("texts", [["the cat sat on the mat. " * 50] * 40, ["the", "", "the the", "\ud800 the"] * 300])
+def test_a_batchs_lists_hold_one_reference_per_item(tokenizers, texts):
+    """A batch's lists take their items with the references counted per id over every list (many ids) or one each
+    (few): either way each object counts every item, and dropping the lists gives back exactly what they took."""
+    tok, _ = tokenizers["gpt2"]
+    first = tok.encode_ordinary_batch(texts, num_threads=1)
+    the = tok.encode_ordinary(" the")[0] if len(texts) == 40 else tok.encode_ordinary("the")[0]
+    the = next(i for ids in first for i in ids if i == the)  # the shared object itself
+    before = sys.getrefcount(the)
+    again = tok.encode_ordinary_batch(texts, num_threads=1)
+    assert again == first
+    assert sys.getrefcount(the) - before == sum(ids.count(the) for ids in again) > 100
+    del again
+    assert sys.getrefcount(the) == before
+
+
+@needs_core
 def test_a_special_tokens_id_alone_in_its_block_of_ints_is_made_before_the_list():
     """The list is made in one pass from the shared ints of the blocks the cache's ids were noted in: a special token's
     id, in a block no merge or byte reaches, is one of them."""
