@@ -618,6 +618,30 @@ static int check_limit(Encoder *e, Py_ssize_t limit, uint32_t *out) {
     return 0;
 }
 
+/* *out: the id of each of sp's tokens, in sp's order (PyMem_Malloc'd; NULL when there are none): 0, or -1 with an
+   exception set (a token not in the vocabulary) */
+static int special_ids_of(const Encoder *e, const bpe_specials *sp, uint32_t **out) {
+    *out = NULL;
+    if (!sp->count) return 0;
+    uint32_t *ids = PyMem_Malloc((size_t)sp->count * sizeof(uint32_t));
+    if (!ids) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (Py_ssize_t t = 0; t < sp->count; t++) {
+        PyObject *id = PyDict_GetItemWithError(e->ids, PySequence_Fast_GET_ITEM(sp->owner, sp->index[t]));
+        unsigned long value = id ? PyLong_AsUnsignedLong(id) : 0;
+        if (!id || PyErr_Occurred() || value > UINT32_MAX) {
+            if (!PyErr_Occurred()) PyErr_SetString(PyExc_KeyError, "a special token is not in the vocabulary");
+            PyMem_Free(ids);
+            return -1;
+        }
+        ids[t] = (uint32_t)value;
+    }
+    *out = ids;
+    return 0;
+}
+
 /* encode(data, limit, special_tokens=(), as_array=0) -> list of ids (as_array 4 or 2: a bytearray of native uint32 or uint16), or
    None where the Python path must encode: a byte not in the vocabulary, or a str that UTF-8 cannot hold (a lone
    surrogate). data is a str or UTF-8 bytes (invalid bytes kept, as surrogateescape keeps them); special_tokens
@@ -662,22 +686,7 @@ static PyObject *encoder_encode(Encoder *e, PyObject *args, PyObject *kwargs) {
     uint32_t *special_ids = NULL;
     state *st = NULL;
     if (bpe_specials_init(&sp, tokens) < 0) goto done_buffer;
-    if (sp.count) {
-        special_ids = PyMem_Malloc((size_t)sp.count * sizeof(uint32_t));
-        if (!special_ids) {
-            PyErr_NoMemory();
-            goto done;
-        }
-        for (Py_ssize_t t = 0; t < sp.count; t++) {
-            PyObject *id = PyDict_GetItemWithError(e->ids, PySequence_Fast_GET_ITEM(sp.owner, sp.index[t]));
-            unsigned long value = id ? PyLong_AsUnsignedLong(id) : 0;
-            if (!id || PyErr_Occurred() || value > UINT32_MAX) {
-                if (!PyErr_Occurred()) PyErr_SetString(PyExc_KeyError, "a special token is not in the vocabulary");
-                goto done;
-            }
-            special_ids[t] = (uint32_t)value;
-        }
-    }
+    if (special_ids_of(e, &sp, &special_ids) < 0) goto done;
     if (!(st = take_state(e))) goto done;
     int status;
     if (n >= NOGIL_BYTES) { /* the text, the special tokens (sp owns them) and the state stay ours meanwhile */
@@ -801,22 +810,7 @@ static PyObject *encoder_encode_many(Encoder *e, PyObject *args, PyObject *kwarg
     }
     if (bpe_specials_init(&sp, tokens) < 0) goto done;
     specials_made = 1;
-    if (sp.count) {
-        special_ids = PyMem_Malloc((size_t)sp.count * sizeof(uint32_t));
-        if (!special_ids) {
-            PyErr_NoMemory();
-            goto done;
-        }
-        for (Py_ssize_t t = 0; t < sp.count; t++) {
-            PyObject *id = PyDict_GetItemWithError(e->ids, PySequence_Fast_GET_ITEM(sp.owner, sp.index[t]));
-            unsigned long value = id ? PyLong_AsUnsignedLong(id) : 0;
-            if (!id || PyErr_Occurred() || value > UINT32_MAX) {
-                if (!PyErr_Occurred()) PyErr_SetString(PyExc_KeyError, "a special token is not in the vocabulary");
-                goto done;
-            }
-            special_ids[t] = (uint32_t)value;
-        }
-    }
+    if (special_ids_of(e, &sp, &special_ids) < 0) goto done;
     if (!(st = take_state(e))) goto done;
     int status = OK;
     PyThreadState *saved = total >= NOGIL_BYTES ? PyEval_SaveThread() : NULL; /* the texts (in our tuple), sp and st stay ours */
